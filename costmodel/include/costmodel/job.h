@@ -1,0 +1,90 @@
+#pragma once
+// The execution description: what is trained (TrainingSpec), how it is parallelized (ParallelPlan)
+// and which runtime features are on (RuntimeOptions). A Job bundles them with the model and cluster.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "costmodel/calibration.h"
+#include "costmodel/cluster_spec.h"
+#include "costmodel/model_spec.h"
+
+namespace strata {
+
+enum class RecomputeGranularity { none, selective, full };
+
+struct RecomputeSpec {
+  RecomputeGranularity granularity = RecomputeGranularity::none;
+  // Full recompute only: how many layers of each pipeline stage are recomputed (Megatron's
+  // --recompute-method block --recompute-num-layers). -1 means every layer (method uniform).
+  int num_layers = -1;
+  bool operator==(const RecomputeSpec&) const = default;
+};
+
+struct ParallelPlan {
+  int tp = 1;
+  int pp = 1;
+  int dp = 1;
+  int cp = 1;
+  int ep = 1;
+  bool sequence_parallel = false;
+  int vpp = 1;  // virtual pipeline chunks per rank (interleaved 1F1B when > 1)
+  int micro_batch_size = 1;
+  RecomputeSpec recompute;
+  int zero_stage = 0;                  // DeepSpeed/FSDP style sharding of optimizer (1), grads (2), params (3)
+  bool distributed_optimizer = false;  // Megatron's --use-distributed-optimizer (ZeRO-1 with fp32 grads)
+  // Decoder layers of each pipeline stage (pp entries); empty means an even split.
+  std::vector<int> stage_layers;
+
+  int world_size() const { return tp * pp * dp * cp; }
+  bool operator==(const ParallelPlan&) const = default;
+};
+
+struct TrainingSpec {
+  std::int64_t global_batch_size = 0;  // sequences per iteration
+  std::int64_t seq_length = 0;
+  Precision precision = Precision::bf16;
+  std::string optimizer = "adam";
+  bool operator==(const TrainingSpec&) const = default;
+};
+
+// Which training framework runs the plan: it decides gradient/optimizer state layouts (memory) and
+// which communication overlaps by default.
+enum class Framework {
+  megatron,   // Megatron-LM/Megatron-Core: fp32 main_grad buffers, distributed optimizer
+  deepspeed,  // Megatron-DeepSpeed / DeepSpeed ZeRO: fp16/bf16 grads, fp32 grad partition, buckets
+  fsdp,       // PyTorch FSDP (ZeRO-3 style FULL_SHARD): sharded fp32 params and states
+};
+const char* to_string(Framework f);
+
+// Features of the training framework that change the physics, with Megatron-LM (2024+) defaults.
+struct RuntimeOptions {
+  Framework framework = Framework::megatron;
+  bool flash_attention = true;       // fused attention: no s^2 activations, causal FLOP skipping
+  bool overlap_grad_reduce = true;   // DP grad reduction overlapped with backward
+  bool overlap_param_gather = true;  // distributed optimizer / ZeRO-3 param all-gather overlapped
+  bool tp_comm_overlap = false;      // Megatron --tp-comm-overlap (userbuffers)
+  double memory_reserve_GiB = 0;     // set aside for CUDA context, NCCL, allocator slack (see memory model)
+  bool operator==(const RuntimeOptions&) const = default;
+};
+
+struct Job {
+  ModelSpec model;
+  ClusterSpec cluster;
+  TrainingSpec training;
+  ParallelPlan plan;
+  RuntimeOptions runtime;
+  Calibration calibration;
+
+  std::int64_t num_micro_batches() const {
+    return training.global_batch_size / (static_cast<std::int64_t>(plan.dp) * plan.micro_batch_size);
+  }
+};
+
+const char* to_string(RecomputeGranularity g);
+
+// Layers of each stage: plan.stage_layers if set, else an even split (earlier stages get the
+// remainder, as Megatron does not; callers validate with check_plan).
+std::vector<int> resolve_stage_layers(const ParallelPlan& plan, int num_layers);
+
+}  // namespace strata

@@ -1,0 +1,54 @@
+#pragma once
+// FLOPs and bytes of every op of a decoder layer, the embedding and the output layer, per GPU
+// (after TP/SP/CP sharding), for forward, backward (data + weight) and selective recompute.
+// Layers only count; the kernel model turns counts into time (Calculon's split).
+#include <cstdint>
+#include <vector>
+
+#include "costmodel/model_spec.h"
+
+namespace strata {
+
+enum class OpKind { gemm, attention, elementwise };
+
+struct Op {
+  const char* name = "";
+  OpKind kind = OpKind::elementwise;
+  // GEMM shape (per batch entry): C[m,n] += A[m,k] B[k,n]; batch > 1 for batched GEMMs.
+  double m = 0, n = 0, k = 0;
+  double batch = 1;
+  double flops = 0;
+  double bytes = 0;  // DRAM bytes moved, each input read once and each output written once
+};
+
+struct LayerShape {
+  std::int64_t micro_batch = 1;
+  std::int64_t seq = 0;  // full sequence length
+  int tp = 1;
+  int cp = 1;
+  int ep = 1;
+  bool sequence_parallel = false;
+  bool flash_attention = true;
+  int element_bytes = 2;
+};
+
+struct LayerOps {
+  std::vector<Op> forward;
+  std::vector<Op> backward;
+  // Ops re-run in backward under selective recompute (attention core only, Korthikanti 2022 §5).
+  std::vector<Op> selective_recompute;
+};
+
+LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s);
+LayerOps embedding_ops(const ModelSpec& m, const LayerShape& s);
+// Final norm, logits GEMM and vocab-parallel cross entropy.
+LayerOps output_layer_ops(const ModelSpec& m, const LayerShape& s);
+
+double total_flops(const std::vector<Op>& ops);
+
+// Model FLOPs of one decoder layer forward for `tokens` tokens with full (non-causal-skipped)
+// attention: 2*params_matmul*tokens + 4*tokens*seq*h, the convention behind reported MFU figures
+// (PaLM appendix B; Megatron's 24bsh^2 + 4bs^2h per layer, Narayanan et al. 2021 eq. 3).
+double layer_model_flops_fwd(const ModelSpec& m, double tokens, double seq);
+
+}  // namespace strata

@@ -1,0 +1,26 @@
+#pragma once
+// Per-GPU memory of one pipeline stage: weights, gradients, optimizer states (mixed-precision Adam,
+// sharded by ZeRO / the distributed optimizer / FSDP), activations (Korthikanti et al. 2022,
+// "Reducing Activation Recomputation in Large Transformer Models", §4), logits, buffers and
+// allocator fragmentation.
+#include "costmodel/job.h"
+#include "costmodel/prediction.h"
+
+namespace strata {
+
+// Parameters held by one GPU of `stage` (TP/EP-sharded, before any ZeRO sharding).
+double stage_params_per_gpu(const Job& job, int stage, int layers);
+
+// Stored activation bytes of one decoder layer for one micro-batch, per GPU.
+//  no recompute:   Korthikanti eq. (1)-(3) generalized per tensor to GQA, SwiGLU and no-dropout
+//                  models: sbh(34 + 5as/h) for MHA/GELU/dropout, /t for TP-sharded tensors,
+//                  /t for all of it with sequence parallelism, no 5as/h term with flash attention;
+//  selective:      the attention core's s^2 tensors are recomputed (§5): the 5as/h term drops;
+//  full:           only the layer input, 2sbh (/t with SP).
+double layer_activation_bytes(const Job& job, RecomputeGranularity g);
+
+// Breakdown for one stage given how many chunk-micro-batches it holds at its peak and how many
+// of its layers are fully recomputed.
+MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_flight_chunks);
+
+}  // namespace strata

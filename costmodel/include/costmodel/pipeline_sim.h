@@ -1,0 +1,41 @@
+#pragma once
+// Event simulation of the 1F1B (PipeDream-Flush, Narayanan et al. 2021 §2.2.1) and interleaved
+// 1F1B (§2.2.2, Megatron-LM's schedules.py ordering) pipeline schedules with per-stage, per-chunk
+// forward/backward times, so uneven stages and the resulting bubbles are simulated, not assumed.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace strata {
+
+struct PipelineInput {
+  int stages = 1;
+  int chunks = 1;  // virtual pipeline size (vpp)
+  std::int64_t micro_batches = 1;
+  // [stage][chunk] time of one micro-batch through that model chunk.
+  std::vector<std::vector<double>> forward_s;
+  std::vector<std::vector<double>> backward_s;
+  double p2p_s = 0;  // activation (or gradient) transfer between adjacent stages
+};
+
+struct PipelineEvent {
+  int stage = 0;
+  int chunk = 0;
+  std::int64_t micro_batch = 0;
+  bool backward = false;
+  double start_s = 0;
+  double end_s = 0;
+};
+
+struct PipelineResult {
+  double makespan_s = 0;
+  std::vector<double> busy_s;        // per stage: sum of its op times
+  std::vector<double> end_s;         // per stage: when its last op finishes
+  std::vector<int> peak_in_flight;   // per stage: most chunk-micro-batches forwarded, not yet backwarded
+};
+
+// Returns an empty optional-like result with makespan 0 when the input is inconsistent; callers
+// validate (micro_batches % stages == 0 for chunks > 1) beforehand. `trace` receives every op.
+PipelineResult simulate_pipeline(const PipelineInput& in, std::vector<PipelineEvent>* trace = nullptr);
+
+}  // namespace strata

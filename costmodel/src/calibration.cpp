@@ -1,0 +1,52 @@
+#include "costmodel/calibration.h"
+
+#include "costmodel/json_reader.h"
+
+namespace strata {
+
+Calibration calibration_from_json(const json& j, const std::string& where) {
+  JsonReader r(j, where);
+  r.reject_unknown_keys({"schema_version", "source", "gpu", "kernel", "comm", "fit", "notes"});
+  Calibration c;
+  c.source = r.opt_string("source").value_or(where);
+  if (r.has("kernel")) {
+    JsonReader k = r.child("kernel");
+    k.reject_unknown_keys({"gemm_efficiency", "attention_fwd_efficiency", "attention_bwd_efficiency",
+                           "memory_efficiency", "launch_overhead_us", "gemm_k_overhead"});
+    auto& kc = c.kernel;
+    kc.gemm_efficiency = k.opt_positive("gemm_efficiency", 1.0).value_or(kc.gemm_efficiency);
+    kc.attention_fwd_efficiency = k.opt_positive("attention_fwd_efficiency", 1.5).value_or(kc.attention_fwd_efficiency);
+    kc.attention_bwd_efficiency = k.opt_positive("attention_bwd_efficiency", 1.5).value_or(kc.attention_bwd_efficiency);
+    kc.memory_efficiency = k.opt_positive("memory_efficiency", 1.0).value_or(kc.memory_efficiency);
+    kc.launch_overhead_us = k.has("launch_overhead_us") ? k.get_number("launch_overhead_us") : kc.launch_overhead_us;
+    if (kc.launch_overhead_us < 0 || kc.launch_overhead_us > 1e4) k.fail("launch_overhead_us", "expected 0..10000 microseconds");
+    kc.gemm_k_overhead = k.has("gemm_k_overhead") ? k.get_number("gemm_k_overhead") : kc.gemm_k_overhead;
+    if (kc.gemm_k_overhead < 0 || kc.gemm_k_overhead > 1e5) k.fail("gemm_k_overhead", "expected 0..100000");
+  }
+  if (r.has("comm")) {
+    JsonReader m = r.child("comm");
+    m.reject_unknown_keys({"nvlink_efficiency", "network_efficiency", "half_bandwidth_bytes"});
+    c.comm.nvlink_efficiency = m.opt_positive("nvlink_efficiency", 1.0).value_or(c.comm.nvlink_efficiency);
+    c.comm.network_efficiency = m.opt_positive("network_efficiency", 1.0).value_or(c.comm.network_efficiency);
+    c.comm.half_bandwidth_bytes = m.opt_positive("half_bandwidth_bytes", 1e12).value_or(c.comm.half_bandwidth_bytes);
+  }
+  return c;
+}
+
+json calibration_to_json(const Calibration& c) {
+  return {{"schema_version", 1},
+          {"source", c.source},
+          {"kernel",
+           {{"gemm_efficiency", c.kernel.gemm_efficiency},
+            {"attention_fwd_efficiency", c.kernel.attention_fwd_efficiency},
+            {"attention_bwd_efficiency", c.kernel.attention_bwd_efficiency},
+            {"memory_efficiency", c.kernel.memory_efficiency},
+            {"launch_overhead_us", c.kernel.launch_overhead_us},
+            {"gemm_k_overhead", c.kernel.gemm_k_overhead}}},
+          {"comm",
+           {{"nvlink_efficiency", c.comm.nvlink_efficiency},
+            {"network_efficiency", c.comm.network_efficiency},
+            {"half_bandwidth_bytes", c.comm.half_bandwidth_bytes}}}};
+}
+
+}  // namespace strata

@@ -1,0 +1,142 @@
+#include "costmodel/catalog.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+
+#include "costmodel/errors.h"
+#include "costmodel/json_reader.h"
+
+#ifndef STRATA_DATA_DIR
+#define STRATA_DATA_DIR "."
+#endif
+
+namespace fs = std::filesystem;
+
+namespace strata {
+
+std::string normalize_name(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s)
+    if (std::isalnum(c) || c == '.') out.push_back(static_cast<char>(std::tolower(c)));
+  return out;
+}
+
+Catalog::Catalog(std::string data_dir) : dir_(std::move(data_dir)) {}
+
+std::string Catalog::default_data_dir() {
+  if (const char* env = std::getenv("STRATA_DATA_DIR"); env && *env) return env;
+  return STRATA_DATA_DIR;
+}
+
+namespace {
+
+std::string kind_dir(const std::string& kind) {
+  if (kind == "models") return "models";
+  if (kind == "gpus") return "configs/gpus";
+  if (kind == "clusters") return "configs/clusters";
+  return kind;
+}
+
+std::string singular(const std::string& kind) { return kind.substr(0, kind.size() - 1); }
+
+}  // namespace
+
+std::vector<Catalog::Entry> Catalog::list(const std::string& kind) const {
+  std::vector<Entry> out;
+  fs::path d = fs::path(dir_) / kind_dir(kind);
+  std::error_code ec;
+  if (!fs::is_directory(d, ec)) return out;
+  for (const auto& f : fs::directory_iterator(d, ec)) {
+    if (f.path().extension() != ".json") continue;
+    Entry e;
+    e.id = f.path().stem().string();
+    e.path = f.path().string();
+    try {
+      json j = load_json_file(e.path);
+      if (j.is_object()) {
+        if (j.contains("name") && j["name"].is_string()) e.name = j["name"].get<std::string>();
+        if (j.contains("aliases") && j["aliases"].is_array())
+          for (const auto& a : j["aliases"])
+            if (a.is_string()) e.aliases.push_back(a.get<std::string>());
+      }
+    } catch (const InputError&) {
+      // A broken data file is reported when it is actually used, not while listing.
+    }
+    out.push_back(std::move(e));
+  }
+  std::sort(out.begin(), out.end(), [](const Entry& a, const Entry& b) { return a.id < b.id; });
+  return out;
+}
+
+std::string Catalog::resolve(const std::string& kind, const std::string& query, const std::string& flag) const {
+  if (query.empty()) throw InputError("command line", flag, "expected a " + singular(kind) + " name or a path to a JSON file");
+  std::error_code ec;
+  if (query.find('/') != std::string::npos || query.ends_with(".json")) {
+    if (!fs::is_regular_file(query, ec)) throw InputError(query, "", "no such file (given to " + flag + ")");
+    return query;
+  }
+  auto entries = list(kind);
+  const std::string q = normalize_name(query);
+  auto names_of = [](const Entry& e) {
+    std::vector<std::string> n{e.id, e.name};
+    n.insert(n.end(), e.aliases.begin(), e.aliases.end());
+    return n;
+  };
+  for (const auto& e : entries)
+    for (const auto& n : names_of(e))
+      if (!n.empty() && normalize_name(n) == q) return e.path;
+  // Loose match: the query extends a known name ("h100-sxm5-80gb-hbm3") or is a unique prefix.
+  std::vector<const Entry*> hits;
+  std::size_t best_len = 0;
+  for (const auto& e : entries)
+    for (const auto& n : names_of(e)) {
+      std::string nn = normalize_name(n);
+      if (nn.size() < 3) continue;
+      if (q.starts_with(nn) && nn.size() >= best_len) {
+        if (nn.size() > best_len) hits.clear();
+        best_len = nn.size();
+        if (std::find(hits.begin(), hits.end(), &e) == hits.end()) hits.push_back(&e);
+      }
+    }
+  if (hits.size() == 1) return hits.front()->path;
+  std::vector<std::string> all;
+  for (const auto& e : entries) all.push_back(e.id);
+  std::string hint = closest_match(query, all);
+  std::string msg = "unknown " + singular(kind) + " \"" + query + "\"";
+  if (hits.size() > 1) msg += " (ambiguous: matches " + hits[0]->id + " and " + hits[1]->id + ")";
+  else if (!hint.empty()) msg += " (did you mean \"" + hint + "\"?)";
+  msg += "; `strata list " + kind + "` shows the known ones, or give a path to a JSON file";
+  throw InputError("command line", flag, msg);
+}
+
+ModelSpec Catalog::model(const std::string& q) const {
+  std::string path = resolve("models", q, "--model");
+  return model_from_json(load_json_file(path), path);
+}
+
+GpuSpec Catalog::gpu(const std::string& q) const {
+  std::string path = resolve("gpus", q, "--gpu");
+  return gpu_from_json(load_json_file(path), path);
+}
+
+ClusterSpec Catalog::cluster(const std::string& q) const {
+  std::string path = resolve("clusters", q, "--cluster");
+  json j = load_json_file(path);
+  JsonReader r(j, path);
+  GpuSpec g = gpu(r.get_string("gpu"));
+  return cluster_from_json(j, path, g);
+}
+
+std::optional<Calibration> Catalog::calibration_for(const GpuSpec& gpu) const {
+  for (const auto& e : list("gpus")) {
+    if (normalize_name(e.name) != normalize_name(gpu.name)) continue;
+    fs::path p = fs::path(dir_) / "configs" / "calibration" / (e.id + ".json");
+    std::error_code ec;
+    if (fs::is_regular_file(p, ec)) return calibration_from_json(load_json_file(p.string()), p.string());
+  }
+  return std::nullopt;
+}
+
+}  // namespace strata

@@ -1,0 +1,65 @@
+#include "costmodel/comm_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace strata {
+
+GroupPlacement place_group(int size, int stride, int gpus_per_node) {
+  GroupPlacement g;
+  g.size = size;
+  if (stride >= gpus_per_node) g.ranks_per_node = 1;
+  else g.ranks_per_node = std::min(size, std::max(1, gpus_per_node / stride));
+  return g;
+}
+
+CommModel::CommModel(const ClusterSpec& cluster, const CommCoefficients& coeff) : cl_(cluster), c_(coeff) {}
+
+double CommModel::bus_bandwidth(GroupPlacement g) const {
+  const double intra = cl_.intra_node_GBps * 1e9 * c_.nvlink_efficiency;
+  if (!g.spans_nodes()) return intra;
+  // A group with k members per node gets k GPUs' share of the node's NICs (rail-optimized:
+  // NCCL runs one ring/tree channel per NIC), and can go no faster than its NVLink hops.
+  const double inter = g.ranks_per_node * cl_.inter_node_GBps_per_gpu() * 1e9 * c_.network_efficiency;
+  return std::min(intra, inter);
+}
+
+double CommModel::effective_bandwidth(double bytes, GroupPlacement g) const {
+  // Small messages do not reach the bus bandwidth: protocol and pipelining overheads leave
+  // about half of it at `half_bandwidth_bytes` (nccl-tests curves rise over 1-64 MiB).
+  return bus_bandwidth(g) * bytes / (bytes + c_.half_bandwidth_bytes);
+}
+
+double CommModel::latency_s(GroupPlacement g) const {
+  // Tree/ring hop latency: log2(n) steps (NCCL switches to trees at scale), each a link latency.
+  const double hop = (g.spans_nodes() ? cl_.inter_node_latency_us : cl_.intra_node_latency_us) * 1e-6;
+  return hop * std::ceil(std::log2(static_cast<double>(g.size)));
+}
+
+double CommModel::all_reduce(double bytes, GroupPlacement g) const {
+  if (g.size <= 1 || bytes <= 0) return 0;
+  const double n = g.size;
+  return 2.0 * (n - 1) / n * bytes / effective_bandwidth(bytes, g) + 2.0 * latency_s(g);
+}
+
+double CommModel::all_gather(double bytes, GroupPlacement g) const {
+  if (g.size <= 1 || bytes <= 0) return 0;
+  const double n = g.size;
+  return (n - 1) / n * bytes / effective_bandwidth(bytes, g) + latency_s(g);
+}
+
+double CommModel::all_to_all(double bytes_per_rank, GroupPlacement g) const {
+  if (g.size <= 1 || bytes_per_rank <= 0) return 0;
+  const double n = g.size;
+  return (n - 1) / n * bytes_per_rank / effective_bandwidth(bytes_per_rank, g) + latency_s(g);
+}
+
+double CommModel::p2p(double bytes, bool inter_node) const {
+  if (bytes <= 0) return 0;
+  double bw = inter_node ? cl_.inter_node_GBps_per_gpu() * 1e9 * c_.network_efficiency
+                         : cl_.intra_node_GBps * 1e9 * c_.nvlink_efficiency;
+  bw *= bytes / (bytes + c_.half_bandwidth_bytes);
+  return bytes / bw + (inter_node ? cl_.inter_node_latency_us : cl_.intra_node_latency_us) * 1e-6;
+}
+
+}  // namespace strata

@@ -1,0 +1,79 @@
+#include "costmodel/gpu_spec.h"
+
+#include "costmodel/json_reader.h"
+
+namespace strata {
+
+const char* to_string(Precision p) {
+  switch (p) {
+    case Precision::fp32: return "fp32";
+    case Precision::tf32: return "tf32";
+    case Precision::fp16: return "fp16";
+    case Precision::bf16: return "bf16";
+    case Precision::fp8: return "fp8";
+  }
+  return "?";
+}
+
+std::optional<Precision> precision_from_string(const std::string& s) {
+  if (s == "fp32") return Precision::fp32;
+  if (s == "tf32") return Precision::tf32;
+  if (s == "fp16") return Precision::fp16;
+  if (s == "bf16") return Precision::bf16;
+  if (s == "fp8") return Precision::fp8;
+  return std::nullopt;
+}
+
+int activation_bytes(Precision p) { return (p == Precision::fp32 || p == Precision::tf32) ? 4 : 2; }
+
+double GpuSpec::peak_flops(Precision p) const {
+  double t = 0;
+  switch (p) {
+    case Precision::fp32: t = fp32_tflops; break;
+    case Precision::tf32: t = tf32_tflops; break;
+    case Precision::fp16: t = fp16_tflops; break;
+    case Precision::bf16: t = bf16_tflops; break;
+    case Precision::fp8: t = fp8_tflops; break;
+  }
+  return t * 1e12;
+}
+
+GpuSpec gpu_from_json(const json& j, const std::string& where) {
+  JsonReader r(j, where);
+  r.reject_unknown_keys({"name", "aliases", "memory_GiB", "fp32_tflops", "tf32_tflops", "fp16_tflops", "bf16_tflops",
+                         "fp8_tflops", "hbm_GBps", "sm_count", "l2_MiB", "boost_clock_MHz", "power_W", "nvlink_GBps",
+                         "pcie_GBps", "vendor", "architecture", "sources", "notes"});
+  GpuSpec g;
+  g.name = r.get_string("name");
+  g.aliases = r.opt_string_list("aliases");
+  g.vendor = r.opt_string("vendor").value_or("nvidia");
+  g.architecture = r.opt_string("architecture").value_or("");
+  g.memory_GiB = r.get_positive("memory_GiB", 1e5);
+  g.fp32_tflops = r.get_positive("fp32_tflops", 1e6);
+  g.tf32_tflops = r.opt_positive("tf32_tflops", 1e6).value_or(g.fp32_tflops);
+  g.fp16_tflops = r.get_positive("fp16_tflops", 1e6);
+  g.bf16_tflops = r.opt_positive("bf16_tflops", 1e6).value_or(g.fp16_tflops);
+  g.fp8_tflops = r.opt_positive("fp8_tflops", 1e6).value_or(0);
+  g.hbm_GBps = r.get_positive("hbm_GBps", 1e6);
+  g.sm_count = static_cast<int>(r.get_int("sm_count", 1, 100000));
+  g.l2_MiB = r.opt_positive("l2_MiB", 1e6).value_or(0);
+  g.boost_clock_MHz = r.opt_positive("boost_clock_MHz", 1e5).value_or(0);
+  g.power_W = r.get_positive("power_W", 1e5);
+  g.nvlink_GBps = r.has("nvlink_GBps") ? r.get_number("nvlink_GBps") : 0;
+  if (g.nvlink_GBps < 0) r.fail("nvlink_GBps", "expected a non-negative number");
+  g.pcie_GBps = r.opt_positive("pcie_GBps", 1e5).value_or(32);
+  return g;
+}
+
+json gpu_to_json(const GpuSpec& g) {
+  json j = {{"name", g.name},          {"aliases", g.aliases},       {"vendor", g.vendor},
+            {"architecture", g.architecture}, {"memory_GiB", g.memory_GiB}, {"fp32_tflops", g.fp32_tflops},
+            {"tf32_tflops", g.tf32_tflops}, {"fp16_tflops", g.fp16_tflops}, {"bf16_tflops", g.bf16_tflops},
+            {"hbm_GBps", g.hbm_GBps},    {"sm_count", g.sm_count},     {"l2_MiB", g.l2_MiB},
+            {"boost_clock_MHz", g.boost_clock_MHz}, {"power_W", g.power_W}, {"nvlink_GBps", g.nvlink_GBps},
+            {"pcie_GBps", g.pcie_GBps}};
+  j["fp8_tflops"] = g.fp8_tflops > 0 ? json(g.fp8_tflops) : json(nullptr);
+  return j;
+}
+
+}  // namespace strata

@@ -1,0 +1,187 @@
+#include "costmodel/json_reader.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace strata {
+
+namespace {
+
+std::string type_name(const json& v) {
+  if (v.is_null()) return "null";
+  if (v.is_boolean()) return "a boolean";
+  if (v.is_number()) return "a number";
+  if (v.is_string()) return "a string";
+  if (v.is_array()) return "an array";
+  return "an object";
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+}  // namespace
+
+json parse_json_text(const std::string& text, const std::string& where) {
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+    throw InputError(where, "", "the file is empty; expected a JSON document");
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    // nlohmann reports byte offsets; keep its explanation (truncation, invalid UTF-8, ...).
+    std::string what = e.what();
+    auto pos = what.find("parse error");
+    throw InputError(where, "", "not valid JSON (" + what.substr(pos == std::string::npos ? 0 : pos) + ")");
+  }
+}
+
+json load_json_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, "", "cannot open the file for reading");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) throw InputError(path, "", "error while reading the file");
+  return parse_json_text(ss.str(), path);
+}
+
+std::string closest_match(std::string_view word, const std::vector<std::string>& candidates) {
+  std::string best;
+  std::size_t best_d = std::string::npos;
+  for (const auto& c : candidates) {
+    std::size_t d = edit_distance(word, c);
+    if (d < best_d) {
+      best_d = d;
+      best = c;
+    }
+  }
+  // Accept up to a third of the word's length in edits (typos, not different words).
+  if (best_d == std::string::npos || best_d > std::max<std::size_t>(2, word.size() / 3)) return "";
+  return best;
+}
+
+JsonReader::JsonReader(const json& object, std::string file, std::string path)
+    : obj_(object), file_(std::move(file)), path_(std::move(path)) {
+  if (!obj_.is_object())
+    throw InputError(file_, path_.empty() ? "/" : path_, "expected a JSON object, found " + type_name(obj_));
+}
+
+void JsonReader::fail(std::string_view key, const std::string& expected) const {
+  throw InputError(file_, path_of(key), expected);
+}
+
+bool JsonReader::has(std::string_view key) const {
+  auto it = obj_.find(std::string(key));
+  return it != obj_.end() && !it->is_null();
+}
+
+const json& JsonReader::raw(std::string_view key) const {
+  auto it = obj_.find(std::string(key));
+  if (it == obj_.end() || it->is_null()) fail(key, "missing required key");
+  return *it;
+}
+
+std::string JsonReader::get_string(std::string_view key) const {
+  const json& v = raw(key);
+  if (!v.is_string()) fail(key, "expected a string, found " + type_name(v));
+  return v.get<std::string>();
+}
+
+std::optional<std::string> JsonReader::opt_string(std::string_view key) const {
+  if (!has(key)) return std::nullopt;
+  return get_string(key);
+}
+
+bool JsonReader::get_bool(std::string_view key) const {
+  const json& v = raw(key);
+  if (!v.is_boolean()) fail(key, "expected true or false, found " + type_name(v));
+  return v.get<bool>();
+}
+
+bool JsonReader::opt_bool(std::string_view key, bool fallback) const {
+  return has(key) ? get_bool(key) : fallback;
+}
+
+double JsonReader::get_number(std::string_view key) const {
+  const json& v = raw(key);
+  if (!v.is_number()) fail(key, "expected a number, found " + type_name(v));
+  double d = v.get<double>();
+  if (!std::isfinite(d)) fail(key, "expected a finite number");
+  return d;
+}
+
+std::optional<double> JsonReader::opt_number(std::string_view key) const {
+  if (!has(key)) return std::nullopt;
+  return get_number(key);
+}
+
+std::int64_t JsonReader::get_int(std::string_view key, std::int64_t lo, std::int64_t hi) const {
+  const json& v = raw(key);
+  if (!v.is_number()) fail(key, "expected an integer, found " + type_name(v));
+  double d = v.get<double>();
+  if (!std::isfinite(d) || d != std::floor(d))
+    fail(key, "expected an integer, found " + v.dump());
+  if (d < static_cast<double>(lo) || d > static_cast<double>(hi))
+    fail(key, "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], found " + v.dump());
+  return v.is_number_integer() ? v.get<std::int64_t>() : static_cast<std::int64_t>(d);
+}
+
+std::optional<std::int64_t> JsonReader::opt_int(std::string_view key, std::int64_t lo, std::int64_t hi) const {
+  if (!has(key)) return std::nullopt;
+  return get_int(key, lo, hi);
+}
+
+double JsonReader::get_positive(std::string_view key, double hi) const {
+  double d = get_number(key);
+  if (d <= 0 || d > hi) {
+    std::ostringstream os;
+    os << "expected a positive number no larger than " << hi << ", found " << d;
+    fail(key, os.str());
+  }
+  return d;
+}
+
+std::optional<double> JsonReader::opt_positive(std::string_view key, double hi) const {
+  if (!has(key)) return std::nullopt;
+  return get_positive(key, hi);
+}
+
+std::vector<std::string> JsonReader::opt_string_list(std::string_view key) const {
+  std::vector<std::string> out;
+  if (!has(key)) return out;
+  const json& v = raw(key);
+  if (!v.is_array()) fail(key, "expected an array of strings, found " + type_name(v));
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].is_string())
+      throw InputError(file_, path_of(key) + "/" + std::to_string(i), "expected a string, found " + type_name(v[i]));
+    out.push_back(v[i].get<std::string>());
+  }
+  return out;
+}
+
+JsonReader JsonReader::child(std::string_view key) const {
+  const json& v = raw(key);
+  if (!v.is_object()) fail(key, "expected an object, found " + type_name(v));
+  return JsonReader(v, file_, path_of(key));
+}
+
+void JsonReader::reject_unknown_keys(const std::vector<std::string>& known) const {
+  for (const auto& [k, v] : obj_.items()) {
+    if (std::find(known.begin(), known.end(), k) != known.end()) continue;
+    std::string hint = closest_match(k, known);
+    fail(k, "unknown key" + (hint.empty() ? std::string() : " (did you mean \"" + hint + "\"?)"));
+  }
+}
+
+}  // namespace strata

@@ -1,0 +1,75 @@
+#include "costmodel/kernel_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace strata {
+
+const char* to_string(KernelClass c) {
+  switch (c) {
+    case KernelClass::compute_bound: return "compute_bound";
+    case KernelClass::dram_bound: return "dram_bound";
+    case KernelClass::under_utilized: return "under_utilized";
+  }
+  return "?";
+}
+
+KernelModel::KernelModel(const GpuSpec& gpu, Precision precision, const KernelCoefficients& coeff)
+    : peak_flops_(gpu.peak_flops(precision)), hbm_Bps_(gpu.hbm_GBps * 1e9), sms_(gpu.sm_count), c_(coeff) {
+  if (peak_flops_ <= 0) peak_flops_ = gpu.peak_flops(Precision::fp16);  // caller checks support
+}
+
+double KernelModel::gemm_utilization(double m, double n, double batch, double* tiles_out) const {
+  // Tile shapes cuBLAS picks among for large to small problems, with the relative throughput of
+  // each tile shape (smaller tiles re-read operands more often). Defaults, not measurements.
+  struct Tile {
+    double tm, tn, eff;
+  };
+  static constexpr Tile kTiles[] = {{256, 128, 1.00}, {128, 128, 0.95}, {128, 64, 0.85}, {64, 64, 0.70}};
+  double best = 0, best_tiles = 1;
+  for (const auto& t : kTiles) {
+    double tiles = std::ceil(m / t.tm) * std::ceil(n / t.tn) * batch;
+    double waves = std::ceil(tiles / sms_);
+    double util = (m * n * batch) / (waves * sms_ * t.tm * t.tn) * t.eff;
+    if (util > best) {
+      best = util;
+      best_tiles = tiles;
+    }
+  }
+  if (tiles_out) *tiles_out = best_tiles;
+  return best;
+}
+
+KernelTime KernelModel::time(const Op& op) const {
+  KernelTime kt;
+  const double launch = c_.launch_overhead_us * 1e-6;
+  const double t_mem = op.bytes / (hbm_Bps_ * c_.memory_efficiency);
+  if (op.kind == OpKind::elementwise) {
+    kt.time_s = t_mem + launch;
+    kt.cls = KernelClass::dram_bound;
+    // An elementwise kernel smaller than ~1 MB cannot fill the GPU's memory pipeline.
+    if (op.bytes < 1e6) kt.cls = KernelClass::under_utilized;
+    return kt;
+  }
+  double tiles = 1;
+  double util = gemm_utilization(op.m, op.n, op.batch, &tiles);
+  double eff = c_.gemm_efficiency * util * (op.k / (op.k + c_.gemm_k_overhead));
+  if (op.kind == OpKind::attention) {
+    bool bwd = std::string_view(op.name).ends_with("_bwd");
+    eff *= bwd ? c_.attention_bwd_efficiency : c_.attention_fwd_efficiency;
+  }
+  const double t_compute = op.flops / (peak_flops_ * eff);
+  kt.wave_utilization = util;
+  kt.time_s = std::max(t_compute, t_mem) + launch;
+  if (tiles < sms_) kt.cls = KernelClass::under_utilized;
+  else kt.cls = t_compute >= t_mem ? KernelClass::compute_bound : KernelClass::dram_bound;
+  return kt;
+}
+
+double KernelModel::total_time(const std::vector<Op>& ops) const {
+  double t = 0;
+  for (const auto& op : ops) t += time(op).time_s;
+  return t;
+}
+
+}  // namespace strata

@@ -1,0 +1,147 @@
+#include "costmodel/memory_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace strata {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// CUDA context, cuBLAS workspaces and NCCL communicator buffers: ~0.5 GiB context plus NCCL
+// channel buffers for a handful of communicators. A default, not a measurement.
+constexpr double kRuntimeBuffersGiB = 1.0;
+// DeepSpeed ZeRO-1/2 reduce and all-gather buckets (default 5e8 elements each, 2 bytes).
+constexpr double kDeepSpeedBucketBytes = 2 * 5e8 * 2;
+// PyTorch caching-allocator fragmentation, as a fraction of activation-like (short-lived) memory.
+constexpr double kFragmentation = 0.10;
+
+}  // namespace
+
+double stage_params_per_gpu(const Job& job, int stage, int layers) {
+  const ModelSpec& m = job.model;
+  const ParallelPlan& p = job.plan;
+  const double h = static_cast<double>(m.hidden_size);
+  double layer = m.layer_params();
+  if (m.moe) {
+    // Experts are split across EP ranks and each expert's FFN across TP ranks.
+    const double f = static_cast<double>(m.moe->expert_ffn_hidden_size);
+    const double expert = (m.activation == Activation::swiglu ? 3 : 2) * h * f;
+    const double experts = m.moe->num_experts * expert;
+    layer = (layer - experts) / p.tp + experts / (static_cast<double>(p.tp) * p.ep);
+  } else {
+    layer /= p.tp;
+  }
+  double params = layers * layer;
+  const double vocab = static_cast<double>(m.vocab_size) * h / p.tp;
+  if (stage == 0) {
+    params += vocab;
+    if (m.position_embedding == PositionEmbedding::learned) params += static_cast<double>(job.training.seq_length) * h;
+  }
+  if (stage == p.pp - 1) {
+    // Untied output layer, or the tied copy Megatron keeps on the last stage when pp > 1.
+    if (!m.tied_embeddings || p.pp > 1) params += vocab;
+    params += 2 * h;
+  }
+  return params;
+}
+
+double layer_activation_bytes(const Job& job, RecomputeGranularity g) {
+  const ModelSpec& m = job.model;
+  const ParallelPlan& p = job.plan;
+  const double eb = activation_bytes(job.training.precision);
+  const double s = static_cast<double>(job.training.seq_length) / p.cp;
+  const double b = p.micro_batch_size;
+  const double h = static_cast<double>(m.hidden_size);
+  const double kv = static_cast<double>(m.kv_hidden());
+  const double t = p.tp;
+  const double sp = (p.sequence_parallel && p.tp > 1) ? t : 1.0;  // divisor of the non-TP-sharded tensors
+  const double sbh = s * b * h;
+  if (g == RecomputeGranularity::full) return eb * sbh / sp;
+
+  const double mask = m.dropout ? 1.0 : 0.0;
+  // Attention block (Korthikanti §4.1): norm input, QKV input, Q+K+V, output-projection input,
+  // dropout mask.
+  double attn = eb * sbh / sp + eb * sbh / sp + eb * s * b * (h + 2 * kv) / t + eb * sbh / t + mask * sbh / sp;
+  // MLP block: norm input, fc1 input, activation input (2f for SwiGLU's gate+up), fc2 input, mask.
+  double f = static_cast<double>(m.moe ? m.moe->expert_ffn_hidden_size : m.ffn_hidden_size);
+  double mlp_tokens = m.moe ? s * b * m.moe->top_k : s * b;
+  double act_in = (m.activation == Activation::swiglu ? 2 : 1) * f;
+  double mlp = eb * sbh / sp + eb * sbh / sp + eb * mlp_tokens * act_in / t + eb * mlp_tokens * f / t + mask * sbh / sp;
+  // Attention scores: softmax output (eb), dropout mask (1) and dropout output (eb) per score,
+  // 5as^2b/t for fp16 with dropout; absent with flash attention or selective recompute.
+  const double S = static_cast<double>(job.training.seq_length);
+  double scores = 0;
+  if (!job.runtime.flash_attention && g == RecomputeGranularity::none)
+    scores = (eb + (m.dropout ? 1 + eb : 0)) * m.num_attention_heads * s * S * b / t;
+  else if (job.runtime.flash_attention)
+    scores = 4.0 * m.num_attention_heads * s * b / t;  // fp32 log-sum-exp per query row
+  return attn + mlp + scores;
+}
+
+MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_flight_chunks) {
+  const ParallelPlan& p = job.plan;
+  const Framework fw = job.runtime.framework;
+  MemoryBreakdown mb;
+  const double params = stage_params_per_gpu(job, stage, layers);
+  const bool fp32_model = job.training.precision == Precision::fp32 || job.training.precision == Precision::tf32;
+  const double weight_b = fp32_model ? 4 : 2;
+  // Megatron accumulates into fp32 main_grad buffers; DeepSpeed keeps grads in the model dtype.
+  const double grad_b = (fp32_model || fw == Framework::megatron) ? 4 : 2;
+  // Mixed-precision Adam: fp32 master copy + two fp32 moments (12 B/param); DeepSpeed ZeRO also
+  // materializes the fp32 gradient of its partition (+4). Pure fp32 keeps no master copy.
+  double opt_b = fp32_model ? 8 : 12;
+  if (fw == Framework::deepspeed && !fp32_model && p.zero_stage >= 1) opt_b += 4;
+  // Optimizer state is sharded over the data-parallel group, which includes CP ranks in Megatron.
+  const double shard = static_cast<double>(p.dp) * p.cp;
+  double w = params * weight_b, gr = params * grad_b, opt = params * opt_b;
+  if (fw == Framework::fsdp) {
+    // FULL_SHARD with mixed precision: sharded fp32 params, grads and Adam moments; the bf16
+    // parameters of the layer being computed (and the next, prefetched) are gathered transiently.
+    const double per_layer = layers > 0 ? params / std::max(1, layers) : 0;
+    w = params * 4 / shard + 2 * per_layer * weight_b;
+    gr = params * 4 / shard;
+    opt = params * 8 / shard;
+  } else {
+    if (p.distributed_optimizer || p.zero_stage >= 1) opt /= shard;
+    if (p.zero_stage >= 2) gr /= shard;
+    if (p.zero_stage >= 3) w /= shard;
+  }
+  mb.weights_GiB = w / kGiB;
+  mb.gradients_GiB = gr / kGiB;
+  mb.optimizer_GiB = opt / kGiB;
+
+  // Activations: in-flight micro-batches times the stage's per-chunk layers, with full recompute
+  // on `n_full` layers of the stage; plus the working set of one layer while it is recomputed
+  // and back-propagated.
+  const RecomputeGranularity g = p.recompute.granularity;
+  int n_full = 0;
+  if (g == RecomputeGranularity::full)
+    n_full = p.recompute.num_layers < 0 ? layers : std::min(layers, p.recompute.num_layers);
+  const double full_store = layer_activation_bytes(job, RecomputeGranularity::full);
+  const double normal_store = layer_activation_bytes(job, g == RecomputeGranularity::selective ? RecomputeGranularity::selective
+                                                                                              : RecomputeGranularity::none);
+  const double per_chunk_layers = static_cast<double>(layers) / p.vpp;
+  const double full_frac = layers > 0 ? static_cast<double>(n_full) / layers : 0;
+  double per_mb = per_chunk_layers * (full_frac * full_store + (1 - full_frac) * normal_store);
+  double act = peak_in_flight_chunks * per_mb;
+  if (n_full > 0) act += layer_activation_bytes(job, RecomputeGranularity::none);
+  const double eb = activation_bytes(job.training.precision);
+  const double tokens = static_cast<double>(job.training.seq_length) / p.cp * p.micro_batch_size;
+  if (stage == 0) act += peak_in_flight_chunks * eb * tokens * static_cast<double>(job.model.hidden_size) / (p.sequence_parallel ? p.tp : 1);
+  mb.activations_GiB = act / kGiB;
+  if (stage == p.pp - 1) {
+    // fp16/bf16 logits kept for backward plus the fp32 softmax of the vocab-parallel cross entropy.
+    mb.logits_GiB = (eb + 4.0) * tokens * static_cast<double>(job.model.vocab_size) / p.tp / kGiB;
+  }
+  double buffers = kRuntimeBuffersGiB * kGiB;
+  if (fw == Framework::deepspeed && p.zero_stage >= 1) buffers += kDeepSpeedBucketBytes;
+  mb.buffers_GiB = buffers / kGiB;
+  mb.fragmentation_GiB = kFragmentation * (mb.activations_GiB + mb.logits_GiB);
+  mb.total_GiB = mb.weights_GiB + mb.gradients_GiB + mb.optimizer_GiB + mb.activations_GiB + mb.logits_GiB +
+                 mb.buffers_GiB + mb.fragmentation_GiB;
+  return mb;
+}
+
+}  // namespace strata

@@ -1,0 +1,50 @@
+#include "costmodel/prediction.h"
+
+namespace strata {
+
+namespace {
+
+nlohmann::json memory_to_json(const MemoryBreakdown& m) {
+  return {{"weights_GiB", m.weights_GiB},       {"gradients_GiB", m.gradients_GiB}, {"optimizer_GiB", m.optimizer_GiB},
+          {"activations_GiB", m.activations_GiB}, {"logits_GiB", m.logits_GiB},     {"buffers_GiB", m.buffers_GiB},
+          {"fragmentation_GiB", m.fragmentation_GiB}, {"total_GiB", m.total_GiB}};
+}
+
+}  // namespace
+
+nlohmann::json prediction_to_json(const Prediction& p) {
+  nlohmann::json stages = nlohmann::json::array();
+  for (const auto& s : p.stages)
+    stages.push_back({{"stage", s.stage},
+                      {"layers", s.layers},
+                      {"forward_s", s.forward_s},
+                      {"backward_s", s.backward_s},
+                      {"recompute_s", s.recompute_s},
+                      {"busy_s", s.busy_s},
+                      {"in_flight_micro_batches", s.in_flight_micro_batches},
+                      {"memory_GiB", s.memory.total_GiB},
+                      {"memory", memory_to_json(s.memory)}});
+  const auto& b = p.breakdown;
+  return {{"feasible", p.feasible},
+          {"reason", p.reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.reason)},
+          {"iteration_time_s", p.iteration_time_s},
+          {"tokens_per_sec_per_gpu", p.tokens_per_sec_per_gpu},
+          {"mfu", p.mfu},
+          {"hfu", p.hfu},
+          {"memory_per_gpu_GiB", p.memory_per_gpu_GiB},
+          {"memory_capacity_GiB", p.memory_capacity_GiB},
+          {"stages", stages},
+          {"bottleneck", {{"kind", p.bottleneck.kind}, {"stage", p.bottleneck.stage}, {"detail", p.bottleneck.detail}}},
+          {"breakdown",
+           {{"compute_s", b.compute_s},
+            {"recompute_s", b.recompute_s},
+            {"tp_comm_s", b.tp_comm_s},
+            {"cp_comm_s", b.cp_comm_s},
+            {"pp_comm_s", b.pp_comm_s},
+            {"dp_comm_s", b.dp_comm_s},
+            {"bubble_s", b.bubble_s},
+            {"optimizer_s", b.optimizer_s}}},
+          {"notes", p.notes}};
+}
+
+}  // namespace strata

@@ -1,0 +1,55 @@
+#pragma once
+// Command-line description of a job (model, cluster, batch, plan) shared by predict, plan and
+// whatif, and its resolution into a costmodel Job with clear errors naming the flag.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "costmodel/catalog.h"
+#include "costmodel/job.h"
+
+namespace strata {
+
+struct JobOptions {
+  std::string model;
+  std::string gpu;
+  std::string cluster;
+  std::optional<int> gpus;
+  std::optional<int> gpus_per_node;
+  std::optional<std::int64_t> global_batch;
+  std::optional<std::int64_t> seq;
+  std::string precision = "bf16";
+  std::string framework = "megatron";
+  std::optional<std::string> calibration_file;
+  bool no_flash_attention = false;
+  bool tp_comm_overlap = false;
+  bool no_overlap_grad_reduce = false;
+  double memory_reserve_GiB = 0;
+  // Plan flags (predict; plan uses them as constraints later).
+  std::optional<int> tp, pp, dp, cp, ep, vpp, mbs;
+  bool sp = false;
+  std::string recompute = "none";
+  std::optional<int> recompute_layers;
+  bool dist_opt = false;
+  int zero = 0;
+  std::string stage_layers;  // "20,20,20,20"
+};
+
+// Flags of the model/cluster/batch part.
+void add_workload_options(CLI::App& app, JobOptions& o);
+// Flags of the parallel plan part.
+void add_plan_options(CLI::App& app, JobOptions& o);
+
+// Model, cluster (from --cluster, else a preset for --gpu, else a generic one), calibration,
+// training spec and runtime options; the plan is left default. Throws InputError.
+Job build_workload(const JobOptions& o, const Catalog& catalog);
+// build_workload plus the plan flags; dp is inferred from --gpus when not given.
+Job build_job(const JobOptions& o, const Catalog& catalog);
+
+// "none" | "selective" | "full" (also "full (activation checkpointing...)" style free text).
+std::optional<RecomputeGranularity> parse_recompute(const std::string& s);
+std::optional<Framework> parse_framework(const std::string& s);
+
+}  // namespace strata

@@ -1,0 +1,20 @@
+#pragma once
+// The plan file of DESIGN.md: the resolved model, cluster (with its GPU), training, runtime,
+// parallel plan, recompute, stages, calibration, prediction and launch.megatron_args. Written by
+// `strata plan -o` / `strata predict --json`, read back by `strata predict --plan`.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "costmodel/job.h"
+#include "costmodel/prediction.h"
+
+namespace strata {
+
+constexpr int kPlanSchemaVersion = 1;
+
+nlohmann::json plan_to_json(const Job& job, const Prediction& prediction);
+// Reads the job back (prediction and launch are outputs and are ignored). Throws InputError.
+Job plan_from_json(const nlohmann::json& j, const std::string& where);
+
+}  // namespace strata

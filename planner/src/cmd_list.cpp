@@ -1,0 +1,28 @@
+#include <fmt/format.h>
+
+#include "costmodel/catalog.h"
+#include "costmodel/errors.h"
+#include "planner/commands.h"
+
+namespace strata {
+
+void register_list(CLI::App& app, CommandContext& ctx) {
+  auto* cmd = app.add_subcommand("list", "List built-in models, GPUs or clusters");
+  auto kind = std::make_shared<std::string>();
+  cmd->add_option("kind", *kind, "models | gpus | clusters")->required();
+  cmd->callback([kind, &ctx] {
+    if (*kind != "models" && *kind != "gpus" && *kind != "clusters")
+      throw InputError("command line", "list", "expected models, gpus or clusters, found \"" + *kind + "\"");
+    Catalog catalog(Catalog::default_data_dir());
+    auto entries = catalog.list(*kind);
+    if (entries.empty()) throw InputError(catalog.data_dir(), *kind, "no data files found (set STRATA_DATA_DIR?)");
+    for (const auto& e : entries) {
+      std::string aliases;
+      for (const auto& a : e.aliases) aliases += (aliases.empty() ? "" : ", ") + a;
+      fmt::print("{:<20} {:<28} {}\n", e.id, e.name, aliases);
+    }
+    ctx.exit_code = 0;
+  });
+}
+
+}  // namespace strata

@@ -1,0 +1,57 @@
+#include <fstream>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "costmodel/catalog.h"
+#include "costmodel/errors.h"
+#include "costmodel/json_reader.h"
+#include "costmodel/predictor.h"
+#include "planner/commands.h"
+#include "planner/job_options.h"
+#include "planner/plan_json.h"
+#include "planner/report.h"
+
+namespace strata {
+
+namespace {
+
+struct PredictArgs {
+  JobOptions job;
+  std::string plan_file;
+  std::string out_file;
+  bool json = false;
+};
+
+void write_file(const std::string& path, const std::string& text, const char* flag) {
+  std::ofstream out(path);
+  if (!out) throw InputError("command line", flag, "cannot write \"" + path + "\"");
+  out << text;
+}
+
+}  // namespace
+
+void register_predict(CLI::App& app, CommandContext& ctx) {
+  auto* cmd = app.add_subcommand("predict", "Predict iteration time, throughput and memory of one parallel plan");
+  auto a = std::make_shared<PredictArgs>();
+  add_workload_options(*cmd, a->job);
+  add_plan_options(*cmd, a->job);
+  cmd->add_option("--plan", a->plan_file, "Predict the plan in this plan JSON (from `strata plan -o`)");
+  cmd->add_flag("--json", a->json, "Print the plan JSON with the prediction");
+  cmd->add_option("-o,--output", a->out_file, "Also write the plan JSON to this file");
+  cmd->callback([a, &ctx] {
+    Catalog catalog(Catalog::default_data_dir());
+    Job job = a->plan_file.empty() ? build_job(a->job, catalog) : plan_from_json(load_json_file(a->plan_file), a->plan_file);
+    Prediction pred = predict(job);
+    nlohmann::json plan = plan_to_json(job, pred);
+    if (!a->out_file.empty()) write_file(a->out_file, plan.dump(2) + "\n", "--output");
+    if (a->json) fmt::print("{}\n", plan.dump(2));
+    else fmt::print("{}", prediction_report(job, pred));
+    if (!pred.feasible) {
+      if (!a->json) fmt::print(stderr, "strata: plan is infeasible: {}\n", pred.reason);
+      ctx.exit_code = 2;
+    }
+  });
+}
+
+}  // namespace strata

@@ -1,0 +1,121 @@
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "costmodel/catalog.h"
+#include "costmodel/json_reader.h"
+#include "costmodel/predictor.h"
+#include "planner/commands.h"
+#include "planner/validation_runs.h"
+
+namespace strata {
+
+namespace {
+
+struct ValidateArgs {
+  std::string runs_file;
+  bool json = false;
+};
+
+// A run without a published micro-batch size gets the one a practitioner tuning for throughput
+// would pick: the fastest power-of-two size that fits in memory.
+Prediction predict_run(ValidationRun& run) {
+  Job& job = *run.job;
+  if (!run.micro_batch_unknown) return predict(job);
+  Prediction best;
+  int best_mbs = 1;
+  for (int mbs = 1; mbs <= 64; mbs *= 2) {
+    job.plan.micro_batch_size = mbs;
+    if (!check_plan(job).empty()) continue;
+    Prediction p = predict(job);
+    bool better = best.iteration_time_s == 0 || (p.feasible && !best.feasible) ||
+                  (p.feasible == best.feasible && p.iteration_time_s < best.iteration_time_s);
+    if (better) {
+      best = p;
+      best_mbs = mbs;
+    }
+  }
+  job.plan.micro_batch_size = best_mbs;
+  if (best.iteration_time_s == 0) return predict(job);
+  return best;
+}
+
+double pct_error(double predicted, double measured) { return 100.0 * (predicted - measured) / measured; }
+
+}  // namespace
+
+void register_validate(CLI::App& app, CommandContext& ctx) {
+  auto* cmd = app.add_subcommand("validate", "Predict every run of a published-runs file and compare with the measurements");
+  auto a = std::make_shared<ValidateArgs>();
+  cmd->add_option("--runs", a->runs_file, "Runs file in the format of shared/validation/public_runs.json")->required();
+  cmd->add_flag("--json", a->json, "One JSON object per run: id, iteration_time_s, tokens_per_sec_per_gpu, memory_per_gpu_GiB, error");
+  cmd->callback([a, &ctx] {
+    Catalog catalog(Catalog::default_data_dir());
+    auto runs = load_validation_runs(load_json_file(a->runs_file), a->runs_file, catalog);
+    struct Acc {
+      double sum = 0;
+      int n = 0;
+    };
+    std::map<std::string, Acc> by_group;
+    Acc all, mem_all;
+    if (!a->json)
+      fmt::print("{:<62} {:>9} {:>9} {:>7}  {:>6} {:>6} {:>6}  {}\n", "run", "meas tok/s", "pred", "err%", "memGiB", "pred", "err%", "plan");
+    for (auto& run : runs) {
+      nlohmann::json out = {{"id", run.id}, {"iteration_time_s", nullptr}, {"tokens_per_sec_per_gpu", nullptr},
+                            {"memory_per_gpu_GiB", nullptr}, {"error", nullptr}};
+      if (!run.job) {
+        out["error"] = run.error;
+        if (a->json) fmt::print("{}\n", out.dump());
+        else fmt::print("{:<62} cannot predict: {}\n", run.id, run.error);
+        continue;
+      }
+      Prediction p = predict_run(run);
+      if (p.iteration_time_s <= 0) {
+        out["error"] = p.reason;
+        if (a->json) fmt::print("{}\n", out.dump());
+        else fmt::print("{:<62} cannot predict: {}\n", run.id, p.reason);
+        continue;
+      }
+      out["iteration_time_s"] = p.iteration_time_s;
+      out["tokens_per_sec_per_gpu"] = p.tokens_per_sec_per_gpu;
+      out["memory_per_gpu_GiB"] = p.memory_per_gpu_GiB;
+      out["feasible"] = p.feasible;
+      if (!p.feasible) out["infeasible_reason"] = p.reason;
+      if (a->json) {
+        fmt::print("{}\n", out.dump());
+        continue;
+      }
+      std::string meas = "-", err = "-", mmeas = "-", merr = "-";
+      if (run.measured_tokens_per_sec_per_gpu) {
+        double e = pct_error(p.tokens_per_sec_per_gpu, *run.measured_tokens_per_sec_per_gpu);
+        meas = fmt::format("{:.0f}", *run.measured_tokens_per_sec_per_gpu);
+        err = fmt::format("{:+.1f}", e);
+        by_group[run.source_group].sum += std::fabs(e);
+        by_group[run.source_group].n += 1;
+        all.sum += std::fabs(e);
+        all.n += 1;
+      }
+      if (run.measured_memory_GiB) {
+        double e = pct_error(p.memory_per_gpu_GiB, *run.measured_memory_GiB);
+        mmeas = fmt::format("{:.0f}", *run.measured_memory_GiB);
+        merr = fmt::format("{:+.1f}", e);
+        mem_all.sum += std::fabs(e);
+        mem_all.n += 1;
+      }
+      const auto& pl = run.job->plan;
+      fmt::print("{:<62} {:>9} {:>9.0f} {:>7}  {:>6} {:>6.1f} {:>6}  tp{} pp{} dp{} mbs{}{}\n", run.id.substr(0, 62), meas,
+                 p.tokens_per_sec_per_gpu, err, mmeas, p.memory_per_gpu_GiB, merr, pl.tp, pl.pp, pl.dp, pl.micro_batch_size,
+                 p.feasible ? "" : " (predicted OOM)");
+    }
+    if (!a->json && all.n > 0) {
+      fmt::print("\nMAPE of tokens/s/GPU by source group:\n");
+      for (const auto& [g, acc] : by_group) fmt::print("  {:<40} {:6.1f}%  ({} runs)\n", g, acc.sum / acc.n, acc.n);
+      fmt::print("  {:<40} {:6.1f}%  ({} runs)\n", "overall", all.sum / all.n, all.n);
+      if (mem_all.n > 0) fmt::print("MAPE of memory per GPU: {:.1f}% ({} runs)\n", mem_all.sum / mem_all.n, mem_all.n);
+    }
+    ctx.exit_code = 0;
+  });
+}
+
+}  // namespace strata

@@ -1,0 +1,180 @@
+#include "planner/job_options.h"
+
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+
+#include "costmodel/errors.h"
+#include "costmodel/json_reader.h"
+
+namespace strata {
+
+namespace {
+
+constexpr const char* kCmd = "command line";
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+}  // namespace
+
+std::optional<RecomputeGranularity> parse_recompute(const std::string& s) {
+  std::string v = lower(s);
+  if (v.starts_with("none") || v == "no" || v == "off") return RecomputeGranularity::none;
+  if (v.starts_with("selective")) return RecomputeGranularity::selective;
+  if (v.starts_with("full")) return RecomputeGranularity::full;
+  return std::nullopt;
+}
+
+std::optional<Framework> parse_framework(const std::string& s) {
+  std::string v = lower(s);
+  if (v == "megatron" || v == "megatron-lm" || v == "megatron-core") return Framework::megatron;
+  if (v == "deepspeed" || v == "megatron-deepspeed") return Framework::deepspeed;
+  if (v == "fsdp") return Framework::fsdp;
+  return std::nullopt;
+}
+
+void add_workload_options(CLI::App& app, JobOptions& o) {
+  app.add_option("--model", o.model, "Model name (strata list models) or path to a model JSON / Hugging Face config.json");
+  app.add_option("--gpu", o.gpu, "GPU name (strata list gpus) or path to a GPU JSON");
+  app.add_option("--cluster", o.cluster, "Cluster preset (strata list clusters) or path to a cluster JSON");
+  app.add_option("--gpus", o.gpus, "Total number of GPUs");
+  app.add_option("--gpus-per-node", o.gpus_per_node, "GPUs per node (NVLink domain size), overrides the cluster's");
+  app.add_option("--global-batch", o.global_batch, "Global batch size in sequences");
+  app.add_option("--seq", o.seq, "Sequence length in tokens (default: the model's max_seq_length)");
+  app.add_option("--precision", o.precision, "fp32 | tf32 | fp16 | bf16 | fp8 (default bf16)");
+  app.add_option("--framework", o.framework, "megatron | deepspeed | fsdp (default megatron)");
+  app.add_option("--calibration", o.calibration_file, "Calibration JSON from `strata calibrate` (default: configs/calibration/<gpu>.json if present)");
+  app.add_flag("--no-flash-attention", o.no_flash_attention, "Unfused attention (materialized s x s scores)");
+  app.add_flag("--tp-comm-overlap", o.tp_comm_overlap, "Overlap TP communication with GEMMs (Megatron --tp-comm-overlap)");
+  app.add_flag("--no-overlap-grad-reduce", o.no_overlap_grad_reduce, "Do not overlap DP gradient reduction with backward");
+  app.add_option("--memory-reserve", o.memory_reserve_GiB, "GiB of GPU memory to keep free beyond the modelled buffers (default 0)");
+}
+
+void add_plan_options(CLI::App& app, JobOptions& o) {
+  app.add_option("--tp", o.tp, "Tensor-parallel size");
+  app.add_option("--pp", o.pp, "Pipeline-parallel size");
+  app.add_option("--dp", o.dp, "Data-parallel size (default: gpus / (tp*pp*cp))");
+  app.add_option("--cp", o.cp, "Context-parallel size");
+  app.add_option("--ep", o.ep, "Expert-parallel size (MoE)");
+  app.add_option("--vpp", o.vpp, "Virtual pipeline chunks per rank (interleaved 1F1B)");
+  app.add_option("--mbs", o.mbs, "Micro-batch size");
+  app.add_flag("--sp", o.sp, "Sequence parallelism");
+  app.add_option("--recompute", o.recompute, "none | selective | full");
+  app.add_option("--recompute-layers", o.recompute_layers, "With --recompute full: layers recomputed per stage (default all)");
+  app.add_flag("--dist-opt", o.dist_opt, "Megatron distributed optimizer");
+  app.add_option("--zero", o.zero, "ZeRO stage 0..3");
+  app.add_option("--stage-layers", o.stage_layers, "Comma-separated layers per pipeline stage (uneven split)");
+}
+
+Job build_workload(const JobOptions& o, const Catalog& catalog) {
+  Job job;
+  if (o.model.empty()) throw InputError(kCmd, "--model", "give --model NAME or a path to a model JSON / config.json");
+  job.model = catalog.model(o.model);
+  if (!o.cluster.empty()) {
+    job.cluster = catalog.cluster(o.cluster);
+    if (!o.gpu.empty()) {
+      GpuSpec g = catalog.gpu(o.gpu);
+      if (g.name != job.cluster.gpu.name)
+        throw InputError(kCmd, "--gpu", "\"" + o.gpu + "\" differs from the GPU of cluster " + job.cluster.name + " (" +
+                                           job.cluster.gpu.name + "); give one of --gpu or --cluster");
+    }
+  } else if (!o.gpu.empty()) {
+    GpuSpec g = catalog.gpu(o.gpu);
+    job.cluster = default_cluster_for(g);
+    for (const auto& e : catalog.list("clusters")) {
+      ClusterSpec c = catalog.cluster(e.path);
+      if (c.gpu.name == g.name) {
+        job.cluster = c;
+        break;
+      }
+    }
+  } else {
+    throw InputError(kCmd, "--gpu", "give --gpu NAME or --cluster NAME");
+  }
+  if (o.gpus_per_node) {
+    if (*o.gpus_per_node < 1 || *o.gpus_per_node > 100000) throw InputError(kCmd, "--gpus-per-node", "expected 1..100000");
+    job.cluster.gpus_per_node = *o.gpus_per_node;
+  }
+  auto prec = precision_from_string(lower(o.precision));
+  if (!prec) throw InputError(kCmd, "--precision", "expected fp32, tf32, fp16, bf16 or fp8, found \"" + o.precision + "\"");
+  job.training.precision = *prec;
+  if (!o.global_batch || *o.global_batch < 1 || *o.global_batch > (std::int64_t{1} << 40))
+    throw InputError(kCmd, "--global-batch", "expected a positive number of sequences");
+  job.training.global_batch_size = *o.global_batch;
+  job.training.seq_length = o.seq.value_or(job.model.max_seq_length);
+  if (job.training.seq_length < 1 || job.training.seq_length > (std::int64_t{1} << 24))
+    throw InputError(kCmd, "--seq", "expected a sequence length between 1 and 16M tokens");
+  auto fw = parse_framework(o.framework);
+  if (!fw) throw InputError(kCmd, "--framework", "expected megatron, deepspeed or fsdp, found \"" + o.framework + "\"");
+  job.runtime.framework = *fw;
+  job.runtime.flash_attention = !o.no_flash_attention;
+  job.runtime.tp_comm_overlap = o.tp_comm_overlap;
+  job.runtime.overlap_grad_reduce = !o.no_overlap_grad_reduce;
+  if (o.memory_reserve_GiB < 0 || o.memory_reserve_GiB >= job.cluster.gpu.memory_GiB)
+    throw InputError(kCmd, "--memory-reserve", "expected 0 <= GiB < the GPU's memory");
+  job.runtime.memory_reserve_GiB = o.memory_reserve_GiB;
+  if (o.calibration_file) job.calibration = calibration_from_json(load_json_file(*o.calibration_file), *o.calibration_file);
+  else if (auto c = catalog.calibration_for(job.cluster.gpu)) job.calibration = *c;
+  if (o.gpus && (*o.gpus < 1 || *o.gpus > 10000000)) throw InputError(kCmd, "--gpus", "expected 1..10,000,000 GPUs");
+  return job;
+}
+
+Job build_job(const JobOptions& o, const Catalog& catalog) {
+  Job job = build_workload(o, catalog);
+  ParallelPlan& p = job.plan;
+  auto positive = [](const std::optional<int>& v, const char* flag, int fallback) {
+    if (!v) return fallback;
+    if (*v < 1 || *v > 1000000) throw InputError(kCmd, flag, "expected a positive integer, found " + std::to_string(*v));
+    return *v;
+  };
+  p.tp = positive(o.tp, "--tp", 1);
+  p.pp = positive(o.pp, "--pp", 1);
+  p.cp = positive(o.cp, "--cp", 1);
+  p.ep = positive(o.ep, "--ep", 1);
+  p.vpp = positive(o.vpp, "--vpp", 1);
+  p.micro_batch_size = positive(o.mbs, "--mbs", 1);
+  const std::int64_t mp = static_cast<std::int64_t>(p.tp) * p.pp * p.cp;
+  if (o.dp) {
+    p.dp = positive(o.dp, "--dp", 1);
+    if (o.gpus && mp * p.dp != *o.gpus)
+      throw InputError(kCmd, "--gpus", "tp*pp*dp*cp = " + std::to_string(mp * p.dp) + " but --gpus is " + std::to_string(*o.gpus));
+  } else if (o.gpus) {
+    if (*o.gpus % mp != 0)
+      throw InputError(kCmd, "--gpus", std::to_string(*o.gpus) + " GPUs are not divisible by tp*pp*cp = " + std::to_string(mp));
+    p.dp = static_cast<int>(*o.gpus / mp);
+  } else {
+    throw InputError(kCmd, "--gpus", "give --gpus (or --dp)");
+  }
+  p.sequence_parallel = o.sp;
+  auto rc = parse_recompute(o.recompute);
+  if (!rc) throw InputError(kCmd, "--recompute", "expected none, selective or full, found \"" + o.recompute + "\"");
+  p.recompute.granularity = *rc;
+  if (o.recompute_layers) {
+    if (*rc != RecomputeGranularity::full) throw InputError(kCmd, "--recompute-layers", "only applies with --recompute full");
+    if (*o.recompute_layers < 1) throw InputError(kCmd, "--recompute-layers", "expected a positive layer count");
+    p.recompute.num_layers = *o.recompute_layers;
+  }
+  p.distributed_optimizer = o.dist_opt;
+  if (o.zero < 0 || o.zero > 3) throw InputError(kCmd, "--zero", "expected 0, 1, 2 or 3");
+  p.zero_stage = o.zero;
+  if (!o.stage_layers.empty()) {
+    std::stringstream ss(o.stage_layers);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+      try {
+        std::size_t used = 0;
+        int v = std::stoi(item, &used);
+        if (used != item.size() || v < 1) throw std::invalid_argument(item);
+        p.stage_layers.push_back(v);
+      } catch (const std::exception&) {
+        throw InputError(kCmd, "--stage-layers", "expected comma-separated positive layer counts, found \"" + item + "\"");
+      }
+    }
+  }
+  return job;
+}
+
+}  // namespace strata

@@ -1,0 +1,136 @@
+#include "planner/plan_json.h"
+
+#include "costmodel/json_reader.h"
+#include "planner/job_options.h"
+#include "planner/megatron_args.h"
+
+namespace strata {
+
+nlohmann::json plan_to_json(const Job& job, const Prediction& prediction) {
+  const ParallelPlan& p = job.plan;
+  nlohmann::json stages = nlohmann::json::array();
+  for (int l : resolve_stage_layers(p, job.model.num_layers)) stages.push_back(l);
+  nlohmann::json cluster = cluster_to_json(job.cluster);
+  return {{"schema_version", kPlanSchemaVersion},
+          {"model", model_to_json(job.model)},
+          {"gpu", gpu_to_json(job.cluster.gpu)},
+          {"cluster", cluster},
+          {"num_gpus", p.world_size()},
+          {"training",
+           {{"global_batch_size", job.training.global_batch_size},
+            {"seq_length", job.training.seq_length},
+            {"precision", to_string(job.training.precision)},
+            {"optimizer", job.training.optimizer}}},
+          {"runtime",
+           {{"framework", to_string(job.runtime.framework)},
+            {"flash_attention", job.runtime.flash_attention},
+            {"overlap_grad_reduce", job.runtime.overlap_grad_reduce},
+            {"overlap_param_gather", job.runtime.overlap_param_gather},
+            {"tp_comm_overlap", job.runtime.tp_comm_overlap},
+            {"memory_reserve_GiB", job.runtime.memory_reserve_GiB}}},
+          {"parallel",
+           {{"tp", p.tp},
+            {"pp", p.pp},
+            {"dp", p.dp},
+            {"cp", p.cp},
+            {"ep", p.ep},
+            {"sequence_parallel", p.sequence_parallel},
+            {"vpp", p.vpp},
+            {"micro_batch_size", p.micro_batch_size},
+            {"zero_stage", p.zero_stage},
+            {"distributed_optimizer", p.distributed_optimizer}}},
+          {"recompute",
+           {{"granularity", to_string(p.recompute.granularity)},
+            {"num_layers", p.recompute.num_layers < 0 ? nlohmann::json(nullptr) : nlohmann::json(p.recompute.num_layers)}}},
+          {"stages", stages},
+          {"calibration", calibration_to_json(job.calibration)},
+          {"prediction", prediction_to_json(prediction)},
+          {"launch", {{"megatron_args", megatron_args(job)}}}};
+}
+
+Job plan_from_json(const nlohmann::json& j, const std::string& where) {
+  JsonReader r(j, where);
+  r.reject_unknown_keys({"schema_version", "model", "gpu", "cluster", "num_gpus", "training", "runtime", "parallel",
+                         "recompute", "stages", "calibration", "prediction", "launch", "search"});
+  const std::int64_t version = r.get_int("schema_version", 1, 1000);
+  if (version != kPlanSchemaVersion)
+    r.fail("schema_version", "this strata reads plan schema version " + std::to_string(kPlanSchemaVersion));
+  Job job;
+  r.child("model");  // type checks with the right JSON path
+  r.child("gpu");
+  r.child("cluster");
+  job.model = model_from_json(j.at("model"), where + " (/model)");
+  GpuSpec gpu = gpu_from_json(j.at("gpu"), where + " (/gpu)");
+  job.cluster = cluster_from_json(j.at("cluster"), where + " (/cluster)", gpu);
+
+  JsonReader t = r.child("training");
+  t.reject_unknown_keys({"global_batch_size", "seq_length", "precision", "optimizer"});
+  job.training.global_batch_size = t.get_int("global_batch_size", 1, std::int64_t{1} << 40);
+  job.training.seq_length = t.get_int("seq_length", 1, std::int64_t{1} << 24);
+  auto prec = precision_from_string(t.get_string("precision"));
+  if (!prec) t.fail("precision", "expected fp32, tf32, fp16, bf16 or fp8");
+  job.training.precision = *prec;
+  job.training.optimizer = t.opt_string("optimizer").value_or("adam");
+
+  if (r.has("runtime")) {
+    JsonReader rt = r.child("runtime");
+    rt.reject_unknown_keys({"framework", "flash_attention", "overlap_grad_reduce", "overlap_param_gather",
+                            "tp_comm_overlap", "memory_reserve_GiB"});
+    if (rt.has("framework")) {
+      auto fw = parse_framework(rt.get_string("framework"));
+      if (!fw) rt.fail("framework", "expected megatron, deepspeed or fsdp");
+      job.runtime.framework = *fw;
+    }
+    job.runtime.flash_attention = rt.opt_bool("flash_attention", true);
+    job.runtime.overlap_grad_reduce = rt.opt_bool("overlap_grad_reduce", true);
+    job.runtime.overlap_param_gather = rt.opt_bool("overlap_param_gather", true);
+    job.runtime.tp_comm_overlap = rt.opt_bool("tp_comm_overlap", false);
+    job.runtime.memory_reserve_GiB = rt.has("memory_reserve_GiB") ? rt.get_number("memory_reserve_GiB") : 0;
+    if (job.runtime.memory_reserve_GiB < 0) rt.fail("memory_reserve_GiB", "expected a non-negative number");
+  }
+
+  JsonReader pr = r.child("parallel");
+  pr.reject_unknown_keys({"tp", "pp", "dp", "cp", "ep", "sequence_parallel", "vpp", "micro_batch_size", "zero_stage",
+                          "distributed_optimizer"});
+  ParallelPlan& p = job.plan;
+  constexpr std::int64_t kMax = 1000000;
+  p.tp = static_cast<int>(pr.get_int("tp", 1, kMax));
+  p.pp = static_cast<int>(pr.get_int("pp", 1, kMax));
+  p.dp = static_cast<int>(pr.get_int("dp", 1, kMax));
+  p.cp = static_cast<int>(pr.opt_int("cp", 1, kMax).value_or(1));
+  p.ep = static_cast<int>(pr.opt_int("ep", 1, kMax).value_or(1));
+  p.sequence_parallel = pr.opt_bool("sequence_parallel", false);
+  p.vpp = static_cast<int>(pr.opt_int("vpp", 1, kMax).value_or(1));
+  p.micro_batch_size = static_cast<int>(pr.get_int("micro_batch_size", 1, kMax));
+  p.zero_stage = static_cast<int>(pr.opt_int("zero_stage", 0, 3).value_or(0));
+  p.distributed_optimizer = pr.opt_bool("distributed_optimizer", false);
+  if (r.has("num_gpus") && r.get_int("num_gpus", 1, std::int64_t{1} << 31) != p.world_size())
+    r.fail("num_gpus", "does not equal tp*pp*dp*cp = " + std::to_string(p.world_size()));
+
+  if (r.has("recompute")) {
+    JsonReader rc = r.child("recompute");
+    rc.reject_unknown_keys({"granularity", "num_layers"});
+    auto g = parse_recompute(rc.get_string("granularity"));
+    if (!g) rc.fail("granularity", "expected none, selective or full");
+    p.recompute.granularity = *g;
+    p.recompute.num_layers = rc.has("num_layers") ? static_cast<int>(rc.get_int("num_layers", 1, kMax)) : -1;
+  }
+  if (r.has("stages")) {
+    const auto& s = r.raw("stages");
+    if (!s.is_array()) r.fail("stages", "expected an array of per-stage layer counts");
+    std::vector<int> layers;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      if (!s[i].is_number_integer() || s[i].get<std::int64_t>() < 1 || s[i].get<std::int64_t>() > kMax)
+        throw InputError(where, "/stages/" + std::to_string(i), "expected a positive layer count");
+      layers.push_back(s[i].get<int>());
+    }
+    // Keep only real uneven splits, so an even plan round-trips to an empty stage_layers.
+    ParallelPlan even;
+    even.pp = p.pp;
+    if (layers != resolve_stage_layers(even, job.model.num_layers)) p.stage_layers = layers;
+  }
+  if (r.has("calibration")) job.calibration = calibration_from_json(r.raw("calibration"), where + " (/calibration)");
+  return job;
+}
+
+}  // namespace strata

@@ -1,0 +1,67 @@
+#include "planner/report.h"
+
+#include <fmt/format.h>
+
+namespace strata {
+
+std::string plan_summary(const ParallelPlan& p) {
+  std::string s = fmt::format("tp={} pp={} dp={}", p.tp, p.pp, p.dp);
+  if (p.cp > 1) s += fmt::format(" cp={}", p.cp);
+  if (p.ep > 1) s += fmt::format(" ep={}", p.ep);
+  if (p.sequence_parallel) s += " sp";
+  if (p.vpp > 1) s += fmt::format(" vpp={}", p.vpp);
+  s += fmt::format(" mbs={} recompute={}", p.micro_batch_size, to_string(p.recompute.granularity));
+  if (p.recompute.granularity == RecomputeGranularity::full && p.recompute.num_layers >= 0)
+    s += fmt::format("({} layers/stage)", p.recompute.num_layers);
+  if (p.distributed_optimizer) s += " dist-opt";
+  if (p.zero_stage > 0) s += fmt::format(" zero={}", p.zero_stage);
+  if (!p.stage_layers.empty()) {
+    s += " stages=[";
+    for (std::size_t i = 0; i < p.stage_layers.size(); ++i) s += (i ? "," : "") + std::to_string(p.stage_layers[i]);
+    s += "]";
+  }
+  return s;
+}
+
+std::string prediction_report(const Job& job, const Prediction& pred) {
+  std::string out;
+  const auto& p = job.plan;
+  out += fmt::format("model     {} ({:.1f}B parameters), seq {}, global batch {}, {}\n", job.model.name,
+                     job.model.total_params(job.training.seq_length) / 1e9, job.training.seq_length,
+                     job.training.global_batch_size, to_string(job.training.precision));
+  out += fmt::format("cluster   {} x {} ({}, {} GPUs/node)\n", p.world_size(), job.cluster.gpu.name, job.cluster.name,
+                     job.cluster.gpus_per_node);
+  out += fmt::format("plan      {}; {} micro-batches per iteration\n", plan_summary(p), job.num_micro_batches());
+  if (!pred.feasible && pred.iteration_time_s <= 0) {
+    out += fmt::format("INFEASIBLE: {}\n", pred.reason);
+    return out;
+  }
+  if (!pred.feasible) out += fmt::format("INFEASIBLE: {}\n", pred.reason);
+  out += fmt::format("iteration {:.3f} s\n", pred.iteration_time_s);
+  out += fmt::format("tokens/s/GPU {:.0f}\n", pred.tokens_per_sec_per_gpu);
+  out += fmt::format("MFU       {:.1f}% (HFU {:.1f}%)\n", 100 * pred.mfu, 100 * pred.hfu);
+  out += fmt::format("memory    {:.1f} GiB per GPU (largest stage) of {:.1f} GiB\n", pred.memory_per_gpu_GiB, pred.memory_capacity_GiB);
+  const auto& b = pred.breakdown;
+  auto pct = [&](double t) { return 100 * t / pred.iteration_time_s; };
+  out += "breakdown (critical stage):\n";
+  const std::pair<const char*, double> parts[] = {{"compute", b.compute_s},       {"recompute", b.recompute_s},
+                                                   {"TP comm (exposed)", b.tp_comm_s}, {"CP/EP comm (exposed)", b.cp_comm_s},
+                                                   {"PP comm (exposed)", b.pp_comm_s}, {"pipeline bubble", b.bubble_s},
+                                                   {"DP comm (exposed)", b.dp_comm_s}, {"optimizer step", b.optimizer_s}};
+  for (const auto& [name, t] : parts) out += fmt::format("  {:<22} {:9.3f} s {:6.1f}%\n", name, t, pct(t));
+  out += "stages:\n  stage layers  fwd/mb(ms)  bwd/mb(ms)  busy(s)  in-flight  memory(GiB)\n";
+  for (const auto& s : pred.stages)
+    out += fmt::format("  {:5} {:6} {:11.2f} {:11.2f} {:8.2f} {:10} {:12.1f}\n", s.stage, s.layers, 1e3 * s.forward_s,
+                       1e3 * s.backward_s, s.busy_s, s.in_flight_micro_batches, s.memory.total_GiB);
+  if (!pred.stages.empty()) {
+    const auto& m = pred.stages[pred.bottleneck.kind == "memory" && pred.bottleneck.stage >= 0 ? pred.bottleneck.stage : 0].memory;
+    out += fmt::format("memory of stage {}: weights {:.1f}, grads {:.1f}, optimizer {:.1f}, activations {:.1f}, logits {:.1f}, buffers {:.1f}, fragmentation {:.1f} GiB\n",
+                       pred.bottleneck.kind == "memory" ? pred.bottleneck.stage : 0, m.weights_GiB, m.gradients_GiB, m.optimizer_GiB,
+                       m.activations_GiB, m.logits_GiB, m.buffers_GiB, m.fragmentation_GiB);
+  }
+  out += fmt::format("bottleneck {} (stage {}): {}\n", pred.bottleneck.kind, pred.bottleneck.stage, pred.bottleneck.detail);
+  for (const auto& n : pred.notes) out += "note: " + n + "\n";
+  return out;
+}
+
+}  // namespace strata

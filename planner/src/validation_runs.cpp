@@ -1,0 +1,226 @@
+#include "planner/validation_runs.h"
+
+#include <algorithm>
+#include <cctype>
+#include <regex>
+
+#include "costmodel/errors.h"
+#include "costmodel/json_reader.h"
+#include "planner/job_options.h"
+
+namespace strata {
+
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+bool contains(const std::string& hay, const std::string& needle) { return lower(hay).find(lower(needle)) != std::string::npos; }
+
+std::string text_of(const nlohmann::json& r, const char* key) {
+  auto it = r.find(key);
+  return (it != r.end() && it->is_string()) ? it->get<std::string>() : std::string();
+}
+
+std::optional<double> number_of(const nlohmann::json& r, const char* key) {
+  auto it = r.find(key);
+  if (it == r.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+
+// Earliest four-digit year (19xx/20xx) mentioned in a text, or 0.
+int year_in(const std::string& s) {
+  static const std::regex re("(19|20)[0-9]{2}");
+  int best = 0;
+  for (auto it = std::sregex_iterator(s.begin(), s.end(), re); it != std::sregex_iterator(); ++it) {
+    int y = std::stoi(it->str());
+    if (best == 0 || y < best) best = y;
+  }
+  return best;
+}
+
+GpuSpec resolve_gpu(const std::string& text, std::optional<double> memory_gb, const Catalog& catalog,
+                    std::vector<std::string>& assumptions) {
+  std::string base = text.substr(0, text.find('('));
+  while (!base.empty() && std::isspace(static_cast<unsigned char>(base.back()))) base.pop_back();
+  try {
+    return catalog.gpu(base);
+  } catch (const InputError&) {
+  }
+  // "A100 (memory size not stated)", "A100-SXM4 (... likely 40GB)": family plus memory size.
+  static const std::regex mem_re("([0-9]+)\\s*GB", std::regex::icase);
+  std::smatch m;
+  std::string mem;
+  if (memory_gb) mem = std::to_string(static_cast<int>(*memory_gb));
+  else if (std::regex_search(text, m, mem_re)) mem = m[1].str();
+  std::string family = lower(base.substr(0, base.find_first_of("- ")));
+  if (mem.empty()) {
+    mem = "80";
+    assumptions.push_back("GPU memory size not stated; assumed " + family + " " + mem + "GB");
+  }
+  return catalog.gpu(family + "-" + mem + "gb");
+}
+
+void apply_interconnect(const std::string& text, ClusterSpec& c, std::vector<std::string>& assumptions) {
+  // "8x200 Gb/s HCAs per node", "4x OmniPath (100 Gb/s) per node", "inter-node 800 Gb/s per node",
+  // "intra-node 150 GB/s".
+  static const std::regex nics_re("([0-9]+)\\s*x\\s*[A-Za-z -]*\\(?\\s*([0-9]+)\\s*Gb/s", std::regex::icase);
+  static const std::regex node_re("inter-node\\s*([0-9]+)\\s*Gb/s", std::regex::icase);
+  static const std::regex intra_re("intra-node\\s*([0-9]+)\\s*GB/s", std::regex::icase);
+  std::smatch m;
+  if (std::regex_search(text, m, nics_re)) {
+    c.nics_per_node = std::stoi(m[1].str());
+    c.nic_Gbps = std::stod(m[2].str());
+  } else if (std::regex_search(text, m, node_re)) {
+    c.nics_per_node = 1;
+    c.nic_Gbps = std::stod(m[1].str());
+  } else {
+    assumptions.push_back("inter-node network not stated; assumed " + std::to_string(c.nics_per_node) + "x " +
+                          std::to_string(static_cast<int>(c.nic_Gbps)) + " Gb/s per node (" + c.name + ")");
+  }
+  if (std::regex_search(text, m, intra_re)) c.intra_node_GBps = std::stod(m[1].str());
+}
+
+Job job_from_record(const nlohmann::json& r, const std::string& where, const Catalog& catalog, ValidationRun& run) {
+  JsonReader rd(r, where);
+  Job job;
+  ModelSpec& m = job.model;
+  const std::string arch = text_of(r, "arch_notes");
+  m.name = text_of(r, "model_name");
+  m.num_layers = static_cast<int>(rd.get_int("num_layers", 1, 100000));
+  m.hidden_size = rd.get_int("hidden_size", 1, 1 << 24);
+  m.num_attention_heads = static_cast<int>(rd.get_int("num_attention_heads", 1, 1 << 20));
+  m.num_query_groups = static_cast<int>(rd.opt_int("num_kv_heads", 1, 1 << 20).value_or(m.num_attention_heads));
+  m.ffn_hidden_size = rd.opt_int("ffn_hidden_size", 1, 1 << 24).value_or(4 * m.hidden_size);
+  m.vocab_size = rd.get_int("vocab_size", 1, 1 << 24);
+  m.max_seq_length = rd.get_int("seq_length", 1, 1 << 24);
+  m.activation = contains(arch, "swiglu") ? Activation::swiglu : Activation::gelu;
+  m.normalization = contains(arch, "rmsnorm") ? Normalization::rmsnorm : Normalization::layernorm;
+  m.tied_embeddings = !contains(arch, "untied");
+  m.position_embedding = contains(arch, "alibi") ? PositionEmbedding::alibi
+                         : contains(arch, "rope") ? PositionEmbedding::rope
+                                                  : PositionEmbedding::learned;
+  // Megatron's GPT recipes train with hidden/attention dropout 0.1; Llama/MPT/BLOOM-style do not.
+  m.dropout = lower(text_of(r, "model_family")) == "gpt" && !contains(arch, "no dropout");
+  validate_model(m, where);
+
+  std::vector<std::string>& as = run.assumptions;
+  GpuSpec gpu = resolve_gpu(text_of(r, "gpu_type"), number_of(r, "gpu_memory_gb"), catalog, as);
+  job.cluster = default_cluster_for(gpu);
+  for (const auto& e : catalog.list("clusters")) {
+    ClusterSpec c = catalog.cluster(e.path);
+    if (c.gpu.name == gpu.name) {
+      job.cluster = c;
+      break;
+    }
+  }
+  if (auto g = rd.opt_int("nvlink_domain", 1, 100000)) job.cluster.gpus_per_node = static_cast<int>(*g);
+  else if (auto g2 = rd.opt_int("gpus_per_node", 1, 100000)) job.cluster.gpus_per_node = static_cast<int>(*g2);
+  apply_interconnect(text_of(r, "interconnect"), job.cluster, as);
+  if (auto c = catalog.calibration_for(gpu)) job.calibration = *c;
+
+  TrainingSpec& t = job.training;
+  t.global_batch_size = rd.get_int("global_batch_size", 1, std::int64_t{1} << 40);
+  t.seq_length = m.max_seq_length;
+  const std::string prec = lower(text_of(r, "precision"));
+  run.precision_text = prec;
+  if (prec.find("bf16") != std::string::npos && prec.find("fp16") == std::string::npos) t.precision = Precision::bf16;
+  else if (prec.find("fp16") != std::string::npos) t.precision = Precision::fp16;
+  else if (prec.find("fp8") != std::string::npos) t.precision = Precision::fp8;
+  else if (prec.find("fp32") != std::string::npos) t.precision = Precision::fp32;
+  else {
+    t.precision = Precision::bf16;
+    as.push_back("precision not stated; assumed bf16");
+  }
+
+  ParallelPlan& p = job.plan;
+  p.tp = static_cast<int>(rd.opt_int("tp", 1, 1 << 20).value_or(1));
+  p.pp = static_cast<int>(rd.opt_int("pp", 1, 1 << 20).value_or(1));
+  p.dp = static_cast<int>(rd.opt_int("dp", 1, 1 << 24).value_or(1));
+  p.cp = static_cast<int>(rd.opt_int("cp", 1, 1 << 20).value_or(1));
+  p.ep = static_cast<int>(rd.opt_int("ep", 1, 1 << 20).value_or(1));
+  p.vpp = static_cast<int>(rd.opt_int("vpp", 1, 1 << 10).value_or(1));
+  p.sequence_parallel = r.contains("sequence_parallel") && r["sequence_parallel"].is_boolean() && r["sequence_parallel"].get<bool>();
+  if (auto n = rd.opt_int("num_gpus", 1, 1 << 24); n && *n != p.world_size())
+    throw InputError(where, "/num_gpus", "tp*pp*dp*cp = " + std::to_string(p.world_size()) + " differs from num_gpus " + std::to_string(*n));
+  if (auto mbs = rd.opt_int("micro_batch_size", 1, 1 << 20)) {
+    p.micro_batch_size = static_cast<int>(*mbs);
+  } else {
+    run.micro_batch_unknown = true;
+    as.push_back("micro_batch_size not published; the fastest micro-batch size that fits is used");
+  }
+  auto rc = parse_recompute(text_of(r, "recompute"));
+  if (!rc) {
+    rc = RecomputeGranularity::none;
+    as.push_back("recompute not stated; assumed none");
+  }
+  p.recompute.granularity = *rc;
+
+  const std::string fwtext = text_of(r, "framework");
+  const std::string zero = lower(text_of(r, "zero_or_dist_optimizer"));
+  RuntimeOptions& rt = job.runtime;
+  if (contains(fwtext, "fsdp") || contains(fwtext, "composer") || contains(fwtext, "llm-foundry") || zero.find("fsdp") != std::string::npos) {
+    rt.framework = Framework::fsdp;
+    p.zero_stage = 3;
+  } else if (contains(fwtext, "deepspeed")) {
+    rt.framework = Framework::deepspeed;
+  } else {
+    rt.framework = Framework::megatron;
+  }
+  static const std::regex stage_re("(zero|stage)[^0-9]*([0-3])", std::regex::icase);
+  std::smatch zm;
+  if (rt.framework != Framework::fsdp && std::regex_search(zero, zm, stage_re)) p.zero_stage = std::stoi(zm[2].str());
+  if (zero.find("distributed optimizer") != std::string::npos || zero.find("dist-opt") != std::string::npos) {
+    p.distributed_optimizer = true;
+    p.zero_stage = 0;
+  }
+  if (zero.find("assumed") != std::string::npos) as.push_back("optimizer sharding not stated; read as \"" + zero + "\"");
+  // Fused (flash) attention arrived in these frameworks in 2022-2023; older stacks materialize
+  // the attention scores. DP gradient reduction overlapped with backward is likewise recent in
+  // Megatron-LM (2023) and absent from the DeepSpeed pipeline engine.
+  const int year = year_in(fwtext);
+  const bool modern = year == 0 ? rt.framework == Framework::megatron : year >= 2023;
+  rt.flash_attention = contains(arch, "flash") || rt.framework == Framework::fsdp || (modern && rt.framework == Framework::megatron);
+  rt.overlap_grad_reduce = rt.framework == Framework::fsdp || (modern && rt.framework == Framework::megatron);
+  rt.overlap_param_gather = rt.overlap_grad_reduce;
+  return job;
+}
+
+}  // namespace
+
+std::vector<ValidationRun> load_validation_runs(const nlohmann::json& j, const std::string& where, const Catalog& catalog) {
+  if (!j.is_array()) throw InputError(where, "/", "expected a JSON array of run records");
+  std::vector<ValidationRun> runs;
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    const auto& r = j[i];
+    const std::string path = where + " [" + std::to_string(i) + "]";
+    ValidationRun run;
+    if (!r.is_object()) {
+      run.id = "#" + std::to_string(i);
+      run.error = "record is not a JSON object";
+      runs.push_back(std::move(run));
+      continue;
+    }
+    run.id = text_of(r, "id");
+    if (run.id.empty()) run.id = "#" + std::to_string(i);
+    run.source_group = text_of(r, "source_group");
+    run.tier = text_of(r, "tier");
+    run.measured_tokens_per_sec_per_gpu = number_of(r, "meas_tokens_per_sec_per_gpu");
+    if (!run.measured_tokens_per_sec_per_gpu) run.measured_tokens_per_sec_per_gpu = number_of(r, "derived_tokens_per_sec_per_gpu");
+    run.measured_iteration_time_s = number_of(r, "meas_iteration_time_s");
+    if (!run.measured_iteration_time_s) run.measured_iteration_time_s = number_of(r, "derived_iteration_time_s");
+    // Published "GB" memory figures come from nvidia-smi / torch.cuda, which count GiB.
+    run.measured_memory_GiB = number_of(r, "meas_per_gpu_memory_gb");
+    try {
+      run.job = job_from_record(r, path, catalog, run);
+    } catch (const InputError& e) {
+      run.error = e.what();
+    }
+    runs.push_back(std::move(run));
+  }
+  return runs;
+}
+
+}  // namespace strata
