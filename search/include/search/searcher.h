@@ -1,0 +1,57 @@
+#pragma once
+// The plan searcher's public interface: given a workload (model, cluster, batch, runtime) and a
+// GPU count, find the fastest memory-feasible parallel plan. The search sees the cost model only
+// through strata::CostModel, so tests can hand it a fake one.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "costmodel/job.h"
+#include "costmodel/predictor.h"
+#include "costmodel/prediction.h"
+
+namespace strata {
+
+enum class SearchAlgorithm {
+  bottleneck,  // Aceso-style iterative bottleneck alleviation from several starts (default)
+  exhaustive,  // the whole uniform grid: the reference the bottleneck search is measured against
+};
+
+struct SearchOptions {
+  int num_gpus = 0;
+  SearchAlgorithm algorithm = SearchAlgorithm::bottleneck;
+  std::uint64_t seed = 0;
+  int threads = 0;            // 0: OpenMP's default
+  int max_trials = 0;         // 0: the searcher's default budget
+  bool progress = false;      // progress line on stderr for searches longer than a second
+  std::string runtime = "megatron";  // plans stock Megatron-LM can run
+  bool allow_tp_across_nodes = false;
+  // Optional user constraints (fixed values); unset means searched.
+  std::optional<int> tp, pp, cp, vpp, micro_batch_size;
+  std::optional<bool> sequence_parallel;
+  std::optional<RecomputeGranularity> recompute;
+};
+
+struct RankedPlan {
+  Job job;
+  Prediction prediction;
+};
+
+struct SearchResult {
+  bool found = false;
+  RankedPlan best;
+  std::vector<RankedPlan> runners_up;  // next best distinct plans, fastest first
+  std::int64_t plans_evaluated = 0;
+  double seconds = 0;
+  // When nothing fits: why, the smallest per-GPU memory any plan needed, and how many GPUs of
+  // this type would make some plan fit (0 when unknown).
+  std::string infeasible_reason;
+  double min_memory_needed_GiB = 0;
+  int gpus_needed_to_fit = 0;
+};
+
+// workload.plan is ignored except as a starting hint; the returned jobs carry full plans.
+SearchResult search_plans(const Job& workload, const SearchOptions& options, const CostModel& model);
+
+}  // namespace strata
