@@ -2,43 +2,112 @@
 
 #include <algorithm>
 #include <cassert>
+#include <map>
+#include <memory>
+#include <tuple>
 
 namespace strata {
 
 namespace {
 
-struct ScheduledOp {
-  bool backward;
-  int chunk;
-  std::int64_t mb;
+// Megatron-LM's order of ops on one pipeline rank (schedules.py:
+// forward_backward_pipelining_with/without_interleaving): `warmup` forwards, then steady 1F1B
+// (one forward, one backward), then the cool-down backwards.
+struct RankSchedule {
+  std::int64_t total, warmup;
+
+  RankSchedule(int p, int v, int rank, std::int64_t m)
+      : total(m * v),
+        warmup(v == 1 ? std::min<std::int64_t>(p - rank - 1, m)
+                      : std::min<std::int64_t>(static_cast<std::int64_t>(p - rank - 1) * 2 + static_cast<std::int64_t>(v - 1) * p,
+                                               m * v)) {}
+  std::int64_t size() const { return 2 * total; }
+  // Op j of the rank: whether it is a backward, and which forward/backward index k it is.
+  bool op(std::int64_t j, std::int64_t& k) const {
+    if (j < warmup) {
+      k = j;
+      return false;
+    }
+    const std::int64_t steady = 2 * (total - warmup);
+    if (j < warmup + steady) {
+      const std::int64_t i = j - warmup;
+      k = (i % 2 == 0) ? warmup + i / 2 : i / 2;
+      return i % 2 == 1;
+    }
+    k = total - warmup + (j - warmup - steady);
+    return true;
+  }
 };
 
-// Megatron-LM's order of ops on one pipeline rank (schedules.py:
-// forward_backward_pipelining_with/without_interleaving): warm-up forwards, steady 1F1B, cool-down.
-void rank_order(int rank, int p, int v, std::int64_t m, std::vector<ScheduledOp>& out) {
-  out.clear();
+// One op of the schedule in a global order that respects every dependency.
+struct FlatOp {
+  std::int32_t dep;       // index of the op on the neighbouring rank it waits for, -1 if none
+  std::int32_t rank;
+  std::int32_t vstage;    // chunk * p + rank: selects the duration
+  std::int32_t micro_batch;
+  bool backward;
+};
+
+// The dependency structure of a schedule depends only on (p, v, m), not on durations: compute a
+// topological order once, then every simulation is a single pass over it.
+std::vector<FlatOp> build_order(int p, int v, std::int64_t m) {
   const std::int64_t total = m * v;
-  std::int64_t warmup = v == 1 ? std::min<std::int64_t>(p - rank - 1, m)
-                               : std::min<std::int64_t>(static_cast<std::int64_t>(p - rank - 1) * 2 + static_cast<std::int64_t>(v - 1) * p, total);
-  auto fwd = [&](std::int64_t k) {
-    if (v == 1) return ScheduledOp{false, 0, k};
-    int chunk = static_cast<int>((k / p) % v);
-    std::int64_t mb = (k / (static_cast<std::int64_t>(p) * v)) * p + k % p;
-    return ScheduledOp{false, chunk, mb};
-  };
-  auto bwd = [&](std::int64_t k) {
-    if (v == 1) return ScheduledOp{true, 0, k};
-    int chunk = v - 1 - static_cast<int>((k / p) % v);
-    std::int64_t mb = (k / (static_cast<std::int64_t>(p) * v)) * p + k % p;
-    return ScheduledOp{true, chunk, mb};
-  };
-  out.reserve(static_cast<std::size_t>(2 * total));
-  for (std::int64_t k = 0; k < warmup; ++k) out.push_back(fwd(k));
-  for (std::int64_t i = 0; i < total - warmup; ++i) {
-    out.push_back(fwd(warmup + i));
-    out.push_back(bwd(i));
+  const int vstages = p * v;
+  std::vector<std::int32_t> fpos(static_cast<std::size_t>(vstages * m), -1), bpos(fpos.size(), -1);
+  std::vector<RankSchedule> sched;
+  for (int r = 0; r < p; ++r) sched.emplace_back(p, v, r, m);
+  std::vector<std::int64_t> ptr(p, 0);
+  std::vector<FlatOp> out;
+  out.reserve(static_cast<std::size_t>(2 * total * p));
+  // Worklist of ranks that may advance; a rank that ran ops wakes both neighbours.
+  std::vector<int> work;
+  std::vector<char> queued(p, 1);
+  for (int r = p - 1; r >= 0; --r) work.push_back(r);
+  while (!work.empty()) {
+    const int r = work.back();
+    work.pop_back();
+    queued[r] = 0;
+    const std::int64_t start = ptr[r];
+    for (; ptr[r] < sched[r].size(); ++ptr[r]) {
+      std::int64_t k;
+      const bool backward = sched[r].op(ptr[r], k);
+      // The k-th forward runs model chunk (k/p) % v on micro-batch (k/(p*v))*p + k%p; the k-th
+      // backward runs the mirrored chunk.
+      int chunk = v == 1 ? 0 : static_cast<int>((k / p) % v);
+      if (backward) chunk = v - 1 - chunk;
+      const std::int64_t mb = v == 1 ? k : (k / (static_cast<std::int64_t>(p) * v)) * p + k % p;
+      const int vs = chunk * p + r;
+      std::int32_t dep = -1;
+      if (!backward && vs > 0) {
+        dep = fpos[static_cast<std::size_t>((vs - 1) * m + mb)];
+        if (dep < 0) break;
+      } else if (backward && vs < vstages - 1) {
+        dep = bpos[static_cast<std::size_t>((vs + 1) * m + mb)];
+        if (dep < 0) break;
+      }
+      (backward ? bpos : fpos)[static_cast<std::size_t>(vs * m + mb)] = static_cast<std::int32_t>(out.size());
+      out.push_back({dep, r, vs, static_cast<std::int32_t>(mb), backward});
+    }
+    if (ptr[r] != start && p > 1)
+      for (int nb : {(r + 1) % p, (r + p - 1) % p})
+        if (!queued[nb]) {
+          queued[nb] = 1;
+          work.push_back(nb);
+        }
   }
-  for (std::int64_t k = total - warmup; k < total; ++k) out.push_back(bwd(k));
+  assert(out.size() == static_cast<std::size_t>(2 * total * p) && "pipeline schedule deadlocked");
+  return out;
+}
+
+// Per-thread cache of schedule orders (searches evaluate many plans with the same p, v, m).
+const std::vector<FlatOp>& cached_order(int p, int v, std::int64_t m) {
+  thread_local std::map<std::tuple<int, int, std::int64_t>, std::unique_ptr<std::vector<FlatOp>>> cache;
+  auto key = std::make_tuple(p, v, m);
+  auto it = cache.find(key);
+  if (it != cache.end()) return *it->second;
+  if (cache.size() >= 32) cache.clear();
+  auto order = std::make_unique<std::vector<FlatOp>>(build_order(p, v, m));
+  return *cache.emplace(key, std::move(order)).first->second;
 }
 
 }  // namespace
@@ -51,57 +120,35 @@ PipelineResult simulate_pipeline(const PipelineInput& in, std::vector<PipelineEv
   res.end_s.assign(p, 0);
   res.peak_in_flight.assign(p, 0);
   if (p < 1 || v < 1 || m < 1 || (v > 1 && m % p != 0)) return res;
+  // Orders beyond 2^31 ops are not representable (and not plausible: 16k stages x 64k micro-batches).
+  if (2 * m * v * p >= (std::int64_t{1} << 31)) return res;
 
-  const int vstages = p * v;
-  std::vector<double> fdone(static_cast<std::size_t>(vstages * m), -1.0), bdone(fdone.size(), -1.0);
-  std::vector<std::vector<ScheduledOp>> order(p);
-  for (int r = 0; r < p; ++r) rank_order(r, p, v, m, order[r]);
-  std::vector<std::size_t> ptr(p, 0);
-  std::vector<double> clock(p, 0.0);
-  std::vector<int> in_flight(p, 0);
-  std::size_t remaining = 0;
-  for (const auto& o : order) remaining += o.size();
-
-  while (remaining > 0) {
-    bool progressed = false;
-    for (int r = 0; r < p; ++r) {
-      auto& ops = order[r];
-      while (ptr[r] < ops.size()) {
-        const ScheduledOp& op = ops[ptr[r]];
-        const int vs = op.chunk * p + r;
-        double ready = 0;
-        if (!op.backward) {
-          if (vs > 0) {
-            double d = fdone[static_cast<std::size_t>((vs - 1) * m + op.mb)];
-            if (d < 0) break;
-            ready = d + ((vs - 1) % p != r ? in.p2p_s : 0.0);
-          }
-        } else if (vs < vstages - 1) {
-          double d = bdone[static_cast<std::size_t>((vs + 1) * m + op.mb)];
-          if (d < 0) break;
-          ready = d + ((vs + 1) % p != r ? in.p2p_s : 0.0);
-        }
-        const double dur = op.backward ? in.backward_s[r][op.chunk] : in.forward_s[r][op.chunk];
-        const double start = std::max(clock[r], ready);
-        const double end = start + dur;
-        clock[r] = end;
-        res.busy_s[r] += dur;
-        (op.backward ? bdone : fdone)[static_cast<std::size_t>(vs * m + op.mb)] = end;
-        in_flight[r] += op.backward ? -1 : 1;
-        res.peak_in_flight[r] = std::max(res.peak_in_flight[r], in_flight[r]);
-        if (trace) trace->push_back({r, op.chunk, op.mb, op.backward, start, end});
-        ++ptr[r];
-        --remaining;
-        progressed = true;
-      }
+  const std::vector<FlatOp>& order = cached_order(p, v, m);
+  std::vector<double> fwd(static_cast<std::size_t>(p * v)), bwd(fwd.size());
+  for (int r = 0; r < p; ++r)
+    for (int c = 0; c < v; ++c) {
+      fwd[static_cast<std::size_t>(c * p + r)] = in.forward_s[r][c];
+      bwd[static_cast<std::size_t>(c * p + r)] = in.backward_s[r][c];
     }
-    assert(progressed && "pipeline schedule deadlocked");
-    if (!progressed) break;
+  const double hop = p > 1 ? in.p2p_s : 0.0;
+  std::vector<double> done(order.size());
+  std::vector<int> in_flight(p, 0);
+  double* const clock = res.end_s.data();
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const FlatOp& op = order[i];
+    const double ready = op.dep >= 0 ? done[static_cast<std::size_t>(op.dep)] + hop : 0.0;
+    const double start = std::max(clock[op.rank], ready);
+    const double dur = op.backward ? bwd[static_cast<std::size_t>(op.vstage)] : fwd[static_cast<std::size_t>(op.vstage)];
+    const double end = start + dur;
+    done[i] = end;
+    clock[op.rank] = end;
+    res.busy_s[static_cast<std::size_t>(op.rank)] += dur;
+    int& f = in_flight[static_cast<std::size_t>(op.rank)];
+    f += op.backward ? -1 : 1;
+    if (f > res.peak_in_flight[static_cast<std::size_t>(op.rank)]) res.peak_in_flight[static_cast<std::size_t>(op.rank)] = f;
+    if (trace) trace->push_back({op.rank, op.vstage / p, op.micro_batch, op.backward, start, end});
   }
-  for (int r = 0; r < p; ++r) {
-    res.end_s[r] = clock[r];
-    res.makespan_s = std::max(res.makespan_s, clock[r]);
-  }
+  res.makespan_s = *std::max_element(res.end_s.begin(), res.end_s.end());
   return res;
 }
 

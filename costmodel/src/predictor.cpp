@@ -239,13 +239,9 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   }
 
   const PipelineResult pr = simulate_pipeline(pin, trace);
-  // The same schedule without transfer time tells how much of the idle time is exposed p2p.
-  double pp_exposed = 0;
-  if (p.pp > 1 && pin.p2p_s > 0) {
-    PipelineInput no_p2p = pin;
-    no_p2p.p2p_s = 0;
-    pp_exposed = std::max(0.0, pr.makespan_s - simulate_pipeline(no_p2p).makespan_s);
-  }
+  // Exposed p2p: the fill and drain critical path crosses every virtual-stage boundary once each
+  // way, 2(p*v - 1) transfers; steady-state transfers hide behind other micro-batches' compute.
+  const double pp_exposed = p.pp > 1 ? 2.0 * (p.pp * v - 1) * pin.p2p_s : 0.0;
 
   // ---- data-parallel synchronization and optimizer step, per stage ---------------------------
   const Framework fw = job.runtime.framework;
