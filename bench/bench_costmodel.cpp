@@ -20,6 +20,7 @@ strata::Job gpt3_175b() {
   job.plan.sequence_parallel = true;
   job.plan.recompute.granularity = strata::RecomputeGranularity::selective;
   job.plan.distributed_optimizer = true;
+  job.calibration = cat.calibration_or_default(job.cluster.gpu);
   return job;
 }
 

@@ -30,6 +30,7 @@ inline Job gpt3_175b_job() {
   job.plan.sequence_parallel = true;
   job.plan.recompute.granularity = RecomputeGranularity::selective;
   job.plan.distributed_optimizer = true;
+  job.calibration = catalog().calibration_or_default(job.cluster.gpu);
   return job;
 }
 

@@ -1,8 +1,29 @@
 #include "costmodel/calibration.h"
 
+#include "costmodel/gpu_spec.h"
 #include "costmodel/json_reader.h"
 
 namespace strata {
+
+Calibration default_calibration(const GpuSpec& gpu) {
+  Calibration c;
+  const std::string& arch = gpu.architecture;
+  if (arch == "ampere") {
+    c.kernel.gemm_efficiency = 0.80;
+    c.kernel.attention_fwd_efficiency = 0.70;
+    c.kernel.attention_bwd_efficiency = 0.55;
+  } else if (arch == "cdna3") {
+    c.kernel.gemm_efficiency = 0.48;
+    c.kernel.attention_fwd_efficiency = 0.55;
+    c.kernel.attention_bwd_efficiency = 0.47;
+  } else {  // hopper, and the guess for blackwell, ada and unknown architectures
+    c.kernel.gemm_efficiency = 0.64;
+    c.kernel.attention_fwd_efficiency = 0.55;
+    c.kernel.attention_bwd_efficiency = 0.47;
+  }
+  c.source = "defaults (uncalibrated, " + (arch.empty() ? std::string("unknown") : arch) + " architecture)";
+  return c;
+}
 
 Calibration calibration_from_json(const json& j, const std::string& where) {
   JsonReader r(j, where);
@@ -12,7 +33,8 @@ Calibration calibration_from_json(const json& j, const std::string& where) {
   if (r.has("kernel")) {
     JsonReader k = r.child("kernel");
     k.reject_unknown_keys({"gemm_efficiency", "attention_fwd_efficiency", "attention_bwd_efficiency",
-                           "memory_efficiency", "launch_overhead_us", "gemm_k_overhead"});
+                           "memory_efficiency", "launch_overhead_us", "gemm_k_overhead", "misaligned_gemm_factor",
+                           "overlap_interference"});
     auto& kc = c.kernel;
     kc.gemm_efficiency = k.opt_positive("gemm_efficiency", 1.0).value_or(kc.gemm_efficiency);
     kc.attention_fwd_efficiency = k.opt_positive("attention_fwd_efficiency", 1.5).value_or(kc.attention_fwd_efficiency);
@@ -22,6 +44,9 @@ Calibration calibration_from_json(const json& j, const std::string& where) {
     if (kc.launch_overhead_us < 0 || kc.launch_overhead_us > 1e4) k.fail("launch_overhead_us", "expected 0..10000 microseconds");
     kc.gemm_k_overhead = k.has("gemm_k_overhead") ? k.get_number("gemm_k_overhead") : kc.gemm_k_overhead;
     if (kc.gemm_k_overhead < 0 || kc.gemm_k_overhead > 1e5) k.fail("gemm_k_overhead", "expected 0..100000");
+    kc.misaligned_gemm_factor = k.opt_positive("misaligned_gemm_factor", 1.0).value_or(kc.misaligned_gemm_factor);
+    kc.overlap_interference = k.has("overlap_interference") ? k.get_number("overlap_interference") : kc.overlap_interference;
+    if (kc.overlap_interference < 0 || kc.overlap_interference > 1) k.fail("overlap_interference", "expected 0..1");
   }
   if (r.has("comm")) {
     JsonReader m = r.child("comm");
@@ -42,7 +67,9 @@ json calibration_to_json(const Calibration& c) {
             {"attention_bwd_efficiency", c.kernel.attention_bwd_efficiency},
             {"memory_efficiency", c.kernel.memory_efficiency},
             {"launch_overhead_us", c.kernel.launch_overhead_us},
-            {"gemm_k_overhead", c.kernel.gemm_k_overhead}}},
+            {"gemm_k_overhead", c.kernel.gemm_k_overhead},
+            {"misaligned_gemm_factor", c.kernel.misaligned_gemm_factor},
+            {"overlap_interference", c.kernel.overlap_interference}}},
           {"comm",
            {{"nvlink_efficiency", c.comm.nvlink_efficiency},
             {"network_efficiency", c.comm.network_efficiency},

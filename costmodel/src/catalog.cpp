@@ -139,4 +139,9 @@ std::optional<Calibration> Catalog::calibration_for(const GpuSpec& gpu) const {
   return std::nullopt;
 }
 
+Calibration Catalog::calibration_or_default(const GpuSpec& gpu) const {
+  if (auto c = calibration_for(gpu)) return *c;
+  return default_calibration(gpu);
+}
+
 }  // namespace strata

@@ -45,7 +45,10 @@ double CommModel::all_reduce(double bytes, GroupPlacement g) const {
 double CommModel::all_gather(double bytes, GroupPlacement g) const {
   if (g.size <= 1 || bytes <= 0) return 0;
   const double n = g.size;
-  return (n - 1) / n * bytes / effective_bandwidth(bytes, g) + latency_s(g);
+  // NCCL runs all-gather and reduce-scatter only as rings: n-1 steps, each paying a hop latency,
+  // which dominates at thousands of ranks (no tree algorithm for these collectives).
+  const double hop = (g.spans_nodes() ? cl_.inter_node_latency_us : cl_.intra_node_latency_us) * 1e-6;
+  return (n - 1) / n * bytes / effective_bandwidth(bytes, g) + (n - 1) * hop;
 }
 
 double CommModel::all_to_all(double bytes_per_rank, GroupPlacement g) const {

@@ -54,6 +54,11 @@ KernelTime KernelModel::time(const Op& op) const {
   double tiles = 1;
   double util = gemm_utilization(op.m, op.n, op.batch, &tiles);
   double eff = c_.gemm_efficiency * util * (op.k / (op.k + c_.gemm_k_overhead));
+  // Tensor cores need the contiguous dimensions in multiples of 16 bytes (8 fp16/bf16 elements);
+  // otherwise cuBLAS falls back to narrow-alignment kernels at a fraction of the rate (NVIDIA
+  // "Matrix Multiplication Background" guide, §4 and its K=8190 vs 8192 comparison). The
+  // factor is a default until calibrated.
+  if (std::fmod(op.k, 8.0) != 0 || std::fmod(op.n, 8.0) != 0) eff *= c_.misaligned_gemm_factor;
   if (op.kind == OpKind::attention) {
     bool bwd = std::string_view(op.name).ends_with("_bwd");
     eff *= bwd ? c_.attention_bwd_efficiency : c_.attention_fwd_efficiency;

@@ -89,10 +89,12 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
   const double weight_b = fp32_model ? 4 : 2;
   // Megatron accumulates into fp32 main_grad buffers; DeepSpeed keeps grads in the model dtype.
   const double grad_b = (fp32_model || fw == Framework::megatron) ? 4 : 2;
-  // Mixed-precision Adam: fp32 master copy + two fp32 moments (12 B/param); DeepSpeed ZeRO also
-  // materializes the fp32 gradient of its partition (+4). Pure fp32 keeps no master copy.
+  // Mixed-precision Adam: fp32 master copy + two fp32 moments (12 B/param). Pure fp32 keeps no
+  // master copy. DeepSpeed also materializes fp32 gradients for the master weights (+4: its
+  // FP16_Optimizer and ZeRO-1/2's single_partition_of_fp32_groups grads), and ZeRO-1/2 keep the
+  // partition's averaged fp16 gradients (+2, stage_1_and_2.py averaged_gradients).
   double opt_b = fp32_model ? 8 : 12;
-  if (fw == Framework::deepspeed && !fp32_model && p.zero_stage >= 1) opt_b += 4;
+  if (fw == Framework::deepspeed && !fp32_model) opt_b += p.zero_stage >= 1 ? 6 : 4;
   // Optimizer state is sharded over the data-parallel group, which includes CP ranks in Megatron.
   const double shard = static_cast<double>(p.dp) * p.cp;
   double w = params * weight_b, gr = params * grad_b, opt = params * opt_b;

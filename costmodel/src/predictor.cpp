@@ -18,6 +18,8 @@ namespace {
 // Bytes an Adam step moves per parameter it updates: read fp32 param, grad, m, v (16 B), write
 // param, m, v (12 B), write the bf16/fp16 model copy (2 B), plus a grad-norm pass (4 B).
 constexpr double kAdamBytesPerParam = 34;
+// DeepSpeed's default stage3_prefetch_bucket_size / reduce_bucket_size, in elements.
+constexpr double kZero3BucketElements = 5e7;
 
 // Per-micro-batch cost of one layer on one GPU, split by where the time goes.
 struct LayerCost {
@@ -201,7 +203,13 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   pin.micro_batches = micro_batches;
   pin.forward_s.assign(p.pp, std::vector<double>(v, 0));
   pin.backward_s.assign(p.pp, std::vector<double>(v, 0));
-  pin.p2p_s = p.pp > 1 ? comm.p2p(act_bytes / p.tp, pp_inter_node) : 0;  // scatter-gather: 1/tp
+  // Megatron splits the activation across TP ranks for the transfer and all-gathers it over NVLink
+  // (scatter-gather optimization, Narayanan et al. 2021 §4.1) and overlaps it with compute; the
+  // DeepSpeed pipeline engine sends the whole activation from every TP rank with blocking
+  // send/recv, so the transfer also occupies the sending stage.
+  const bool blocking_p2p = job.runtime.framework == Framework::deepspeed;
+  pin.p2p_s = p.pp > 1 ? comm.p2p(blocking_p2p ? act_bytes : act_bytes / p.tp, pp_inter_node) : 0;
+  const double blocking_send = blocking_p2p ? pin.p2p_s : 0.0;
   std::vector<StageCost> sc(p.pp);
   // Full recompute of only `n` layers per stage (method block) when num_layers is set.
   auto full_layers = [&](int layers) {
@@ -211,6 +219,11 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   const double layer_fwd = lc.fwd_compute + lc.fwd_tp + lc.fwd_cp + lc.fwd_ep;
   const double layer_bwd = lc.bwd_compute + lc.bwd_tp + lc.bwd_cp + lc.bwd_ep;
   const double layer_refwd = lc.fwd_tp + lc.fwd_cp + lc.fwd_ep;  // comm re-done by full recompute
+  // Without gradient-accumulation fusion every micro-batch reads the fresh weight gradient and
+  // read-modify-writes the accumulation buffer (fp32 main_grad in Megatron, model dtype in DeepSpeed).
+  const bool sharded_grads = job.runtime.framework == Framework::fsdp || p.zero_stage >= 2;
+  const double accum_bytes_per_param = (job.runtime.fused_grad_accumulation || sharded_grads) ? 0.0
+                                       : job.runtime.framework == Framework::megatron ? eb + 8.0 : 3.0 * eb;
   for (int s = 0; s < p.pp; ++s) {
     const int layers = stage_layers[s];
     const int nfull = full_layers(layers);
@@ -224,6 +237,11 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
       double b = per_chunk * (layer_bwd + rec_per_layer);
       if (s == 0 && c == 0) { f += emb_fwd; b += emb_bwd; }
       if (s == p.pp - 1 && c == v - 1) { f += out_fwd; b += out_bwd; }
+      if (s < p.pp - 1 || c < v - 1) f += blocking_send;  // activation to the next stage
+      if (s > 0 || c > 0) b += blocking_send;              // gradient to the previous stage
+      if (accum_bytes_per_param > 0)
+        b += stage_params_per_gpu(job, s, stage_layers[s]) / v * accum_bytes_per_param /
+             (cl.gpu.hbm_GBps * 1e9 * cal.kernel.memory_efficiency);
       pin.forward_s[s][c] = f;
       pin.backward_s[s][c] = b;
       sc[s].fwd += f;
@@ -257,7 +275,12 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
       if (fw == Framework::fsdp || p.zero_stage >= 3) {
         // Parameters gathered for forward and again for backward, gradients reduce-scattered, for
         // every micro-batch; prefetching overlaps them with the compute of each micro-batch.
-        const double per_mb = 2 * comm.all_gather(params * weight_bytes, dp_g) + comm.reduce_scatter(params * grad_bytes, dp_g);
+        // DeepSpeed ZeRO-3 moves parameters in buckets of stage3_prefetch_bucket_size (default
+        // 5e7 elements); FSDP gathers one wrapped decoder layer at a time. Each collective pays
+        // the ring latency of the whole data-parallel group.
+        const double pieces = fw == Framework::fsdp ? stage_layers[s] + 1.0 : std::ceil(params / kZero3BucketElements);
+        const double per_mb = pieces * (2 * comm.all_gather(params * weight_bytes / pieces, dp_g) +
+                                        comm.reduce_scatter(params * grad_bytes / pieces, dp_g));
         dp_time = per_mb * static_cast<double>(micro_batches);
         overlap_window = (sc[s].fwd + sc[s].bwd) * static_cast<double>(micro_batches);
       } else if (p.distributed_optimizer || p.zero_stage >= 1) {
@@ -270,7 +293,8 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
         overlap_window = job.runtime.overlap_grad_reduce ? sc[s].bwd : 0;
       }
     }
-    dp_exposed[s] = std::max(0.0, dp_time - overlap_window);
+    // Overlapped communication is not free: it slows the compute it hides behind.
+    dp_exposed[s] = std::max(0.0, dp_time - overlap_window) + cal.kernel.overlap_interference * std::min(dp_time, overlap_window);
     const bool sharded = fw == Framework::fsdp || p.distributed_optimizer || p.zero_stage >= 1;
     const double updated = sharded ? params / dp_shard : params;
     opt_time[s] = updated * kAdamBytesPerParam / (cl.gpu.hbm_GBps * 1e9 * cal.kernel.memory_efficiency);

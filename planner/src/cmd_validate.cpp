@@ -6,7 +6,9 @@
 #include "costmodel/catalog.h"
 #include "costmodel/json_reader.h"
 #include "costmodel/predictor.h"
+#include "costmodel/errors.h"
 #include "planner/commands.h"
+#include "planner/report.h"
 #include "planner/validation_runs.h"
 
 namespace strata {
@@ -16,6 +18,7 @@ namespace {
 struct ValidateArgs {
   std::string runs_file;
   bool json = false;
+  std::string explain;
 };
 
 // A run without a published micro-batch size gets the one a practitioner tuning for throughput
@@ -50,6 +53,7 @@ void register_validate(CLI::App& app, CommandContext& ctx) {
   auto a = std::make_shared<ValidateArgs>();
   cmd->add_option("--runs", a->runs_file, "Runs file in the format of shared/validation/public_runs.json")->required();
   cmd->add_flag("--json", a->json, "One JSON object per run: id, iteration_time_s, tokens_per_sec_per_gpu, memory_per_gpu_GiB, error");
+  cmd->add_option("--explain", a->explain, "Print the full prediction report of the run with this id");
   cmd->callback([a, &ctx] {
     Catalog catalog(Catalog::default_data_dir());
     auto runs = load_validation_runs(load_json_file(a->runs_file), a->runs_file, catalog);
@@ -59,9 +63,22 @@ void register_validate(CLI::App& app, CommandContext& ctx) {
     };
     std::map<std::string, Acc> by_group;
     Acc all, mem_all;
-    if (!a->json)
+    if (!a->json && a->explain.empty())
       fmt::print("{:<62} {:>9} {:>9} {:>7}  {:>6} {:>6} {:>6}  {}\n", "run", "meas tok/s", "pred", "err%", "memGiB", "pred", "err%", "plan");
     for (auto& run : runs) {
+      if (!a->explain.empty()) {
+        if (run.id != a->explain) continue;
+        if (!run.job) throw InputError(a->runs_file, run.id, run.error);
+        Prediction p = predict_run(run);
+        fmt::print("{}", prediction_report(*run.job, p));
+        for (const auto& as : run.assumptions) fmt::print("assumption: {}\n", as);
+        fmt::print("framework {}, flash attention {}, overlap grad reduce {}\n", to_string(run.job->runtime.framework),
+                   run.job->runtime.flash_attention, run.job->runtime.overlap_grad_reduce);
+        if (run.measured_tokens_per_sec_per_gpu) fmt::print("measured tokens/s/GPU {:.0f}\n", *run.measured_tokens_per_sec_per_gpu);
+        if (run.measured_memory_GiB) fmt::print("measured memory {:.1f} GiB\n", *run.measured_memory_GiB);
+        ctx.exit_code = 0;
+        return;
+      }
       nlohmann::json out = {{"id", run.id}, {"iteration_time_s", nullptr}, {"tokens_per_sec_per_gpu", nullptr},
                             {"memory_per_gpu_GiB", nullptr}, {"error", nullptr}};
       if (!run.job) {
@@ -108,6 +125,7 @@ void register_validate(CLI::App& app, CommandContext& ctx) {
                  p.tokens_per_sec_per_gpu, err, mmeas, p.memory_per_gpu_GiB, merr, pl.tp, pl.pp, pl.dp, pl.micro_batch_size,
                  p.feasible ? "" : " (predicted OOM)");
     }
+    if (!a->explain.empty()) throw InputError(a->runs_file, "--explain", "no run with id \"" + a->explain + "\"");
     if (!a->json && all.n > 0) {
       fmt::print("\nMAPE of tokens/s/GPU by source group:\n");
       for (const auto& [g, acc] : by_group) fmt::print("  {:<40} {:6.1f}%  ({} runs)\n", g, acc.sum / acc.n, acc.n);

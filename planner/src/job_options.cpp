@@ -117,7 +117,7 @@ Job build_workload(const JobOptions& o, const Catalog& catalog) {
     throw InputError(kCmd, "--memory-reserve", "expected 0 <= GiB < the GPU's memory");
   job.runtime.memory_reserve_GiB = o.memory_reserve_GiB;
   if (o.calibration_file) job.calibration = calibration_from_json(load_json_file(*o.calibration_file), *o.calibration_file);
-  else if (auto c = catalog.calibration_for(job.cluster.gpu)) job.calibration = *c;
+  else job.calibration = catalog.calibration_or_default(job.cluster.gpu);
   if (o.gpus && (*o.gpus < 1 || *o.gpus > 10000000)) throw InputError(kCmd, "--gpus", "expected 1..10,000,000 GPUs");
   return job;
 }

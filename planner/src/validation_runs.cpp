@@ -119,7 +119,7 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   if (auto g = rd.opt_int("nvlink_domain", 1, 100000)) job.cluster.gpus_per_node = static_cast<int>(*g);
   else if (auto g2 = rd.opt_int("gpus_per_node", 1, 100000)) job.cluster.gpus_per_node = static_cast<int>(*g2);
   apply_interconnect(text_of(r, "interconnect"), job.cluster, as);
-  if (auto c = catalog.calibration_for(gpu)) job.calibration = *c;
+  job.calibration = catalog.calibration_or_default(gpu);
 
   TrainingSpec& t = job.training;
   t.global_batch_size = rd.get_int("global_batch_size", 1, std::int64_t{1} << 40);
@@ -185,6 +185,7 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   rt.flash_attention = contains(arch, "flash") || rt.framework == Framework::fsdp || (modern && rt.framework == Framework::megatron);
   rt.overlap_grad_reduce = rt.framework == Framework::fsdp || (modern && rt.framework == Framework::megatron);
   rt.overlap_param_gather = rt.overlap_grad_reduce;
+  rt.fused_grad_accumulation = rt.framework == Framework::megatron && modern;
   return job;
 }
 

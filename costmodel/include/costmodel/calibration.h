@@ -28,6 +28,13 @@ struct KernelCoefficients {
   // Relative cost of the k-loop prologue/epilogue: a GEMM with inner dimension K runs at
   // K / (K + gemm_k_overhead) of its tile throughput.
   double gemm_k_overhead = 64.0;
+  // Throughput of a GEMM whose inner or leading dimension is not a multiple of 8 elements,
+  // relative to an aligned one (narrow-alignment cuBLAS kernels). A default.
+  double misaligned_gemm_factor = 0.5;
+  // Slowdown of compute while overlapped NCCL kernels share its SMs and HBM bandwidth: each second
+  // of overlapped communication costs this fraction of a second of compute. A default (NCCL uses
+  // ~8-32 of the SMs for its channels).
+  double overlap_interference = 0.15;
   bool operator==(const KernelCoefficients&) const = default;
 };
 
@@ -46,6 +53,21 @@ struct Calibration {
   CommCoefficients comm;
   bool operator==(const Calibration&) const = default;
 };
+
+struct GpuSpec;
+// Per-architecture defaults, used until `strata calibrate` has measured the GPU:
+//  ampere (A100): cuBLAS fp16/bf16 reaches ~80% of the 312 TFLOP/s peak on large training GEMMs
+//    (MosaicML's A100 runs report 75-79% HFU, which bounds it from below); FlashAttention-2
+//    forward ~70%, backward ~55% of the GEMM rate (Dao 2023, Fig. 4-6 on A100).
+//  hopper (H100/H200): at the 700 W limit bf16 GEMMs sustain ~630 of 989 TFLOP/s (~64%): clocks
+//    drop from 1.83 GHz under tensor-core load; FlashAttention-2 (no wgmma) reaches ~35% of peak
+//    forward and ~30% backward (Shah et al. 2024, FlashAttention-3, Fig. 5 baselines).
+//  blackwell: no public training measurements yet: the hopper figures are used (a guess).
+//  ada (L40S, PCIe, 350 W): the hopper figures (a guess).
+//  cdna3 (MI300X): hipBLASLt bf16 reaches ~45-50% of the 1307 TFLOP/s peak on training shapes
+//    (public MI300X training benchmarks, 2024); attention as hopper (a guess).
+// The Calibration's `source` says which default was used.
+Calibration default_calibration(const GpuSpec& gpu);
 
 Calibration calibration_from_json(const nlohmann::json& j, const std::string& where);
 nlohmann::json calibration_to_json(const Calibration& c);

@@ -28,6 +28,8 @@ class Catalog {
   ClusterSpec cluster(const std::string& name_or_path) const;
   // configs/calibration/<gpu id>.json when present, else nullopt.
   std::optional<Calibration> calibration_for(const GpuSpec& gpu) const;
+  // calibration_for(gpu), else the architecture's documented defaults (default_calibration).
+  Calibration calibration_or_default(const GpuSpec& gpu) const;
 
   struct Entry {
     std::string id;  // file stem

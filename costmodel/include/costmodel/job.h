@@ -64,6 +64,9 @@ struct RuntimeOptions {
   bool overlap_grad_reduce = true;   // DP grad reduction overlapped with backward
   bool overlap_param_gather = true;  // distributed optimizer / ZeRO-3 param all-gather overlapped
   bool tp_comm_overlap = false;      // Megatron --tp-comm-overlap (userbuffers)
+  // Weight gradients accumulated inside the wgrad GEMM (Megatron --gradient-accumulation-fusion,
+  // default since 2022) rather than by a separate add over the gradient buffer per micro-batch.
+  bool fused_grad_accumulation = true;
   double memory_reserve_GiB = 0;     // set aside for CUDA context, NCCL, allocator slack (see memory model)
   bool operator==(const RuntimeOptions&) const = default;
 };
