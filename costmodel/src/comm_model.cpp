@@ -47,8 +47,12 @@ double CommModel::all_gather(double bytes, GroupPlacement g) const {
   const double n = g.size;
   // NCCL runs all-gather and reduce-scatter only as rings: n-1 steps, each paying a hop latency,
   // which dominates at thousands of ranks (no tree algorithm for these collectives).
-  const double hop = (g.spans_nodes() ? cl_.inter_node_latency_us : cl_.intra_node_latency_us) * 1e-6;
-  return (n - 1) / n * bytes / effective_bandwidth(bytes, g) + (n - 1) * hop;
+  // The ring visits the group's members node by node: one inter-node hop per node, the rest
+  // over NVLink.
+  const double nodes = std::ceil(n / g.ranks_per_node);
+  const double inter_hops = g.spans_nodes() ? nodes : 0;
+  const double latency = (inter_hops * cl_.inter_node_latency_us + (n - 1 - inter_hops) * cl_.intra_node_latency_us) * 1e-6;
+  return (n - 1) / n * bytes / effective_bandwidth(bytes, g) + latency;
 }
 
 double CommModel::all_to_all(double bytes_per_rank, GroupPlacement g) const {
