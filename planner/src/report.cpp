@@ -17,7 +17,7 @@ std::string plan_summary(const ParallelPlan& p) {
   if (p.zero_stage > 0) s += fmt::format(" zero={}", p.zero_stage);
   if (!p.stage_layers.empty()) {
     s += " stages=[";
-    for (std::size_t i = 0; i < p.stage_layers.size(); ++i) s += (i ? "," : "") + std::to_string(p.stage_layers[i]);
+    for (std::size_t i = 0; i < p.stage_layers.size(); ++i) s += fmt::format("{}{}", i ? "," : "", p.stage_layers[i]);
     s += "]";
   }
   return s;
