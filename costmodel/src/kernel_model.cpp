@@ -15,8 +15,13 @@ const char* to_string(KernelClass c) {
 }
 
 KernelModel::KernelModel(const GpuSpec& gpu, Precision precision, const KernelCoefficients& coeff)
-    : peak_flops_(gpu.peak_flops(precision)), hbm_Bps_(gpu.hbm_GBps * 1e9), sms_(gpu.sm_count), c_(coeff) {
+    : peak_flops_(gpu.peak_flops(precision)),
+      attention_peak_flops_(precision == Precision::fp8 ? gpu.peak_flops(Precision::bf16) : gpu.peak_flops(precision)),
+      hbm_Bps_(gpu.hbm_GBps * 1e9),
+      sms_(gpu.sm_count),
+      c_(coeff) {
   if (peak_flops_ <= 0) peak_flops_ = gpu.peak_flops(Precision::fp16);  // caller checks support
+  if (attention_peak_flops_ <= 0) attention_peak_flops_ = peak_flops_;
 }
 
 double KernelModel::gemm_utilization(double m, double n, double batch, double* tiles_out) const {
@@ -63,7 +68,8 @@ KernelTime KernelModel::time(const Op& op) const {
     bool bwd = std::string_view(op.name).ends_with("_bwd");
     eff *= bwd ? c_.attention_bwd_efficiency : c_.attention_fwd_efficiency;
   }
-  const double t_compute = op.flops / (peak_flops_ * eff);
+  const double peak = op.kind == OpKind::attention ? attention_peak_flops_ : peak_flops_;
+  const double t_compute = op.flops / (peak * eff);
   kt.wave_utilization = util;
   kt.time_s = std::max(t_compute, t_mem) + launch;
   if (tiles < sms_) kt.cls = KernelClass::under_utilized;

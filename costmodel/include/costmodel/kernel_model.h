@@ -31,6 +31,7 @@ class KernelModel {
 
  private:
   double peak_flops_;
+  double attention_peak_flops_;  // FP8 training keeps attention in bf16 (Transformer Engine default)
   double hbm_Bps_;
   int sms_;
   KernelCoefficients c_;
