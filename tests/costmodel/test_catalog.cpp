@@ -1,6 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 
@@ -106,6 +108,37 @@ TEST_CASE("Catalog::model: a longer name only resolves when it extends the whole
   CHECK(input_error([&] { c.gpu("a100-40"); }).find("unknown gpu") != std::string::npos);
   CHECK(input_error([&] { c.gpu("a100-pcie"); }).find("unknown gpu") != std::string::npos);
   CHECK(input_error([&] { c.gpu("h100-nvl"); }).find("unknown gpu") != std::string::npos);
+}
+
+TEST_CASE("Catalog::calibration_for") {
+  // A data directory of one GPU, with and then without its calibration file.
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("strata_test_catalog_" + std::to_string(getpid()));
+  fs::create_directories(dir / "configs" / "gpus");
+  fs::create_directories(dir / "configs" / "calibration");
+  fs::copy_file(std::string(STRATA_SOURCE_DIR) + "/configs/gpus/h100-sxm.json", dir / "configs" / "gpus" / "h100-sxm.json");
+  std::ofstream(dir / "configs" / "calibration" / "h100-sxm.json")
+      << R"({"schema_version": 1, "source": "profiled on node 7", "kernel": {"gemm_efficiency": 0.7}})";
+  Catalog c(dir.string());
+  GpuSpec g = c.gpu("h100");
+  auto cal = c.calibration_for(g);
+  REQUIRE(cal.has_value());
+  CHECK(cal->source == "profiled on node 7");
+  CHECK(cal->kernel.gemm_efficiency == 0.7);
+  CHECK(c.calibration_or_default(g) == *cal);
+  fs::remove(dir / "configs" / "calibration" / "h100-sxm.json");
+  CHECK_FALSE(c.calibration_for(g).has_value());
+  CHECK(c.calibration_or_default(g) == default_calibration(g));
+  // A GPU of another catalog has no calibration here.
+  CHECK_FALSE(c.calibration_for(test::catalog().gpu("a100-80gb")).has_value());
+  fs::remove_all(dir);
+}
+
+TEST_CASE("Catalog::default_data_dir") {
+  // The tests run with STRATA_DATA_DIR set to the source tree (tests/CMakeLists.txt).
+  const char* env = std::getenv("STRATA_DATA_DIR");
+  if (env && *env) CHECK(Catalog::default_data_dir() == env);
+  CHECK_FALSE(Catalog::default_data_dir().empty());
 }
 
 TEST_CASE("Catalog::list") {
