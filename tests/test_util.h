@@ -1,12 +1,18 @@
 #pragma once
 // Helpers shared by the tests: the built-in catalog, a standard job, running the strata binary.
+#include <unistd.h>
+
 #include <array>
+#include <atomic>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <sys/wait.h>
 #include <memory>
 #include <string>
 
 #include "costmodel/catalog.h"
+#include "costmodel/errors.h"
 #include "costmodel/job.h"
 
 namespace strata::test {
@@ -52,5 +58,42 @@ inline RunResult run_strata(const std::string& args) {
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
 }
+
+// Runs `f` and returns the message of the InputError it throws, or a marker no expected message
+// contains when it throws none (so a CHECK on the message fails).
+template <class F>
+std::string input_error(F&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "<no InputError thrown>";
+}
+
+// A file in the temporary directory with the given bytes, removed when the object goes away.
+class TempFile {
+ public:
+  TempFile(const std::string& name, const std::string& content) {
+    static std::atomic<int> counter{0};
+    path_ = (std::filesystem::temp_directory_path() /
+             ("strata_test_" + std::to_string(getpid()) + "_" + std::to_string(counter++) + "_" + name))
+                .string();
+    std::ofstream(path_, std::ios::binary) << content;
+  }
+  ~TempFile() {
+    std::error_code ec;
+    std::filesystem::remove(path_, ec);
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Path of a test input under tests/data/.
+inline std::string data_file(const std::string& name) { return std::string(STRATA_SOURCE_DIR) + "/tests/data/" + name; }
 
 }  // namespace strata::test

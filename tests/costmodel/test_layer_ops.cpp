@@ -56,4 +56,79 @@ TEST_CASE("layer_model_flops_fwd matches the closed form for GQA SwiGLU models")
   double expected = 2 * T * (h * (h + 2 * kv) + h * h + 3 * h * f) + 4 * T * T * h;
   CHECK(layer_model_flops_fwd(m, T, T) == doctest::Approx(expected));
 }
+TEST_CASE("decoder_layer_ops: SwiGLU MLP forward FLOPs are 6*T*h*f") {
+  // Gate and up projections (2 x 2Thf) plus the down projection (2Thf) (Shazeer 2020, GLU variants).
+  ModelSpec m = test::catalog().model("llama2-7b");
+  for (int tp : {1, 2, 8}) {
+    CAPTURE(tp);
+    LayerShape s;
+    s.micro_batch = 2;
+    s.seq = 4096;
+    s.tp = tp;
+    double mlp = 0;
+    for (const auto& op : decoder_layer_ops(m, s).forward)
+      if (op.kind == OpKind::gemm && (std::string(op.name) == "fc1" || std::string(op.name) == "fc2")) mlp += op.flops;
+    const double T = 2 * 4096, h = 4096, f = 11008;
+    CHECK(mlp * tp == doctest::Approx(6 * T * h * f).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("decoder_layer_ops: GQA QKV projection FLOPs are 2*T*h*(h + 2*kv)") {
+  // Llama 3 70B: 64 query heads and 8 KV groups of head dim 128, so kv = 1024.
+  ModelSpec m = test::catalog().model("llama3-70b");
+  LayerShape s;
+  s.seq = 8192;
+  s.tp = 8;
+  double qkv = 0;
+  for (const auto& op : decoder_layer_ops(m, s).forward)
+    if (std::string(op.name) == "qkv_proj") qkv += op.flops;
+  const double T = 8192, h = 8192, kv = 1024;
+  CHECK(qkv * 8 == doctest::Approx(2 * T * h * (h + 2 * kv)).epsilon(1e-12));
+  // An MHA model of the same width would spend (h + 2h) / (h + 2kv) = 2.4x as much.
+  ModelSpec mha = m;
+  mha.num_query_groups = 64;
+  double qkv_mha = 0;
+  for (const auto& op : decoder_layer_ops(mha, s).forward)
+    if (std::string(op.name) == "qkv_proj") qkv_mha += op.flops;
+  CHECK(qkv_mha / qkv == doctest::Approx(3.0 * h / (h + 2 * kv)).epsilon(1e-12));
+}
+
+TEST_CASE("decoder_layer_ops: backward GEMMs are twice the forward GEMMs for SwiGLU/GQA too") {
+  ModelSpec m = test::catalog().model("llama3-70b");
+  LayerShape s;
+  s.seq = 8192;
+  s.tp = 8;
+  s.sequence_parallel = true;
+  LayerOps ops = decoder_layer_ops(m, s);
+  double f = 0, b = 0;
+  for (const auto& op : ops.forward)
+    if (op.kind == OpKind::gemm) f += op.flops;
+  for (const auto& op : ops.backward)
+    if (op.kind == OpKind::gemm) b += op.flops;
+  CHECK(b == doctest::Approx(2 * f).epsilon(1e-12));
+  // Flash attention backward is 2.5x its forward (5 matmuls vs 2, Dao 2023 §3.2).
+  double af = 0, ab = 0;
+  for (const auto& op : ops.forward)
+    if (op.kind == OpKind::attention) af += op.flops;
+  for (const auto& op : ops.backward)
+    if (op.kind == OpKind::attention) ab += op.flops;
+  CHECK(ab == doctest::Approx(2.5 * af).epsilon(1e-12));
+  // Selective recompute re-runs exactly the attention core.
+  CHECK(total_flops(ops.selective_recompute) == doctest::Approx(af).epsilon(1e-12));
+}
+
+TEST_CASE("output_layer_ops: logits GEMM is 2*T*h*V/t forward and twice that backward") {
+  ModelSpec m = test::catalog().model("gpt3-175b");
+  LayerShape s;
+  s.seq = 2048;
+  s.tp = 8;
+  LayerOps ops = output_layer_ops(m, s);
+  double f = 0, b = 0;
+  for (const auto& op : ops.forward)
+    if (op.kind == OpKind::gemm) f += op.flops;
+  for (const auto& op : ops.backward)
+    if (op.kind == OpKind::gemm) b += op.flops;
+  CHECK(f == doctest::Approx(2.0 * 2048 * 12288 * 50257 / 8).epsilon(1e-12));
+  CHECK(b == doctest::Approx(2 * f).epsilon(1e-12));
+}
 }

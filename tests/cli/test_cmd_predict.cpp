@@ -1,0 +1,135 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+
+using strata::test::run_strata;
+using strata::test::TempFile;
+
+namespace {
+
+// The issue's command: GPT-3 175B on 1024 A100-80GB, the Megatron-LM SC21 plan.
+const std::string kIssue =
+    "predict --model gpt3-175b --gpu a100-80gb --gpus 1024 --global-batch 1536 --seq 2048 "
+    "--tp 8 --pp 16 --dp 8 --mbs 1 --sp --recompute selective --dist-opt";
+
+bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_SUITE("cli") {
+TEST_CASE("strata predict") {
+  SUBCASE("the issue's command prints iteration, tokens, MFU, memory and bottleneck lines") {
+    auto r = run_strata(kIssue);
+    CHECK_MESSAGE(r.exit_code == 0, r.out);
+    for (const char* line : {"\niteration ", "\ntokens/s/GPU ", "\nMFU ", "\nmemory ", "\nbottleneck "})
+      CHECK_MESSAGE(has(r.out, line), line);
+    CHECK(has(r.out, "plan      tp=8 pp=16 dp=8 sp mbs=1 recompute=selective dist-opt; 192 micro-batches per iteration"));
+    CHECK(has(r.out, "cluster   1024 x A100-SXM4-80GB"));
+  }
+  SUBCASE("--json prints the plan file with the prediction and the launch flags") {
+    auto r = run_strata(kIssue + " --json");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.out);
+    nlohmann::json j;
+    REQUIRE_NOTHROW(j = nlohmann::json::parse(r.out));
+    const auto& p = j.at("prediction");
+    for (const char* key : {"iteration_time_s", "tokens_per_sec_per_gpu", "mfu", "memory_per_gpu_GiB"}) {
+      CAPTURE(key);
+      REQUIRE(p.contains(key));
+      CHECK(p[key].get<double>() > 0);
+    }
+    CHECK(p["mfu"].get<double>() < 1);
+    CHECK(p["feasible"] == true);
+    REQUIRE(p["stages"].is_array());
+    CHECK(p["stages"].size() == 16);
+    CHECK(p["bottleneck"].contains("kind"));
+    CHECK(p["breakdown"].contains("bubble_s"));
+    // tokens/s/GPU x iteration time x GPUs = global batch x sequence.
+    CHECK(p["tokens_per_sec_per_gpu"].get<double>() * p["iteration_time_s"].get<double>() * 1024 ==
+          doctest::Approx(1536.0 * 2048).epsilon(1e-9));
+    const auto args = j.at("launch").at("megatron_args").get<std::vector<std::string>>();
+    CHECK(std::find(args.begin(), args.end(), "--tensor-model-parallel-size") != args.end());
+    CHECK(std::find(args.begin(), args.end(), "--use-distributed-optimizer") != args.end());
+    CHECK(j["parallel"]["dp"] == 8);
+  }
+  SUBCASE("-o writes the plan and --plan predicts it again, identically") {
+    TempFile out("plan.json", "");
+    auto a = run_strata(kIssue + " --json -o '" + out.path() + "'");
+    REQUIRE(a.exit_code == 0);
+    auto b = run_strata("predict --json --plan '" + out.path() + "'");
+    REQUIRE_MESSAGE(b.exit_code == 0, b.out);
+    auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
+    CHECK(ja["prediction"]["iteration_time_s"] == jb["prediction"]["iteration_time_s"]);
+    CHECK(ja["prediction"]["memory_per_gpu_GiB"] == jb["prediction"]["memory_per_gpu_GiB"]);
+    CHECK(ja["launch"] == jb["launch"]);
+  }
+  SUBCASE("an infeasible plan exits 2 with the reason") {
+    auto r = run_strata("predict --model gpt3-175b --gpu a100-80gb --gpus 8 --global-batch 8 --tp 8 --pp 1");
+    CHECK(r.exit_code == 2);
+    CHECK(has(r.out, "INFEASIBLE: stage 0 needs"));
+    CHECK(has(r.out, "strata: plan is infeasible:"));
+    CHECK(has(r.out, "GiB"));
+  }
+  SUBCASE("an illegal plan exits 2 with the reason") {
+    // tp = 3 divides the 96 heads of GPT-3 but not the 2048-token sequence that --sp splits.
+    auto r = run_strata("predict --model gpt3-175b --gpu a100-80gb --gpus 384 --global-batch 1536 --seq 2048 "
+                        "--tp 3 --pp 16 --sp");
+    CHECK(r.exit_code == 2);
+    CHECK(has(r.out, "divisible by tp=3"));
+    auto r5 = run_strata("predict --model gpt3-175b --gpu a100-80gb --gpus 640 --global-batch 1536 --tp 5 --pp 16");
+    CHECK(r5.exit_code == 2);
+    CHECK(has(r5.out, "tp=5 does not divide the 96 attention heads"));
+  }
+  SUBCASE("bad input exits 1 with a message naming the flag or file and field") {
+    auto r = run_strata("predict --model gtp3-175b --gpu a100-80gb --gpus 1024 --global-batch 1536");
+    CHECK(r.exit_code == 1);
+    CHECK(has(r.out, "strata: error: command line: --model: unknown model \"gtp3-175b\""));
+    CHECK(has(r.out, "did you mean \"gpt3-175b\"?"));
+
+    r = run_strata("predict --model gpt3-175b --gpu a100-80gb --gpus 1000 --global-batch 1536 --tp 8 --pp 16 --dp 8");
+    CHECK(r.exit_code == 1);
+    CHECK(has(r.out, "--gpus: tp*pp*dp*cp = 1024 but --gpus is 1000"));
+
+    r = run_strata("predict --model gpt3-175b --gpu a100-80gb --gpus 1024 --tp 8 --pp 16");
+    CHECK(r.exit_code == 1);
+    CHECK(has(r.out, "--global-batch"));
+
+    r = run_strata("predict --model gpt3-175b --gpu a100-80gb --gpus 32 --global-batch 64 --tp 8 --pp 4 --stage-layers 24,x,24,24");
+    CHECK(r.exit_code == 1);
+    CHECK(has(r.out, "--stage-layers: expected comma-separated positive layer counts, found \"x\""));
+
+    r = run_strata("predict --plan /nonexistent/plan.json");
+    CHECK(r.exit_code == 1);
+    CHECK(has(r.out, "/nonexistent/plan.json: cannot open the file"));
+
+    r = run_strata("predict --model gpt3-175b --gpu tpu-v9 --gpus 8 --global-batch 8");
+    CHECK(r.exit_code == 1);
+    CHECK(has(r.out, "--gpu: unknown gpu \"tpu-v9\""));
+
+    r = run_strata("predict --model gpt3-175b --gpu a100-80gb --gpus 8 --global-batch 8 --tp eight");
+    CHECK(r.exit_code == 1);
+    CHECK(has(r.out, "--tp"));
+  }
+  SUBCASE("a plan JSON with a wrong type exits 1 naming the JSON path") {
+    auto a = run_strata(kIssue + " --json");
+    REQUIRE(a.exit_code == 0);
+    auto j = nlohmann::json::parse(a.out);
+    j["parallel"]["tp"] = "8";
+    TempFile bad("bad_plan.json", j.dump(2));
+    auto r = run_strata("predict --plan '" + bad.path() + "'");
+    CHECK(r.exit_code == 1);
+    CHECK(has(r.out, bad.path() + ": /parallel/tp: expected an integer, found a string"));
+    TempFile truncated("truncated_plan.json", a.out.substr(0, a.out.size() / 2));
+    r = run_strata("predict --plan '" + truncated.path() + "'");
+    CHECK(r.exit_code == 1);
+    CHECK(has(r.out, truncated.path() + ": not valid JSON"));
+  }
+  SUBCASE("no subcommand or an unknown flag is a usage error") {
+    CHECK(run_strata("").exit_code != 0);
+    CHECK(run_strata("predict --bogus-flag").exit_code == 1);
+  }
+}
+}

@@ -1,0 +1,114 @@
+// Accuracy of the predictions against published measurements (../shared/validation/public_runs.json,
+// see its README for the sources of every record).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+
+namespace {
+
+// Regression guards at the current accuracy, for the cost-model owner to tighten as the model
+// improves. The targets are 12% overall, 20% per source group and 10% for memory.
+constexpr double kMaxOverallMape = 0.16;
+constexpr double kMaxGroupMape = 0.27;
+constexpr double kMaxMemoryMape = 0.12;
+
+const std::string kRunsFile = std::string(STRATA_SOURCE_DIR) + "/../shared/validation/public_runs.json";
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+std::optional<double> number(const nlohmann::json& r, const char* key) {
+  if (!r.contains(key) || !r[key].is_number()) return std::nullopt;
+  return r[key].get<double>();
+}
+
+struct Mape {
+  double sum = 0;
+  int n = 0;
+  void add(double predicted, double measured) {
+    sum += std::fabs(predicted - measured) / measured;
+    ++n;
+  }
+  double value() const { return n ? sum / n : 0; }
+};
+
+}  // namespace
+
+TEST_SUITE("cli") {
+TEST_CASE("strata validate: accuracy on the published runs") {
+  if (!std::filesystem::is_regular_file(kRunsFile))
+    FAIL("the published-runs file " << kRunsFile
+                                    << " is missing; it lives in shared/validation/ beside the checkout (CI has it)");
+  nlohmann::json records;
+  {
+    std::ifstream in(kRunsFile);
+    records = nlohmann::json::parse(in);
+  }
+  REQUIRE(records.is_array());
+  REQUIRE_FALSE(records.empty());
+
+  auto r = strata::test::run_strata("validate --runs '" + kRunsFile + "' --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.out);
+  std::map<std::string, nlohmann::json> predicted;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    nlohmann::json o = nlohmann::json::parse(line);
+    predicted[o.at("id").get<std::string>()] = o;
+  }
+  REQUIRE(predicted.size() == records.size());
+
+  Mape overall, memory;
+  std::map<std::string, Mape> groups;
+  for (const auto& rec : records) {
+    const std::string id = rec.at("id").get<std::string>();
+    CAPTURE(id);
+    const auto& p = predicted.at(id);
+    const std::string precision = lower(rec.value("precision", ""));
+    const bool half = precision.find("fp16") != std::string::npos || precision.find("bf16") != std::string::npos;
+    auto measured = number(rec, "meas_tokens_per_sec_per_gpu");
+    if (!measured) measured = number(rec, "derived_tokens_per_sec_per_gpu");
+    if (half && measured) {
+      // Every run with a published speed must be predicted.
+      CHECK_MESSAGE(p["error"].is_null(), p["error"]);
+      if (!p["error"].is_null()) continue;
+      const double pred = p["tokens_per_sec_per_gpu"].get<double>();
+      overall.add(pred, *measured);
+      groups[rec.value("source_group", "")].add(pred, *measured);
+    }
+    const std::string group = lower(rec.value("source_group", ""));
+    if (auto mem = number(rec, "meas_per_gpu_memory_gb"); mem && group.find("bigscience") != std::string::npos &&
+                                                         p["error"].is_null())
+      memory.add(p["memory_per_gpu_GiB"].get<double>(), *mem);
+  }
+
+  REQUIRE(overall.n > 0);
+  REQUIRE(memory.n > 0);
+  MESSAGE("tokens/s/GPU MAPE overall: " << 100 * overall.value() << "% over " << overall.n << " runs (guard "
+                                        << 100 * kMaxOverallMape << "%)");
+  for (const auto& [g, m] : groups)
+    MESSAGE("tokens/s/GPU MAPE " << g << ": " << 100 * m.value() << "% over " << m.n << " runs (guard " << 100 * kMaxGroupMape
+                                 << "%)");
+  MESSAGE("BigScience memory MAPE: " << 100 * memory.value() << "% over " << memory.n << " runs (guard "
+                                     << 100 * kMaxMemoryMape << "%)");
+  CHECK(overall.value() <= kMaxOverallMape);
+  for (const auto& [g, m] : groups) {
+    CAPTURE(g);
+    CHECK(m.value() <= kMaxGroupMape);
+  }
+  CHECK(memory.value() <= kMaxMemoryMape);
+}
+}

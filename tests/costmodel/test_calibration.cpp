@@ -1,0 +1,83 @@
+#include <doctest/doctest.h>
+
+#include "costmodel/calibration.h"
+#include "costmodel/gpu_spec.h"
+#include "costmodel/json_reader.h"
+#include "test_util.h"
+
+using namespace strata;
+using test::input_error;
+
+TEST_SUITE("costmodel") {
+TEST_CASE("default_calibration") {
+  const GpuSpec a100 = test::catalog().gpu("a100-80gb");
+  const GpuSpec h100 = test::catalog().gpu("h100");
+  const Calibration ca = default_calibration(a100);
+  const Calibration ch = default_calibration(h100);
+  SUBCASE("ampere and hopper defaults differ; A100 GEMMs reach a larger fraction of their peak") {
+    CHECK(ca.kernel.gemm_efficiency != ch.kernel.gemm_efficiency);
+    CHECK(ca.kernel.gemm_efficiency > ch.kernel.gemm_efficiency);
+    // Still H100 is faster in absolute terms.
+    CHECK(ch.kernel.gemm_efficiency * h100.peak_flops(Precision::bf16) > ca.kernel.gemm_efficiency * a100.peak_flops(Precision::bf16));
+  }
+  SUBCASE("the source says these are defaults, and for which architecture") {
+    CHECK(ca.source.starts_with("defaults"));
+    CHECK(ca.source.find("ampere") != std::string::npos);
+    CHECK(ch.source.starts_with("defaults"));
+    CHECK(ch.source.find("hopper") != std::string::npos);
+    GpuSpec unknown = a100;
+    unknown.architecture = "";
+    CHECK(default_calibration(unknown).source.find("unknown") != std::string::npos);
+  }
+  SUBCASE("every efficiency is a fraction") {
+    for (const auto& e : test::catalog().list("gpus")) {
+      CAPTURE(e.id);
+      Calibration c = default_calibration(test::catalog().gpu(e.path));
+      CHECK(c.kernel.gemm_efficiency > 0);
+      CHECK(c.kernel.gemm_efficiency <= 1);
+      CHECK(c.kernel.memory_efficiency > 0);
+      CHECK(c.kernel.memory_efficiency <= 1);
+      CHECK(c.comm.nvlink_efficiency <= 1);
+      CHECK(c.comm.network_efficiency <= 1);
+    }
+  }
+  SUBCASE("the catalog falls back to these defaults when no calibration file exists") {
+    CHECK(test::catalog().calibration_or_default(a100) == (test::catalog().calibration_for(a100) ? *test::catalog().calibration_for(a100) : ca));
+  }
+}
+
+TEST_CASE("calibration_from_json") {
+  SUBCASE("round trip of the defaults and of a modified calibration") {
+    for (const char* g : {"a100-80gb", "h100", "mi300x"}) {
+      Calibration c = default_calibration(test::catalog().gpu(g));
+      CHECK(calibration_from_json(calibration_to_json(c), "cal.json") == c);
+    }
+    Calibration c;
+    c.source = "fit from profiles";
+    c.kernel.gemm_efficiency = 0.71;
+    c.kernel.launch_overhead_us = 0;
+    c.kernel.overlap_interference = 0;
+    c.comm.half_bandwidth_bytes = 1e6;
+    CHECK(calibration_from_json(calibration_to_json(c), "cal.json") == c);
+  }
+  SUBCASE("keys left out keep the documented defaults; source defaults to the file") {
+    Calibration c = calibration_from_json(json::parse(R"({"kernel": {"gemm_efficiency": 0.5}})"), "cal.json");
+    CHECK(c.kernel.gemm_efficiency == 0.5);
+    CHECK(c.kernel.memory_efficiency == KernelCoefficients{}.memory_efficiency);
+    CHECK(c.comm == CommCoefficients{});
+    CHECK(c.source == "cal.json");
+  }
+  SUBCASE("out-of-range values are rejected with the JSON path") {
+    auto err = [](const char* text) { return input_error([&] { calibration_from_json(json::parse(text), "cal.json"); }); };
+    CHECK(err(R"({"kernel": {"gemm_efficiency": 0}})").find("cal.json: /kernel/gemm_efficiency: expected a positive number") != std::string::npos);
+    CHECK(err(R"({"kernel": {"gemm_efficiency": 1.5}})").find("/kernel/gemm_efficiency") != std::string::npos);
+    CHECK(err(R"({"kernel": {"memory_efficiency": -0.8}})").find("/kernel/memory_efficiency") != std::string::npos);
+    CHECK(err(R"({"kernel": {"launch_overhead_us": -1}})").find("/kernel/launch_overhead_us: expected 0..10000") != std::string::npos);
+    CHECK(err(R"({"kernel": {"overlap_interference": 2}})").find("/kernel/overlap_interference: expected 0..1") != std::string::npos);
+    CHECK(err(R"({"comm": {"network_efficiency": 0}})").find("/comm/network_efficiency") != std::string::npos);
+    CHECK(err(R"({"comm": {"half_bandwidth_bytes": -4}})").find("/comm/half_bandwidth_bytes") != std::string::npos);
+    CHECK(err(R"({"kernel": {"gemm_efficency": 0.7}})").find("did you mean \"gemm_efficiency\"") != std::string::npos);
+    CHECK(err(R"({"kernel": 0.7})").find("/kernel: expected an object") != std::string::npos);
+  }
+}
+}

@@ -1,0 +1,172 @@
+#include <doctest/doctest.h>
+
+#include "costmodel/kernel_model.h"
+#include "test_util.h"
+
+using namespace strata;
+
+namespace {
+
+Op gemm(double m, double n, double k, double batch = 1) {
+  Op op;
+  op.name = "gemm";
+  op.kind = OpKind::gemm;
+  op.m = m;
+  op.n = n;
+  op.k = k;
+  op.batch = batch;
+  op.flops = 2 * m * n * k * batch;
+  op.bytes = 2 * (m * k + k * n + m * n) * batch;
+  return op;
+}
+
+Op elementwise(double bytes) {
+  Op op;
+  op.name = "add";
+  op.kind = OpKind::elementwise;
+  op.bytes = bytes;
+  op.flops = bytes / 2;
+  return op;
+}
+
+// An A100-like GPU with unlimited memory bandwidth: isolates the compute side of the roofline.
+GpuSpec compute_only_gpu() {
+  GpuSpec g = test::catalog().gpu("a100-80gb");
+  g.hbm_GBps = 1e9;
+  return g;
+}
+
+}  // namespace
+
+TEST_SUITE("costmodel") {
+TEST_CASE("KernelModel::time") {
+  const GpuSpec a100 = test::catalog().gpu("a100-80gb");
+  const KernelCoefficients kc;  // documented defaults
+  const KernelModel km(a100, Precision::bf16, kc);
+  const double peak = a100.peak_flops(Precision::bf16);
+  const double launch = kc.launch_overhead_us * 1e-6;
+
+  SUBCASE("a huge GEMM approaches gemm_efficiency * peak") {
+    Op op = gemm(16384, 16384, 16384);
+    KernelTime t = km.time(op);
+    const double achieved = op.flops / t.time_s;
+    CHECK(achieved <= kc.gemm_efficiency * peak);
+    CHECK(achieved > 0.97 * kc.gemm_efficiency * peak);
+    CHECK(t.cls == KernelClass::compute_bound);
+  }
+  SUBCASE("a GEMM filling exactly one wave of 256x128 tiles runs at the roofline formula") {
+    // 27 x 4 = 108 tiles of 256x128 on 108 SMs: wave utilization 1, so
+    // t = flops / (peak * gemm_efficiency * K/(K + k_overhead)) + launch.
+    const double K = 16384;
+    Op op = gemm(256 * 27, 128 * 4, K);
+    KernelTime t = km.time(op);
+    CHECK(t.wave_utilization == doctest::Approx(1.0));
+    CHECK(t.cls == KernelClass::compute_bound);
+    const double expected = op.flops / (peak * kc.gemm_efficiency * K / (K + kc.gemm_k_overhead)) + launch;
+    CHECK(t.time_s == doctest::Approx(expected).epsilon(1e-12));
+  }
+  SUBCASE("an elementwise op is bytes / (hbm * memory_efficiency) + launch, DRAM-bound") {
+    const double bytes = 1e9;
+    KernelTime t = km.time(elementwise(bytes));
+    CHECK(t.time_s == doctest::Approx(bytes / (a100.hbm_GBps * 1e9 * kc.memory_efficiency) + launch).epsilon(1e-12));
+    CHECK(t.cls == KernelClass::dram_bound);
+    // Twice the bytes, twice the streaming time.
+    CHECK(km.time(elementwise(2 * bytes)).time_s - launch == doctest::Approx(2 * (t.time_s - launch)).epsilon(1e-12));
+  }
+  SUBCASE("kernel classes (SEER)") {
+    CHECK(km.time(gemm(64, 64, 64)).cls == KernelClass::under_utilized);
+    CHECK(km.time(gemm(8192, 8192, 8192)).cls == KernelClass::compute_bound);
+    CHECK(km.time(elementwise(1e9)).cls == KernelClass::dram_bound);
+    CHECK(km.time(elementwise(1e4)).cls == KernelClass::under_utilized);
+    // A skinny GEMM (matrix-vector-like) is limited by DRAM, not tensor cores.
+    CHECK(km.time(gemm(65536, 8, 8192)).cls == KernelClass::dram_bound);
+  }
+  SUBCASE("a tiny GEMM is dominated by the launch overhead") {
+    KernelTime t = km.time(gemm(64, 64, 64));
+    CHECK(t.time_s >= launch);
+    CHECK(t.time_s < 2 * launch);
+  }
+  SUBCASE("misaligned inner or leading dimensions are slower") {
+    const KernelModel fast(compute_only_gpu(), Precision::bf16, kc);
+    const double K = 8192;
+    Op aligned = gemm(256 * 27, 128 * 4, K);
+    Op odd_k = gemm(256 * 27, 128 * 4, K - 1);
+    const double per_flop_aligned = (fast.time(aligned).time_s - launch) / aligned.flops;
+    const double per_flop_odd = (fast.time(odd_k).time_s - launch) / odd_k.flops;
+    // Same tiles, so the ratio is 1/misaligned_gemm_factor times the k-loop term's change.
+    const double k_term = (K / (K + kc.gemm_k_overhead)) / ((K - 1) / (K - 1 + kc.gemm_k_overhead));
+    CHECK(per_flop_odd / per_flop_aligned == doctest::Approx(k_term / kc.misaligned_gemm_factor).epsilon(1e-9));
+    // A misaligned n (the leading dimension of the output) costs the same.
+    Op odd_n = gemm(256 * 27, 128 * 4 - 1, K);
+    CHECK(km.time(odd_n).time_s / odd_n.flops > km.time(aligned).time_s / aligned.flops);
+  }
+  SUBCASE("precision: an fp32 GEMM uses the fp32 peak") {
+    const KernelModel f32(compute_only_gpu(), Precision::fp32, kc);
+    const KernelModel b16(compute_only_gpu(), Precision::bf16, kc);
+    Op op = gemm(8192, 8192, 8192);
+    CHECK((f32.time(op).time_s - launch) / (b16.time(op).time_s - launch) == doctest::Approx(312.0 / 19.5).epsilon(1e-9));
+  }
+  SUBCASE("attention ops use the attention efficiencies, backward the _bwd one") {
+    const KernelModel fast(compute_only_gpu(), Precision::bf16, kc);
+    Op g = gemm(4096, 4096, 128, 64);
+    Op fwd = g;
+    fwd.kind = OpKind::attention;
+    fwd.name = "flash_attention";
+    Op bwd = fwd;
+    bwd.name = "flash_attention_bwd";
+    const double tg = fast.time(g).time_s - launch;
+    CHECK((fast.time(fwd).time_s - launch) / tg == doctest::Approx(1 / kc.attention_fwd_efficiency).epsilon(1e-9));
+    CHECK((fast.time(bwd).time_s - launch) / tg == doctest::Approx(1 / kc.attention_bwd_efficiency).epsilon(1e-9));
+  }
+  SUBCASE("time is monotone in the work") {
+    double prev = 0;
+    for (double k : {256.0, 1024.0, 4096.0, 16384.0}) {
+      double t = km.time(gemm(4096, 4096, k)).time_s;
+      CHECK(t > prev);
+      prev = t;
+    }
+  }
+}
+
+TEST_CASE("KernelModel::gemm_utilization") {
+  const KernelModel km(compute_only_gpu(), Precision::bf16, KernelCoefficients{});
+  SUBCASE("wave quantization: tiles = SMs + 1 is slower per FLOP than tiles = SMs") {
+    // One 256x128 tile per batch entry: 108 entries fill the 108 SMs exactly; 109 need a second,
+    // almost empty wave (or smaller, less efficient tiles).
+    double tiles = 0;
+    CHECK(km.gemm_utilization(256, 128, 108, &tiles) == doctest::Approx(1.0));
+    CHECK(tiles == 108);
+    const double u109 = km.gemm_utilization(256, 128, 109, &tiles);
+    CHECK(u109 < 0.75);
+    Op full = gemm(256, 128, 8192, 108), over = gemm(256, 128, 8192, 109);
+    CHECK(km.time(over).time_s / over.flops > 1.3 * km.time(full).time_s / full.flops);
+  }
+  SUBCASE("utilization never exceeds 1 and grows towards 1 for large outputs") {
+    for (double m : {1.0, 100.0, 1000.0, 5000.0, 20000.0})
+      for (double n : {8.0, 300.0, 4096.0}) {
+        double u = km.gemm_utilization(m, n, 1);
+        CHECK(u > 0);
+        CHECK(u <= 1.0 + 1e-12);
+      }
+    CHECK(km.gemm_utilization(32768, 32768, 1) > 0.99);
+  }
+  SUBCASE("tile quantization: a partial edge tile wastes work") {
+    CHECK(km.gemm_utilization(256 * 27 + 1, 512, 1) < km.gemm_utilization(256 * 27, 512, 1));
+  }
+}
+
+TEST_CASE("KernelModel::total_time") {
+  const KernelModel km(test::catalog().gpu("h100"), Precision::bf16, KernelCoefficients{});
+  std::vector<Op> ops = {gemm(4096, 4096, 4096), elementwise(1e8), gemm(128, 128, 128)};
+  double sum = 0;
+  for (const auto& op : ops) sum += km.time(op).time_s;
+  CHECK(km.total_time(ops) == doctest::Approx(sum).epsilon(1e-15));
+  CHECK(km.total_time({}) == 0);
+}
+
+TEST_CASE("to_string(KernelClass)") {
+  CHECK(std::string(to_string(KernelClass::compute_bound)) == "compute_bound");
+  CHECK(std::string(to_string(KernelClass::dram_bound)) == "dram_bound");
+  CHECK(std::string(to_string(KernelClass::under_utilized)) == "under_utilized");
+}
+}

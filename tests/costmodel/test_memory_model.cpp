@@ -1,0 +1,238 @@
+#include <doctest/doctest.h>
+
+#include "costmodel/memory_model.h"
+#include "costmodel/predictor.h"
+#include "test_util.h"
+
+using namespace strata;
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// The setting of Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large Transformer
+// Models", §4): GPT-3 175B (MHA, GELU, dropout), fp16, unfused attention.
+Job korthikanti_job(int tp, bool sp) {
+  Job job = test::gpt3_175b_job();
+  job.training.precision = Precision::fp16;
+  job.runtime.flash_attention = false;
+  job.plan.tp = tp;
+  job.plan.sequence_parallel = sp;
+  job.plan.cp = 1;
+  job.plan.micro_batch_size = 1;
+  return job;
+}
+
+}  // namespace
+
+TEST_SUITE("costmodel") {
+TEST_CASE("layer_activation_bytes") {
+  const double s = 2048, b = 1, h = 12288, a = 96;
+  const double sbh = s * b * h;
+  REQUIRE(test::catalog().model("gpt3-175b").dropout);
+
+  SUBCASE("no parallelism, no recompute: sbh(34 + 5as/h)  (Korthikanti eq. 1)") {
+    Job job = korthikanti_job(1, false);
+    CHECK(layer_activation_bytes(job, RecomputeGranularity::none) == doctest::Approx(sbh * (34 + 5 * a * s / h)).epsilon(1e-12));
+  }
+  SUBCASE("tensor parallelism: sbh(10 + 24/t + 5as/(ht))  (eq. 2)") {
+    for (int t : {2, 4, 8}) {
+      CAPTURE(t);
+      Job job = korthikanti_job(t, false);
+      CHECK(layer_activation_bytes(job, RecomputeGranularity::none) ==
+            doctest::Approx(sbh * (10 + 24.0 / t + 5 * a * s / (h * t))).epsilon(1e-12));
+    }
+  }
+  SUBCASE("tensor + sequence parallelism: sbh/t (34 + 5as/h)  (eq. 3)") {
+    for (int t : {2, 8}) {
+      CAPTURE(t);
+      Job job = korthikanti_job(t, true);
+      CHECK(layer_activation_bytes(job, RecomputeGranularity::none) ==
+            doctest::Approx(sbh / t * (34 + 5 * a * s / h)).epsilon(1e-12));
+    }
+  }
+  SUBCASE("selective recompute with TP + SP: 34 sbh / t  (§5)") {
+    for (int t : {1, 8}) {
+      CAPTURE(t);
+      Job job = korthikanti_job(t, t > 1);
+      CHECK(layer_activation_bytes(job, RecomputeGranularity::selective) == doctest::Approx(34 * sbh / t).epsilon(1e-12));
+    }
+  }
+  SUBCASE("full recompute keeps the layer input: 2sbh/t with SP, 2sbh without") {
+    CHECK(layer_activation_bytes(korthikanti_job(8, true), RecomputeGranularity::full) == doctest::Approx(2 * sbh / 8).epsilon(1e-12));
+    CHECK(layer_activation_bytes(korthikanti_job(8, false), RecomputeGranularity::full) == doctest::Approx(2 * sbh).epsilon(1e-12));
+  }
+  SUBCASE("sequence parallelism saves exactly the 10sbh(1 - 1/t) of the replicated tensors") {
+    Job tp = korthikanti_job(8, false), tpsp = korthikanti_job(8, true);
+    CHECK(layer_activation_bytes(tp, RecomputeGranularity::none) - layer_activation_bytes(tpsp, RecomputeGranularity::none) ==
+          doctest::Approx(10 * sbh * (1 - 1.0 / 8)).epsilon(1e-9));
+  }
+  SUBCASE("a GELU model without dropout drops the masks: sbh(32 + 2as/h)") {
+    // Eq. 1 less the two sbh dropout masks and the as^2b mask + 2as^2b dropout output.
+    Job job = korthikanti_job(1, false);
+    job.model.dropout = false;
+    CHECK(layer_activation_bytes(job, RecomputeGranularity::none) == doctest::Approx(sbh * (32 + 2 * a * s / h)).epsilon(1e-12));
+  }
+  SUBCASE("activations scale linearly with the micro-batch and with the sequence per CP rank") {
+    Job job = korthikanti_job(8, true);
+    const double one = layer_activation_bytes(job, RecomputeGranularity::selective);
+    job.plan.micro_batch_size = 4;
+    CHECK(layer_activation_bytes(job, RecomputeGranularity::selective) == doctest::Approx(4 * one).epsilon(1e-12));
+    job.plan.micro_batch_size = 1;
+    job.plan.cp = 2;
+    CHECK(layer_activation_bytes(job, RecomputeGranularity::selective) == doctest::Approx(one / 2).epsilon(1e-12));
+  }
+  SUBCASE("with flash attention no s^2 term is stored, so selective recompute saves nothing more") {
+    Job job = korthikanti_job(8, true);
+    job.runtime.flash_attention = true;
+    const double none = layer_activation_bytes(job, RecomputeGranularity::none);
+    CHECK(none == doctest::Approx(layer_activation_bytes(job, RecomputeGranularity::selective)).epsilon(1e-12));
+    CHECK(none < 35 * sbh / 8);  // 34 sbh/t plus the small fp32 softmax statistics
+    CHECK(none > 34 * sbh / 8);
+  }
+  SUBCASE("fp32 activations are twice fp16") {
+    Job job = korthikanti_job(8, true);
+    const double f16 = layer_activation_bytes(job, RecomputeGranularity::full);
+    job.training.precision = Precision::fp32;
+    CHECK(layer_activation_bytes(job, RecomputeGranularity::full) == doctest::Approx(2 * f16));
+  }
+}
+
+TEST_CASE("stage_params_per_gpu") {
+  SUBCASE("the stages of a TP=1 pipeline hold the whole model (plus the tied output copy on the last stage)") {
+    for (const char* name : {"gpt3-175b", "llama2-70b"}) {
+      CAPTURE(name);
+      Job job = test::gpt3_175b_job();
+      job.model = test::catalog().model(name);
+      job.plan.tp = 1;
+      job.plan.pp = 4;
+      const auto layers = resolve_stage_layers(job.plan, job.model.num_layers);
+      double sum = 0;
+      for (int s = 0; s < 4; ++s) sum += stage_params_per_gpu(job, s, layers[s]);
+      const double tied_copy = job.model.tied_embeddings ? static_cast<double>(job.model.vocab_size) * static_cast<double>(job.model.hidden_size) : 0;
+      CHECK(sum == doctest::Approx(job.model.total_params(job.training.seq_length) + tied_copy).epsilon(1e-12));
+    }
+  }
+  SUBCASE("a middle stage holds its layers' parameters split over TP") {
+    Job job = test::gpt3_175b_job();
+    CHECK(stage_params_per_gpu(job, 3, 6) == doctest::Approx(6 * job.model.layer_params() / 8).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("stage_memory") {
+  Job job = test::gpt3_175b_job();  // tp8 pp16 dp8, Megatron
+  job.plan.distributed_optimizer = false;
+  const int stage = 5, layers = 6;  // a middle stage: no embedding, no logits
+  const double P = stage_params_per_gpu(job, stage, layers);
+
+  SUBCASE("Megatron mixed precision: 2 B weights, 4 B fp32 main grads, 12 B Adam states per parameter") {
+    MemoryBreakdown m = stage_memory(job, stage, layers, 1);
+    CHECK(m.weights_GiB * kGiB == doctest::Approx(2 * P).epsilon(1e-12));
+    CHECK(m.gradients_GiB * kGiB == doctest::Approx(4 * P).epsilon(1e-12));
+    CHECK(m.optimizer_GiB * kGiB == doctest::Approx(12 * P).epsilon(1e-12));
+    CHECK(m.logits_GiB == 0);
+  }
+  SUBCASE("the distributed optimizer shards exactly the 12 B optimizer part over dp*cp") {
+    job.plan.distributed_optimizer = true;
+    MemoryBreakdown d8 = stage_memory(job, stage, layers, 1);
+    CHECK(d8.optimizer_GiB * kGiB == doctest::Approx(12 * P / 8).epsilon(1e-12));
+    job.plan.dp = 16;
+    MemoryBreakdown d16 = stage_memory(job, stage, layers, 1);
+    CHECK(d16.optimizer_GiB == doctest::Approx(d8.optimizer_GiB / 2).epsilon(1e-12));
+    CHECK(d16.weights_GiB == d8.weights_GiB);
+    CHECK(d16.gradients_GiB == d8.gradients_GiB);
+    job.plan.cp = 2;  // Megatron shards over the dp x cp group
+    CHECK(stage_memory(job, stage, layers, 1).optimizer_GiB == doctest::Approx(d8.optimizer_GiB / 4).epsilon(1e-12));
+  }
+  SUBCASE("without sharding, dp does not change per-GPU state") {
+    MemoryBreakdown a = stage_memory(job, stage, layers, 1);
+    job.plan.dp = 64;
+    CHECK(stage_memory(job, stage, layers, 1).optimizer_GiB == a.optimizer_GiB);
+  }
+  SUBCASE("DeepSpeed ZeRO stages shard optimizer (1), gradients (2), parameters (3)") {
+    job.runtime.framework = Framework::deepspeed;
+    const double dp = job.plan.dp;
+    job.plan.zero_stage = 0;
+    MemoryBreakdown z0 = stage_memory(job, stage, layers, 1);
+    // fp16 grads; fp32 master + moments (12) + DeepSpeed's fp32 gradient copy (4).
+    CHECK(z0.weights_GiB * kGiB == doctest::Approx(2 * P).epsilon(1e-12));
+    CHECK(z0.gradients_GiB * kGiB == doctest::Approx(2 * P).epsilon(1e-12));
+    CHECK(z0.optimizer_GiB * kGiB == doctest::Approx(16 * P).epsilon(1e-12));
+    job.plan.zero_stage = 1;
+    MemoryBreakdown z1 = stage_memory(job, stage, layers, 1);
+    // Partitioned fp32 states + fp32 grad partition + averaged fp16 grads: 18 B, over dp.
+    CHECK(z1.optimizer_GiB * kGiB == doctest::Approx(18 * P / dp).epsilon(1e-12));
+    CHECK(z1.gradients_GiB == z0.gradients_GiB);
+    CHECK(z1.weights_GiB == z0.weights_GiB);
+    CHECK(z1.buffers_GiB > z0.buffers_GiB);  // reduce / all-gather buckets
+    job.plan.zero_stage = 2;
+    MemoryBreakdown z2 = stage_memory(job, stage, layers, 1);
+    CHECK(z2.gradients_GiB == doctest::Approx(z0.gradients_GiB / dp).epsilon(1e-12));
+    CHECK(z2.optimizer_GiB == z1.optimizer_GiB);
+    CHECK(z2.weights_GiB == z0.weights_GiB);
+    job.plan.zero_stage = 3;
+    MemoryBreakdown z3 = stage_memory(job, stage, layers, 1);
+    CHECK(z3.weights_GiB == doctest::Approx(z0.weights_GiB / dp).epsilon(1e-12));
+    CHECK(z3.gradients_GiB == z2.gradients_GiB);
+    CHECK(z3.total_GiB < z2.total_GiB);
+    CHECK(z2.total_GiB < z1.total_GiB);
+    CHECK(z1.total_GiB < z0.total_GiB + z1.buffers_GiB - z0.buffers_GiB);
+  }
+  SUBCASE("FSDP FULL_SHARD: 16 B/param of fp32 state sharded, plus two gathered bf16 layers") {
+    job.runtime.framework = Framework::fsdp;
+    const double shard = job.plan.dp * job.plan.cp;
+    MemoryBreakdown f = stage_memory(job, stage, layers, 1);
+    CHECK(f.gradients_GiB * kGiB == doctest::Approx(4 * P / shard).epsilon(1e-12));
+    CHECK(f.optimizer_GiB * kGiB == doctest::Approx(8 * P / shard).epsilon(1e-12));
+    CHECK(f.weights_GiB * kGiB == doctest::Approx(4 * P / shard + 2 * (P / layers) * 2).epsilon(1e-12));
+  }
+  SUBCASE("stored activations: in-flight micro-batches x layers x the per-layer bytes") {
+    const double per_layer = layer_activation_bytes(job, RecomputeGranularity::selective);
+    for (int k : {1, 3, 16}) {
+      MemoryBreakdown m = stage_memory(job, stage, layers, k);
+      CHECK(m.activations_GiB * kGiB == doctest::Approx(k * layers * per_layer).epsilon(1e-12));
+    }
+    // Fragmentation is a fixed share of activation-like memory, and the total adds up.
+    MemoryBreakdown m = stage_memory(job, stage, layers, 4);
+    CHECK(m.total_GiB == doctest::Approx(m.weights_GiB + m.gradients_GiB + m.optimizer_GiB + m.activations_GiB + m.logits_GiB +
+                                         m.buffers_GiB + m.fragmentation_GiB).epsilon(1e-12));
+  }
+  SUBCASE("full recompute stores only layer inputs, plus one layer's working set") {
+    job.plan.recompute.granularity = RecomputeGranularity::full;
+    MemoryBreakdown m = stage_memory(job, stage, layers, 4);
+    const double expected = 4 * layers * layer_activation_bytes(job, RecomputeGranularity::full) +
+                            layer_activation_bytes(job, RecomputeGranularity::none);
+    CHECK(m.activations_GiB * kGiB == doctest::Approx(expected).epsilon(1e-12));
+  }
+  SUBCASE("the last stage holds the logits, the first the embedding output") {
+    MemoryBreakdown last = stage_memory(job, job.plan.pp - 1, layers, 1);
+    MemoryBreakdown mid = stage_memory(job, stage, layers, 1);
+    // fp16/bf16 logits + fp32 softmax of the vocab-parallel cross entropy: (2 + 4) * s * b * V / t.
+    CHECK(last.logits_GiB * kGiB == doctest::Approx(6.0 * 2048 * 50257 / 8).epsilon(1e-12));
+    CHECK(stage_memory(job, 0, layers, 1).activations_GiB > mid.activations_GiB);
+  }
+}
+
+TEST_CASE("1F1B in-flight micro-batches") {
+  // PipeDream-Flush / 1F1B (Narayanan et al. 2021 §2.2.1): stage i holds min(pp - i, m).
+  SUBCASE("many micro-batches") {
+    Job job = test::gpt3_175b_job();  // pp 16, 192 micro-batches
+    Prediction p = predict(job);
+    REQUIRE(p.stages.size() == 16);
+    for (int i = 0; i < 16; ++i) CHECK(p.stages[i].in_flight_micro_batches == 16 - i);
+  }
+  SUBCASE("fewer micro-batches than stages") {
+    Job job = test::gpt3_175b_job();
+    job.training.global_batch_size = 8 * 4;  // dp 8, mbs 1: 4 micro-batches
+    Prediction p = predict(job);
+    REQUIRE(p.stages.size() == 16);
+    for (int i = 0; i < 16; ++i) CHECK(p.stages[i].in_flight_micro_batches == std::min(16 - i, 4));
+  }
+  SUBCASE("and memory follows: stage 1 holds one micro-batch of activations more than stage 2") {
+    Job job = test::gpt3_175b_job();
+    Prediction p = predict(job);
+    const double per_mb = 6 * layer_activation_bytes(job, RecomputeGranularity::selective) / kGiB;
+    CHECK(p.stages[1].memory.activations_GiB - p.stages[2].memory.activations_GiB == doctest::Approx(per_mb).epsilon(1e-9));
+  }
+}
+}

@@ -1,0 +1,160 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "costmodel/pipeline_sim.h"
+
+using namespace strata;
+
+namespace {
+
+PipelineInput uniform(int p, int v, std::int64_t m, double f, double b, double p2p = 0) {
+  PipelineInput in;
+  in.stages = p;
+  in.chunks = v;
+  in.micro_batches = m;
+  in.forward_s.assign(p, std::vector<double>(v, f));
+  in.backward_s.assign(p, std::vector<double>(v, b));
+  in.p2p_s = p2p;
+  return in;
+}
+
+}  // namespace
+
+TEST_SUITE("costmodel") {
+TEST_CASE("simulate_pipeline") {
+  SUBCASE("1F1B with uniform stages: makespan (m + p - 1)(F + B)") {
+    // Narayanan et al. 2021 §2.2.1: the bubble of PipeDream-Flush is (p - 1)(t_f + t_b).
+    for (auto [p, m, f, b] : {std::tuple{4, 8, 1.0, 2.0}, std::tuple{8, 32, 0.3, 0.7}, std::tuple{16, 192, 1.0, 2.0},
+                              std::tuple{2, 1, 1.0, 1.0}, std::tuple{1, 10, 1.0, 3.0}}) {
+      CAPTURE(p);
+      CAPTURE(m);
+      PipelineResult r = simulate_pipeline(uniform(p, 1, m, f, b));
+      CHECK(r.makespan_s == doctest::Approx((m + p - 1) * (f + b)).epsilon(1e-12));
+      for (int s = 0; s < p; ++s) CHECK(r.busy_s[s] == doctest::Approx(m * (f + b)).epsilon(1e-12));
+    }
+  }
+  SUBCASE("1F1B peak in-flight micro-batches: stage i holds min(p - i, m)") {
+    for (std::int64_t m : {2, 5, 64}) {
+      CAPTURE(m);
+      PipelineResult r = simulate_pipeline(uniform(6, 1, m, 1, 2));
+      for (int i = 0; i < 6; ++i) CHECK(r.peak_in_flight[i] == std::min<std::int64_t>(6 - i, m));
+    }
+  }
+  SUBCASE("a slower stage dominates") {
+    const int p = 4;
+    const std::int64_t m = 64;
+    PipelineInput in = uniform(p, 1, m, 1, 2);
+    in.forward_s[2][0] = 2;
+    in.backward_s[2][0] = 4;
+    PipelineResult r = simulate_pipeline(in);
+    // At least the slow stage's own work; at most the all-slow pipeline (the schedule is monotone).
+    CHECK(r.makespan_s >= m * 6.0);
+    CHECK(r.makespan_s <= (m + p - 1) * 6.0 + 1e-9);
+    CHECK(r.makespan_s > simulate_pipeline(uniform(p, 1, m, 1, 2)).makespan_s);
+    CHECK(r.busy_s[2] == doctest::Approx(m * 6.0));
+    CHECK(std::max_element(r.busy_s.begin(), r.busy_s.end()) - r.busy_s.begin() == 2);
+  }
+  SUBCASE("p2p transfers lengthen the critical path") {
+    const int p = 4;
+    const double c = 0.1;
+    PipelineResult r0 = simulate_pipeline(uniform(p, 1, 8, 1, 2));
+    PipelineResult r1 = simulate_pipeline(uniform(p, 1, 8, 1, 2, c));
+    CHECK(r1.makespan_s > r0.makespan_s);
+    // Micro-batch 0 alone crosses p-1 boundaries forward and p-1 backward.
+    CHECK(r1.makespan_s >= p * 3.0 + 2 * (p - 1) * c - 1e-12);
+    // A single stage has no neighbour to talk to.
+    CHECK(simulate_pipeline(uniform(1, 1, 8, 1, 2, 5.0)).makespan_s == doctest::Approx(8 * 3.0));
+  }
+  SUBCASE("interleaved: stage i warms up (p - i - 1)*2 + (v - 1)*p chunks, so holds one more, capped at m*v") {
+    // Megatron-LM schedules.py, forward_backward_pipelining_with_interleaving: num_warmup_microbatches.
+    for (auto [p, v, m] : {std::tuple{4, 2, std::int64_t{8}}, std::tuple{4, 3, std::int64_t{16}}, std::tuple{8, 2, std::int64_t{64}},
+                           std::tuple{4, 2, std::int64_t{4}}}) {
+      CAPTURE(p);
+      CAPTURE(v);
+      CAPTURE(m);
+      PipelineResult r = simulate_pipeline(uniform(p, v, m, 1, 2));
+      REQUIRE(r.makespan_s > 0);
+      for (int i = 0; i < p; ++i) {
+        const std::int64_t expected = std::min<std::int64_t>(static_cast<std::int64_t>(p - i - 1) * 2 + (v - 1) * p + 1, m * v);
+        CHECK(r.peak_in_flight[i] == expected);
+      }
+    }
+  }
+  SUBCASE("interleaving divides the bubble by v for the same work") {
+    // Narayanan et al. 2021 §2.2.2: with each rank's layers split into v chunks, the bubble of
+    // interleaved 1F1B is (p - 1)(t_f + t_b) / v, t_f and t_b being a whole rank's times.
+    const double F = 1, B = 2;
+    for (int p : {2, 4, 8})
+      for (int v : {1, 2, 3, 4})
+        for (std::int64_t m : {8, 16, 64}) {
+          CAPTURE(p);
+          CAPTURE(v);
+          CAPTURE(m);
+          PipelineResult r = simulate_pipeline(uniform(p, v, m, F / v, B / v));
+          const double work = static_cast<double>(m) * (F + B);
+          CHECK(r.makespan_s - work == doctest::Approx((p - 1) * (F + B) / v).epsilon(1e-9));
+          for (int s = 0; s < p; ++s) CHECK(r.busy_s[s] == doctest::Approx(work).epsilon(1e-12));
+        }
+    CHECK(simulate_pipeline(uniform(4, 2, 16, 0.5, 1)).makespan_s < simulate_pipeline(uniform(4, 1, 16, 1, 2)).makespan_s);
+  }
+  SUBCASE("the trace has 2*m*v*p events, each op exactly once, never overlapping on a stage") {
+    for (auto [p, v, m] : {std::tuple{4, 1, std::int64_t{6}}, std::tuple{4, 2, std::int64_t{8}}, std::tuple{3, 3, std::int64_t{6}}}) {
+      CAPTURE(p);
+      CAPTURE(v);
+      std::vector<PipelineEvent> trace;
+      PipelineInput in = uniform(p, v, m, 1, 2, 0.05);
+      in.forward_s[1][0] = 1.5;  // uneven, to stress the ordering
+      PipelineResult r = simulate_pipeline(in, &trace);
+      REQUIRE(trace.size() == static_cast<std::size_t>(2 * m * v * p));
+      std::set<std::tuple<int, int, std::int64_t, bool>> seen;
+      std::map<std::tuple<int, int, std::int64_t, bool>, PipelineEvent> by_key;
+      double latest = 0;
+      for (const auto& e : trace) {
+        CHECK(e.end_s > e.start_s);
+        CHECK(e.chunk < v);
+        CHECK(e.micro_batch < m);
+        auto key = std::tuple{e.stage, e.chunk, e.micro_batch, e.backward};
+        CHECK(seen.insert(key).second);
+        by_key[key] = e;
+        latest = std::max(latest, e.end_s);
+      }
+      CHECK(latest == doctest::Approx(r.makespan_s));
+      for (int s = 0; s < p; ++s) {
+        std::vector<PipelineEvent> mine;
+        for (const auto& e : trace)
+          if (e.stage == s) mine.push_back(e);
+        std::sort(mine.begin(), mine.end(), [](const auto& a, const auto& b) { return a.start_s < b.start_s; });
+        for (std::size_t i = 1; i < mine.size(); ++i) CHECK(mine[i].start_s >= mine[i - 1].end_s - 1e-12);
+      }
+      // Dependencies: a forward follows the previous virtual stage's forward plus the transfer;
+      // a backward follows the next virtual stage's backward and its own forward.
+      for (const auto& [key, e] : by_key) {
+        auto [s, c, mb, bwd] = key;
+        const int vs = c * p + s;
+        if (!bwd && vs > 0) {
+          const auto& prev = by_key.at({(vs - 1) % p, (vs - 1) / p, mb, false});
+          CHECK(e.start_s >= prev.end_s + in.p2p_s - 1e-12);
+        }
+        if (bwd) {
+          CHECK(e.start_s >= by_key.at({s, c, mb, false}).end_s - 1e-12);
+          if (vs < p * v - 1) {
+            const auto& next = by_key.at({(vs + 1) % p, (vs + 1) / p, mb, true});
+            CHECK(e.start_s >= next.end_s + in.p2p_s - 1e-12);
+          }
+        }
+      }
+    }
+  }
+  SUBCASE("inconsistent input returns makespan 0") {
+    CHECK(simulate_pipeline(uniform(4, 2, 6, 1, 2)).makespan_s == 0);  // v > 1 needs m % p == 0
+    CHECK(simulate_pipeline(uniform(4, 1, 0, 1, 2)).makespan_s == 0);
+    PipelineInput none;
+    none.stages = 0;
+    CHECK(simulate_pipeline(none).makespan_s == 0);
+  }
+}
+}

@@ -1,0 +1,315 @@
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "costmodel/predictor.h"
+#include "test_util.h"
+
+using namespace strata;
+
+namespace {
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+double breakdown_sum(const TimeBreakdown& b) {
+  return b.compute_s + b.recompute_s + b.tp_comm_s + b.cp_comm_s + b.pp_comm_s + b.dp_comm_s + b.bubble_s + b.optimizer_s;
+}
+
+Job llama3_70b_job() {
+  Job job;
+  job.model = test::catalog().model("llama3-70b");
+  job.cluster = test::catalog().cluster("dgx-h100-ndr");
+  job.calibration = test::catalog().calibration_or_default(job.cluster.gpu);
+  job.training.global_batch_size = 512;
+  job.training.seq_length = 8192;
+  job.plan.tp = 8;
+  job.plan.pp = 4;
+  job.plan.dp = 8;
+  job.plan.sequence_parallel = true;
+  job.plan.distributed_optimizer = true;
+  return job;
+}
+
+// A set of plans covering the schedule and framework variants.
+std::vector<std::pair<std::string, Job>> plan_variants() {
+  std::vector<std::pair<std::string, Job>> v;
+  v.emplace_back("gpt3 tp8 pp16 dp8 selective dist-opt", test::gpt3_175b_job());
+  Job j = llama3_70b_job();
+  v.emplace_back("llama3-70b tp8 pp4 dp8", j);
+  j.plan.vpp = 5;  // 80 layers / (4*5) = 4 per chunk
+  v.emplace_back("llama3-70b interleaved vpp5", j);
+  j = llama3_70b_job();
+  j.plan.recompute.granularity = RecomputeGranularity::full;
+  j.plan.recompute.num_layers = 5;
+  v.emplace_back("llama3-70b full recompute of 5 layers/stage", j);
+  j = llama3_70b_job();
+  j.plan.cp = 2;
+  j.plan.dp = 4;
+  v.emplace_back("llama3-70b cp2", j);
+  j = llama3_70b_job();
+  j.plan.stage_layers = {18, 22, 22, 18};
+  v.emplace_back("llama3-70b uneven stages", j);
+  j = llama3_70b_job();
+  j.plan.pp = 1;
+  j.plan.dp = 32;
+  j.plan.distributed_optimizer = false;
+  j.plan.zero_stage = 0;
+  j.runtime.framework = Framework::fsdp;
+  j.plan.tp = 8;
+  v.emplace_back("llama3-70b fsdp tp8 dp32", j);
+  return v;
+}
+
+}  // namespace
+
+TEST_SUITE("costmodel") {
+TEST_CASE("check_plan") {
+  SUBCASE("the SC21 plan is legal") { CHECK(check_plan(test::gpt3_175b_job()) == ""); }
+  SUBCASE("tp must divide the heads") {
+    Job job = test::gpt3_175b_job();
+    job.plan.tp = 5;
+    CHECK(contains(check_plan(job), "tp=5 does not divide the 96 attention heads"));
+  }
+  SUBCASE("sequence parallelism needs the sequence divisible by tp") {
+    // tp = 3 divides GPT-3's 96 heads, 12288 hidden and 49152 ffn, but not the 2048 tokens.
+    Job job = test::gpt3_175b_job();
+    job.plan.tp = 3;
+    CHECK(contains(check_plan(job), "sequence parallelism needs the per-CP sequence 2048 divisible by tp=3"));
+    job.plan.sequence_parallel = false;
+    CHECK(check_plan(job) == "");
+  }
+  SUBCASE("tp must divide the GQA query groups") {
+    Job job = llama3_70b_job();
+    job.plan.tp = 16;  // divides the 64 heads, not the 8 groups
+    CHECK(contains(check_plan(job), "tp=16 does not divide the 8 query groups"));
+  }
+  SUBCASE("the global batch must divide into dp x micro-batch") {
+    Job job = test::gpt3_175b_job();
+    job.plan.dp = 7;
+    CHECK(contains(check_plan(job), "global batch 1536 is not divisible by dp*micro_batch = 7*1"));
+    job.plan.dp = 8;
+    job.plan.micro_batch_size = 5;
+    CHECK(contains(check_plan(job), "not divisible"));
+  }
+  SUBCASE("more stages than layers") {
+    Job job = test::gpt3_175b_job();
+    job.plan.pp = 128;
+    CHECK(contains(check_plan(job), "pp=128 exceeds the 96 layers"));
+  }
+  SUBCASE("interleaving rules") {
+    Job job = test::gpt3_175b_job();
+    job.plan.vpp = 2;
+    CHECK(check_plan(job) == "");  // 96 % 32 == 0, 192 micro-batches % 16 == 0
+    job.plan.vpp = 5;
+    CHECK(contains(check_plan(job), "96 layers are not divisible by pp*vpp = 80"));
+    job.plan.vpp = 2;
+    job.training.global_batch_size = 8 * 24;  // 24 micro-batches, not a multiple of pp=16
+    CHECK(contains(check_plan(job), "micro-batches divisible by pp=16"));
+    job = test::gpt3_175b_job();
+    job.plan.pp = 1;
+    job.plan.vpp = 2;
+    CHECK(contains(check_plan(job), "needs pp >= 2"));
+    job = test::gpt3_175b_job();
+    job.plan.vpp = 2;
+    job.plan.stage_layers = std::vector<int>(16, 6);
+    CHECK(contains(check_plan(job), "uneven stage layers cannot be combined with vpp > 1"));
+  }
+  SUBCASE("uneven stage layers must cover the model") {
+    Job job = llama3_70b_job();
+    job.plan.stage_layers = {20, 20, 20};
+    CHECK(contains(check_plan(job), "3 stage layer counts given for pp=4"));
+    job.plan.stage_layers = {20, 20, 20, 19};
+    CHECK(contains(check_plan(job), "stage layers add up to 79, the model has 80"));
+    job.plan.stage_layers = {40, 40, 0, 0};
+    CHECK(contains(check_plan(job), "at least one layer"));
+  }
+  SUBCASE("expert parallelism needs an MoE model") {
+    Job job = test::gpt3_175b_job();
+    job.plan.ep = 2;
+    CHECK(contains(check_plan(job), "ep > 1 needs a mixture-of-experts model"));
+    job.model = test::catalog().model("mixtral-8x7b");
+    job.plan.ep = 3;
+    CHECK(contains(check_plan(job), "ep=3 does not divide the 8 experts"));
+  }
+  SUBCASE("fp8 needs fp8 tensor cores") {
+    Job job = test::gpt3_175b_job();
+    job.training.precision = Precision::fp8;
+    CHECK(contains(check_plan(job), "A100-SXM4-80GB has no fp8 tensor cores"));
+    Job h = llama3_70b_job();
+    h.training.precision = Precision::fp8;
+    CHECK(check_plan(h) == "");
+  }
+  SUBCASE("ZeRO and the distributed optimizer are alternatives; context parallelism needs 2*cp | seq") {
+    Job job = test::gpt3_175b_job();
+    job.plan.zero_stage = 1;
+    CHECK(contains(check_plan(job), "alternatives"));
+    job = llama3_70b_job();
+    job.plan.cp = 3;
+    CHECK(contains(check_plan(job), "cp=3"));
+  }
+  SUBCASE("an illegal plan predicts nothing but says why") {
+    Job job = test::gpt3_175b_job();
+    job.plan.tp = 5;
+    Prediction p = predict(job);
+    CHECK_FALSE(p.feasible);
+    CHECK(p.iteration_time_s == 0);
+    CHECK(p.reason == check_plan(job));
+  }
+}
+
+TEST_CASE("predict") {
+  SUBCASE("a plan that cannot fit is infeasible with a reason in GiB") {
+    Job job = test::gpt3_175b_job();
+    job.plan.tp = 8;
+    job.plan.pp = 1;
+    job.plan.dp = 1;
+    job.training.global_batch_size = 8;
+    Prediction p = predict(job);
+    CHECK_FALSE(p.feasible);
+    CHECK(contains(p.reason, "GiB"));
+    CHECK(contains(p.reason, "stage 0 needs"));
+    CHECK(p.bottleneck.kind == "memory");
+    CHECK(p.memory_per_gpu_GiB > p.memory_capacity_GiB);
+    // 175B parameters at 18 B each over 8 GPUs alone exceed 80 GiB.
+    CHECK(p.memory_per_gpu_GiB > 174.6e9 * 18 / 8 / (1024.0 * 1024 * 1024));
+  }
+  SUBCASE("memory_reserve lowers the capacity") {
+    Job job = test::gpt3_175b_job();
+    job.runtime.memory_reserve_GiB = 10;
+    CHECK(predict(job).memory_capacity_GiB == doctest::Approx(70.0));
+  }
+  SUBCASE("every plan variant: finite, consistent, deterministic") {
+    for (const auto& [name, job] : plan_variants()) {
+      CAPTURE(name);
+      const Prediction p = predict(job);
+      REQUIRE_MESSAGE(p.feasible, p.reason);
+      // Finite and positive.
+      for (double x : {p.iteration_time_s, p.tokens_per_sec_per_gpu, p.mfu, p.hfu, p.memory_per_gpu_GiB}) {
+        CHECK(std::isfinite(x));
+        CHECK(x > 0);
+      }
+      CHECK(p.memory_per_gpu_GiB <= p.memory_capacity_GiB);
+      CHECK(p.stages.size() == static_cast<std::size_t>(job.plan.pp));
+      // Throughput identity: tokens/s/GPU * time * world = tokens per iteration.
+      CHECK(p.tokens_per_sec_per_gpu * p.iteration_time_s * job.plan.world_size() ==
+            doctest::Approx(static_cast<double>(job.training.global_batch_size * job.training.seq_length)).epsilon(1e-12));
+      // The breakdown of the critical stage adds up to the iteration time.
+      CHECK(breakdown_sum(p.breakdown) == doctest::Approx(p.iteration_time_s).epsilon(1e-9));
+      for (double x : {p.breakdown.compute_s, p.breakdown.recompute_s, p.breakdown.tp_comm_s, p.breakdown.cp_comm_s,
+                       p.breakdown.pp_comm_s, p.breakdown.dp_comm_s, p.breakdown.bubble_s, p.breakdown.optimizer_s})
+        CHECK(x >= 0);
+      // Utilization is a fraction; hardware FLOPs include the model FLOPs.
+      CHECK(p.mfu < 1);
+      CHECK(p.hfu < 1);
+      CHECK(p.hfu >= p.mfu);
+      CHECK_FALSE(p.bottleneck.kind.empty());
+      CHECK(predict(job) == p);  // deterministic
+      CHECK(AnalyticalCostModel().predict(job) == p);
+    }
+  }
+}
+
+TEST_CASE("predict: MFU counts the published model FLOPs") {
+  // Narayanan et al. SC21 eq. (3) without recompute: 72 B s l h^2 (1 + s/(6h) + V/(12 l h)) FLOPs per
+  // iteration for a GPT model; MFU = that / (time * GPUs * peak).
+  Job job = test::gpt3_175b_job();
+  const Prediction p = predict(job);
+  const double B = 1536, s = 2048, l = 96, h = 12288, V = 50257;
+  const double flops = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+  CHECK(p.mfu == doctest::Approx(flops / (p.iteration_time_s * 1024 * 312e12)).epsilon(1e-9));
+  // Without recompute the hardware does exactly the model FLOPs.
+  job.plan.recompute.granularity = RecomputeGranularity::none;
+  const Prediction q = predict(job);
+  CHECK(q.hfu == doctest::Approx(q.mfu).epsilon(1e-12));
+  // Full recompute adds a forward pass: HFU/MFU approaches 4/3 (96 vs 72 in eq. 3) from below.
+  job.plan.recompute.granularity = RecomputeGranularity::full;
+  const Prediction r = predict(job);
+  CHECK(r.hfu / r.mfu > 1.2);
+  CHECK(r.hfu / r.mfu < 4.0 / 3.0);
+}
+
+TEST_CASE("predict: more micro-batches shrink the bubble fraction") {
+  Job job = test::gpt3_175b_job();
+  double prev = 1;
+  for (std::int64_t gbs : {128, 512, 1536, 3072}) {
+    CAPTURE(gbs);
+    job.training.global_batch_size = gbs;
+    Prediction p = predict(job);
+    REQUIRE(p.feasible);
+    const double frac = p.breakdown.bubble_s / p.iteration_time_s;
+    CHECK(frac < prev);
+    prev = frac;
+  }
+}
+
+TEST_CASE("predict: interleaving shrinks the bubble") {
+  Job job = test::gpt3_175b_job();
+  job.training.global_batch_size = 256;  // 32 micro-batches on 16 stages: a large bubble
+  Prediction p1 = predict(job);
+  job.plan.vpp = 2;
+  Prediction p2 = predict(job);
+  REQUIRE(p2.feasible);
+  CHECK(p2.breakdown.bubble_s < p1.breakdown.bubble_s);
+  CHECK(p2.iteration_time_s < p1.iteration_time_s);
+  // ... at the price of more in-flight activations on stage 0.
+  CHECK(p2.stages[0].memory.activations_GiB > p1.stages[0].memory.activations_GiB);
+}
+
+TEST_CASE("predict: tp_comm_overlap lowers the exposed TP communication") {
+  Job job = test::gpt3_175b_job();
+  Prediction a = predict(job);
+  job.runtime.tp_comm_overlap = true;
+  Prediction b = predict(job);
+  CHECK(a.breakdown.tp_comm_s > 0);
+  CHECK(b.breakdown.tp_comm_s < 0.5 * a.breakdown.tp_comm_s);
+  CHECK(b.iteration_time_s < a.iteration_time_s);
+  CHECK(b.breakdown.compute_s == doctest::Approx(a.breakdown.compute_s));
+}
+
+TEST_CASE("predict: recompute costs time and saves memory") {
+  Job job = llama3_70b_job();
+  job.runtime.flash_attention = false;
+  job.plan.recompute.granularity = RecomputeGranularity::none;
+  Prediction none = predict(job);
+  job.plan.recompute.granularity = RecomputeGranularity::selective;
+  Prediction sel = predict(job);
+  job.plan.recompute.granularity = RecomputeGranularity::full;
+  Prediction full = predict(job);
+  CHECK(none.breakdown.recompute_s == 0);
+  CHECK(sel.breakdown.recompute_s > 0);
+  CHECK(full.breakdown.recompute_s > sel.breakdown.recompute_s);
+  CHECK(full.iteration_time_s > sel.iteration_time_s);
+  CHECK(sel.iteration_time_s > none.iteration_time_s);
+  CHECK(full.memory_per_gpu_GiB < sel.memory_per_gpu_GiB);
+  CHECK(sel.memory_per_gpu_GiB < none.memory_per_gpu_GiB);
+}
+
+TEST_CASE("predict: the breakdown adds up for DeepSpeed pipelines and unfused gradient accumulation" * doctest::should_fail()) {
+  // KNOWN BUG (costmodel/src/predictor.cpp, per-stage loop): the blocking DeepSpeed p2p send
+  // (`blocking_send`) and the unfused gradient-accumulation traffic (`accum_bytes_per_param`) are
+  // added to the simulated stage times but to no breakdown component, so the breakdown no longer
+  // adds up to iteration_time_s (DESIGN.md: "adding up to iteration_time_s"). Remove should_fail
+  // once fixed.
+  Job job = test::gpt3_175b_job();
+  job.plan.distributed_optimizer = false;
+  job.runtime.framework = Framework::deepspeed;
+  job.plan.zero_stage = 1;
+  Prediction p = predict(job);
+  CHECK(breakdown_sum(p.breakdown) == doctest::Approx(p.iteration_time_s).epsilon(1e-9));
+  Job m = test::gpt3_175b_job();
+  m.runtime.fused_grad_accumulation = false;
+  Prediction q = predict(m);
+  CHECK(breakdown_sum(q.breakdown) == doctest::Approx(q.iteration_time_s).epsilon(1e-9));
+}
+
+TEST_CASE("predict: scaling data parallelism") {
+  // At a fixed global batch, doubling dp halves each replica's micro-batches: faster iterations,
+  // and no more tokens/s/GPU than perfect scaling.
+  Job job = test::gpt3_175b_job();
+  Prediction a = predict(job);
+  job.plan.dp = 16;
+  Prediction b = predict(job);
+  CHECK(b.iteration_time_s < a.iteration_time_s);
+  CHECK(b.tokens_per_sec_per_gpu <= a.tokens_per_sec_per_gpu * (1 + 1e-12));
+}
+}

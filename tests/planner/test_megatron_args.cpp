@@ -1,0 +1,188 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "planner/megatron_args.h"
+#include "test_util.h"
+
+using namespace strata;
+
+namespace {
+
+bool has(const std::vector<std::string>& a, const std::string& flag) { return std::find(a.begin(), a.end(), flag) != a.end(); }
+
+// The value following `flag`, if the flag is present.
+std::optional<std::string> value_of(const std::vector<std::string>& a, const std::string& flag) {
+  auto it = std::find(a.begin(), a.end(), flag);
+  if (it == a.end() || it + 1 == a.end()) return std::nullopt;
+  return *(it + 1);
+}
+
+Job llama3_70b_job() {
+  Job job;
+  job.model = test::catalog().model("llama3-70b");
+  job.cluster = test::catalog().cluster("dgx-h100-ndr");
+  job.training.global_batch_size = 512;
+  job.training.seq_length = 8192;
+  job.plan.tp = 8;
+  job.plan.pp = 4;
+  job.plan.dp = 8;
+  job.plan.sequence_parallel = true;
+  return job;
+}
+
+}  // namespace
+
+TEST_SUITE("planner") {
+TEST_CASE("megatron_args") {
+  SUBCASE("golden: the SC21 GPT-3 175B plan, spelled as Megatron-LM's arguments.py spells it") {
+    // tp8 pp16 dp8, SP, selective recompute, distributed optimizer, bf16; GPT-3 is MHA with GELU,
+    // LayerNorm, learned positions, tied embeddings and dropout (Megatron's defaults).
+    const std::vector<std::string> expected = {
+        "--num-layers", "96", "--hidden-size", "12288", "--ffn-hidden-size", "49152", "--num-attention-heads", "96",
+        "--position-embedding-type", "learned_absolute", "--vocab-size", "50257",
+        "--micro-batch-size", "1", "--global-batch-size", "1536", "--seq-length", "2048", "--max-position-embeddings", "2048",
+        "--tensor-model-parallel-size", "8", "--pipeline-model-parallel-size", "16", "--sequence-parallel",
+        "--recompute-granularity", "selective", "--use-distributed-optimizer", "--overlap-grad-reduce",
+        "--overlap-param-gather", "--bf16"};
+    CHECK(megatron_args(test::gpt3_175b_job()) == expected);
+  }
+  SUBCASE("a Llama 3 model: GQA, SwiGLU, RMSNorm, untied, RoPE, no dropout") {
+    auto a = megatron_args(llama3_70b_job());
+    CHECK(has(a, "--group-query-attention"));
+    CHECK(value_of(a, "--num-query-groups") == "8");
+    CHECK(has(a, "--swiglu"));
+    CHECK(value_of(a, "--normalization") == "RMSNorm");
+    CHECK(has(a, "--untie-embeddings-and-output-weights"));
+    CHECK(value_of(a, "--position-embedding-type") == "rope");
+    CHECK(value_of(a, "--attention-dropout") == "0.0");
+    CHECK(value_of(a, "--hidden-dropout") == "0.0");
+    CHECK(value_of(a, "--ffn-hidden-size") == "28672");
+    CHECK(value_of(a, "--max-position-embeddings") == "8192");
+    // Not distributed optimizer: no param-gather overlap.
+    CHECK_FALSE(has(a, "--use-distributed-optimizer"));
+    CHECK_FALSE(has(a, "--overlap-param-gather"));
+    CHECK(has(a, "--overlap-grad-reduce"));
+  }
+  SUBCASE("MHA models carry no GQA flags") {
+    auto a = megatron_args(test::gpt3_175b_job());
+    CHECK_FALSE(has(a, "--group-query-attention"));
+    CHECK_FALSE(has(a, "--num-query-groups"));
+    CHECK_FALSE(has(a, "--swiglu"));
+    CHECK_FALSE(has(a, "--untie-embeddings-and-output-weights"));
+  }
+  SUBCASE("interleaving: layers per virtual stage = layers / (pp * vpp)") {
+    Job job = test::gpt3_175b_job();
+    job.plan.vpp = 3;
+    CHECK(value_of(megatron_args(job), "--num-layers-per-virtual-pipeline-stage") == std::to_string(96 / (16 * 3)));
+  }
+  SUBCASE("uneven stages differing only first and last use the decoder-first/last flags") {
+    Job job = test::gpt3_175b_job();
+    job.plan.pp = 4;
+    job.plan.stage_layers = {22, 26, 26, 22};
+    auto a = megatron_args(job);
+    CHECK(value_of(a, "--decoder-first-pipeline-num-layers") == "22");
+    CHECK(value_of(a, "--decoder-last-pipeline-num-layers") == "22");
+    CHECK_FALSE(has(a, "--pipeline-model-parallel-layout"));
+    job.plan.stage_layers = {18, 26, 26, 26};
+    a = megatron_args(job);
+    CHECK(value_of(a, "--decoder-first-pipeline-num-layers") == "18");
+    CHECK_FALSE(has(a, "--decoder-last-pipeline-num-layers"));
+    job.plan.stage_layers = {24, 24, 24, 24};  // even after all: nothing to say
+    a = megatron_args(job);
+    CHECK_FALSE(has(a, "--decoder-first-pipeline-num-layers"));
+    CHECK_FALSE(has(a, "--pipeline-model-parallel-layout"));
+  }
+  SUBCASE("other uneven splits use --pipeline-model-parallel-layout, one '|'-separated entry per stage") {
+    Job job = test::gpt3_175b_job();
+    job.plan.pp = 4;
+    job.plan.stage_layers = {20, 30, 26, 20};
+    auto a = megatron_args(job);
+    CHECK_FALSE(has(a, "--decoder-first-pipeline-num-layers"));
+    auto layout = value_of(a, "--pipeline-model-parallel-layout");
+    REQUIRE(layout.has_value());
+    // Embedding on the first stage, loss on the last, t*N decoder layers on each.
+    CHECK(*layout == "Et*20|t*30|t*26|t*20L");
+  }
+  SUBCASE("recompute flags") {
+    Job job = test::gpt3_175b_job();
+    job.plan.recompute.granularity = RecomputeGranularity::full;
+    auto a = megatron_args(job);
+    CHECK(value_of(a, "--recompute-granularity") == "full");
+    CHECK(value_of(a, "--recompute-method") == "uniform");
+    CHECK(value_of(a, "--recompute-num-layers") == "1");
+    job.plan.recompute.num_layers = 4;
+    a = megatron_args(job);
+    CHECK(value_of(a, "--recompute-method") == "block");
+    CHECK(value_of(a, "--recompute-num-layers") == "4");
+    job.plan.recompute.granularity = RecomputeGranularity::none;
+    a = megatron_args(job);
+    CHECK_FALSE(has(a, "--recompute-granularity"));
+    CHECK_FALSE(has(a, "--recompute-method"));
+  }
+  SUBCASE("precision flags") {
+    Job job = test::gpt3_175b_job();
+    job.training.precision = Precision::fp16;
+    auto a = megatron_args(job);
+    CHECK(has(a, "--fp16"));
+    CHECK_FALSE(has(a, "--bf16"));
+    job = llama3_70b_job();
+    job.training.precision = Precision::fp8;
+    a = megatron_args(job);
+    CHECK(has(a, "--bf16"));
+    CHECK(value_of(a, "--fp8-format") == "hybrid");
+    job.training.precision = Precision::fp32;
+    a = megatron_args(job);
+    CHECK_FALSE(has(a, "--bf16"));
+    CHECK_FALSE(has(a, "--fp16"));
+  }
+  SUBCASE("context, expert and TP-overlap flags appear only when used") {
+    Job job = llama3_70b_job();
+    CHECK_FALSE(has(megatron_args(job), "--context-parallel-size"));
+    job.plan.cp = 2;
+    job.runtime.tp_comm_overlap = true;
+    auto a = megatron_args(job);
+    CHECK(value_of(a, "--context-parallel-size") == "2");
+    CHECK(has(a, "--tp-comm-overlap"));
+    Job moe = llama3_70b_job();
+    moe.model = test::catalog().model("mixtral-8x7b");
+    moe.plan.ep = 4;
+    a = megatron_args(moe);
+    CHECK(value_of(a, "--num-experts") == std::to_string(moe.model.moe->num_experts));
+    CHECK(value_of(a, "--moe-router-topk") == std::to_string(moe.model.moe->top_k));
+    CHECK(value_of(a, "--expert-model-parallel-size") == "4");
+  }
+  SUBCASE("no data parallelism, nothing to overlap; tp = 1 has no sequence parallelism") {
+    Job job = test::gpt3_175b_job();
+    job.plan.dp = 1;
+    job.plan.tp = 1;
+    auto a = megatron_args(job);
+    CHECK_FALSE(has(a, "--overlap-grad-reduce"));
+    CHECK_FALSE(has(a, "--overlap-param-gather"));
+    CHECK_FALSE(has(a, "--sequence-parallel"));
+  }
+  SUBCASE("every flag is spelled --kebab-case and given once") {
+    Job job = llama3_70b_job();
+    job.plan.stage_layers = {20, 30, 16, 14};
+    job.plan.recompute.granularity = RecomputeGranularity::full;
+    job.plan.distributed_optimizer = true;
+    std::vector<std::string> flags;
+    for (const auto& x : megatron_args(job))
+      if (x.starts_with("--")) flags.push_back(x);
+    for (const auto& f : flags) {
+      CAPTURE(f);
+      CHECK(std::all_of(f.begin() + 2, f.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; }));
+    }
+    std::sort(flags.begin(), flags.end());
+    CHECK(std::adjacent_find(flags.begin(), flags.end()) == flags.end());
+  }
+}
+
+TEST_CASE("join_args") {
+  CHECK(join_args({"--tensor-model-parallel-size", "8", "--bf16"}) == "--tensor-model-parallel-size 8 --bf16");
+  // Shell metacharacters in values are quoted.
+  CHECK(join_args({"--pipeline-model-parallel-layout", "Et*20|t*30L"}) == "--pipeline-model-parallel-layout 'Et*20|t*30L'");
+  CHECK(join_args({}) == "");
+}
+}

@@ -1,0 +1,172 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "costmodel/json_reader.h"
+#include "costmodel/predictor.h"
+#include "planner/validation_runs.h"
+#include "test_util.h"
+
+using namespace strata;
+
+namespace {
+
+const std::vector<ValidationRun>& small_runs() {
+  static const std::vector<ValidationRun> runs = [] {
+    const std::string path = test::data_file("validation_runs_small.json");
+    return load_validation_runs(load_json_file(path), path, test::catalog());
+  }();
+  return runs;
+}
+
+const ValidationRun& run(const std::string& id) {
+  const auto& runs = small_runs();
+  auto it = std::find_if(runs.begin(), runs.end(), [&](const ValidationRun& r) { return r.id == id; });
+  REQUIRE_MESSAGE(it != runs.end(), "no run " << id);
+  return *it;
+}
+
+bool any_contains(const std::vector<std::string>& v, const std::string& part) {
+  return std::any_of(v.begin(), v.end(), [&](const std::string& s) { return s.find(part) != std::string::npos; });
+}
+
+}  // namespace
+
+TEST_SUITE("planner") {
+TEST_CASE("load_validation_runs") {
+  REQUIRE(small_runs().size() == 8);
+
+  SUBCASE("a fully specified Megatron record") {
+    const ValidationRun& r = run("sc21_gpt3_175b_like");
+    REQUIRE(r.job.has_value());
+    CHECK(r.error.empty());
+    CHECK(r.source_group == "handmade_megatron");
+    CHECK(r.tier == "A");
+    const Job& j = *r.job;
+    CHECK(j.cluster.gpu.name == "A100-SXM4-80GB");
+    CHECK(j.cluster.nics_per_node == 8);          // "8x200 Gb/s HCAs"
+    CHECK(j.cluster.nic_Gbps == 200);
+    CHECK(j.cluster.gpus_per_node == 8);
+    CHECK(j.training.precision == Precision::fp16);  // "fp16 mixed"
+    CHECK(j.plan.recompute.granularity == RecomputeGranularity::full);  // "full (...)"
+    CHECK(j.plan.tp == 8);
+    CHECK(j.plan.pp == 16);
+    CHECK(j.plan.dp == 8);
+    CHECK(j.plan.zero_stage == 0);
+    CHECK_FALSE(j.plan.distributed_optimizer);
+    CHECK(j.runtime.framework == Framework::megatron);
+    CHECK_FALSE(j.runtime.flash_attention);  // a 2021 Megatron-LM
+    CHECK(j.model.dropout);                  // GPT recipes train with dropout
+    CHECK(j.model.num_query_groups == 96);
+    CHECK(j.model.tied_embeddings);
+    CHECK_FALSE(r.micro_batch_unknown);
+    CHECK(r.measured_tokens_per_sec_per_gpu == 150.0);
+    CHECK_FALSE(r.measured_memory_GiB.has_value());
+  }
+  SUBCASE("\"A100 (memory size not stated)\", OmniPath NICs, DeepSpeed ZeRO stage 1, bf16") {
+    const ValidationRun& r = run("a100_unstated_memory_omnipath_zero1");
+    REQUIRE_MESSAGE(r.job.has_value(), r.error);
+    const Job& j = *r.job;
+    CHECK(j.cluster.gpu.name.starts_with("A100"));
+    CHECK(j.cluster.nics_per_node == 4);  // "4x OmniPath (100 Gb/s)"
+    CHECK(j.cluster.nic_Gbps == 100);
+    CHECK(j.cluster.gpus_per_node == 4);
+    CHECK(j.cluster.inter_node_GBps_per_gpu() == doctest::Approx(4 * 100.0 / 8 / 4));
+    CHECK(j.runtime.framework == Framework::deepspeed);
+    CHECK(j.plan.zero_stage == 1);
+    CHECK(j.training.precision == Precision::bf16);
+    CHECK(j.plan.recompute.granularity == RecomputeGranularity::selective);
+    CHECK(j.model.ffn_hidden_size == 4 * 2048);  // null ffn: the GPT 4h convention
+    CHECK(j.model.num_query_groups == 16);       // null num_kv_heads: MHA
+    // derived_* is the fallback for a missing meas_* figure; published "GB" of memory is GiB.
+    CHECK(r.measured_tokens_per_sec_per_gpu == 9000.0);
+    CHECK(r.measured_memory_GiB == 30.0);
+  }
+  SUBCASE("\"inter-node 800 Gb/s per node\", FSDP FULL_SHARD, amp_bf16, unknown micro-batch") {
+    const ValidationRun& r = run("mpt_fsdp_h100_per_node_link");
+    REQUIRE_MESSAGE(r.job.has_value(), r.error);
+    const Job& j = *r.job;
+    CHECK(j.cluster.gpu.name == "H100-SXM5-80GB");
+    CHECK(j.cluster.nics_per_node * j.cluster.nic_Gbps == 800);
+    CHECK(j.cluster.inter_node_GBps_per_gpu() == doctest::Approx(800.0 / 8 / 8));
+    CHECK(j.runtime.framework == Framework::fsdp);
+    CHECK(j.plan.zero_stage == 3);
+    CHECK(j.training.precision == Precision::bf16);
+    CHECK(j.plan.recompute.granularity == RecomputeGranularity::none);
+    CHECK(j.model.position_embedding == PositionEmbedding::alibi);
+    CHECK_FALSE(j.model.dropout);
+    CHECK(j.runtime.flash_attention);
+    CHECK(r.micro_batch_unknown);
+    CHECK(any_contains(r.assumptions, "micro_batch_size"));
+  }
+  SUBCASE("the distributed optimizer, \"fp16\", a modern Megatron, \"no dropout\"") {
+    const ValidationRun& r = run("a100_40gb_in_text");
+    REQUIRE_MESSAGE(r.job.has_value(), r.error);
+    const Job& j = *r.job;
+    CHECK(j.plan.distributed_optimizer);
+    CHECK(j.plan.zero_stage == 0);
+    CHECK(j.training.precision == Precision::fp16);
+    CHECK(j.runtime.flash_attention);  // Megatron-LM 2023
+    CHECK_FALSE(j.model.dropout);
+    // No interconnect given: the assumption is recorded.
+    CHECK(any_contains(r.assumptions, "inter-node network not stated"));
+  }
+  SUBCASE("records that cannot be turned into a job get an error, not an exception") {
+    const ValidationRun& tpu = run("tpu_cannot_predict");
+    CHECK_FALSE(tpu.job.has_value());
+    CHECK(tpu.error.find("tpu") != std::string::npos);
+    const ValidationRun& mismatch = run("num_gpus_mismatch");
+    CHECK_FALSE(mismatch.job.has_value());
+    CHECK(mismatch.error.find("/num_gpus") != std::string::npos);
+    CHECK(mismatch.error.find("tp*pp*dp*cp = 32 differs from num_gpus 100") != std::string::npos);
+    const ValidationRun& missing = run("missing_layers");
+    CHECK_FALSE(missing.job.has_value());
+    CHECK(missing.error.find("/num_layers: missing required key") != std::string::npos);
+    CHECK(missing.error.find("validation_runs_small.json [6]") != std::string::npos);
+  }
+  SUBCASE("a record with an illegal plan becomes a job whose prediction says why") {
+    const ValidationRun& r = run("tp_does_not_divide_heads");
+    REQUIRE(r.job.has_value());
+    Prediction p = predict(*r.job);
+    CHECK_FALSE(p.feasible);
+    CHECK(p.reason.find("tp=5 does not divide the 24 attention heads") != std::string::npos);
+  }
+  SUBCASE("non-object records and non-array files") {
+    auto runs = load_validation_runs(nlohmann::json::parse(R"([42, {"id": "x"}])"), "runs.json", test::catalog());
+    REQUIRE(runs.size() == 2);
+    CHECK(runs[0].id == "#0");
+    CHECK(runs[0].error == "record is not a JSON object");
+    CHECK(runs[1].id == "x");
+    CHECK_FALSE(runs[1].job.has_value());
+    CHECK_FALSE(runs[1].error.empty());
+    CHECK(test::input_error([] { load_validation_runs(nlohmann::json::object(), "runs.json", test::catalog()); })
+              .find("runs.json: /: expected a JSON array of run records") != std::string::npos);
+  }
+}
+
+TEST_CASE("load_validation_runs: GPU memory size from the free text" * doctest::should_fail()) {
+  // KNOWN BUG (planner/src/validation_runs.cpp, resolve_gpu): the text before '(' is resolved
+  // first, and the loose catalog match turns "A100-SXM4" (and "A100") into A100-SXM4-80GB via the
+  // "a100" alias, so "(... likely 40GB)" is never read and no "memory size not stated" assumption
+  // is recorded. public_runs.json has 8 such records ("A100-SXM4 (DGX-A100, 2020; memory size not
+  // stated, likely 40GB)") and 57 "A100 (memory size not stated in repo)". Remove should_fail once
+  // fixed.
+  const ValidationRun& forty = run("a100_40gb_in_text");
+  REQUIRE(forty.job.has_value());
+  CHECK(forty.job->cluster.gpu.name == "A100-SXM4-40GB");
+  const ValidationRun& unstated = run("a100_unstated_memory_omnipath_zero1");
+  REQUIRE(unstated.job.has_value());
+  CHECK(any_contains(unstated.assumptions, "memory size not stated"));
+}
+
+TEST_CASE("load_validation_runs: an unknown GPU names the runs file and /gpu_type" * doctest::should_fail()) {
+  // KNOWN BUG (planner/src/validation_runs.cpp, resolve_gpu): the error comes from the catalog
+  // lookup of a name the reader made up ("tpu-80gb" from "TPU v4"), so it reads
+  // "command line: --gpu: unknown gpu \"tpu-80gb\"" instead of naming the runs file, the record
+  // and its gpu_type field. Remove should_fail once fixed.
+  const ValidationRun& r = run("tpu_cannot_predict");
+  CHECK(r.error.find("validation_runs_small.json") != std::string::npos);
+  CHECK(r.error.find("/gpu_type") != std::string::npos);
+  CHECK(r.error.find("--gpu") == std::string::npos);
+}
+}
