@@ -38,6 +38,7 @@ struct LayerCost {
 struct StageCost {
   double fwd = 0, bwd = 0;  // one micro-batch through all of the stage's chunks
   double compute = 0, recompute = 0, tp = 0, cp = 0, ep = 0;  // per micro-batch
+  double pp_blocking = 0;  // blocking p2p sends inside the stage's own ops (DeepSpeed), per micro-batch
 };
 
 std::string plan_text(const ParallelPlan& p) {
@@ -232,16 +233,18 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     const double rec_per_layer = p.recompute.granularity == RecomputeGranularity::full
                                      ? full_frac * (lc.recompute + layer_refwd)
                                      : lc.recompute;
+    const double accum_per_chunk = stage_params_per_gpu(job, s, layers) / v * accum_bytes_per_param /
+                                   (cl.gpu.hbm_GBps * 1e9 * cal.kernel.memory_efficiency);
     for (int c = 0; c < v; ++c) {
       double f = per_chunk * layer_fwd;
       double b = per_chunk * (layer_bwd + rec_per_layer);
       if (s == 0 && c == 0) { f += emb_fwd; b += emb_bwd; }
       if (s == p.pp - 1 && c == v - 1) { f += out_fwd; b += out_bwd; }
-      if (s < p.pp - 1 || c < v - 1) f += blocking_send;  // activation to the next stage
-      if (s > 0 || c > 0) b += blocking_send;              // gradient to the previous stage
-      if (accum_bytes_per_param > 0)
-        b += stage_params_per_gpu(job, s, stage_layers[s]) / v * accum_bytes_per_param /
-             (cl.gpu.hbm_GBps * 1e9 * cal.kernel.memory_efficiency);
+      const double send_fwd = (s < p.pp - 1 || c < v - 1) ? blocking_send : 0.0;  // activation to the next stage
+      const double send_bwd = (s > 0 || c > 0) ? blocking_send : 0.0;              // gradient to the previous stage
+      f += send_fwd;
+      b += send_bwd + accum_per_chunk;
+      sc[s].pp_blocking += send_fwd + send_bwd;
       pin.forward_s[s][c] = f;
       pin.backward_s[s][c] = b;
       sc[s].fwd += f;
@@ -249,7 +252,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     }
     const bool first = s == 0, last = s == p.pp - 1;
     sc[s].compute = layers * (lc.fwd_compute + lc.bwd_compute) + (first ? emb_fwd_compute + emb_bwd_compute : 0) +
-                    (last ? out_fwd_compute + out_bwd_compute : 0);
+                    (last ? out_fwd_compute + out_bwd_compute : 0) + v * accum_per_chunk;
     sc[s].recompute = p.recompute.granularity == RecomputeGranularity::full ? nfull * lc.recompute : layers * lc.recompute;
     sc[s].tp = layers * (lc.fwd_tp + lc.bwd_tp) + nfull * lc.fwd_tp + (first ? edge_tp : 0) + (last ? edge_tp : 0);
     sc[s].cp = layers * (lc.fwd_cp + lc.bwd_cp) + nfull * lc.fwd_cp;
@@ -354,8 +357,8 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   bd.tp_comm_s = sc[crit].tp * mbs;
   bd.cp_comm_s = (sc[crit].cp + sc[crit].ep) * mbs;
   const double idle = std::max(0.0, pr.end_s[crit] - pr.busy_s[crit]);
-  bd.pp_comm_s = std::min(idle, pp_exposed);
-  bd.bubble_s = idle - bd.pp_comm_s;
+  bd.pp_comm_s = std::min(idle, pp_exposed) + sc[crit].pp_blocking * mbs;
+  bd.bubble_s = idle - std::min(idle, pp_exposed);
   // Part of the critical stage's idle time is waiting for a slower stage (imbalance), the rest is
   // the schedule's own fill/drain bubble.
   const double max_busy = *std::max_element(pr.busy_s.begin(), pr.busy_s.end());

@@ -284,12 +284,9 @@ TEST_CASE("predict: recompute costs time and saves memory") {
   CHECK(sel.memory_per_gpu_GiB < none.memory_per_gpu_GiB);
 }
 
-TEST_CASE("predict: the breakdown adds up for DeepSpeed pipelines and unfused gradient accumulation" * doctest::should_fail()) {
-  // KNOWN BUG (costmodel/src/predictor.cpp, per-stage loop): the blocking DeepSpeed p2p send
-  // (`blocking_send`) and the unfused gradient-accumulation traffic (`accum_bytes_per_param`) are
-  // added to the simulated stage times but to no breakdown component, so the breakdown no longer
-  // adds up to iteration_time_s (DESIGN.md: "adding up to iteration_time_s"). Remove should_fail
-  // once fixed.
+TEST_CASE("predict: the breakdown adds up for DeepSpeed pipelines and unfused gradient accumulation") {
+  // Blocking DeepSpeed p2p sends count as PP communication and unfused gradient accumulation as
+  // compute, so the breakdown adds up to iteration_time_s (DESIGN.md).
   Job job = test::gpt3_175b_job();
   job.plan.distributed_optimizer = false;
   job.runtime.framework = Framework::deepspeed;
