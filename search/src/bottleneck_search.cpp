@@ -1,6 +1,7 @@
 #include "search/bottleneck_search.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <unordered_set>
 
@@ -31,18 +32,19 @@ class Walker {
  public:
   Walker(Evaluator& ev, int trials) : ev_(ev), trials_(trials) {}
   bool exhausted() const { return static_cast<int>(asked_.size()) >= trials_; }
-  EvalPtr score(const ParallelPlan& p) {
+  // Scores a plan; with `must_beat_s` a plan that provably cannot beat it may come back bounded.
+  EvalPtr score(const ParallelPlan& p, double must_beat_s = std::numeric_limits<double>::infinity()) {
     if (!asked_.count(p)) {
       if (exhausted()) return nullptr;
       asked_.insert(p);
     }
-    return ev_.evaluate(p);
+    return ev_.evaluate(p, must_beat_s);
   }
   // Scores every move's plan; returns the scored ones, best first.
-  std::vector<EvalPtr> score_all(const std::vector<Move>& moves) {
+  std::vector<EvalPtr> score_all(const std::vector<Move>& moves, double must_beat_s) {
     std::vector<EvalPtr> out;
     for (const Move& m : moves)
-      if (EvalPtr e = score(m.plan)) out.push_back(std::move(e));
+      if (EvalPtr e = score(m.plan, must_beat_s)) out.push_back(std::move(e));
     std::sort(out.begin(), out.end(), [](const EvalPtr& a, const EvalPtr& b) { return better(*a, *b); });
     return out;
   }
@@ -63,13 +65,14 @@ EvalPtr directed_step(Walker& w, const EvalPtr& cur) {
   for (int hop = 1; hop <= kMaxHops && !frontier.empty(); ++hop) {
     std::vector<EvalPtr> next;
     for (const EvalPtr& f : frontier) {
-      std::vector<EvalPtr> scored = w.score_all(propose_moves(w.ev(), *f, MoveScope::directed));
+      std::vector<EvalPtr> scored = w.score_all(propose_moves(w.ev(), *f, MoveScope::directed), cur->time_s);
       next.insert(next.end(), scored.begin(), scored.end());
     }
     std::sort(next.begin(), next.end(), [](const EvalPtr& a, const EvalPtr& b) { return better(*a, *b); });
     next.erase(std::unique(next.begin(), next.end()), next.end());
     if (!next.empty() && better(*next.front(), *cur)) return next.front();
-    next.erase(std::remove(next.begin(), next.end(), cur), next.end());
+    // Plans known only by a bound have no bottleneck to relieve; they do not carry on.
+    next.erase(std::remove_if(next.begin(), next.end(), [&](const EvalPtr& e) { return e == cur || e->bounded; }), next.end());
     if (static_cast<int>(next.size()) > kBeamWidth) next.resize(kBeamWidth);
     frontier = std::move(next);
   }
@@ -82,7 +85,7 @@ EvalPtr descend(Walker& w, EvalPtr cur) {
   while (!w.exhausted()) {
     EvalPtr next = directed_step(w, cur);
     if (!next) {
-      std::vector<EvalPtr> all = w.score_all(propose_moves(w.ev(), *cur, MoveScope::all));
+      std::vector<EvalPtr> all = w.score_all(propose_moves(w.ev(), *cur, MoveScope::all), cur->time_s);
       if (!all.empty() && better(*all.front(), *cur)) next = all.front();
     }
     if (!next) break;
@@ -101,7 +104,7 @@ std::vector<ParallelPlan> initial_plans(Evaluator& ev) {
   // Context parallelism is worth starting from only for long sequences: at least 4K tokens per
   // CP rank (shorter shards make the ring exchange hard to hide).
   constexpr std::int64_t kMinTokensPerCpRank = 4096;
-  std::vector<ParallelPlan> starts;
+  std::vector<ParallelPlan> shapes;
   for (int cp = 1; cp <= n; cp *= 2) {
     if (o.cp ? *o.cp != cp : (cp > 1 && w.training.seq_length / cp < kMinTokensPerCpRank)) continue;
     for (int tp = 1; tp <= max_tp; tp *= 2) {
@@ -113,23 +116,41 @@ std::vector<ParallelPlan> initial_plans(Evaluator& ev) {
         p.pp = pp;
         p.cp = cp;
         p.dp = n / (tp * cp * pp);
+        if (w.training.global_batch_size % p.dp != 0) continue;
         p.vpp = o.vpp.value_or(1);
         p.sequence_parallel = tp > 1 && o.sequence_parallel.value_or(true);
         p.distributed_optimizer = p.dp * p.cp > 1;
-        if (w.training.global_batch_size % p.dp != 0) continue;
         p.micro_batch_size = o.micro_batch_size.value_or(1);
         if (w.model.moe) p.ep = std::gcd(w.model.moe->num_experts, p.dp * p.cp);
-        // The least recompute that fits (or the fixed one), else full recompute to climb from.
-        EvalPtr pick;
+        // The least recompute that passes the memory pre-check (or the fixed one), else full.
+        ParallelPlan pick;
         for (RecomputeGranularity g : {RecomputeGranularity::none, RecomputeGranularity::selective, RecomputeGranularity::full}) {
           p.recompute = {g, -1};
-          EvalPtr e = ev.evaluate(p);
-          if (e && (!pick || better(*e, *pick))) pick = e;
-          if (e && e->feasible) break;
+          if (!ev.illegal_reason(p).empty()) continue;
+          pick = p;
+          if (ev.may_fit(p)) break;
         }
-        if (pick) starts.push_back(pick->plan);
+        if (pick.pp == p.pp && pick.tp == p.tp && ev.illegal_reason(pick).empty()) shapes.push_back(pick);
       }
     }
+  }
+  // Predict the shapes cheapest-bound first and keep those that could still beat the best start
+  // seen: a shape whose busiest stage alone (a bound whatever the interleaving) takes longer than
+  // a start already predicted would only climb back into the region other starts cover. Serial
+  // and in a fixed order, so the set of starts does not depend on threads.
+  std::vector<double> bound(shapes.size());
+  for (std::size_t i = 0; i < shapes.size(); ++i) bound[i] = ev.busy_lower_bound(shapes[i]);
+  std::vector<std::size_t> order(shapes.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return bound[a] < bound[b]; });
+  std::vector<ParallelPlan> starts;
+  double best = std::numeric_limits<double>::infinity();
+  for (std::size_t i : order) {
+    if (bound[i] > best) continue;
+    EvalPtr e = ev.evaluate(shapes[i]);
+    if (!e) continue;
+    if (e->feasible) best = std::min(best, e->time_s);
+    starts.push_back(e->plan);
   }
   return starts;
 }

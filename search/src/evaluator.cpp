@@ -48,10 +48,61 @@ Job Evaluator::job_for(const ParallelPlan& plan) const {
 
 std::string Evaluator::illegal_reason(const ParallelPlan& plan) const { return plan_illegal_reason(job_for(plan), options_); }
 
-EvalPtr Evaluator::evaluate(const ParallelPlan& plan) {
+bool Evaluator::may_fit(const ParallelPlan& plan) const {
+  if (!exact_memory_) return true;
+  return estimate_plan_memory(job_for(plan)).GiB <= capacity_GiB_ * kPrecheckMargin;
+}
+
+Evaluator::Bounds Evaluator::bounds(const ParallelPlan& plan) {
+  if (!exact_memory_) return {};
   {
     std::lock_guard lock(mu_);
-    if (auto it = cache_.find(plan); it != cache_.end()) return it->second;
+    if (auto it = bounds_.find(plan); it != bounds_.end()) return it->second;
+  }
+  Job one = job_for(plan);
+  one.plan.vpp = 1;
+  one.training.global_batch_size = static_cast<std::int64_t>(plan.dp) * plan.micro_batch_size;  // one micro-batch
+  const Prediction pred = model_.predict(one);
+  Bounds b;
+  if (static_cast<int>(pred.stages.size()) == plan.pp) {
+    const double m = static_cast<double>(workload_.training.global_batch_size / (static_cast<std::int64_t>(plan.dp) * plan.micro_batch_size));
+    double before = 0;  // sum over earlier stages of f_j + b_j
+    for (const StagePrediction& st : pred.stages) {
+      const double per_mb = st.forward_s + st.backward_s;
+      b.fill = std::max(b.fill, before / plan.vpp + m * per_mb);
+      b.busy = std::max(b.busy, m * per_mb);
+      before += per_mb;
+    }
+  }
+  std::lock_guard lock(mu_);
+  bounds_.emplace(plan, b);
+  return b;
+}
+
+double Evaluator::time_lower_bound(const ParallelPlan& plan) { return bounds(plan).fill; }
+
+double Evaluator::busy_lower_bound(const ParallelPlan& plan) { return bounds(plan).busy; }
+
+EvalPtr Evaluator::evaluate(const ParallelPlan& plan, double must_beat_s) {
+  auto bounded_view = [&](double bound) {
+    auto b = std::make_shared<Evaluation>();
+    b->plan = plan;
+    b->feasible = true;  // passed the memory pre-check
+    b->time_s = bound;
+    b->bounded = true;
+    return EvalPtr(b);
+  };
+  {
+    std::unique_lock lock(mu_);
+    if (auto it = cache_.find(plan); it != cache_.end()) {
+      EvalPtr hit = it->second;
+      lock.unlock();
+      if (hit && hit->prediction && must_beat_s < std::numeric_limits<double>::infinity()) {
+        const double bound = time_lower_bound(plan);
+        if (bound > must_beat_s) return bounded_view(bound);
+      }
+      return hit;
+    }
   }
   const Job job = job_for(plan);
   if (!plan_illegal_reason(job, options_).empty()) {
@@ -73,6 +124,10 @@ EvalPtr Evaluator::evaluate(const ParallelPlan& plan) {
     }
   } else {
     predicted = true;
+  }
+  if (predicted && must_beat_s < std::numeric_limits<double>::infinity()) {
+    const double bound = time_lower_bound(plan);
+    if (bound > must_beat_s) return bounded_view(bound);
   }
   if (predicted) {
     auto pred = std::make_shared<Prediction>(model_.predict(job));

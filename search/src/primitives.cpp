@@ -146,42 +146,33 @@ void trades(Builder& b) {
     }
 }
 
+// Micro-batch sizes up to two divisor steps away (bigger GEMMs and fewer p2p messages, or less
+// activation memory and a smaller bubble).
 void micro_batch(Builder& b) {
   const ParallelPlan& f = b.from.plan;
   const std::vector<int> ds = divisors(b.ev.workload().training.global_batch_size / f.dp);
-  auto it = std::find(ds.begin(), ds.end(), f.micro_batch_size);
-  if (it == ds.end()) return;
-  if (it + 1 != ds.end()) {
+  const auto at = std::find(ds.begin(), ds.end(), f.micro_batch_size) - ds.begin();
+  if (at == static_cast<std::ptrdiff_t>(ds.size())) return;
+  for (std::ptrdiff_t i = std::max<std::ptrdiff_t>(0, at - 2); i < std::min<std::ptrdiff_t>(ds.size(), at + 3); ++i) {
+    if (i == at) continue;
     ParallelPlan p = f;
-    p.micro_batch_size = *(it + 1);
-    b.add("mbs+", p);
-  }
-  if (it != ds.begin()) {
-    ParallelPlan p = f;
-    p.micro_batch_size = *(it - 1);
-    b.add("mbs-", p);
+    p.micro_batch_size = ds[i];
+    b.add(i > at ? "mbs+" : "mbs-", p);
   }
 }
 
+// Every legal virtual pipeline size (they are few: divisors of the layers per stage); the jump
+// matters because the bubble shrinks as 1/vpp while each step alone may not pay for its p2p.
 void virtual_pipeline(Builder& b) {
   const ParallelPlan& f = b.from.plan;
   const int L = b.ev.workload().model.num_layers;
   if (f.pp < 2) return;
-  std::vector<int> ok;
-  for (int v : divisors(L / f.pp))
-    if (L % (f.pp * v) == 0) ok.push_back(v);
-  auto it = std::find(ok.begin(), ok.end(), f.vpp);
-  if (it == ok.end()) return;
-  if (it + 1 != ok.end()) {
+  for (int v : divisors(L / f.pp)) {
+    if (v == f.vpp || L % (f.pp * v) != 0) continue;
     ParallelPlan p = f;
-    p.vpp = *(it + 1);
+    p.vpp = v;
     p.stage_layers.clear();  // interleaving needs an even split
-    b.add("vpp+", p, false);
-  }
-  if (it != ok.begin()) {
-    ParallelPlan p = f;
-    p.vpp = *(it - 1);
-    b.add("vpp-", p, false);
+    b.add(v > f.vpp ? "vpp+" : "vpp-", p, false);
   }
 }
 
