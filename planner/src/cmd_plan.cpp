@@ -50,7 +50,7 @@ SearchOptions search_options(const PlanArgs& a) {
   o.seed = a.seed;
   o.threads = a.threads;
   o.max_trials = a.max_trials;
-  o.progress = !a.quiet && !a.json;
+  o.progress = !a.quiet;
   o.runtime = a.runtime;
   o.allow_tp_across_nodes = a.allow_tp_across_nodes;
   o.tp = positive(a.tp, "--tp");
