@@ -170,8 +170,9 @@ EvalPtr climb_from(Evaluator& ev, const ParallelPlan& start, std::uint64_t seed,
       std::vector<Move> moves = propose_moves(ev, *at, MoveScope::all);
       if (moves.empty()) break;
       p = moves[rng.below(moves.size())].plan;
-      EvalPtr e = w.score(p);
-      if (!e) break;
+      // A kick that lands far behind (bound above kKickSlack x the best) is abandoned unpredicted.
+      EvalPtr e = w.score(p, best->feasible ? kKickSlack * best->time_s : std::numeric_limits<double>::infinity());
+      if (!e || e->bounded) break;
       at = e;
     }
     EvalPtr cand = descend(w, at);

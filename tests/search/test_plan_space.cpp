@@ -106,6 +106,8 @@ TEST_CASE("plan_illegal_reason: search-level rules, each with its reason") {
     CHECK(reason(p) == "full recompute of every layer is written num_layers = -1");
     p.recompute = {RecomputeGranularity::full, 3};
     CHECK(reason(p) == "");
+    p.vpp = 2;
+    CHECK(reason(p) == "recomputing some layers per stage (--recompute-method block) is counted per virtual stage in Megatron-LM: use vpp 1");
   }
   SUBCASE("user constraints") {
     SearchOptions o;

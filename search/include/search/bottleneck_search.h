@@ -14,6 +14,7 @@ namespace strata {
 constexpr int kMaxHops = 3;              // primitives applied in sequence before judging
 constexpr int kBeamWidth = 2;            // non-improving plans carried to the next hop
 constexpr int kKicks = 2;                // random restarts from a local optimum, per start
+constexpr double kKickSlack = 1.25;      // a kick may land at most this much slower than the best
 constexpr int kDefaultTrialsPerStart = 400;  // distinct plans one start may score
 
 // The (tp, pp, cp) starting points with defaults for the rest: even stages, vpp 1, the smallest
