@@ -43,6 +43,9 @@ void validate(const SearchOptions& o) {
 
 SearchResult search_plans(const Job& workload, const SearchOptions& options, const CostModel& model) {
   validate(options);
+  if (options.runtime == "megatron" && workload.runtime.framework != Framework::megatron)
+    throw InputError("command line", "--framework",
+                     std::string("the megatron runtime plans Megatron-LM runs, the workload says ") + to_string(workload.runtime.framework));
   const auto t0 = std::chrono::steady_clock::now();
   Evaluator ev(workload, options, model);
   SearchResult r;

@@ -94,6 +94,10 @@ TEST_CASE("search_plans: bad options are input errors") {
   o.num_gpus = 8;
   o.runtime = "deepspeed";
   CHECK_THROWS_WITH(search_plans(test::gpt3_175b_job(), o, model), "command line: --runtime: expected megatron, found \"deepspeed\"");
+  o.runtime = "megatron";
+  Job ds = test::gpt3_175b_job();
+  ds.runtime.framework = Framework::deepspeed;
+  CHECK_THROWS_WITH(search_plans(ds, o, model), "command line: --framework: the megatron runtime plans Megatron-LM runs, the workload says deepspeed");
 }
 
 TEST_CASE("search_plans: a fake cost model's optimum, same answer from both algorithms") {
