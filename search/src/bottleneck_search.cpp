@@ -40,11 +40,23 @@ class Walker {
     }
     return ev_.evaluate(p, must_beat_s);
   }
-  // Scores every move's plan; returns the scored ones, best first.
+  // Scores every move's plan; returns the scored ones, best first. Moves are scored cheapest
+  // time-bound first, and the bar rises to the best time found: a plan whose bound exceeds a
+  // candidate already predicted cannot be the best of this step, so it comes back bounded. When
+  // nothing beats `must_beat_s` the bar never moves, so the step's outcome is unchanged; only
+  // predictions are saved.
   std::vector<EvalPtr> score_all(const std::vector<Move>& moves, double must_beat_s) {
+    std::vector<std::pair<double, const ParallelPlan*>> order;
+    order.reserve(moves.size());
+    for (const Move& m : moves) order.emplace_back(ev_.time_lower_bound(m.plan), &m.plan);
+    std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     std::vector<EvalPtr> out;
-    for (const Move& m : moves)
-      if (EvalPtr e = score(m.plan, must_beat_s)) out.push_back(std::move(e));
+    for (const auto& [bound, plan] : order) {
+      EvalPtr e = score(*plan, must_beat_s);
+      if (!e) continue;
+      if (e->feasible && !e->bounded && e->time_s < must_beat_s) must_beat_s = e->time_s;
+      out.push_back(std::move(e));
+    }
     std::sort(out.begin(), out.end(), [](const EvalPtr& a, const EvalPtr& b) { return better(*a, *b); });
     return out;
   }
