@@ -69,8 +69,7 @@ void BM_Bottleneck_Layers_1024GPUs(benchmark::State& state) {
 void BM_Quality(benchmark::State& state, const quality::Case& c) {
   const AnalyticalCostModel model;
   const Job w = quality::workload(c, catalog(), STRATA_SOURCE_DIR);
-  SearchOptions o;
-  o.num_gpus = c.gpus;
+  SearchOptions o = quality::options(c);
   SearchResult ex, bn;
   for (auto _ : state) {
     o.algorithm = SearchAlgorithm::exhaustive;

@@ -8,6 +8,7 @@
 
 #include "costmodel/catalog.h"
 #include "costmodel/job.h"
+#include "search/searcher.h"
 
 namespace strata::quality {
 
@@ -19,6 +20,7 @@ struct Case {
   std::int64_t global_batch;
   std::int64_t seq;
   bool heavy;  // left out of the unit-test subset (run by the benchmark)
+  int fixed_cp = 0;  // > 0: context parallelism fixed (--cp), which makes memory the constraint
 };
 
 inline const std::vector<Case>& cases() {
@@ -37,9 +39,17 @@ inline const std::vector<Case>& cases() {
       {"llama3.1-405b/2048xH200", "llama3.1-405b", "hgx-h200-ndr", 2048, 1024, 8192, false},
       {"gpt-1t/3072xA100", "sc21-gpt-1t", "dgx-a100-hdr", 3072, 3072, 2048, false},
       {"llama3.1-405b/16384xH100", "llama3.1-405b", "dgx-h100-ndr", 16384, 2048, 8192, false},
-      {"gpt-1024-layers/1024xA100", "tests/data/gpt-1024-layers.json", "dgx-a100-hdr", 1024, 1536, 2048, true},
+      {"llama3.1-405b/1024xH100/cp1", "llama3.1-405b", "dgx-h100-ndr", 1024, 512, 8192, false, 1},
+      {"gpt-1024-layers/1024xA100", "tests/data/gpt-1024-layers.json", "dgx-a100-hdr", 1024, 1536, 2048, false},
   };
   return all;
+}
+
+inline SearchOptions options(const Case& c) {
+  SearchOptions o;
+  o.num_gpus = c.gpus;
+  if (c.fixed_cp > 0) o.cp = c.fixed_cp;
+  return o;
 }
 
 inline Job workload(const Case& c, const Catalog& catalog, const std::string& source_dir) {
