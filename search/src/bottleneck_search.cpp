@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <unordered_set>
 
 #include <omp.h>
@@ -135,14 +136,14 @@ std::vector<ParallelPlan> initial_plans(Evaluator& ev) {
         p.micro_batch_size = o.micro_batch_size.value_or(1);
         if (w.model.moe) p.ep = std::gcd(w.model.moe->num_experts, p.dp * p.cp);
         // The least recompute that passes the memory pre-check (or the fixed one), else full.
-        ParallelPlan pick;
+        std::optional<ParallelPlan> pick;
         for (RecomputeGranularity g : {RecomputeGranularity::none, RecomputeGranularity::selective, RecomputeGranularity::full}) {
           p.recompute = {g, -1};
           if (!ev.illegal_reason(p).empty()) continue;
           pick = p;
           if (ev.may_fit(p)) break;
         }
-        if (pick.pp == p.pp && pick.tp == p.tp && ev.illegal_reason(pick).empty()) shapes.push_back(pick);
+        if (pick) shapes.push_back(*pick);
       }
     }
   }

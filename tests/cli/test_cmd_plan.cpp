@@ -82,6 +82,13 @@ TEST_CASE("strata plan: no plan fits: a clear message and exit code 2") {
   CHECK(r.out.find(" GPUs of this type would fit a plan (try --gpus ") != std::string::npos);
 }
 
+TEST_CASE("strata plan: constraints no plan can meet: which rule they break, exit code 2") {
+  const auto r = test::run_strata("plan " + kGpt3 + " --tp 16");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("no legal parallel plan exists for 1024 GPUs with these constraints (e.g. tp=16 spans nodes of 8 GPUs "
+                   "(--allow-tp-across-nodes allows it))") != std::string::npos);
+}
+
 TEST_CASE("strata plan: bad input exits 1 naming the flag") {
   auto r = test::run_strata("plan --model gpt3-175b --gpu a100-80gb --gpus 1024 --global-batch 1536 --search genetic");
   CHECK(r.exit_code == 1);
