@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "strata 0.1.0");
   strata::CommandContext ctx;
   strata::register_predict(app, ctx);
+  strata::register_plan(app, ctx);
   strata::register_validate(app, ctx);
   strata::register_list(app, ctx);
   try {

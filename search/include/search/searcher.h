@@ -42,7 +42,10 @@ struct SearchResult {
   bool found = false;
   RankedPlan best;
   std::vector<RankedPlan> runners_up;  // next best distinct plans, fastest first
-  std::int64_t plans_evaluated = 0;
+  std::int64_t plans_evaluated = 0;  // cost-model predictions made
+  std::int64_t plans_ruled_out_by_memory = 0;  // rejected by the memory pre-check, not predicted
+  int starts = 0;                    // bottleneck search: initial plans climbed from
+  std::int64_t grid_size = 0;        // exhaustive search: legal plans in the uniform grid
   double seconds = 0;
   // When nothing fits: why, the smallest per-GPU memory any plan needed, and how many GPUs of
   // this type would make some plan fit (0 when unknown).

@@ -1,0 +1,21 @@
+#pragma once
+// How `strata plan` presents a search result: the human report (the plan, its numbers, why it
+// wins over the runners-up, the Megatron-LM command line) and the "search" object of the plan JSON.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "search/searcher.h"
+
+namespace strata {
+
+const char* to_string(SearchAlgorithm a);
+
+std::string search_report(const SearchResult& result, const SearchOptions& options);
+// One line per runner-up in the plan JSON, plus how the search ran. Holds no thread count: the
+// result does not depend on it.
+nlohmann::json search_to_json(const SearchResult& result, const SearchOptions& options);
+// The message for a search with no feasible plan (exit code 2).
+std::string infeasible_message(const SearchResult& result);
+
+}  // namespace strata

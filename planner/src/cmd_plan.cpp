@@ -1,0 +1,112 @@
+// strata plan: search for the fastest plan that fits, print it with why it wins and the
+// Megatron-LM flags that run it; -o/--json write the plan JSON that `strata predict --plan` reads.
+#include <fstream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "costmodel/catalog.h"
+#include "costmodel/errors.h"
+#include "costmodel/predictor.h"
+#include "planner/commands.h"
+#include "planner/job_options.h"
+#include "planner/plan_json.h"
+#include "planner/search_report.h"
+#include "search/searcher.h"
+
+namespace strata {
+
+namespace {
+
+constexpr const char* kCmd = "command line";
+
+struct PlanArgs {
+  JobOptions job;
+  std::string algorithm = "bottleneck";
+  std::uint64_t seed = 0;
+  int threads = 0;
+  int max_trials = 0;
+  bool quiet = false;
+  std::string runtime = "megatron";
+  bool allow_tp_across_nodes = false;
+  std::optional<int> tp, pp, cp, vpp, mbs;
+  std::optional<std::string> recompute;
+  std::string out_file;
+  bool json = false;
+};
+
+std::optional<int> positive(const std::optional<int>& v, const char* flag) {
+  if (v && (*v < 1 || *v > 1000000)) throw InputError(kCmd, flag, "expected a positive integer, found " + std::to_string(*v));
+  return v;
+}
+
+SearchOptions search_options(const PlanArgs& a) {
+  SearchOptions o;
+  if (!a.job.gpus) throw InputError(kCmd, "--gpus", "give the number of GPUs to plan for");
+  o.num_gpus = *a.job.gpus;
+  if (a.algorithm == "bottleneck") o.algorithm = SearchAlgorithm::bottleneck;
+  else if (a.algorithm == "exhaustive") o.algorithm = SearchAlgorithm::exhaustive;
+  else throw InputError(kCmd, "--search", "expected bottleneck or exhaustive, found \"" + a.algorithm + "\"");
+  o.seed = a.seed;
+  o.threads = a.threads;
+  o.max_trials = a.max_trials;
+  o.progress = !a.quiet;
+  o.runtime = a.runtime;
+  o.allow_tp_across_nodes = a.allow_tp_across_nodes;
+  o.tp = positive(a.tp, "--tp");
+  o.pp = positive(a.pp, "--pp");
+  o.cp = positive(a.cp, "--cp");
+  o.vpp = positive(a.vpp, "--vpp");
+  o.micro_batch_size = positive(a.mbs, "--mbs");
+  if (a.recompute) {
+    o.recompute = parse_recompute(*a.recompute);
+    if (!o.recompute) throw InputError(kCmd, "--recompute", "expected none, selective or full, found \"" + *a.recompute + "\"");
+  }
+  return o;
+}
+
+}  // namespace
+
+void register_plan(CLI::App& app, CommandContext& ctx) {
+  auto* cmd = app.add_subcommand("plan", "Search for the fastest parallel plan that fits and print its Megatron-LM flags");
+  auto a = std::make_shared<PlanArgs>();
+  add_workload_options(*cmd, a->job);
+  cmd->add_option("--search", a->algorithm, "bottleneck (default: iterative bottleneck alleviation) | exhaustive (the uniform grid)");
+  cmd->add_option("--seed", a->seed, "Seed of the search's random kicks (default 0); same seed, same plan");
+  cmd->add_option("--threads", a->threads, "Search threads (default: OpenMP's); the result does not depend on it");
+  cmd->add_option("--max-trials", a->max_trials, "Bound on the plans the bottleneck search scores (default: 400 per start)");
+  cmd->add_flag("--quiet", a->quiet, "No progress line on stderr");
+  cmd->add_option("--runtime", a->runtime, "megatron (default): only plans stock Megatron-LM runs");
+  cmd->add_flag("--allow-tp-across-nodes", a->allow_tp_across_nodes, "Allow tensor parallelism beyond one node's NVLink domain");
+  cmd->add_option("--tp", a->tp, "Fix the tensor-parallel size");
+  cmd->add_option("--pp", a->pp, "Fix the pipeline-parallel size");
+  cmd->add_option("--cp", a->cp, "Fix the context-parallel size");
+  cmd->add_option("--vpp", a->vpp, "Fix the virtual pipeline size (interleaved 1F1B)");
+  cmd->add_option("--mbs", a->mbs, "Fix the micro-batch size");
+  cmd->add_option("--recompute", a->recompute, "Fix the recompute granularity: none | selective | full");
+  cmd->add_flag("--json", a->json, "Print the plan JSON (with a \"search\" object) instead of the report");
+  cmd->add_option("-o,--output", a->out_file, "Also write the plan JSON to this file (read it back with strata predict --plan)");
+  cmd->callback([a, &ctx] {
+    Catalog catalog(Catalog::default_data_dir());
+    const SearchOptions options = search_options(*a);
+    const Job workload = build_workload(a->job, catalog);
+    const AnalyticalCostModel model;
+    const SearchResult result = search_plans(workload, options, model);
+    if (!result.found) {
+      fmt::print(stderr, "strata: {}\n", infeasible_message(result));
+      ctx.exit_code = 2;
+      return;
+    }
+    nlohmann::json plan = plan_to_json(result.best.job, result.best.prediction);
+    plan["search"] = search_to_json(result, options);
+    if (!a->out_file.empty()) {
+      std::ofstream out(a->out_file);
+      if (!out) throw InputError(kCmd, "--output", "cannot write \"" + a->out_file + "\"");
+      out << plan.dump(2) << "\n";
+    }
+    if (a->json) fmt::print("{}\n", plan.dump(2));
+    else fmt::print("{}", search_report(result, options));
+  });
+}
+
+}  // namespace strata

@@ -1,0 +1,89 @@
+#include "planner/search_report.h"
+
+#include <fmt/format.h>
+
+#include "planner/megatron_args.h"
+#include "planner/report.h"
+
+namespace strata {
+
+namespace {
+
+std::string numbers(const Prediction& p) {
+  return fmt::format("{:.3f} s/iteration, {:.0f} tokens/s/GPU, MFU {:.1f}%, {:.1f} GiB/GPU", p.iteration_time_s,
+                     p.tokens_per_sec_per_gpu, 100 * p.mfu, p.memory_per_gpu_GiB);
+}
+
+nlohmann::json plan_brief(const ParallelPlan& p) {
+  return {{"tp", p.tp},
+          {"pp", p.pp},
+          {"dp", p.dp},
+          {"cp", p.cp},
+          {"ep", p.ep},
+          {"sequence_parallel", p.sequence_parallel},
+          {"vpp", p.vpp},
+          {"micro_batch_size", p.micro_batch_size},
+          {"recompute", to_string(p.recompute.granularity)},
+          {"recompute_num_layers", p.recompute.num_layers < 0 ? nlohmann::json(nullptr) : nlohmann::json(p.recompute.num_layers)},
+          {"distributed_optimizer", p.distributed_optimizer},
+          {"stage_layers", p.stage_layers}};
+}
+
+}  // namespace
+
+const char* to_string(SearchAlgorithm a) { return a == SearchAlgorithm::exhaustive ? "exhaustive" : "bottleneck"; }
+
+std::string search_report(const SearchResult& r, const SearchOptions& o) {
+  const Job& job = r.best.job;
+  const Prediction& pred = r.best.prediction;
+  std::string out;
+  out += fmt::format("search    {} (seed {}): {} plans predicted, {} ruled out by memory, {:.2f} s", to_string(o.algorithm), o.seed,
+                     r.plans_evaluated, r.plans_ruled_out_by_memory, r.seconds);
+  out += o.algorithm == SearchAlgorithm::exhaustive ? fmt::format(", grid of {} plans\n", r.grid_size)
+                                                    : fmt::format(", {} starts\n", r.starts);
+  out += prediction_report(job, pred);
+  out += "\nwhy it wins:\n";
+  out += fmt::format("  it ends on \"{}\": {}\n", pred.bottleneck.kind, pred.bottleneck.detail);
+  if (r.runners_up.empty()) out += "  no other feasible plan was found\n";
+  for (std::size_t i = 0; i < r.runners_up.size(); ++i) {
+    const RankedPlan& ru = r.runners_up[i];
+    const double slower = 100 * (ru.prediction.iteration_time_s / pred.iteration_time_s - 1);
+    out += fmt::format("  runner-up {}: {}\n      {} ({:+.1f}% time), bottleneck {}\n", i + 1, plan_summary(ru.job.plan),
+                       numbers(ru.prediction), slower, ru.prediction.bottleneck.kind);
+  }
+  out += "\nMegatron-LM flags:\n  " + join_args(megatron_args(job)) + "\n";
+  return out;
+}
+
+nlohmann::json search_to_json(const SearchResult& r, const SearchOptions& o) {
+  nlohmann::json ru = nlohmann::json::array();
+  for (const RankedPlan& x : r.runners_up)
+    ru.push_back({{"plan", plan_brief(x.job.plan)},
+                  {"summary", plan_summary(x.job.plan)},
+                  {"iteration_time_s", x.prediction.iteration_time_s},
+                  {"tokens_per_sec_per_gpu", x.prediction.tokens_per_sec_per_gpu},
+                  {"mfu", x.prediction.mfu},
+                  {"memory_per_gpu_GiB", x.prediction.memory_per_gpu_GiB},
+                  {"bottleneck", x.prediction.bottleneck.kind}});
+  nlohmann::json j = {{"algorithm", to_string(o.algorithm)},
+                      {"plans_evaluated", r.plans_evaluated},
+                      {"plans_ruled_out_by_memory", r.plans_ruled_out_by_memory},
+                      {"seconds", r.seconds},
+                      {"seed", o.seed},
+                      {"runtime", o.runtime},
+                      {"runners_up", ru}};
+  if (o.algorithm == SearchAlgorithm::exhaustive) j["grid_size"] = r.grid_size;
+  else j["starts"] = r.starts;
+  return j;
+}
+
+std::string infeasible_message(const SearchResult& r) {
+  std::string msg = "no feasible plan: " + r.infeasible_reason;
+  if (r.gpus_needed_to_fit > 0)
+    msg += fmt::format("; {} GPUs of this type would fit a plan (try --gpus {})", r.gpus_needed_to_fit, r.gpus_needed_to_fit);
+  else if (r.min_memory_needed_GiB > 0)
+    msg += "; no GPU count up to 1024x the request fits: use a GPU with more memory, a shorter sequence or a smaller model";
+  return msg;
+}
+
+}  // namespace strata

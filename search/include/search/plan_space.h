@@ -1,0 +1,46 @@
+#pragma once
+// The space of parallel plans the searcher walks, and every legality rule in one place: the cost
+// model's own check_plan (divisibility, layers >= stages, vpp rules, ...) plus the search-level
+// rules (world size, tp within the NVLink domain, the runtime's capabilities, the user's fixed
+// dimensions, and canonical forms so that one physical plan has exactly one representation).
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "costmodel/job.h"
+#include "search/searcher.h"
+
+namespace strata {
+
+// "" when `job.plan` is a legal point of the search space for `options`, else the first rule it
+// breaks, phrased for a user ("tp=16 spans nodes of 8 GPUs (--allow-tp-across-nodes)").
+std::string plan_illegal_reason(const Job& job, const SearchOptions& options);
+
+// Brings a plan into canonical form after a primitive changed it: no SP without TP, the
+// distributed optimizer exactly when there is a data-parallel group to shard over (unless the
+// plan turned it off explicitly while sharding was possible), an even split stored as an empty
+// stage_layers, full recompute of every layer stored as num_layers = -1.
+void canonicalize(ParallelPlan& plan, int num_layers);
+
+// Positive divisors of n in increasing order.
+std::vector<int> divisors(std::int64_t n);
+// Smallest prime factor of n (n >= 2).
+int smallest_prime_factor(int n);
+
+// The uniform grid of the exhaustive reference: even stages, whole-model recompute none /
+// selective / full, sequence parallelism on whenever tp > 1 (hand-tuning practice: it only saves
+// memory), the distributed optimizer on when dp*cp > 1, and every legal combination of tp (powers
+// of two), pp, cp (powers of two), vpp, micro-batch size (divisors of the per-replica batch up to
+// kMaxGridMicroBatch) and, for MoE models, ep. Illegal points are left out.
+constexpr int kMaxGridMicroBatch = 64;
+std::vector<ParallelPlan> uniform_grid(const Job& workload, const SearchOptions& options);
+
+// Hash and a deterministic total order of plans (for caches and tie-breaking).
+std::uint64_t plan_hash(const ParallelPlan& p);
+struct PlanHash {
+  std::size_t operator()(const ParallelPlan& p) const { return static_cast<std::size_t>(plan_hash(p)); }
+};
+bool plan_less(const ParallelPlan& a, const ParallelPlan& b);
+
+}  // namespace strata

@@ -1,0 +1,186 @@
+#include "search/plan_space.h"
+
+#include <algorithm>
+#include <numeric>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "costmodel/predictor.h"
+
+namespace strata {
+
+namespace {
+
+bool is_power_of_two(int n) { return n > 0 && (n & (n - 1)) == 0; }
+
+int max_stage_layers(const ParallelPlan& p, int num_layers) {
+  const std::vector<int> layers = resolve_stage_layers(p, num_layers);
+  return layers.empty() ? 0 : *std::max_element(layers.begin(), layers.end());
+}
+
+std::vector<int> powers_of_two_up_to(int n) {
+  std::vector<int> out;
+  for (int v = 1; v <= n; v *= 2) out.push_back(v);
+  return out;
+}
+
+}  // namespace
+
+std::vector<int> divisors(std::int64_t n) {
+  std::vector<int> small, large;
+  for (std::int64_t d = 1; d * d <= n; ++d) {
+    if (n % d != 0) continue;
+    small.push_back(static_cast<int>(d));
+    if (d != n / d) large.push_back(static_cast<int>(n / d));
+  }
+  small.insert(small.end(), large.rbegin(), large.rend());
+  return small;
+}
+
+int smallest_prime_factor(int n) {
+  for (int d = 2; d * d <= n; ++d)
+    if (n % d == 0) return d;
+  return n;
+}
+
+std::string plan_illegal_reason(const Job& job, const SearchOptions& o) {
+  const ParallelPlan& p = job.plan;
+  const int gpn = job.cluster.gpus_per_node;
+  // The user's fixed dimensions come first: they explain most rejections.
+  if (o.tp && p.tp != *o.tp) return fmt::format("tp is fixed to {} (--tp)", *o.tp);
+  if (o.pp && p.pp != *o.pp) return fmt::format("pp is fixed to {} (--pp)", *o.pp);
+  if (o.cp && p.cp != *o.cp) return fmt::format("cp is fixed to {} (--cp)", *o.cp);
+  if (o.vpp && p.vpp != *o.vpp) return fmt::format("vpp is fixed to {} (--vpp)", *o.vpp);
+  if (o.micro_batch_size && p.micro_batch_size != *o.micro_batch_size)
+    return fmt::format("the micro-batch size is fixed to {} (--mbs)", *o.micro_batch_size);
+  if (o.recompute && p.recompute.granularity != *o.recompute)
+    return fmt::format("recompute is fixed to {} (--recompute)", to_string(*o.recompute));
+  if (o.sequence_parallel && p.tp > 1 && p.sequence_parallel != *o.sequence_parallel)
+    return fmt::format("sequence parallelism is fixed {}", *o.sequence_parallel ? "on" : "off");
+  if (p.world_size() != o.num_gpus)
+    return fmt::format("tp*pp*dp*cp = {} differs from the {} GPUs", p.world_size(), o.num_gpus);
+  if (!is_power_of_two(p.tp)) return fmt::format("tp={} is not a power of two", p.tp);
+  if (p.tp > gpn && !o.allow_tp_across_nodes)
+    return fmt::format("tp={} spans nodes of {} GPUs (--allow-tp-across-nodes allows it)", p.tp, gpn);
+  if (o.runtime == "megatron") {
+    // Stock Megatron-LM shards with its distributed optimizer, not ZeRO stages; uneven stages are
+    // expressible (--decoder-first/last-pipeline-num-layers, --pipeline-model-parallel-layout)
+    // but not together with interleaving (check_plan enforces the latter).
+    if (p.zero_stage != 0) return "ZeRO stages are not part of stock Megatron-LM (use the distributed optimizer)";
+    if (job.runtime.framework != Framework::megatron)
+      return fmt::format("runtime megatron searches Megatron-LM plans, the workload's framework is {}", to_string(job.runtime.framework));
+  }
+  // Canonical forms: one representation per physical plan, so caches and counts are honest.
+  if (p.sequence_parallel && p.tp == 1) return "sequence parallelism needs tp > 1";
+  if (p.distributed_optimizer && p.dp * p.cp == 1) return "the distributed optimizer needs a data-parallel group (dp*cp > 1)";
+  if (p.recompute.granularity != RecomputeGranularity::full && p.recompute.num_layers != -1)
+    return "a recomputed layer count applies to full recompute only";
+  if (p.recompute.granularity == RecomputeGranularity::full && p.recompute.num_layers != -1 &&
+      (p.recompute.num_layers < 1 || p.recompute.num_layers >= max_stage_layers(p, job.model.num_layers)))
+    return "full recompute of every layer is written num_layers = -1";
+  // Megatron-LM's --recompute-method block --recompute-num-layers n counts layers per model chunk,
+  // so with interleaving a stage would recompute n*vpp layers, not the n the prediction assumed.
+  if (o.runtime == "megatron" && p.recompute.granularity == RecomputeGranularity::full && p.recompute.num_layers != -1 && p.vpp > 1)
+    return "recomputing some layers per stage (--recompute-method block) is counted per virtual stage in Megatron-LM: use vpp 1";
+  if (!p.stage_layers.empty()) {
+    ParallelPlan even = p;
+    even.stage_layers.clear();
+    if (static_cast<int>(p.stage_layers.size()) == p.pp && p.stage_layers == resolve_stage_layers(even, job.model.num_layers))
+      return "an even split is written as empty stage_layers";
+  }
+  // The cost model's rules: divisibility, layers >= stages, vpp needs pp >= 2 and micro-batches
+  // divisible by pp, no uneven stages with vpp > 1, ...
+  return check_plan(job);
+}
+
+void canonicalize(ParallelPlan& p, int num_layers) {
+  if (p.tp == 1) p.sequence_parallel = false;
+  if (p.dp * p.cp == 1) p.distributed_optimizer = false;
+  if (!p.stage_layers.empty()) {
+    ParallelPlan even = p;
+    even.stage_layers.clear();
+    if (static_cast<int>(p.stage_layers.size()) != p.pp || p.stage_layers == resolve_stage_layers(even, num_layers))
+      p.stage_layers.clear();
+  }
+  if (p.recompute.granularity != RecomputeGranularity::full) p.recompute.num_layers = -1;
+  else if (p.recompute.num_layers >= max_stage_layers(p, num_layers)) p.recompute.num_layers = -1;
+}
+
+std::vector<ParallelPlan> uniform_grid(const Job& w, const SearchOptions& o) {
+  std::vector<ParallelPlan> out;
+  const int n = o.num_gpus;
+  const int max_tp = o.allow_tp_across_nodes ? n : std::min(n, w.cluster.gpus_per_node);
+  const bool moe = w.model.moe.has_value();
+  Job probe = w;
+  for (int tp : powers_of_two_up_to(max_tp)) {
+    if (n % tp != 0) continue;
+    for (int cp : powers_of_two_up_to(n / tp)) {
+      if ((n / tp) % cp != 0) continue;
+      for (int pp : divisors(n / (tp * cp))) {
+        if (pp > w.model.num_layers) break;
+        const int dp = n / (tp * cp * pp);
+        const std::int64_t per_replica = w.training.global_batch_size / dp;
+        if (w.training.global_batch_size % dp != 0) continue;
+        const std::vector<int> eps = moe ? divisors(w.model.moe->num_experts) : std::vector<int>{1};
+        for (int ep : eps) {
+          if ((dp * cp) % ep != 0) continue;
+          for (int vpp : divisors(w.model.num_layers / pp)) {
+            if (vpp > 1 && (pp < 2 || w.model.num_layers % (pp * vpp) != 0)) continue;
+            for (int mbs : divisors(per_replica)) {
+              if (mbs > kMaxGridMicroBatch) break;
+              {
+                const bool sp = tp > 1 && o.sequence_parallel.value_or(true);
+                for (RecomputeGranularity g : {RecomputeGranularity::none, RecomputeGranularity::selective, RecomputeGranularity::full}) {
+                  ParallelPlan& p = probe.plan;
+                  p = ParallelPlan{};
+                  p.tp = tp;
+                  p.pp = pp;
+                  p.dp = dp;
+                  p.cp = cp;
+                  p.ep = ep;
+                  p.vpp = vpp;
+                  p.micro_batch_size = mbs;
+                  p.sequence_parallel = sp;
+                  p.recompute.granularity = g;
+                  p.distributed_optimizer = dp * cp > 1;
+                  if (plan_illegal_reason(probe, o).empty()) out.push_back(p);
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+std::uint64_t plan_hash(const ParallelPlan& p) {
+  // FNV-1a over the fields; stage_layers included element by element.
+  std::uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](std::int64_t v) {
+    for (int i = 0; i < 8; ++i) {
+      h ^= static_cast<std::uint64_t>(v >> (8 * i)) & 0xffu;
+      h *= 1099511628211ull;
+    }
+  };
+  for (std::int64_t v : {std::int64_t{p.tp}, std::int64_t{p.pp}, std::int64_t{p.dp}, std::int64_t{p.cp}, std::int64_t{p.ep},
+                         std::int64_t{p.sequence_parallel}, std::int64_t{p.vpp}, std::int64_t{p.micro_batch_size},
+                         static_cast<std::int64_t>(p.recompute.granularity), std::int64_t{p.recompute.num_layers},
+                         std::int64_t{p.zero_stage}, std::int64_t{p.distributed_optimizer}})
+    mix(v);
+  mix(static_cast<std::int64_t>(p.stage_layers.size()));
+  for (int l : p.stage_layers) mix(l);
+  return h;
+}
+
+bool plan_less(const ParallelPlan& a, const ParallelPlan& b) {
+  auto key = [](const ParallelPlan& p) {
+    return std::tie(p.tp, p.pp, p.dp, p.cp, p.ep, p.sequence_parallel, p.vpp, p.micro_batch_size, p.recompute.granularity,
+                    p.recompute.num_layers, p.zero_stage, p.distributed_optimizer, p.stage_layers);
+  };
+  return key(a) < key(b);
+}
+
+}  // namespace strata

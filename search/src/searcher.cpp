@@ -1,0 +1,115 @@
+#include "search/searcher.h"
+
+#include <algorithm>
+#include <chrono>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "costmodel/errors.h"
+#include "search/bottleneck_search.h"
+#include "search/evaluator.h"
+#include "search/exhaustive_search.h"
+#include "search/fit_analysis.h"
+
+namespace strata {
+
+namespace {
+
+constexpr int kRunnersUp = 3;
+
+// Plans that differ only in stage split or recomputed-layer count are variations of one plan; a
+// runner-up must differ in a parallel degree, the micro-batch, interleaving, SP or the recompute
+// granularity to be worth showing.
+auto signature(const ParallelPlan& p) {
+  return std::make_tuple(p.tp, p.pp, p.dp, p.cp, p.ep, p.vpp, p.micro_batch_size, p.sequence_parallel, p.recompute.granularity);
+}
+
+RankedPlan ranked(const Evaluator& ev, const Evaluation& e) {
+  RankedPlan r;
+  r.job = ev.job_for(e.plan);
+  if (e.prediction) r.prediction = *e.prediction;
+  return r;
+}
+
+void validate(const SearchOptions& o) {
+  if (o.num_gpus < 1) throw InputError("command line", "--gpus", "give the number of GPUs to plan for (at least 1)");
+  if (o.runtime != "megatron") throw InputError("command line", "--runtime", "expected megatron, found \"" + o.runtime + "\"");
+  if (o.threads < 0) throw InputError("command line", "--threads", "expected 0 (OpenMP's default) or a positive thread count");
+  if (o.max_trials < 0) throw InputError("command line", "--max-trials", "expected 0 (the default budget) or a positive number");
+}
+
+}  // namespace
+
+SearchResult search_plans(const Job& workload, const SearchOptions& options, const CostModel& model) {
+  validate(options);
+  if (options.runtime == "megatron" && workload.runtime.framework != Framework::megatron)
+    throw InputError("command line", "--framework",
+                     std::string("the megatron runtime plans Megatron-LM runs, the workload says ") + to_string(workload.runtime.framework));
+  const auto t0 = std::chrono::steady_clock::now();
+  Evaluator ev(workload, options, model);
+  SearchResult r;
+  EvalPtr best;
+  if (options.algorithm == SearchAlgorithm::exhaustive) {
+    ExhaustiveOutcome out = exhaustive_search(ev);
+    best = out.best;
+    r.grid_size = out.grid_size;
+  } else {
+    BottleneckOutcome out = bottleneck_search(ev);
+    best = out.best;
+    r.starts = out.starts;
+  }
+  if (!best || !best->feasible) {
+    // Nothing fits: find the leanest plan for the message, and how many GPUs would fit one.
+    EvalPtr lean = leanest_plan(ev);
+    if (lean && (!best || lean->memory_GiB < best->memory_GiB)) best = lean;
+  }
+  ev.finish_progress();
+  r.plans_evaluated = ev.predictions();
+  r.plans_ruled_out_by_memory = ev.pruned();
+
+  if (best && best->feasible) {
+    r.found = true;
+    r.best = ranked(ev, *best);
+    std::vector<EvalPtr> all = ev.all();
+    std::sort(all.begin(), all.end(), [](const EvalPtr& a, const EvalPtr& b) { return better(*a, *b); });
+    std::vector<decltype(signature(best->plan))> shown{signature(best->plan)};
+    for (const EvalPtr& e : all) {
+      if (static_cast<int>(r.runners_up.size()) >= kRunnersUp || !e->feasible) break;
+      if (std::find(shown.begin(), shown.end(), signature(e->plan)) != shown.end()) continue;
+      shown.push_back(signature(e->plan));
+      r.runners_up.push_back(ranked(ev, *e));
+    }
+  } else {
+    const double capacity = workload.cluster.gpu.memory_GiB - workload.runtime.memory_reserve_GiB;
+    if (!best) {
+      // Say which rule the simplest plan honouring the constraints breaks.
+      ParallelPlan p;
+      p.tp = options.tp.value_or(1);
+      p.pp = options.pp.value_or(1);
+      p.cp = options.cp.value_or(1);
+      p.dp = std::max(1, options.num_gpus / (p.tp * p.pp * p.cp));
+      p.vpp = options.vpp.value_or(1);
+      p.micro_batch_size = options.micro_batch_size.value_or(1);
+      p.recompute.granularity = options.recompute.value_or(RecomputeGranularity::none);
+      p.sequence_parallel = p.tp > 1 && options.sequence_parallel.value_or(true);
+      p.distributed_optimizer = p.dp * p.cp > 1;
+      r.infeasible_reason = fmt::format("no legal parallel plan exists for {} GPUs with these constraints (e.g. {})",
+                                        options.num_gpus, ev.illegal_reason(p));
+    } else {
+      r.min_memory_needed_GiB = best->memory_GiB;
+      const ParallelPlan& p = best->plan;
+      r.best = ranked(ev, *best);
+      r.infeasible_reason = fmt::format(
+          "no plan fits in the {:.1f} GiB per GPU available on {}: the leanest (tp={} pp={} dp={} cp={}, micro-batch {}, "
+          "{} recompute) needs {:.1f} GiB per GPU",
+          capacity, workload.cluster.gpu.name, p.tp, p.pp, p.dp, p.cp, p.micro_batch_size, to_string(p.recompute.granularity),
+          best->memory_GiB);
+      r.gpus_needed_to_fit = gpus_needed_to_fit(workload, options, model);
+    }
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+}  // namespace strata

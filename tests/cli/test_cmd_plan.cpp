@@ -1,0 +1,113 @@
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+
+using namespace strata;
+
+namespace {
+
+const std::string kGpt3 = "--model gpt3-175b --gpu a100-80gb --gpus 1024 --global-batch 1536 --seq 2048 --quiet";
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("strata-test-" + std::to_string(getpid()) + "-" + name)).string();
+}
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+}  // namespace
+
+TEST_SUITE("cli") {
+TEST_CASE("strata plan: prints the plan, its numbers, why it wins and the Megatron-LM flags") {
+  const auto r = test::run_strata("plan " + kGpt3);
+  REQUIRE(r.exit_code == 0);
+  for (const char* part : {"search    bottleneck (seed 0)", "plan      tp=", "iteration ", "tokens/s/GPU ", "MFU ", "memory    ",
+                           "why it wins:", "it ends on \"", "runner-up 1:", "runner-up 3:", "Megatron-LM flags:",
+                           "--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--micro-batch-size",
+                           "--global-batch-size 1536", "--use-distributed-optimizer"}) {
+    INFO(std::string(part));
+    CHECK(r.out.find(part) != std::string::npos);
+  }
+}
+
+TEST_CASE("strata plan -o, then strata predict --plan: the same prediction") {
+  const std::string path = temp_path("plan.json");
+  const auto r = test::run_strata("plan " + kGpt3 + " -o '" + path + "'");
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json plan = read_json(path);
+  CHECK(plan["search"]["algorithm"] == "bottleneck");
+  CHECK(plan["search"]["seed"] == 0);
+  CHECK(plan["search"]["plans_evaluated"].get<int>() > 0);
+  CHECK(plan["search"]["runners_up"].size() == 3);
+  CHECK(plan["search"].contains("seconds"));
+  CHECK(plan["launch"]["megatron_args"].size() > 10);
+  const auto p = test::run_strata("predict --json --plan '" + path + "'");
+  REQUIRE(p.exit_code == 0);
+  const nlohmann::json again = nlohmann::json::parse(p.out);
+  CHECK(again["prediction"] == plan["prediction"]);
+  CHECK(again["parallel"] == plan["parallel"]);
+  CHECK(again["stages"] == plan["stages"]);
+  CHECK(again["launch"] == plan["launch"]);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("strata plan --json: byte-identical for the same seed whatever the thread count") {
+  auto run = [](int threads, const std::string& extra) {
+    const auto r = test::run_strata("plan --json --seed 3 --threads " + std::to_string(threads) + " " + extra);
+    REQUIRE(r.exit_code == 0);
+    nlohmann::json j = nlohmann::json::parse(r.out);
+    j["search"].erase("seconds");  // wall-clock time is the one field that may differ
+    return j.dump(2);
+  };
+  for (const std::string& workload : {kGpt3, std::string("--model llama3-70b --gpu h100 --gpus 512 --global-batch 1024 --seq 8192")}) {
+    INFO(workload);
+    CHECK(run(1, workload) == run(2, workload));
+    CHECK(run(1, workload + " --search exhaustive") == run(2, workload + " --search exhaustive"));
+  }
+}
+
+TEST_CASE("strata plan: no plan fits: a clear message and exit code 2") {
+  const auto r = test::run_strata("plan --model llama3.1-405b --gpu a100-80gb --gpus 8 --global-batch 16 --seq 8192 --quiet");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("strata: no feasible plan: no plan fits in the 80.0 GiB per GPU available on A100-SXM4-80GB: the leanest (") != std::string::npos);
+  CHECK(r.out.find(" GiB per GPU; ") != std::string::npos);
+  CHECK(r.out.find(" GPUs of this type would fit a plan (try --gpus ") != std::string::npos);
+}
+
+TEST_CASE("strata plan: constraints no plan can meet: which rule they break, exit code 2") {
+  const auto r = test::run_strata("plan " + kGpt3 + " --tp 16");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("no legal parallel plan exists for 1024 GPUs with these constraints (e.g. tp=16 spans nodes of 8 GPUs "
+                   "(--allow-tp-across-nodes allows it))") != std::string::npos);
+}
+
+TEST_CASE("strata plan: bad input exits 1 naming the flag") {
+  auto r = test::run_strata("plan --model gpt3-175b --gpu a100-80gb --gpus 1024 --global-batch 1536 --search genetic");
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("--search: expected bottleneck or exhaustive, found \"genetic\"") != std::string::npos);
+  r = test::run_strata("plan --model gpt3-175b --gpu a100-80gb --global-batch 1536");
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("--gpus") != std::string::npos);
+  r = test::run_strata("plan --model gpt3-175b --gpu a100-80gb --gpus 64 --global-batch 64 --recompute sometimes");
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("--recompute: expected none, selective or full") != std::string::npos);
+}
+
+TEST_CASE("strata plan: constraint flags fix dimensions") {
+  const auto r = test::run_strata("plan --json " + kGpt3 + " --tp 8 --pp 16 --mbs 1 --recompute selective");
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  CHECK(j["parallel"]["tp"] == 8);
+  CHECK(j["parallel"]["pp"] == 16);
+  CHECK(j["parallel"]["micro_batch_size"] == 1);
+  CHECK(j["recompute"]["granularity"] == "selective");
+}
+}

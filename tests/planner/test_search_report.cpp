@@ -1,0 +1,64 @@
+#include <doctest/doctest.h>
+
+#include "costmodel/predictor.h"
+#include "planner/search_report.h"
+#include "test_util.h"
+
+using namespace strata;
+
+namespace {
+
+SearchResult small_result() {
+  const AnalyticalCostModel model;
+  SearchResult r;
+  r.found = true;
+  r.best.job = test::gpt3_175b_job();
+  r.best.prediction = model.predict(r.best.job);
+  RankedPlan ru;
+  ru.job = test::gpt3_175b_job();
+  ru.job.plan.micro_batch_size = 2;
+  ru.prediction = model.predict(ru.job);
+  r.runners_up.push_back(ru);
+  r.plans_evaluated = 42;
+  r.starts = 5;
+  r.seconds = 0.25;
+  return r;
+}
+
+}  // namespace
+
+TEST_SUITE("planner") {
+TEST_CASE("search_to_json: how the search ran and its runners-up") {
+  SearchOptions o;
+  o.seed = 9;
+  const nlohmann::json j = search_to_json(small_result(), o);
+  CHECK(j["algorithm"] == "bottleneck");
+  CHECK(j["plans_evaluated"] == 42);
+  CHECK(j["seed"] == 9);
+  CHECK(j["starts"] == 5);
+  CHECK(j["seconds"] == 0.25);
+  CHECK_FALSE(j.contains("threads"));
+  REQUIRE(j["runners_up"].size() == 1);
+  CHECK(j["runners_up"][0]["plan"]["micro_batch_size"] == 2);
+  CHECK(j["runners_up"][0]["summary"] == "tp=8 pp=16 dp=8 sp mbs=2 recompute=selective dist-opt");
+  CHECK(j["runners_up"][0]["tokens_per_sec_per_gpu"].get<double>() > 0);
+}
+
+TEST_CASE("search_report: plan, why it wins, runners-up, flags") {
+  const std::string s = search_report(small_result(), SearchOptions{});
+  CHECK(s.find("search    bottleneck (seed 0): 42 plans predicted") == 0);
+  CHECK(s.find("why it wins:\n  it ends on \"") != std::string::npos);
+  CHECK(s.find("runner-up 1: tp=8 pp=16 dp=8 sp mbs=2") != std::string::npos);
+  CHECK(s.find("Megatron-LM flags:\n  --num-layers 96") != std::string::npos);
+}
+
+TEST_CASE("infeasible_message: the reason and the GPU count that fits") {
+  SearchResult r;
+  r.infeasible_reason = "no plan fits";
+  r.min_memory_needed_GiB = 100;
+  r.gpus_needed_to_fit = 64;
+  CHECK(infeasible_message(r) == "no feasible plan: no plan fits; 64 GPUs of this type would fit a plan (try --gpus 64)");
+  r.gpus_needed_to_fit = 0;
+  CHECK(infeasible_message(r).find("no GPU count up to 1024x the request fits") != std::string::npos);
+}
+}

@@ -1,0 +1,39 @@
+#include <doctest/doctest.h>
+
+#include "costmodel/predictor.h"
+#include "search/fit_analysis.h"
+#include "test_util.h"
+
+using namespace strata;
+
+TEST_SUITE("search") {
+TEST_CASE("leanest_plan and gpus_needed_to_fit: 405B does not fit 8 A100s") {
+  Job w;
+  w.model = test::catalog().model("llama3.1-405b");
+  w.cluster = test::catalog().cluster("dgx-a100-hdr");
+  w.training.global_batch_size = 16;
+  w.training.seq_length = 8192;
+  const AnalyticalCostModel model;
+  SearchOptions o;
+  o.num_gpus = 8;
+  Evaluator ev(w, o, model);
+  EvalPtr lean = leanest_plan(ev);
+  REQUIRE(lean);
+  CHECK_FALSE(lean->feasible);
+  CHECK(lean->plan.recompute.granularity == RecomputeGranularity::full);
+  CHECK(lean->plan.micro_batch_size == 1);
+  // Weights, fp32 gradients and unsharded Adam states alone: 405e9 * 18 B / 8 GPUs > 800 GiB.
+  CHECK(lean->memory_GiB > 800);
+  const int need = gpus_needed_to_fit(w, o, model);
+  CHECK(need > 8);
+  CHECK(need % 8 == 0);
+  o.num_gpus = need;
+  Evaluator fits(w, o, model);
+  EvalPtr e = leanest_plan(fits);
+  REQUIRE(e);
+  CHECK(e->feasible);
+  o.num_gpus = need / 2;
+  Evaluator half(w, o, model);
+  CHECK_FALSE(leanest_plan(half)->feasible);
+}
+}

@@ -1,0 +1,32 @@
+#include <doctest/doctest.h>
+
+#include "costmodel/predictor.h"
+#include "search/memory_bound.h"
+#include "test_util.h"
+
+using namespace strata;
+
+TEST_SUITE("search") {
+TEST_CASE("estimate_plan_memory: equals the predictor's memory without simulating the pipeline") {
+  Job job = test::gpt3_175b_job();
+  SUBCASE("1F1B") {}
+  SUBCASE("interleaved") { job.plan.vpp = 3; }
+  SUBCASE("uneven stages, partial full recompute") {
+    job.plan.stage_layers = {4, 7, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 7};
+    job.plan.recompute = {RecomputeGranularity::full, 2};
+  }
+  SUBCASE("more stages than micro-batches in flight") {
+    job.training.global_batch_size = 64;
+    job.plan.micro_batch_size = 2;
+  }
+  const Prediction pred = predict(job);
+  const MemoryEstimate est = estimate_plan_memory(job);
+  CHECK(est.GiB == doctest::Approx(pred.memory_per_gpu_GiB).epsilon(1e-12));
+  REQUIRE(est.stage_GiB.size() == pred.stages.size());
+  for (std::size_t s = 0; s < pred.stages.size(); ++s) {
+    CHECK(est.stage_GiB[s] == doctest::Approx(pred.stages[s].memory.total_GiB).epsilon(1e-12));
+    CHECK(peak_in_flight_chunks(static_cast<int>(s), job.plan.pp, job.plan.vpp, job.num_micro_batches()) ==
+          pred.stages[s].in_flight_micro_batches);
+  }
+}
+}

@@ -1,0 +1,181 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "search/plan_space.h"
+#include "test_util.h"
+
+using namespace strata;
+
+namespace {
+
+// GPT-3 175B on 1024 A100s with the published plan (tp8 pp16 dp8, SP, selective, dist-opt).
+std::string reason(const ParallelPlan& p, SearchOptions o = {}) {
+  Job job = test::gpt3_175b_job();
+  job.plan = p;
+  if (o.num_gpus == 0) o.num_gpus = 1024;
+  return plan_illegal_reason(job, o);
+}
+
+}  // namespace
+
+TEST_SUITE("search") {
+TEST_CASE("plan_illegal_reason: the published GPT-3 175B plan is legal") {
+  CHECK(reason(test::gpt3_175b_job().plan) == "");
+}
+
+TEST_CASE("plan_illegal_reason: search-level rules, each with its reason") {
+  const ParallelPlan base = test::gpt3_175b_job().plan;
+  SUBCASE("world size must equal the GPU count") {
+    ParallelPlan p = base;
+    p.dp = 4;
+    CHECK(reason(p) == "tp*pp*dp*cp = 512 differs from the 1024 GPUs");
+  }
+  SUBCASE("tp is a power of two") {
+    ParallelPlan p = base;
+    p.tp = 3;
+    p.dp = 1024 / 48;
+    SearchOptions o;
+    o.num_gpus = p.world_size();
+    CHECK(reason(p, o) == "tp=3 is not a power of two");
+  }
+  SUBCASE("tp within a node unless allowed") {
+    ParallelPlan p = base;
+    p.tp = 16;
+    p.dp = 4;
+    CHECK(reason(p) == "tp=16 spans nodes of 8 GPUs (--allow-tp-across-nodes allows it)");
+    SearchOptions o;
+    o.num_gpus = 1024;
+    o.allow_tp_across_nodes = true;
+    CHECK(reason(p, o) == "");
+  }
+  SUBCASE("runtime megatron: no ZeRO stages") {
+    ParallelPlan p = base;
+    p.distributed_optimizer = false;
+    p.zero_stage = 1;
+    CHECK(reason(p) == "ZeRO stages are not part of stock Megatron-LM (use the distributed optimizer)");
+  }
+  SUBCASE("runtime megatron: no uneven stages with vpp > 1 (check_plan)") {
+    ParallelPlan p = base;
+    p.vpp = 2;
+    p.stage_layers = {5, 7, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6};
+    CHECK(reason(p) == "uneven stage layers cannot be combined with vpp > 1");
+  }
+  SUBCASE("vpp needs pp >= 2 and micro-batches divisible by pp (check_plan)") {
+    ParallelPlan p = base;
+    p.tp = 8;
+    p.pp = 1;
+    p.dp = 128;
+    p.vpp = 2;
+    CHECK(reason(p) == "interleaved pipelining (vpp > 1) needs pp >= 2");
+    p = base;
+    p.micro_batch_size = 12;  // 1536 / (8 * 12) = 16 micro-batches: divisible by 16
+    p.vpp = 2;
+    CHECK(reason(p) == "");
+    p.micro_batch_size = 64;  // 3 micro-batches
+    CHECK(reason(p) == "interleaved pipelining needs the 3 micro-batches divisible by pp=16");
+  }
+  SUBCASE("batch divisible and layers >= stages (check_plan)") {
+    ParallelPlan p = base;
+    p.micro_batch_size = 5;
+    CHECK(reason(p) == "global batch 1536 is not divisible by dp*micro_batch = 8*5");
+    p = base;
+    p.pp = 128;
+    p.dp = 1;
+    p.distributed_optimizer = false;
+    CHECK(reason(p) == "pp=128 exceeds the 96 layers");
+  }
+  SUBCASE("canonical forms") {
+    ParallelPlan p = base;
+    p.tp = 1;
+    p.dp = 64;
+    CHECK(reason(p) == "sequence parallelism needs tp > 1");
+    p = base;
+    p.dp = 1;
+    p.tp = 8;
+    p.pp = 16;
+    SearchOptions o;
+    o.num_gpus = 128;
+    CHECK(reason(p, o) == "the distributed optimizer needs a data-parallel group (dp*cp > 1)");
+    p = base;
+    p.stage_layers = std::vector<int>(16, 6);
+    CHECK(reason(p) == "an even split is written as empty stage_layers");
+    p = base;
+    p.recompute = {RecomputeGranularity::full, 6};
+    CHECK(reason(p) == "full recompute of every layer is written num_layers = -1");
+    p.recompute = {RecomputeGranularity::full, 3};
+    CHECK(reason(p) == "");
+    p.vpp = 2;
+    CHECK(reason(p) == "recomputing some layers per stage (--recompute-method block) is counted per virtual stage in Megatron-LM: use vpp 1");
+  }
+  SUBCASE("user constraints") {
+    SearchOptions o;
+    o.num_gpus = 1024;
+    o.tp = 4;
+    CHECK(reason(base, o) == "tp is fixed to 4 (--tp)");
+    o = SearchOptions{};
+    o.num_gpus = 1024;
+    o.recompute = RecomputeGranularity::full;
+    CHECK(reason(base, o) == "recompute is fixed to full (--recompute)");
+  }
+}
+
+TEST_CASE("canonicalize: one representation per plan") {
+  ParallelPlan p;
+  p.tp = 1;
+  p.pp = 4;
+  p.sequence_parallel = true;
+  p.distributed_optimizer = true;
+  p.stage_layers = {24, 24, 24, 24};
+  p.recompute = {RecomputeGranularity::full, 30};
+  canonicalize(p, 96);
+  CHECK_FALSE(p.sequence_parallel);
+  CHECK_FALSE(p.distributed_optimizer);
+  CHECK(p.stage_layers.empty());
+  CHECK(p.recompute.num_layers == -1);
+  p.recompute = {RecomputeGranularity::selective, 3};
+  canonicalize(p, 96);
+  CHECK(p.recompute.num_layers == -1);
+}
+
+TEST_CASE("divisors and smallest_prime_factor") {
+  CHECK(divisors(12) == std::vector<int>{1, 2, 3, 4, 6, 12});
+  CHECK(divisors(1) == std::vector<int>{1});
+  CHECK(divisors(49) == std::vector<int>{1, 7, 49});
+  CHECK(smallest_prime_factor(12) == 2);
+  CHECK(smallest_prime_factor(15) == 3);
+  CHECK(smallest_prime_factor(13) == 13);
+}
+
+TEST_CASE("uniform_grid: legal, distinct, even, whole-model recompute") {
+  Job w = test::gpt3_175b_job();
+  SearchOptions o;
+  o.num_gpus = 1024;
+  const auto grid = uniform_grid(w, o);
+  CHECK(grid.size() > 1000);
+  std::set<std::uint64_t> hashes;
+  for (const ParallelPlan& p : grid) {
+    Job j = w;
+    j.plan = p;
+    REQUIRE(plan_illegal_reason(j, o) == "");
+    CHECK(p.stage_layers.empty());
+    CHECK(p.recompute.num_layers == -1);
+    CHECK(p.distributed_optimizer == (p.dp * p.cp > 1));
+    CHECK(p.sequence_parallel == (p.tp > 1));
+    hashes.insert(plan_hash(p));
+  }
+  CHECK(hashes.size() == grid.size());
+  // The published plan is in the grid.
+  CHECK(std::find(grid.begin(), grid.end(), test::gpt3_175b_job().plan) != grid.end());
+}
+
+TEST_CASE("plan_hash and plan_less tell plans apart") {
+  ParallelPlan a = test::gpt3_175b_job().plan, b = a;
+  CHECK(plan_hash(a) == plan_hash(b));
+  b.stage_layers = {5, 7, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6};
+  CHECK(plan_hash(a) != plan_hash(b));
+  CHECK(plan_less(a, b) != plan_less(b, a));
+  CHECK_FALSE(plan_less(a, a));
+}
+}

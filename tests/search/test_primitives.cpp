@@ -1,0 +1,98 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "costmodel/predictor.h"
+#include "search/primitives.h"
+#include "test_util.h"
+
+using namespace strata;
+
+namespace {
+
+bool has(const std::vector<Move>& moves, const std::string& name) {
+  return std::any_of(moves.begin(), moves.end(), [&](const Move& m) { return m.name == name; });
+}
+
+}  // namespace
+
+TEST_SUITE("search") {
+TEST_CASE("propose_moves: legal, canonical, distinct neighbours") {
+  const AnalyticalCostModel model;
+  SearchOptions o;
+  o.num_gpus = 1024;
+  Evaluator ev(test::gpt3_175b_job(), o, model);
+  EvalPtr from = ev.evaluate(test::gpt3_175b_job().plan);
+  REQUIRE(from);
+  const auto moves = propose_moves(ev, *from, MoveScope::all);
+  CHECK(moves.size() > 15);
+  std::set<std::uint64_t> seen;
+  for (const Move& m : moves) {
+    INFO(m.name);
+    CHECK(ev.illegal_reason(m.plan) == "");
+    CHECK_FALSE(m.plan == from->plan);
+    CHECK(seen.insert(plan_hash(m.plan)).second);
+    CHECK(m.plan.world_size() == 1024);
+  }
+  for (const char* name : {"tp->dp", "pp->dp", "dp->pp", "mbs+", "vpp+", "recompute+", "recompute-"}) {
+    INFO(std::string(name));
+    CHECK(has(moves, name));
+  }
+}
+
+TEST_CASE("propose_moves: directed moves follow the bottleneck") {
+  const AnalyticalCostModel model;
+  SearchOptions o;
+  o.num_gpus = 1024;
+  Evaluator ev(test::gpt3_175b_job(), o, model);
+  SUBCASE("memory: recompute more, smaller micro-batches, more model parallelism") {
+    ParallelPlan p = test::gpt3_175b_job().plan;
+    p.recompute = {RecomputeGranularity::none, -1};
+    p.micro_batch_size = 16;
+    EvalPtr e = ev.evaluate(p);
+    REQUIRE(e);
+    REQUIRE(e->bottleneck_kind() == "memory");
+    const auto moves = propose_moves(ev, *e, MoveScope::directed);
+    CHECK(has(moves, "recompute+"));
+    CHECK(has(moves, "mbs-"));
+    CHECK(has(moves, "dp->pp"));
+    CHECK_FALSE(has(moves, "recompute-"));
+    CHECK_FALSE(has(moves, "mbs+"));
+    for (const Move& m : moves) CHECK(move_relieves(m.name, "memory"));
+  }
+  SUBCASE("recompute: less of it") {
+    CHECK(move_relieves("recompute-", "recompute"));
+    CHECK_FALSE(move_relieves("recompute+", "recompute"));
+    CHECK(move_relieves("vpp+", "bubble"));
+    CHECK(move_relieves("pp->dp", "bubble"));
+    CHECK(move_relieves("tp->dp", "tp_comm"));
+    CHECK(move_relieves("cp->dp", "cp_comm"));
+    CHECK(move_relieves("dp->tp", "dp_comm"));
+    CHECK(move_relieves("layer@time 3->4", "stage_time"));
+    CHECK(move_relieves("layer@memory 0->1", "memory"));
+  }
+}
+
+TEST_CASE("propose_moves: a layer leaves the slowest stage; rebalance evens the stages out") {
+  const AnalyticalCostModel model;
+  SearchOptions o;
+  o.num_gpus = 1024;
+  Evaluator ev(test::gpt3_175b_job(), o, model);
+  ParallelPlan p = test::gpt3_175b_job().plan;
+  p.stage_layers = {3, 9, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6};
+  EvalPtr e = ev.evaluate(p);
+  REQUIRE(e);
+  REQUIRE(e->prediction);
+  const auto moves = propose_moves(ev, *e, MoveScope::all);
+  // Stage 1 is both the slowest and the heaviest: one of the two layer moves proposes it.
+  auto it = std::find_if(moves.begin(), moves.end(), [](const Move& m) { return m.name.starts_with("layer") && m.name.ends_with(" 1->0"); });
+  REQUIRE(it != moves.end());
+  CHECK(it->plan.stage_layers[1] == 8);
+  CHECK(it->plan.stage_layers[0] == 4);
+  it = std::find_if(moves.begin(), moves.end(), [](const Move& m) { return m.name == "rebalance"; });
+  REQUIRE(it != moves.end());
+  const auto& l = it->plan.stage_layers;
+  CHECK((l.empty() || *std::max_element(l.begin(), l.end()) - *std::min_element(l.begin(), l.end()) <= 1));
+}
+}

@@ -1,0 +1,124 @@
+#include <doctest/doctest.h>
+
+#include "costmodel/errors.h"
+#include "costmodel/predictor.h"
+#include "fake_cost_model.h"
+#include "search/searcher.h"
+#include "test_util.h"
+
+using namespace strata;
+
+TEST_SUITE("search") {
+TEST_CASE("search_plans: never slower than the published GPT-3 175B plan") {
+  // Korthikanti et al. 2022 (Table 3 / Megatron-LM): GPT-3 175B on 1024 A100-80GB, global batch
+  // 1536, seq 2048: tp8 pp16 dp8, micro-batch 1, selective recompute, SP, distributed optimizer.
+  const Job expert = test::gpt3_175b_job();
+  const AnalyticalCostModel model;
+  const Prediction published = model.predict(expert);
+  REQUIRE(published.feasible);
+  SearchOptions o;
+  o.num_gpus = 1024;
+  for (SearchAlgorithm a : {SearchAlgorithm::bottleneck, SearchAlgorithm::exhaustive}) {
+    o.algorithm = a;
+    const SearchResult r = search_plans(expert, o, model);
+    REQUIRE(r.found);
+    CHECK(r.best.prediction.feasible);
+    CHECK(r.best.prediction.iteration_time_s <= published.iteration_time_s);
+    CHECK(r.best.job.plan.world_size() == 1024);
+    CHECK(r.best.prediction == model.predict(r.best.job));  // the returned prediction is the model's
+  }
+}
+
+TEST_CASE("search_plans: runners-up are feasible, slower and differ in a major dimension") {
+  const AnalyticalCostModel model;
+  SearchOptions o;
+  o.num_gpus = 1024;
+  const SearchResult r = search_plans(test::gpt3_175b_job(), o, model);
+  REQUIRE(r.found);
+  CHECK(r.runners_up.size() == 3);
+  double last = r.best.prediction.iteration_time_s;
+  for (const RankedPlan& ru : r.runners_up) {
+    CHECK(ru.prediction.feasible);
+    CHECK(ru.prediction.iteration_time_s >= last);
+    last = ru.prediction.iteration_time_s;
+    ParallelPlan a = ru.job.plan, b = r.best.job.plan;
+    a.stage_layers = b.stage_layers = {};
+    a.recompute.num_layers = b.recompute.num_layers = -1;
+    a.distributed_optimizer = b.distributed_optimizer;
+    CHECK_FALSE(a == b);
+  }
+  CHECK(r.plans_evaluated > 0);
+  CHECK(r.starts > 0);
+  CHECK(r.seconds > 0);
+}
+
+TEST_CASE("search_plans: nothing fits: the reason, the least memory and the GPUs that would fit") {
+  Job w;
+  w.model = test::catalog().model("llama3.1-405b");
+  w.cluster = test::catalog().cluster("dgx-a100-hdr");
+  w.training.global_batch_size = 16;
+  w.training.seq_length = 8192;
+  const AnalyticalCostModel model;
+  SearchOptions o;
+  o.num_gpus = 8;
+  for (SearchAlgorithm a : {SearchAlgorithm::bottleneck, SearchAlgorithm::exhaustive}) {
+    o.algorithm = a;
+    const SearchResult r = search_plans(w, o, model);
+    CHECK_FALSE(r.found);
+    CHECK(r.min_memory_needed_GiB > 80);
+    CHECK(r.gpus_needed_to_fit > 8);
+    CHECK(r.infeasible_reason.find("no plan fits in the 80.0 GiB per GPU available on A100-SXM4-80GB") == 0);
+  }
+}
+
+TEST_CASE("search_plans: constraints fix dimensions") {
+  const AnalyticalCostModel model;
+  SearchOptions o;
+  o.num_gpus = 1024;
+  o.tp = 8;
+  o.pp = 16;
+  o.micro_batch_size = 1;
+  o.recompute = RecomputeGranularity::selective;
+  const SearchResult r = search_plans(test::gpt3_175b_job(), o, model);
+  REQUIRE(r.found);
+  CHECK(r.best.job.plan.tp == 8);
+  CHECK(r.best.job.plan.pp == 16);
+  CHECK(r.best.job.plan.micro_batch_size == 1);
+  CHECK(r.best.job.plan.recompute.granularity == RecomputeGranularity::selective);
+}
+
+TEST_CASE("search_plans: bad options are input errors") {
+  const AnalyticalCostModel model;
+  SearchOptions o;
+  CHECK_THROWS_AS(search_plans(test::gpt3_175b_job(), o, model), InputError);
+  o.num_gpus = 8;
+  o.runtime = "deepspeed";
+  CHECK_THROWS_WITH(search_plans(test::gpt3_175b_job(), o, model), "command line: --runtime: expected megatron, found \"deepspeed\"");
+  o.runtime = "megatron";
+  Job ds = test::gpt3_175b_job();
+  ds.runtime.framework = Framework::deepspeed;
+  CHECK_THROWS_WITH(search_plans(ds, o, model), "command line: --framework: the megatron runtime plans Megatron-LM runs, the workload says deepspeed");
+}
+
+TEST_CASE("search_plans: a fake cost model's optimum, same answer from both algorithms") {
+  const test::FakeCostModel model(
+      [](const ParallelPlan& p) { return 3 + test::dist(p.tp, 8) + 0.5 * test::dist(p.pp, 2) + 0.2 * test::dist(p.micro_batch_size, 2); },
+      [](const ParallelPlan& p) { return 10.0 * p.micro_batch_size / p.tp; }, 40);
+  Job w;
+  w.model = test::catalog().model("llama3-8b");
+  w.cluster = test::catalog().cluster("dgx-h100-ndr");
+  w.training.global_batch_size = 64;
+  w.training.seq_length = 4096;
+  SearchOptions o;
+  o.num_gpus = 32;
+  const SearchResult bn = search_plans(w, o, model);
+  o.algorithm = SearchAlgorithm::exhaustive;
+  const SearchResult ex = search_plans(w, o, model);
+  REQUIRE(bn.found);
+  REQUIRE(ex.found);
+  CHECK(bn.best.job.plan.tp == 8);
+  CHECK(bn.best.job.plan.pp == 2);
+  CHECK(bn.best.job.plan.micro_batch_size == 2);
+  CHECK(bn.best.prediction.iteration_time_s == ex.best.prediction.iteration_time_s);
+}
+}
