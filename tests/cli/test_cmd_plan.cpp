@@ -77,7 +77,7 @@ TEST_CASE("strata plan --json: byte-identical for the same seed whatever the thr
 TEST_CASE("strata plan: no plan fits: a clear message and exit code 2") {
   const auto r = test::run_strata("plan --model llama3.1-405b --gpu a100-80gb --gpus 8 --global-batch 16 --seq 8192 --quiet");
   CHECK(r.exit_code == 2);
-  CHECK(r.out.find("strata: no feasible plan: no plan fits in the 80.0 GiB per GPU available on A100-SXM4-80GB: the leanest (") != std::string::npos);
+  CHECK(r.out.find("strata: no feasible plan: no plan fits in the 78.0 GiB per GPU available on A100-SXM4-80GB: the leanest (") != std::string::npos);
   CHECK(r.out.find(" GiB per GPU; ") != std::string::npos);
   CHECK(r.out.find(" GPUs of this type would fit a plan (try --gpus ") != std::string::npos);
 }

@@ -59,6 +59,7 @@ inline Job workload(const Case& c, const Catalog& catalog, const std::string& so
   w.cluster = catalog.cluster(c.cluster);
   w.training.global_batch_size = c.global_batch;
   w.training.seq_length = c.seq;
+  w.calibration = catalog.calibration_or_default(w.cluster.gpu);  // as the CLI does
   return w;
 }
 

@@ -28,7 +28,7 @@ TEST_CASE("quality: bottleneck search >= 99% of the exhaustive optimum") {
     REQUIRE(ex.found);
     REQUIRE(bn.found);
     const double ratio = bn.best.prediction.tokens_per_sec_per_gpu / ex.best.prediction.tokens_per_sec_per_gpu;
-    MESSAGE(c.name, ": exhaustive ", ex.best.prediction.tokens_per_sec_per_gpu, " tokens/s/GPU, bottleneck ",
+    MESSAGE(std::string(c.name), ": exhaustive ", ex.best.prediction.tokens_per_sec_per_gpu, " tokens/s/GPU, bottleneck ",
             bn.best.prediction.tokens_per_sec_per_gpu, " (", ratio, ")");
     CHECK(ratio >= 0.99);
   }

@@ -26,7 +26,9 @@ struct JobOptions {
   bool no_flash_attention = false;
   bool tp_comm_overlap = false;
   bool no_overlap_grad_reduce = false;
-  double memory_reserve_GiB = 0;
+  // Headroom kept free beyond the modelled buffers and fragmentation: allocator spikes, NCCL
+  // growth, framework extras the memory model does not see. A default, stated in the output.
+  double memory_reserve_GiB = 2.0;
   // Plan flags (predict; plan uses them as constraints later).
   std::optional<int> tp, pp, dp, cp, ep, vpp, mbs;
   bool sp = false;
