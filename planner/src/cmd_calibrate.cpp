@@ -9,6 +9,7 @@
 #include "planner/commands.h"
 #include "profiler/calibrate.h"
 #include "profiler/classify.h"
+#include "profiler/layer_steps.h"
 #include "profiler/profile_db.h"
 
 namespace strata {
@@ -19,6 +20,7 @@ struct CalibrateArgs {
   std::vector<std::string> profiles;
   std::string out;
   std::string gpu;
+  std::string layers;
   bool json = false;
 };
 
@@ -47,6 +49,8 @@ void register_calibrate(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--profile", a->profiles, "Profile JSON from `strata profile` (repeat to merge several)")->required();
   cmd->add_option("-o,--output", a->out, "Write the calibration here (configs/calibration/<gpu id>.json is used automatically)");
   cmd->add_option("--gpu", a->gpu, "Catalog GPU the profile was measured on (default: from the profile's device name)");
+  cmd->add_option("--layers", a->layers,
+                  "Layer-step measurements (scripts/measure_layer_step.py) to compare with the kernel model before/after");
   cmd->add_flag("--json", a->json, "Print the calibration JSON instead of the report");
   cmd->callback([a, &ctx] {
     Catalog catalog(Catalog::default_data_dir());
@@ -75,6 +79,18 @@ void register_calibrate(CLI::App& app, CommandContext& ctx) {
     profiler::fit_comm(collectives, *gpu, fit);
     fit.calibration.source = "strata calibrate: " + measured;
     nlohmann::json j = profiler::calibration_fit_to_json(fit, gpu->name);
+    std::string layer_report;
+    if (!a->layers.empty()) {
+      auto steps = profiler::load_layer_steps(a->layers);
+      auto rows = profiler::compare_layer_steps(catalog, steps, *gpu, Calibration{}.kernel, fit.calibration.kernel);
+      layer_report = profiler::layer_steps_report(rows);
+      nlohmann::json lj = nlohmann::json::array();
+      for (const auto& r : rows)
+        lj.push_back({{"model", r.step.model}, {"tp", r.step.tp}, {"seq", r.step.seq}, {"layers", r.step.layers},
+                      {"measured_s", r.step.step_time_s}, {"predicted_before_s", r.predicted_before_s},
+                      {"predicted_after_s", r.predicted_after_s}});
+      j["fit"]["layer_steps"] = {{"file", a->layers}, {"steps", lj}};
+    }
     // The file must read back exactly as predict/plan/validate will read it.
     (void)calibration_from_json(j, a->out.empty() ? "calibration" : a->out);
     if (!a->out.empty()) {
@@ -84,7 +100,7 @@ void register_calibrate(CLI::App& app, CommandContext& ctx) {
     }
     if (a->json) fmt::print("{}\n", j.dump(2));
     else {
-      fmt::print("{}", profiler::calibration_report(fit, gpu->name));
+      fmt::print("{}{}", profiler::calibration_report(fit, gpu->name), layer_report);
       if (!a->out.empty()) fmt::print("\nwrote {}\n", a->out);
     }
     ctx.exit_code = 0;

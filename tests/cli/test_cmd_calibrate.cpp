@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "costmodel/json_reader.h"
 #include "profiler/profile_db.h"
@@ -24,12 +25,18 @@ TEST_CASE("strata calibrate: fits a profile, writes a calibration that strata pr
   const std::string prof = temp("strata_cli_h100.profile.json"), cal = temp("strata_cli_h100.calibration.json");
   profiler::save_profile(profile, prof);
 
-  auto r = test::run_strata("calibrate --profile " + prof + " -o " + cal);
+  const std::string layers = temp("strata_cli_layers.json");
+  {
+    std::ofstream f(layers);
+    f << R"({"schema_version": 1, "measurements": [{"model": "llama3-8b", "tp": 1, "seq": 4096, "layers": 2, "step_time_s": 0.05}]})";
+  }
+  auto r = test::run_strata("calibrate --profile " + prof + " -o " + cal + " --layers " + layers);
   INFO(r.out);
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("Calibration of H100-SXM5-80GB") != std::string::npos);
   CHECK(r.out.find("kernel model vs profile") != std::string::npos);
   CHECK(r.out.find("wrote " + cal) != std::string::npos);
+  CHECK(r.out.find("layer training steps (PyTorch) vs kernel model") != std::string::npos);
   json j = load_json_file(cal);
   CHECK(j["kernel"]["gemm_efficiency"].get<double>() == doctest::Approx(0.6).epsilon(0.03));
   CHECK(j["kernel"]["memory_efficiency"].get<double>() == doctest::Approx(0.9).epsilon(0.03));
@@ -47,6 +54,7 @@ TEST_CASE("strata calibrate: fits a profile, writes a calibration that strata pr
   CHECK(b["prediction"]["iteration_time_s"].get<double>() > a["prediction"]["iteration_time_s"].get<double>());
   std::filesystem::remove(prof);
   std::filesystem::remove(cal);
+  std::filesystem::remove(layers);
 }
 
 TEST_CASE("strata calibrate: clear errors for a missing file, an unknown device and a profile without labels") {
