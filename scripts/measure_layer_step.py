@@ -84,6 +84,18 @@ def build_layer(torch, m, tp, device):
     return Layer().to(device=device, dtype=torch.bfloat16)
 
 
+def attention_profile(out, args, device_name, compute_capability, sm_count, memory_GiB, ops, records):
+    """The SDPA timings as a strata profile DB (profiler/include/profiler/profile_db.h)."""
+    return {"schema_version": 1, "tool": "scripts/measure_layer_step.py", "suite": "pytorch-sdpa",
+            "measured_at": out["measured_at"], "host": out["host"], "command": " ".join(sys.argv),
+            "software": {"cuda_runtime_version": 0, "cupti_version": 0, "cublas_version": "", "nccl_version": ""},
+            "method": {"warmup": args.warmup, "repetitions": args.iters, "dropped_records": 0},
+            "devices": [{"index": 0, "name": device_name, "compute_capability": compute_capability,
+                         "sm_count": sm_count, "memory_GiB": memory_GiB}],
+            "notes": ["SDPA times from CUDA events (one record per call, not per kernel)"],
+            "ops": ops, "records": records}
+
+
 def time_cuda(torch, fn, warmup, iters):
     for _ in range(warmup):
         fn()
@@ -210,14 +222,8 @@ def main():
         json.dump(out, f, indent=2)
     print(f"wrote {args.out} ({len(out['measurements'])} configurations)")
     if args.attention_profile:
-        prof = {"schema_version": 1, "tool": "scripts/measure_layer_step.py", "suite": "pytorch-sdpa",
-                "measured_at": out["measured_at"], "host": out["host"], "command": " ".join(sys.argv),
-                "software": {"cuda_runtime_version": 0, "cupti_version": 0, "cublas_version": "", "nccl_version": ""},
-                "method": {"warmup": args.warmup, "repetitions": args.iters, "dropped_records": 0},
-                "devices": [{"index": 0, "name": props.name, "compute_capability": f"{props.major}.{props.minor}",
-                             "sm_count": props.multi_processor_count, "memory_GiB": props.total_memory / 2**30}],
-                "notes": ["SDPA times from CUDA events (one record per call, not per kernel)"],
-                "ops": attention_ops, "records": attention_records}
+        prof = attention_profile(out, args, props.name, f"{props.major}.{props.minor}", props.multi_processor_count,
+                                 props.total_memory / 2**30, attention_ops, attention_records)
         with open(args.attention_profile, "w") as f:
             json.dump(prof, f)
         print(f"wrote {args.attention_profile} ({len(attention_ops)} attention ops)")

@@ -32,8 +32,8 @@ struct ProfileArgs {
 }  // namespace
 
 const char* const kNoCudaMessage =
-    "this strata was built without the CUDA profiler (the CUDA toolkit with CUPTI was not found when it was "
-    "configured). Build on a machine with the CUDA toolkit (CUPTI, cuBLAS, NCCL) and a GPU: "
+    "this strata was built without the CUDA profiler (configured with STRATA_WITH_CUDA=OFF, or the CUDA toolkit with "
+    "CUPTI, cuBLAS and NCCL was not found). Rebuild on a machine with the CUDA toolkit and a GPU: "
     "cmake -S . -B build -DSTRATA_WITH_CUDA=ON";
 
 void register_profile(CLI::App& app, CommandContext& ctx, const std::string& command_line) {

@@ -69,8 +69,12 @@ struct CuptiCallbacks {
     auto& s = CuptiActivitySource::instance();
     if (s.buffers_ && buffer) s.buffers_->complete(buffer, valid);
   }
-  static void CUPTIAPI api_callback(void* user, CUpti_CallbackDomain domain, CUpti_CallbackId, const void* data) {
+  static void CUPTIAPI api_callback(void* user, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) {
     auto* self = static_cast<CuptiActivitySource*>(user);
+    if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+      if (self->flush_on_destroy_ && id == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) cuptiActivityFlushAll(0);
+      return;
+    }
     if (!self->book_) return;
     if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
     const auto* info = static_cast<const CUpti_CallbackData*>(data);
@@ -83,14 +87,28 @@ CuptiActivitySource& CuptiActivitySource::instance() {
   return s;
 }
 
-void CuptiActivitySource::bind_launches(LaunchBook* book) {
-  book_ = book;
+// CUPTI allows one subscriber per process: API and resource callbacks share it.
+void CuptiActivitySource::subscribe() {
   if (subscriber_) return;
   CUpti_SubscriberHandle h = nullptr;
-  check(cuptiSubscribe(&h, reinterpret_cast<CUpti_CallbackFunc>(&CuptiCallbacks::api_callback), this), "cuptiSubscribe");
+  check(cuptiSubscribe(&h, &CuptiCallbacks::api_callback, this), "cuptiSubscribe");
   subscriber_ = h;
+}
+
+void CuptiActivitySource::bind_launches(LaunchBook* book) {
+  book_ = book;
+  subscribe();
+  auto h = static_cast<CUpti_SubscriberHandle>(subscriber_);
   check(cuptiEnableDomain(1, h, CUPTI_CB_DOMAIN_RUNTIME_API), "cuptiEnableDomain(runtime)");
   check(cuptiEnableDomain(1, h, CUPTI_CB_DOMAIN_DRIVER_API), "cuptiEnableDomain(driver)");
+}
+
+void CuptiActivitySource::flush_at_context_destroy() {
+  flush_on_destroy_ = true;
+  subscribe();
+  check(cuptiEnableCallback(1, static_cast<CUpti_SubscriberHandle>(subscriber_), CUPTI_CB_DOMAIN_RESOURCE,
+                            CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING),
+        "cuptiEnableCallback(context destroy)");
 }
 
 void CuptiActivitySource::enable(ActivityBuffers& buffers) {

@@ -27,6 +27,9 @@ class CuptiActivitySource final : public ActivitySource {
   // Subscribes to runtime and driver API callbacks and reports each API call's correlation id to
   // `book` (which binds it to the op being launched). Call before enable().
   void bind_launches(LaunchBook* book);
+  // Flushes the activity buffers when a CUDA context is about to be destroyed (the injection
+  // library: a program may tear its contexts down before our exit handler runs).
+  void flush_at_context_destroy();
   // Devices seen in CUPTI_ACTIVITY_KIND_DEVICE records so far.
   std::vector<DeviceInfo> devices() const;
 
@@ -37,7 +40,9 @@ class CuptiActivitySource final : public ActivitySource {
   CuptiActivitySource() = default;
   ActivityBuffers* buffers_ = nullptr;
   LaunchBook* book_ = nullptr;
+  void subscribe();
   void* subscriber_ = nullptr;
+  bool flush_on_destroy_ = false;
   bool enabled_ = false;
   mutable std::mutex devices_mu_;
   std::vector<DeviceInfo> devices_;

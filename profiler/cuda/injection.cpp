@@ -75,6 +75,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     try {
       g_buffers = new ActivityBuffers();  // lives until exit; CUPTI may call back at any time
       CuptiActivitySource::instance().enable(*g_buffers);
+      CuptiActivitySource::instance().flush_at_context_destroy();
       std::atexit(write_trace);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "strata trace: CUPTI setup failed: %s\n", e.what());

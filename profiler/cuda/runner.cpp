@@ -122,6 +122,7 @@ int run_profile(const Catalog& catalog, const ProfileOptions& o) {
           book.end(CuptiActivitySource::timestamp_ns());
         }
       } catch (const std::exception& e) {
+        book.end(CuptiActivitySource::timestamp_ns());
         ++failed;
         cudaGetLastError();  // clear a sticky launch error where possible
         if (failed <= 20) db.notes.push_back(fmt::format("failed {} {} {}: {}", op.kind, op.name, op.precision, e.what()));

@@ -35,7 +35,8 @@ Dim3 dim_from_json(const JsonReader& r, std::string_view key) {
 
 nlohmann::json record_to_json(const KernelRecord& r) {
   nlohmann::json j = {{"kind", to_string(r.kind)}, {"name", r.name},       {"start_ns", r.start_ns},
-                      {"end_ns", r.end_ns},        {"device", r.device},   {"stream", r.stream},
+                      {"end_ns", r.end_ns},        {"duration_us", r.duration_us()}, {"device", r.device},
+                      {"stream", r.stream},
                       {"correlation_id", r.correlation_id}};
   if (r.kind == ActivityKind::kernel) {
     j["grid"] = dim_to_json(r.grid);
@@ -60,7 +61,7 @@ KernelRecord record_from_json(const nlohmann::json& j, const std::string& where,
   r.reject_unknown_keys({"kind", "name", "grid", "block", "registers_per_thread", "static_shared_bytes",
                          "dynamic_shared_bytes", "start_ns", "end_ns", "device", "context", "stream",
                          "correlation_id", "bytes", "copy_kind", "op", "op_instance", "duration_us"});
-  KernelRecord k;
+  KernelRecord k;  // duration_us is written for readers of the file and derived from start/end here
   std::string kind = r.opt_string("kind").value_or("kernel");
   if (kind == "kernel") k.kind = ActivityKind::kernel;
   else if (kind == "memcpy") k.kind = ActivityKind::memcpy;
