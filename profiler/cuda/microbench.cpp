@@ -223,7 +223,7 @@ bool Microbench::supported(const OpLabel& op, std::string* why) const {
     return true;
   }
   if (op.kind == "memcpy" && op.m > static_cast<double>(I.pinned_bytes)) return *why = "larger than the pinned host buffer", false;
-  if (operand_bytes(op) > I.workspace_bytes) return *why = fmt::format("operands need {:.1f} GiB", operand_bytes(op) / 1073741824.0), false;
+  if (operand_bytes(op) > I.workspace_bytes) return *why = fmt::format("operands need {:.1f} GiB", static_cast<double>(operand_bytes(op)) / 1073741824.0), false;
   if (op.kind == "gemm" && op.precision == "fp8" && (static_cast<std::int64_t>(op.k) % 16 || static_cast<std::int64_t>(op.n) % 16 || op.batch != 1))
     return *why = "fp8 GEMMs need k and n multiples of 16 and no batch", false;
   if (op.kind == "elementwise" && op.m / std::max(1.0, op.n) > 2147483647.0) return *why = "too many rows", false;

@@ -245,19 +245,28 @@ CalibrationFit fit_calibration(const std::vector<Sample>& samples, const GpuSpec
   fit_attention(att_bwd, "attention_bwd", c.attention_bwd_efficiency);
 
   // The kernel model against the profile, before (base) and after (fitted), per measured class.
-  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> errs;
+  struct PerClass {
+    std::vector<double> before, after, flops_fraction, bandwidth_fraction, waves;
+  };
+  std::map<std::string, PerClass> per;
   for (const auto& s : samples) {
     double before = abs_pct(model_time(s, gpu, base.kernel), s.time_s);
     double after = abs_pct(model_time(s, gpu, c), s.time_s);
     for (const std::string& key : {class_name(s), std::string("all")}) {
-      errs[key].first.push_back(before);
-      errs[key].second.push_back(after);
+      auto& p = per[key];
+      p.before.push_back(before);
+      p.after.push_back(after);
+      p.flops_fraction.push_back(s.flops_fraction);
+      p.bandwidth_fraction.push_back(s.bandwidth_fraction);
+      p.waves.push_back(s.waves);
     }
   }
   for (const char* key : {"compute_bound", "dram_bound", "under_utilized", "attention_fwd", "attention_bwd", "all"}) {
-    auto it = errs.find(key);
-    if (it == errs.end()) continue;
-    fit.comparison.push_back({key, error_stats(it->second.first), error_stats(it->second.second)});
+    auto it = per.find(key);
+    if (it == per.end()) continue;
+    const auto& p = it->second;
+    fit.comparison.push_back({key, error_stats(p.before), error_stats(p.after), percentile(p.flops_fraction, 0.5),
+                              percentile(p.bandwidth_fraction, 0.5), percentile(p.waves, 0.5)});
   }
   return fit;
 }
@@ -292,7 +301,10 @@ nlohmann::json calibration_fit_to_json(const CalibrationFit& fit, const std::str
     classes.push_back({{"class", c.cls}, {"fitted", c.used}, {"coefficients", coef}, {"error", stats(c.error)}});
   }
   nlohmann::json cmp = nlohmann::json::array();
-  for (const auto& c : fit.comparison) cmp.push_back({{"class", c.cls}, {"before", stats(c.before)}, {"after", stats(c.after)}});
+  for (const auto& c : fit.comparison)
+    cmp.push_back({{"class", c.cls}, {"before", stats(c.before)}, {"after", stats(c.after)},
+                   {"median_flops_fraction", c.flops_fraction}, {"median_bandwidth_fraction", c.bandwidth_fraction},
+                   {"median_waves", c.waves}});
   std::map<std::string, int> counts;
   for (const auto& s : fit.samples) ++counts[class_name(s)];
   j["fit"] = {{"method", "per-class non-negative least squares on relative error (Eigen)"},
@@ -318,11 +330,13 @@ std::string calibration_report(const CalibrationFit& fit, const std::string& gpu
                      k.gemm_efficiency, k.memory_efficiency, k.launch_overhead_us, k.gemm_k_overhead,
                      k.attention_fwd_efficiency, k.attention_bwd_efficiency);
   out += fmt::format("comm coefficients:   nvlink_efficiency={:.3f}\n", fit.calibration.comm.nvlink_efficiency);
-  out += "\nkernel model vs profile (absolute % error)\n";
-  out += fmt::format("{:<16} {:>5}  {:>14} {:>14}  {:>14} {:>14}\n", "class", "n", "before median", "before p90", "after median", "after p90");
+  out += "\nkernel model vs profile (absolute % error; achieved fractions of peak are medians)\n";
+  out += fmt::format("{:<16} {:>5}  {:>9} {:>9}  {:>9} {:>9}  {:>9} {:>9} {:>7}\n", "class", "n", "before med", "before p90",
+                     "after med", "after p90", "FLOP/s %", "HBM BW %", "waves");
   for (const auto& c : fit.comparison)
-    out += fmt::format("{:<16} {:>5}  {:>14.2f} {:>14.2f}  {:>14.2f} {:>14.2f}\n", c.cls, c.before.count, c.before.median_pct,
-                       c.before.p90_pct, c.after.median_pct, c.after.p90_pct);
+    out += fmt::format("{:<16} {:>5}  {:>9.2f} {:>9.2f}  {:>9.2f} {:>9.2f}  {:>9.1f} {:>9.1f} {:>7.1f}\n", c.cls, c.before.count,
+                       c.before.median_pct, c.before.p90_pct, c.after.median_pct, c.after.p90_pct, 100 * c.flops_fraction,
+                       100 * c.bandwidth_fraction, c.waves);
   if (!fit.notes.empty()) {
     out += "\nnotes:\n";
     for (const auto& n : fit.notes) out += "  - " + n + "\n";

@@ -44,6 +44,9 @@ struct CalibrationFit {
   struct Comparison {
     std::string cls;
     ErrorStats before, after;
+    // Medians over the class's samples: achieved fraction of peak FLOP/s and of HBM bandwidth,
+    // and waves (CTAs / (SMs x CTAs per SM)).
+    double flops_fraction = 0, bandwidth_fraction = 0, waves = 0;
   };
   std::vector<Comparison> comparison;
   std::vector<std::string> notes;
