@@ -2,6 +2,7 @@
 // Exit codes: 0 success, 1 bad input (message names the file/flag and field), 2 a valid request
 // with no feasible plan.
 #include <exception>
+#include <string>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -18,6 +19,11 @@ int main(int argc, char** argv) {
   strata::register_plan(app, ctx);
   strata::register_validate(app, ctx);
   strata::register_list(app, ctx);
+  std::string command_line;
+  for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
+  strata::register_profile(app, ctx, command_line);
+  strata::register_trace(app, ctx);
+  strata::register_calibrate(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,80 @@
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "costmodel/json_reader.h"
+#include "profiler/profile_db.h"
+#include "profiler/synthetic.h"
+#include "test_util.h"
+
+using namespace strata;
+
+namespace {
+std::string temp(const std::string& name) { return (std::filesystem::temp_directory_path() / name).string(); }
+}  // namespace
+
+TEST_SUITE("cli") {
+TEST_CASE("strata calibrate: fits a profile, writes a calibration that strata predict --calibration uses") {
+  GpuSpec gpu = test::catalog().gpu("h100-sxm");
+  KernelCoefficients truth;
+  truth.gemm_efficiency = 0.6;
+  truth.memory_efficiency = 0.9;
+  auto profile = profiler::synthetic_profile(test::catalog(), gpu, truth, profiler::SyntheticOptions{});
+  profile.devices.front().name = "NVIDIA H100 80GB HBM3";  // as the driver names it
+  const std::string prof = temp("strata_cli_h100.profile.json"), cal = temp("strata_cli_h100.calibration.json");
+  profiler::save_profile(profile, prof);
+
+  const std::string layers = temp("strata_cli_layers.json");
+  {
+    std::ofstream f(layers);
+    f << R"({"schema_version": 1, "measurements": [{"model": "llama3-8b", "tp": 1, "seq": 4096, "layers": 2, "step_time_s": 0.05}]})";
+  }
+  auto r = test::run_strata("calibrate --profile " + prof + " -o " + cal + " --layers " + layers);
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("Calibration of H100-SXM5-80GB") != std::string::npos);
+  CHECK(r.out.find("kernel model vs profile") != std::string::npos);
+  CHECK(r.out.find("wrote " + cal) != std::string::npos);
+  CHECK(r.out.find("layer training steps (PyTorch) vs kernel model") != std::string::npos);
+  json j = load_json_file(cal);
+  CHECK(j["kernel"]["gemm_efficiency"].get<double>() == doctest::Approx(0.6).epsilon(0.03));
+  CHECK(j["kernel"]["memory_efficiency"].get<double>() == doctest::Approx(0.9).epsilon(0.03));
+  CHECK(j.contains("fit"));
+
+  const std::string job = "--model llama3-8b --gpu h100 --gpus 8 --global-batch 64 --seq 4096 --tp 2 --pp 1 --dp 4 --mbs 1 --dist-opt";
+  auto plain = test::run_strata("predict " + job + " --json");
+  auto calibrated = test::run_strata("predict " + job + " --json --calibration " + cal);
+  INFO(calibrated.out);
+  REQUIRE(plain.exit_code == 0);
+  REQUIRE(calibrated.exit_code == 0);
+  json a = json::parse(plain.out), b = json::parse(calibrated.out);
+  CHECK(b["calibration"]["kernel"]["gemm_efficiency"].get<double>() == doctest::Approx(0.6).epsilon(0.03));
+  // Lower GEMM efficiency than the 0.75 default: a slower iteration.
+  CHECK(b["prediction"]["iteration_time_s"].get<double>() > a["prediction"]["iteration_time_s"].get<double>());
+  std::filesystem::remove(prof);
+  std::filesystem::remove(cal);
+  std::filesystem::remove(layers);
+}
+
+TEST_CASE("strata calibrate: clear errors for a missing file, an unknown device and a profile without labels") {
+  auto r = test::run_strata("calibrate --profile /nonexistent/p.json");
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("/nonexistent/p.json: cannot open the file for reading") != std::string::npos);
+
+  profiler::ProfileDb p;
+  p.devices.emplace_back();
+  p.devices.back().name = "Imaginary GPU 9000";
+  p.devices.back().sm_count = 10;
+  const std::string path = temp("strata_cli_unknown.profile.json");
+  profiler::save_profile(p, path);
+  r = test::run_strata("calibrate --profile " + path);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("the device \"Imaginary GPU 9000\" matches no GPU in configs/gpus; name it with --gpu") != std::string::npos);
+
+  r = test::run_strata("calibrate --gpu h100 --profile " + path);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("no kernel records labelled") != std::string::npos);
+  std::filesystem::remove(path);
+}
+}

@@ -1,0 +1,65 @@
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "costmodel/errors.h"
+#include "costmodel/kernel_model.h"
+#include "costmodel/layer_ops.h"
+#include "profiler/layer_steps.h"
+#include "test_util.h"
+
+using namespace strata;
+using namespace strata::profiler;
+
+namespace {
+std::string write_temp(const std::string& name, const std::string& text) {
+  auto p = (std::filesystem::temp_directory_path() / name).string();
+  std::ofstream(p) << text;
+  return p;
+}
+}  // namespace
+
+TEST_SUITE("profiler") {
+TEST_CASE("load_layer_steps: reads measure_layer_step.py output, rejects bad entries with their path") {
+  auto ok = write_temp("strata_layers_ok.json", R"({"schema_version": 1, "gpu": "NVIDIA H100 80GB HBM3", "measurements": [
+    {"model": "llama3-8b", "tp": 2, "seq": 4096, "micro_batch": 1, "layers": 2, "precision": "bf16",
+     "step_time_s": 0.031, "forward_time_s": 0.01, "backward_time_s": 0.021, "peak_memory_GiB": 9.5}]})");
+  auto f = load_layer_steps(ok);
+  REQUIRE(f.steps.size() == 1);
+  CHECK(f.steps[0].tp == 2);
+  CHECK(f.steps[0].layers == 2);
+  CHECK(f.steps[0].step_time_s == 0.031);
+  auto bad = write_temp("strata_layers_bad.json", R"({"schema_version": 1, "measurements": [{"model": "llama3-8b", "seq": 4096, "step_time_s": -1}]})");
+  CHECK_THROWS_AS(load_layer_steps(bad), InputError);
+  std::filesystem::remove(ok);
+  std::filesystem::remove(bad);
+}
+
+TEST_CASE("predicted_layer_step_s: layers x (forward + backward) of the TP shard through the kernel model") {
+  ModelSpec m = test::catalog().model("llama3-8b");
+  GpuSpec gpu = test::catalog().gpu("h100-sxm");
+  LayerStep s;
+  s.model = "llama3-8b";
+  s.tp = 4;
+  s.seq = 4096;
+  s.layers = 3;
+  LayerShape shape;
+  shape.seq = 4096;
+  shape.tp = 4;
+  LayerOps ops = decoder_layer_ops(m, shape);
+  KernelModel km(gpu, Precision::bf16, KernelCoefficients{});
+  double expect = 3 * (km.total_time(ops.forward) + km.total_time(ops.backward));
+  CHECK(predicted_layer_step_s(m, s, gpu, KernelCoefficients{}) == doctest::Approx(expect));
+  KernelCoefficients slow;
+  slow.gemm_efficiency = 0.5;
+  CHECK(predicted_layer_step_s(m, s, gpu, slow) > expect);
+  LayerStepsFile file;
+  s.step_time_s = expect;
+  file.steps.push_back(s);
+  auto rows = compare_layer_steps(test::catalog(), file, gpu, KernelCoefficients{}, slow);
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].predicted_before_s == doctest::Approx(expect));
+  CHECK(layer_steps_report(rows).find("before median 0.0") != std::string::npos);
+}
+}
