@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   strata::register_predict(app, ctx);
   strata::register_validate(app, ctx);
   strata::register_list(app, ctx);
+  strata::register_whatif(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

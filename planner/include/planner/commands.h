@@ -13,5 +13,6 @@ struct CommandContext {
 void register_predict(CLI::App& app, CommandContext& ctx);
 void register_validate(CLI::App& app, CommandContext& ctx);
 void register_list(CLI::App& app, CommandContext& ctx);
+void register_whatif(CLI::App& app, CommandContext& ctx);
 
 }  // namespace strata
