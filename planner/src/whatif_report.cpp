@@ -62,7 +62,10 @@ const std::vector<std::string>& whatif_csv_columns() {
 std::string whatif_csv(const std::vector<SweepRow>& rows) {
   std::string out;
   const auto& cols = whatif_csv_columns();
-  for (std::size_t i = 0; i < cols.size(); ++i) out += (i ? "," : "") + cols[i];
+  for (std::size_t i = 0; i < cols.size(); ++i) {
+    if (i) out += ',';
+    out += cols[i];
+  }
   out += "\n";
   for (const auto& r : rows) {
     const ParallelPlan& p = r.job.plan;
@@ -81,7 +84,10 @@ std::string whatif_csv(const std::vector<SweepRow>& rows) {
         num(r.cost_usd, "{:.0f}"), num(r.busy_fraction, "{:.4f}"), num(r.avg_gpu_power_W, "{:.1f}"), num(r.energy_kWh, "{:.0f}"),
         fmt::format("{:g}", r.carbon_intensity_g_per_kWh), r.carbon_is_default ? "true" : "false", num(r.co2_kg / 1000, "{:.3f}"),
         r.reason};
-    for (std::size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + csv_escape(v[i]);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (i) out += ',';
+      out += csv_escape(v[i]);
+    }
     out += "\n";
   }
   return out;
