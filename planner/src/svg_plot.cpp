@@ -126,7 +126,7 @@ std::string svg_line_charts(const std::vector<PlotPanel>& panels, const PlotOpti
   const int header = opts.subtitle.empty() ? 40 : 58;
   const std::size_t nseries = panels.empty() ? 0 : panels.front().series.size();
   const int legend_rows = static_cast<int>((nseries + 3) / 4);
-  const int legend_h = 16 + 22 * legend_rows;
+  const int legend_h = 26 + 22 * legend_rows;
   const int W = std::max<int>(1, static_cast<int>(panels.size())) * opts.panel_width;
   const int H = header + opts.panel_height + legend_h;
   std::string s;
