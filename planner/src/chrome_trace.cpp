@@ -14,10 +14,14 @@ namespace {
 
 constexpr int kComputeLane = 0;
 constexpr int kCommLane = 1;
+constexpr int kP2pLane = 2;  // own lane: sends may straddle the next op's communication
 
 nlohmann::json complete(const std::string& name, const char* cat, int pid, int tid, double start_s, double dur_s, nlohmann::json args = nullptr) {
+  // Microseconds with nanosecond resolution; the end is rounded, not the duration, so that ops
+  // that touch in the simulation touch in the trace (viewers nest events on one thread).
+  const double ts_ns = std::round(start_s * 1e9), end_ns = std::round((start_s + dur_s) * 1e9);
   nlohmann::json e = {{"name", name}, {"cat", cat}, {"ph", "X"}, {"pid", pid}, {"tid", tid},
-                      {"ts", std::round(start_s * 1e9) / 1e3}, {"dur", std::round(dur_s * 1e9) / 1e3}};
+                      {"ts", ts_ns / 1e3}, {"dur", (end_ns - ts_ns) / 1e3}};
   if (!args.is_null()) e["args"] = std::move(args);
   return e;
 }
@@ -42,6 +46,7 @@ nlohmann::json chrome_trace(const Job& job, const Prediction& pred, const std::v
     ev.push_back(meta("process_sort_index", s, -1, {{"sort_index", s}}));
     ev.push_back(meta("thread_name", s, kComputeLane, {{"name", "compute"}}));
     ev.push_back(meta("thread_name", s, kCommLane, {{"name", "comm"}}));
+    ev.push_back(meta("thread_name", s, kP2pLane, {{"name", "comm (pipeline p2p)"}}));
     first_layer += nl;
   }
 
@@ -82,9 +87,9 @@ nlohmann::json chrome_trace(const Job& job, const Prediction& pred, const std::v
                             e.end_s - comm_share * dur, comm_share * dur, args));
     const int vs = e.chunk * p.pp + e.stage;
     if (p2p_s > 0 && !e.backward && vs < last_vs)
-      ev.push_back(complete("send act " + tag, "pp_comm", e.stage, kCommLane, e.end_s, p2p_s, args));
+      ev.push_back(complete("send act " + tag, "pp_comm", e.stage, kP2pLane, e.end_s, p2p_s, args));
     if (p2p_s > 0 && e.backward && vs > 0)
-      ev.push_back(complete("send grad " + tag, "pp_comm", e.stage, kCommLane, e.end_s, p2p_s, args));
+      ev.push_back(complete("send grad " + tag, "pp_comm", e.stage, kP2pLane, e.end_s, p2p_s, args));
   }
   // The critical stage ends the iteration with its exposed DP synchronization and optimizer step.
   if (!events.empty() && p.pp > 0) {
