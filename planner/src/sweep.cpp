@@ -145,8 +145,8 @@ std::vector<SweepRow> run_sweep(const std::vector<SweepPoint>& points, const Wor
     for (std::size_t k = 1; k < idx.size(); ++k) {
       const SweepRow& prev = rows[idx[k - 1]];
       SweepRow& cur = rows[idx[k]];
-      if (!prev.feasible || !slower(ttt(cur), ttt(prev))) continue;
-      // 1. The smaller count's plan, scaled by data parallelism.
+      if (!prev.feasible) continue;
+      // 1. The smaller count's plan, scaled by data parallelism (always tried: one prediction).
       if (prev.gpus_used > 0 && cur.point.gpus % prev.gpus_used == 0 && cur.point.gpus != prev.gpus_used) {
         SweepRow scaled = cur;
         scaled.job = prev.job;

@@ -16,7 +16,7 @@ class FakeModel final : public CostModel {
   Prediction predict(const Job& job) const override {
     Prediction p;
     p.feasible = true;
-    p.iteration_time_s = job.plan.tp == 1 && job.plan.pp == 1 ? 8.0 / job.plan.dp : 5.0;
+    p.iteration_time_s = job.plan.tp == 1 && job.plan.pp == 1 ? 8.0 / job.plan.dp : job.plan.tp == 2 && job.plan.pp == 1 ? 0.8 : 5.0;
     p.breakdown.compute_s = 0.8 * p.iteration_time_s;
     p.tokens_per_sec_per_gpu = static_cast<double>(job.training.global_batch_size * job.training.seq_length) /
                                p.iteration_time_s / job.plan.world_size();
@@ -101,6 +101,24 @@ TEST_CASE("run_sweep: more GPUs are never reported slower (monotonicity rule)") 
     CHECK(rows[1].prediction.iteration_time_s == doctest::Approx(0.5));
     CHECK(rows[1].time_to_train_s < rows[0].time_to_train_s);
     CHECK(rows[1].searched_time_to_train_s > rows[0].time_to_train_s);
+  }
+  SUBCASE("the scaled plan replaces a searched best that is faster than the smaller count but not than scaling it") {
+    // At 16 GPUs the search finds tp=2 dp=8 (0.8 s, faster than 8 GPUs' 1.0 s); dp=16 gives 0.5 s.
+    SearchFn search2 = [&](const Job& w, int n) {
+      SearchResult r = bad_search(w, n, model);
+      if (n == 16) {
+        r.best.job.plan = ParallelPlan{};
+        r.best.job.plan.tp = 2;
+        r.best.job.plan.dp = 8;
+        r.best.prediction = model.predict(r.best.job);
+      }
+      return r;
+    };
+    WorkloadFn wl = [](const SweepPoint& p) { return small_workload(p.global_batch); };
+    auto rows = run_sweep(counts({8, 16}, 64), wl, search2, model, opts);
+    CHECK(rows[1].searched_time_to_train_s < rows[0].time_to_train_s);
+    CHECK(rows[1].selection == RowSelection::scaled);
+    CHECK(rows[1].prediction.iteration_time_s == doctest::Approx(0.5));
   }
   SUBCASE("the smaller count's plan kept on the GPUs it uses when dp cannot grow") {
     // Global batch 8: dp=16 does not divide it, so the 8-GPU plan is kept.

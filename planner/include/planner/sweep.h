@@ -5,16 +5,19 @@
 // meets a deadline).
 //
 // Monotonicity rule (documented guarantee): within a group of points that differ only in the GPU
-// count, the reported time-to-train never increases as GPUs are added. Adding GPUs can never make
-// training slower for a user who could run the smaller configuration on the larger allocation, so
-// when the searched best at N GPUs is slower than (or, infeasible where) the effective plan at the
-// next smaller count M of the sweep:
+// count, the reported time-to-train never increases as GPUs are added, and the plan reported at N
+// GPUs is at least as fast as the plan reported at the next smaller count M scaled up by data
+// parallelism. A user who can run the M-GPU configuration can run it on the larger allocation, so,
+// walking each group in ascending GPU count:
 //   1. the M-GPU plan is scaled by data parallelism (dp x N/M, same tp/pp/cp/vpp/mbs/recompute),
-//      predicted, and taken when legal, feasible and faster than the searched best ("scaled");
-//   2. otherwise, if it is still slower than the M-GPU plan, the M-GPU plan is kept and the row
-//      says it uses only M of the N GPUs ("kept"): GPU-hours, cost and energy are charged for the
-//      M GPUs it uses (the others can be given back), and time-to-train equals M's.
-// The searched best is what the search returned; rows say which of the three they report.
+//      predicted, and taken when it is legal, fits in memory and is faster than the searched best
+//      at N ("scaled");
+//   2. if the result is still slower than (or, where nothing was found, not as good as) the M-GPU
+//      plan, the M-GPU plan is kept and the row says it uses only M of the N GPUs ("kept"):
+//      GPU-hours, cost and energy are charged for the M GPUs it uses (the others can be given
+//      back), and time-to-train equals M's. This happens when the global batch cannot feed more
+//      data-parallel ranks.
+// Rows say which of the three (searched, scaled, kept) they report.
 #include <cstdint>
 #include <functional>
 #include <optional>
