@@ -74,7 +74,7 @@ std::vector<double> parse_number_list(const std::string& s, const char* flag, do
 }
 
 template <class T>
-std::vector<T> sorted_unique(std::vector<T> v) {
+std::vector<T> unique_in_order(std::vector<T> v) {
   std::vector<T> out;
   for (const T& x : v)
     if (std::find(out.begin(), out.end(), x) == out.end()) out.push_back(x);
@@ -99,7 +99,7 @@ void run_whatif(const WhatifArgs& a, CommandContext& ctx) {
   if (a.gpu_list.empty() == a.cluster_list.empty())
     throw InputError(kCmd, "--gpu", "give --gpu LIST (GPU types, each on its cluster preset) or --cluster LIST, not both");
   const bool by_cluster = !a.cluster_list.empty();
-  const std::vector<std::string> types = sorted_unique(split_list(by_cluster ? a.cluster_list : a.gpu_list));
+  const std::vector<std::string> types = unique_in_order(split_list(by_cluster ? a.cluster_list : a.gpu_list));
   for (const auto& t : types)
     if (t.empty()) throw InputError(kCmd, by_cluster ? "--cluster" : "--gpu", "empty name in the list");
   if (!a.tokens || !(*a.tokens > 0) || *a.tokens > 1e18) throw InputError(kCmd, "--tokens", "give the token budget to train, e.g. --tokens 2e12");
@@ -116,14 +116,14 @@ void run_whatif(const WhatifArgs& a, CommandContext& ctx) {
 
   SweepAxes axes;
   axes.gpus_types = types;
-  for (double v : sorted_unique(parse_number_list(a.batch_list, "--global-batch", 1, 1ull << 40, true)))
+  for (double v : unique_in_order(parse_number_list(a.batch_list, "--global-batch", 1, 1ull << 40, true)))
     axes.global_batches.push_back(static_cast<std::int64_t>(v));
   if (a.seq_list.empty()) axes.seqs.push_back(0);  // the model's max_seq_length
   else
-    for (double v : sorted_unique(parse_number_list(a.seq_list, "--seq", 1, 1 << 24, true))) axes.seqs.push_back(static_cast<std::int64_t>(v));
+    for (double v : unique_in_order(parse_number_list(a.seq_list, "--seq", 1, 1 << 24, true))) axes.seqs.push_back(static_cast<std::int64_t>(v));
   if (a.net_list.empty()) axes.inter_node_GBps.push_back(std::nullopt);
   else
-    for (double v : sorted_unique(parse_number_list(a.net_list, "--inter-node-GBps", 0.01, 1e5, false))) axes.inter_node_GBps.push_back(v);
+    for (double v : unique_in_order(parse_number_list(a.net_list, "--inter-node-GBps", 0.01, 1e5, false))) axes.inter_node_GBps.push_back(v);
 
   auto options_for = [&](const SweepPoint& p) {
     JobOptions o = a.job;
@@ -146,7 +146,7 @@ void run_whatif(const WhatifArgs& a, CommandContext& ctx) {
   std::vector<SweepPoint> points;
   if (!a.gpus_list.empty()) {
     for (double v : parse_number_list(a.gpus_list, "--gpus", 1, 10000000, true)) axes.gpu_counts.push_back(static_cast<int>(v));
-    axes.gpu_counts = sorted_unique(axes.gpu_counts);
+    axes.gpu_counts = unique_in_order(axes.gpu_counts);
     std::sort(axes.gpu_counts.begin(), axes.gpu_counts.end());
     points = sweep_points(axes);
   } else {
