@@ -77,7 +77,7 @@ TEST_CASE("sweep_points: cartesian product, GPU count fastest, one group per oth
   CHECK(pts[11].group == 3);
 }
 
-TEST_CASE("node_ladder: whole nodes doubling up to the cap; 8 x 2^k for non-power-of-two nodes") {
+TEST_CASE("node_ladder: whole nodes doubling up to the cap, 8 x 2^k for non-power-of-two nodes") {
   CHECK(node_ladder(8, 100) == std::vector<int>{8, 16, 32, 64});
   CHECK(node_ladder(4, 16) == std::vector<int>{4, 8, 16});
   CHECK(node_ladder(72, 64) == std::vector<int>{8, 16, 32, 64});
