@@ -7,6 +7,7 @@
 #include "costmodel/errors.h"
 #include "costmodel/json_reader.h"
 #include "costmodel/predictor.h"
+#include "planner/chrome_trace.h"
 #include "planner/commands.h"
 #include "planner/job_options.h"
 #include "planner/plan_json.h"
@@ -20,6 +21,7 @@ struct PredictArgs {
   JobOptions job;
   std::string plan_file;
   std::string out_file;
+  std::string trace_file;
   bool json = false;
 };
 
@@ -39,10 +41,17 @@ void register_predict(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--plan", a->plan_file, "Predict the plan in this plan JSON (from `strata plan -o`)");
   cmd->add_flag("--json", a->json, "Print the plan JSON with the prediction");
   cmd->add_option("-o,--output", a->out_file, "Also write the plan JSON to this file");
+  cmd->add_option("--trace", a->trace_file, "Write the simulated pipeline schedule as a Chrome/Perfetto trace (JSON) to this file");
   cmd->callback([a, &ctx] {
     Catalog catalog(Catalog::default_data_dir());
     Job job = a->plan_file.empty() ? build_job(a->job, catalog) : plan_from_json(load_json_file(a->plan_file), a->plan_file);
-    Prediction pred = predict(job);
+    std::vector<PipelineEvent> events;
+    Prediction pred = predict(job, a->trace_file.empty() ? nullptr : &events);
+    if (!a->trace_file.empty()) {
+      if (events.empty())
+        fmt::print(stderr, "strata: no schedule to trace ({}); writing an empty trace\n", pred.reason.empty() ? "nothing simulated" : pred.reason);
+      write_file(a->trace_file, chrome_trace(job, pred, events).dump() + "\n", "--trace");
+    }
     nlohmann::json plan = plan_to_json(job, pred);
     if (!a->out_file.empty()) write_file(a->out_file, plan.dump(2) + "\n", "--output");
     if (a->json) fmt::print("{}\n", plan.dump(2));

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   strata::register_profile(app, ctx, command_line);
   strata::register_trace(app, ctx);
   strata::register_calibrate(app, ctx);
+  strata::register_whatif(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

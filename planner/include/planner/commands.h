@@ -23,5 +23,6 @@ void register_calibrate(CLI::App& app, CommandContext& ctx);
 
 // What `profile` and `trace` say when strata was built without the CUDA part.
 extern const char* const kNoCudaMessage;
+void register_whatif(CLI::App& app, CommandContext& ctx);
 
 }  // namespace strata
