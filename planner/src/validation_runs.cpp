@@ -233,7 +233,7 @@ std::vector<ValidationRun> load_validation_runs(const nlohmann::json& j, const s
     ValidationRun run;
     if (!r.is_object()) {
       run.id = "#" + std::to_string(i);
-      run.error = "record is not a JSON object";
+      run.error = path + ": expected a JSON object (one run record), found " + std::string(r.type_name());
       runs.push_back(std::move(run));
       continue;
     }
