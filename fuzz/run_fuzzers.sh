@@ -31,16 +31,27 @@ seed cli fuzz/seeds/cli/*
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+# Targets run FUZZ_JOBS at a time (default: the number of cores), each on one core.
+jobs=${FUZZ_JOBS:-$(nproc)}
+run_one() {
+  local t=$1 log="$build/fuzz-$1.log"
+  "$build/fuzz/fuzz_$t" "$corpus_root/$t" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=3072 -max_len=20000 \
+    -dict=fuzz/strata.dict -artifact_prefix="$artifacts/${t}-" -print_final_stats=1 >"$log" 2>&1
+}
+declare -A pid_of
+for t in "${targets[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do sleep 1; done
+  echo "== fuzz_$t: ${seconds}s"
+  run_one "$t" &
+  pid_of[$t]=$!
+done
 status=0
 for t in "${targets[@]}"; do
-  exe="$build/fuzz/fuzz_$t"
   log="$build/fuzz-$t.log"
-  echo "== fuzz_$t: ${seconds}s"
-  if ! "$exe" "$corpus_root/$t" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=3072 -max_len=20000 \
-      -dict=fuzz/strata.dict -artifact_prefix="$artifacts/${t}-" -print_final_stats=1 >"$log" 2>&1; then
+  if wait "${pid_of[$t]}"; then
+    echo "fuzz_$t ok: $(grep -E "stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb" "$log" | tr -s ' \n' ' ')"
+  else
     echo "fuzz_$t FAILED: see $log"; tail -n 60 "$log"; status=1
   fi
-  grep -E "stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb" "$log" | tr '\n' ' '; echo
-  [ $status -eq 0 ] || break
 done
 exit $status

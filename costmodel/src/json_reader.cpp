@@ -71,7 +71,12 @@ json load_json_file(const std::string& path) {
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates) {
   std::string best;
   std::size_t best_d = std::string::npos;
+  const std::size_t allowed = std::max<std::size_t>(2, word.size() / 3);
   for (const auto& c : candidates) {
+    // The distance is at least the length difference: skip the quadratic work (a megabyte-long
+    // key would otherwise cost seconds per candidate).
+    const std::size_t diff = word.size() > c.size() ? word.size() - c.size() : c.size() - word.size();
+    if (diff > allowed) continue;
     std::size_t d = edit_distance(word, c);
     if (d < best_d) {
       best_d = d;
@@ -79,7 +84,7 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
     }
   }
   // Accept up to a third of the word's length in edits (typos, not different words).
-  if (best_d == std::string::npos || best_d > std::max<std::size_t>(2, word.size() / 3)) return "";
+  if (best_d == std::string::npos || best_d > allowed) return "";
   return best;
 }
 

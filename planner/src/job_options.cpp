@@ -90,6 +90,7 @@ Job build_workload(const JobOptions& o, const Catalog& catalog) {
       ClusterSpec c = catalog.cluster(e.path);
       if (c.gpu.name == g.name) {
         job.cluster = c;
+        job.cluster.gpu = g;  // a GPU file given by path keeps its own figures
         break;
       }
     }
