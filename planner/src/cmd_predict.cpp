@@ -44,11 +44,11 @@ void register_predict(CLI::App& app, CommandContext& ctx) {
     Catalog catalog(Catalog::default_data_dir());
     Job job = a->plan_file.empty() ? build_job(a->job, catalog) : plan_from_json(load_json_file(a->plan_file), a->plan_file);
     Prediction pred = predict(job);
+    nlohmann::json plan = plan_to_json(job, pred);
     // A NaN or inf here is a bug in the cost model, not a property of the input: say so, exit 3.
     if (std::string defect = prediction_defect(pred); !defect.empty())
       throw std::runtime_error("the prediction is not finite (" + defect + ") for " + job.model.name + " on " +
                                job.cluster.name + "; please report this input");
-    nlohmann::json plan = plan_to_json(job, pred);
     // File names given by the user end up in the JSON; replace bytes that are not UTF-8.
     const std::string text = plan.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
     if (!a->out_file.empty()) write_file(a->out_file, text + "\n", "--output");
