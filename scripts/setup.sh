@@ -3,7 +3,8 @@
 # build/, then runs one real prediction with the built-in data as a smoke check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-packages=(build-essential cmake nlohmann-json3-dev libfmt-dev libeigen3-dev doctest-dev libcli11-dev libomp-dev libbenchmark-dev)
+packages=(build-essential cmake nlohmann-json3-dev libfmt-dev libeigen3-dev doctest-dev libcli11-dev libomp-dev libbenchmark-dev
+  clang libclang-rt-dev)  # clang + libFuzzer: the fuzz targets of .ci/run (docs/robustness.md)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

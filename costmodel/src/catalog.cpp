@@ -125,7 +125,18 @@ ClusterSpec Catalog::cluster(const std::string& q) const {
   std::string path = resolve("clusters", q, "--cluster");
   json j = load_json_file(path);
   JsonReader r(j, path);
-  GpuSpec g = gpu(r.get_string("gpu"));
+  const std::string gpu_name = r.get_string("gpu");
+  GpuSpec g;
+  try {
+    g = gpu(gpu_name);
+  } catch (const InputError& e) {
+    // Name the cluster file's key, not the --gpu flag, when the lookup fails.
+    if (e.where() != "command line") throw;
+    std::string what = e.what();
+    const std::string prefix = e.where() + ": " + e.path() + ": ";
+    if (what.starts_with(prefix)) what = what.substr(prefix.size());
+    throw InputError(path, r.path_of("gpu"), what);
+  }
   return cluster_from_json(j, path, g);
 }
 

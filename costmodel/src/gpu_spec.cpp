@@ -60,7 +60,8 @@ GpuSpec gpu_from_json(const json& j, const std::string& where) {
   g.boost_clock_MHz = r.opt_positive("boost_clock_MHz", 1e5).value_or(0);
   g.power_W = r.get_positive("power_W", 1e5);
   g.nvlink_GBps = r.has("nvlink_GBps") ? r.get_number("nvlink_GBps") : 0;
-  if (g.nvlink_GBps < 0) r.fail("nvlink_GBps", "expected a non-negative number");
+  if (g.nvlink_GBps < 0 || (g.nvlink_GBps > 0 && g.nvlink_GBps < JsonReader::kMinPositive) || g.nvlink_GBps > 1e6)
+    r.fail("nvlink_GBps", "expected 0 (no NVLink) or a bandwidth between 1e-06 and 1e+06 GB/s");
   g.pcie_GBps = r.opt_positive("pcie_GBps", 1e5).value_or(32);
   return g;
 }

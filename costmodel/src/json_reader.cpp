@@ -44,22 +44,39 @@ json parse_json_text(const std::string& text, const std::string& where) {
     std::string what = e.what();
     auto pos = what.find("parse error");
     throw InputError(where, "", "not valid JSON (" + what.substr(pos == std::string::npos ? 0 : pos) + ")");
+  } catch (const json::exception& e) {
+    // out_of_range 406: a number too large for a double (1e999); no other kind is expected here.
+    std::string what = e.what();
+    auto pos = what.find("] ");
+    throw InputError(where, "", "not usable JSON (" + (pos == std::string::npos ? what : what.substr(pos + 2)) +
+                                    "; expected finite numbers)");
   }
 }
 
 json load_json_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "", "cannot open the file for reading");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw InputError(path, "", "error while reading the file");
-  return parse_json_text(ss.str(), path);
+  // Read in blocks up to a cap, so a device or pipe (/dev/zero) cannot exhaust memory.
+  constexpr std::size_t kMaxBytes = std::size_t{64} << 20;
+  std::string text;
+  char buf[65536];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    text.append(buf, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxBytes) throw InputError(path, "", "the file is larger than 64 MiB; expected a JSON document");
+  }
+  if (in.bad()) throw InputError(path, "", "error while reading the file (is it a directory?)");
+  return parse_json_text(text, path);
 }
 
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates) {
   std::string best;
   std::size_t best_d = std::string::npos;
+  const std::size_t allowed = std::max<std::size_t>(2, word.size() / 3);
   for (const auto& c : candidates) {
+    // The distance is at least the length difference: skip the quadratic work (a megabyte-long
+    // key would otherwise cost seconds per candidate).
+    const std::size_t diff = word.size() > c.size() ? word.size() - c.size() : c.size() - word.size();
+    if (diff > allowed) continue;
     std::size_t d = edit_distance(word, c);
     if (d < best_d) {
       best_d = d;
@@ -67,7 +84,7 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
     }
   }
   // Accept up to a third of the word's length in edits (typos, not different words).
-  if (best_d == std::string::npos || best_d > std::max<std::size_t>(2, word.size() / 3)) return "";
+  if (best_d == std::string::npos || best_d > allowed) return "";
   return best;
 }
 
@@ -129,12 +146,29 @@ std::optional<double> JsonReader::opt_number(std::string_view key) const {
 std::int64_t JsonReader::get_int(std::string_view key, std::int64_t lo, std::int64_t hi) const {
   const json& v = raw(key);
   if (!v.is_number()) fail(key, "expected an integer, found " + type_name(v));
-  double d = v.get<double>();
-  if (!std::isfinite(d) || d != std::floor(d))
-    fail(key, "expected an integer, found " + v.dump());
-  if (d < static_cast<double>(lo) || d > static_cast<double>(hi))
+  auto out_of_range = [&] {
     fail(key, "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], found " + v.dump());
-  return v.is_number_integer() ? v.get<std::int64_t>() : static_cast<std::int64_t>(d);
+  };
+  // Compare integers exactly (no detour through double, which rounds above 2^53).
+  if (v.is_number_unsigned()) {
+    const std::uint64_t u = v.get<std::uint64_t>();
+    if (hi < 0 || u > static_cast<std::uint64_t>(hi) || static_cast<std::int64_t>(u) < lo) out_of_range();
+    return static_cast<std::int64_t>(u);
+  }
+  if (v.is_number_integer()) {
+    const std::int64_t i = v.get<std::int64_t>();
+    if (i < lo || i > hi) out_of_range();
+    return i;
+  }
+  // A float: 1e3 is accepted as 1000; 1.5, NaN and inf (1e999 parses to inf) are not.
+  const double d = v.get<double>();
+  if (!std::isfinite(d) || d != std::floor(d)) fail(key, "expected an integer, found " + v.dump());
+  // 2^63 is exactly representable; anything at or beyond it cannot be an int64.
+  constexpr double kTwo63 = 9223372036854775808.0;
+  if (d >= kTwo63 || d < -kTwo63) out_of_range();
+  const auto i = static_cast<std::int64_t>(d);
+  if (i < lo || i > hi) out_of_range();
+  return i;
 }
 
 std::optional<std::int64_t> JsonReader::opt_int(std::string_view key, std::int64_t lo, std::int64_t hi) const {
@@ -147,6 +181,12 @@ double JsonReader::get_positive(std::string_view key, double hi) const {
   if (d <= 0 || d > hi) {
     std::ostringstream os;
     os << "expected a positive number no larger than " << hi << ", found " << d;
+    fail(key, os.str());
+  }
+  // Denormal-small rates and sizes turn into infinite times downstream; nothing real is this small.
+  if (d < kMinPositive) {
+    std::ostringstream os;
+    os << "expected a positive number of at least " << kMinPositive << ", found " << d;
     fail(key, os.str());
   }
   return d;

@@ -73,7 +73,12 @@ ModelSpec model_from_hf(const json& j, const std::string& where) {
   if (r.has("intermediate_size")) m.ffn_hidden_size = r.get_int("intermediate_size", 1, kMaxDim);
   else if (r.has("n_inner")) m.ffn_hidden_size = r.get_int("n_inner", 1, kMaxDim);
   else if (r.has("ffn_hidden_size")) m.ffn_hidden_size = r.get_int("ffn_hidden_size", 1, kMaxDim);
-  else if (r.has("expansion_ratio")) m.ffn_hidden_size = static_cast<std::int64_t>(r.get_positive("expansion_ratio", 1024) * static_cast<double>(m.hidden_size));
+  else if (r.has("expansion_ratio")) {
+    const double ffn = r.get_positive("expansion_ratio", 1024) * static_cast<double>(m.hidden_size);
+    if (ffn < 1 || ffn > static_cast<double>(kMaxDim))
+      r.fail("expansion_ratio", "gives an FFN size of " + std::to_string(ffn) + "; expected 1.." + std::to_string(kMaxDim));
+    m.ffn_hidden_size = static_cast<std::int64_t>(ffn);
+  }
   else m.ffn_hidden_size = 4 * m.hidden_size;  // GPT-2/BLOOM convention when absent
   m.vocab_size = pick_int({"vocab_size", "padded_vocab_size"}, 1, kMaxDim, "the vocabulary size");
   m.max_seq_length = 2048;

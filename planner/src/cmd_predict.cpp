@@ -1,5 +1,6 @@
 #include <fstream>
 #include <iostream>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -53,8 +54,14 @@ void register_predict(CLI::App& app, CommandContext& ctx) {
       write_file(a->trace_file, chrome_trace(job, pred, events).dump() + "\n", "--trace");
     }
     nlohmann::json plan = plan_to_json(job, pred);
-    if (!a->out_file.empty()) write_file(a->out_file, plan.dump(2) + "\n", "--output");
-    if (a->json) fmt::print("{}\n", plan.dump(2));
+    // A NaN or inf here is a bug in the cost model, not a property of the input: say so, exit 3.
+    if (std::string defect = prediction_defect(pred); !defect.empty())
+      throw std::runtime_error("the prediction is not finite (" + defect + ") for " + job.model.name + " on " +
+                               job.cluster.name + "; please report this input");
+    // File names given by the user end up in the JSON; replace bytes that are not UTF-8.
+    const std::string text = plan.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+    if (!a->out_file.empty()) write_file(a->out_file, text + "\n", "--output");
+    if (a->json) fmt::print("{}\n", text);
     else fmt::print("{}", prediction_report(job, pred));
     if (!pred.feasible) {
       if (!a->json) fmt::print(stderr, "strata: plan is infeasible: {}\n", pred.reason);

@@ -1,5 +1,6 @@
 #include <cmath>
 #include <map>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -8,6 +9,7 @@
 #include "costmodel/predictor.h"
 #include "costmodel/errors.h"
 #include "planner/commands.h"
+#include "planner/plan_json.h"
 #include "planner/report.h"
 #include "planner/validation_runs.h"
 
@@ -62,6 +64,7 @@ void register_validate(CLI::App& app, CommandContext& ctx) {
       int n = 0;
     };
     std::map<std::string, Acc> by_group;
+    int internal_errors = 0;
     Acc all, mem_all;
     if (!a->json && a->explain.empty())
       fmt::print("{:<62} {:>9} {:>9} {:>7}  {:>6} {:>6} {:>6}  {}\n", "run", "meas tok/s", "pred", "err%", "memGiB", "pred", "err%", "plan");
@@ -70,6 +73,8 @@ void register_validate(CLI::App& app, CommandContext& ctx) {
         if (run.id != a->explain) continue;
         if (!run.job) throw InputError(a->runs_file, run.id, run.error);
         Prediction p = predict_run(run);
+        if (std::string defect = prediction_defect(p); !defect.empty())
+          throw std::runtime_error("run " + run.id + ": the prediction is not finite (" + defect + ")");
         fmt::print("{}", prediction_report(*run.job, p));
         for (const auto& as : run.assumptions) fmt::print("assumption: {}\n", as);
         fmt::print("framework {}, flash attention {}, overlap grad reduce {}\n", to_string(run.job->runtime.framework),
@@ -83,14 +88,22 @@ void register_validate(CLI::App& app, CommandContext& ctx) {
                             {"memory_per_gpu_GiB", nullptr}, {"error", nullptr}};
       if (!run.job) {
         out["error"] = run.error;
-        if (a->json) fmt::print("{}\n", out.dump());
+        if (a->json) fmt::print("{}\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
         else fmt::print("{:<62} cannot predict: {}\n", run.id, run.error);
         continue;
       }
       Prediction p = predict_run(run);
+      if (std::string defect = prediction_defect(p); !defect.empty()) {
+        // A bug in the cost model, not a property of the record: report it for this run, exit 3.
+        out["error"] = "internal error: the prediction is not finite (" + defect + ")";
+        fmt::print(stderr, "strata: internal error: run {}: the prediction is not finite ({})\n", run.id, defect);
+        if (a->json) fmt::print("{}\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+        internal_errors += 1;
+        continue;
+      }
       if (p.iteration_time_s <= 0) {
         out["error"] = p.reason;
-        if (a->json) fmt::print("{}\n", out.dump());
+        if (a->json) fmt::print("{}\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
         else fmt::print("{:<62} cannot predict: {}\n", run.id, p.reason);
         continue;
       }
@@ -100,7 +113,7 @@ void register_validate(CLI::App& app, CommandContext& ctx) {
       out["feasible"] = p.feasible;
       if (!p.feasible) out["infeasible_reason"] = p.reason;
       if (a->json) {
-        fmt::print("{}\n", out.dump());
+        fmt::print("{}\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
         continue;
       }
       std::string meas = "-", err = "-", mmeas = "-", merr = "-";
@@ -132,7 +145,7 @@ void register_validate(CLI::App& app, CommandContext& ctx) {
       fmt::print("  {:<40} {:6.1f}%  ({} runs)\n", "overall", all.sum / all.n, all.n);
       if (mem_all.n > 0) fmt::print("MAPE of memory per GPU: {:.1f}% ({} runs)\n", mem_all.sum / mem_all.n, mem_all.n);
     }
-    ctx.exit_code = 0;
+    ctx.exit_code = internal_errors > 0 ? 3 : 0;
   });
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <numeric>
 #include <sstream>
 
 #include "costmodel/errors.h"
@@ -88,6 +90,7 @@ Job build_workload(const JobOptions& o, const Catalog& catalog) {
       ClusterSpec c = catalog.cluster(e.path);
       if (c.gpu.name == g.name) {
         job.cluster = c;
+        job.cluster.gpu = g;  // a GPU file given by path keeps its own figures
         break;
       }
     }
@@ -113,13 +116,58 @@ Job build_workload(const JobOptions& o, const Catalog& catalog) {
   job.runtime.flash_attention = !o.no_flash_attention;
   job.runtime.tp_comm_overlap = o.tp_comm_overlap;
   job.runtime.overlap_grad_reduce = !o.no_overlap_grad_reduce;
-  if (o.memory_reserve_GiB < 0 || o.memory_reserve_GiB >= job.cluster.gpu.memory_GiB)
+  if (!std::isfinite(o.memory_reserve_GiB) || o.memory_reserve_GiB < 0 || o.memory_reserve_GiB >= job.cluster.gpu.memory_GiB)
     throw InputError(kCmd, "--memory-reserve", "expected 0 <= GiB < the GPU's memory");
   job.runtime.memory_reserve_GiB = o.memory_reserve_GiB;
   if (o.calibration_file) job.calibration = calibration_from_json(load_json_file(*o.calibration_file), *o.calibration_file);
   else job.calibration = catalog.calibration_or_default(job.cluster.gpu);
-  if (o.gpus && (*o.gpus < 1 || *o.gpus > 10000000)) throw InputError(kCmd, "--gpus", "expected 1..10,000,000 GPUs");
+  if (o.gpus && (*o.gpus < 1 || *o.gpus > kMaxGpus))
+    throw InputError(kCmd, "--gpus", "expected 1..10,000,000 GPUs, found " + std::to_string(*o.gpus));
   return job;
+}
+
+std::optional<PlanProblem> check_plan_input(const Job& job) {
+  const ParallelPlan& p = job.plan;
+  const std::pair<const char*, int> sizes[] = {{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"cp", p.cp}, {"ep", p.ep},
+                                               {"vpp", p.vpp}, {"micro_batch_size", p.micro_batch_size}};
+  for (const auto& [name, v] : sizes)
+    if (v < 1 || v > kMaxParallelSize)
+      return PlanProblem{name, "expected 1.." + std::to_string(kMaxParallelSize) + ", found " + std::to_string(v)};
+  // Products in int64: each factor is at most 10^6, so no product of two or three overflows.
+  const std::int64_t world = std::int64_t{p.tp} * p.pp * p.dp * p.cp;
+  if (world > kMaxGpus)
+    return PlanProblem{"gpus", "tp*pp*dp*cp = " + std::to_string(world) + " GPUs; at most " + std::to_string(kMaxGpus) + " are supported"};
+  const std::int64_t virtual_stages = std::int64_t{p.pp} * p.vpp;
+  if (virtual_stages > kMaxVirtualStages)
+    return PlanProblem{"vpp", "pp*vpp = " + std::to_string(virtual_stages) + " virtual pipeline stages; at most " +
+                                  std::to_string(kMaxVirtualStages) + " are supported"};
+  const std::int64_t gbs = job.training.global_batch_size;
+  const std::int64_t per_step = std::int64_t{p.dp} * p.micro_batch_size;
+  if (gbs < 1) return PlanProblem{"global_batch_size", "expected a positive number of sequences"};
+  if (gbs % per_step != 0)
+    return PlanProblem{"global_batch_size", "global batch " + std::to_string(gbs) + " is not divisible by dp*micro_batch_size = " +
+                                                std::to_string(p.dp) + "*" + std::to_string(p.micro_batch_size)};
+  const std::int64_t micro_batches = gbs / per_step;
+  // micro_batches <= 2^40 and virtual_stages <= 10^6: compare by division to stay in range.
+  if (micro_batches > kMaxScheduledChunks / virtual_stages)
+    return PlanProblem{"global_batch_size", std::to_string(micro_batches) + " micro-batches per pipeline times pp*vpp = " +
+                                                std::to_string(virtual_stages) + " is more than the " + std::to_string(kMaxScheduledChunks) +
+                                                " pipeline steps strata simulates (raise the micro-batch size or dp)"};
+  if (!p.stage_layers.empty()) {
+    if (static_cast<std::int64_t>(p.stage_layers.size()) != p.pp)
+      return PlanProblem{"stages", std::to_string(p.stage_layers.size()) + " stage layer counts for pp=" + std::to_string(p.pp)};
+    std::int64_t sum = 0;
+    for (int l : p.stage_layers) {
+      if (l < 1) return PlanProblem{"stages", "every pipeline stage needs at least one layer, found " + std::to_string(l)};
+      sum += l;
+    }
+    if (sum != job.model.num_layers)
+      return PlanProblem{"stages", "stage layers add up to " + std::to_string(sum) + ", the model has " +
+                                       std::to_string(job.model.num_layers) + " layers"};
+  }
+  if (p.recompute.num_layers == 0 || p.recompute.num_layers < -1)
+    return PlanProblem{"recompute_layers", "expected a positive layer count"};
+  return std::nullopt;
 }
 
 Job build_job(const JobOptions& o, const Catalog& catalog) {
@@ -127,7 +175,8 @@ Job build_job(const JobOptions& o, const Catalog& catalog) {
   ParallelPlan& p = job.plan;
   auto positive = [](const std::optional<int>& v, const char* flag, int fallback) {
     if (!v) return fallback;
-    if (*v < 1 || *v > 1000000) throw InputError(kCmd, flag, "expected a positive integer, found " + std::to_string(*v));
+    if (*v < 1 || *v > kMaxParallelSize)
+      throw InputError(kCmd, flag, "expected a positive integer up to 1,000,000, found " + std::to_string(*v));
     return *v;
   };
   p.tp = positive(o.tp, "--tp", 1);
@@ -167,12 +216,26 @@ Job build_job(const JobOptions& o, const Catalog& catalog) {
       try {
         std::size_t used = 0;
         int v = std::stoi(item, &used);
-        if (used != item.size() || v < 1) throw std::invalid_argument(item);
+        if (used != item.size() || v < 1 || v > kMaxParallelSize) throw std::invalid_argument(item);
         p.stage_layers.push_back(v);
       } catch (const std::exception&) {
         throw InputError(kCmd, "--stage-layers", "expected comma-separated positive layer counts, found \"" + item + "\"");
       }
+      if (static_cast<std::int64_t>(p.stage_layers.size()) > p.pp)
+        throw InputError(kCmd, "--stage-layers", "more layer counts than --pp " + std::to_string(p.pp));
     }
+    if (o.stage_layers.back() == ',')
+      throw InputError(kCmd, "--stage-layers", "expected comma-separated positive layer counts, found a trailing comma");
+  }
+  if (auto problem = check_plan_input(job)) {
+    static const std::pair<const char*, const char*> flags[] = {
+        {"tp", "--tp"}, {"pp", "--pp"}, {"dp", "--dp"}, {"cp", "--cp"}, {"ep", "--ep"}, {"vpp", "--vpp"},
+        {"micro_batch_size", "--mbs"}, {"gpus", "--gpus"}, {"global_batch_size", "--global-batch"},
+        {"stages", "--stage-layers"}, {"recompute_layers", "--recompute-layers"}};
+    std::string flag = problem->field;
+    for (const auto& [field, f] : flags)
+      if (problem->field == field) flag = f;
+    throw InputError(kCmd, flag, problem->what);
   }
   return job;
 }

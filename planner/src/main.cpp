@@ -1,6 +1,6 @@
 // strata: parallel-plan predictor and auto-tuner for transformer training.
 // Exit codes: 0 success, 1 bad input (message names the file/flag and field), 2 a valid request
-// with no feasible plan.
+// with no feasible plan, 3 internal error (a bug: unexpected exception or non-finite prediction).
 #include <exception>
 #include <string>
 

@@ -1,5 +1,8 @@
 #include "planner/plan_json.h"
 
+#include <cmath>
+#include <utility>
+
 #include "costmodel/json_reader.h"
 #include "planner/job_options.h"
 #include "planner/megatron_args.h"
@@ -48,6 +51,31 @@ nlohmann::json plan_to_json(const Job& job, const Prediction& prediction) {
           {"launch", {{"megatron_args", megatron_args(job)}}}};
 }
 
+std::string prediction_defect(const Prediction& p) {
+  const std::pair<const char*, double> top[] = {
+      {"iteration_time_s", p.iteration_time_s}, {"tokens_per_sec_per_gpu", p.tokens_per_sec_per_gpu},
+      {"mfu", p.mfu}, {"hfu", p.hfu}, {"memory_per_gpu_GiB", p.memory_per_gpu_GiB},
+      {"memory_capacity_GiB", p.memory_capacity_GiB}, {"breakdown/compute_s", p.breakdown.compute_s},
+      {"breakdown/recompute_s", p.breakdown.recompute_s}, {"breakdown/tp_comm_s", p.breakdown.tp_comm_s},
+      {"breakdown/cp_comm_s", p.breakdown.cp_comm_s}, {"breakdown/pp_comm_s", p.breakdown.pp_comm_s},
+      {"breakdown/dp_comm_s", p.breakdown.dp_comm_s}, {"breakdown/bubble_s", p.breakdown.bubble_s},
+      {"breakdown/optimizer_s", p.breakdown.optimizer_s}};
+  for (const auto& [name, v] : top)
+    if (!std::isfinite(v)) return std::string(name) + " is " + std::to_string(v);
+  for (const auto& s : p.stages) {
+    const double vals[] = {s.forward_s, s.backward_s, s.recompute_s, s.busy_s, s.memory.total_GiB};
+    for (double v : vals)
+      if (!std::isfinite(v)) return "stage " + std::to_string(s.stage) + " has a non-finite time or memory";
+  }
+  // An illegal plan has no times (0); a computed one must have positive ones.
+  if (p.iteration_time_s > 0 || p.feasible) {
+    if (!(p.iteration_time_s > 0)) return "iteration_time_s is not positive";
+    if (!(p.tokens_per_sec_per_gpu > 0)) return "tokens_per_sec_per_gpu is not positive";
+    if (!(p.memory_per_gpu_GiB > 0)) return "memory_per_gpu_GiB is not positive";
+  }
+  return "";
+}
+
 Job plan_from_json(const nlohmann::json& j, const std::string& where) {
   JsonReader r(j, where);
   r.reject_unknown_keys({"schema_version", "model", "gpu", "cluster", "num_gpus", "training", "runtime", "parallel",
@@ -86,7 +114,8 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
     job.runtime.overlap_param_gather = rt.opt_bool("overlap_param_gather", true);
     job.runtime.tp_comm_overlap = rt.opt_bool("tp_comm_overlap", false);
     job.runtime.memory_reserve_GiB = rt.has("memory_reserve_GiB") ? rt.get_number("memory_reserve_GiB") : 0;
-    if (job.runtime.memory_reserve_GiB < 0) rt.fail("memory_reserve_GiB", "expected a non-negative number");
+    if (job.runtime.memory_reserve_GiB < 0 || job.runtime.memory_reserve_GiB >= job.cluster.gpu.memory_GiB)
+      rt.fail("memory_reserve_GiB", "expected 0 <= GiB < the GPU's memory (" + std::to_string(job.cluster.gpu.memory_GiB) + ")");
   }
 
   JsonReader pr = r.child("parallel");
@@ -104,8 +133,6 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
   p.micro_batch_size = static_cast<int>(pr.get_int("micro_batch_size", 1, kMax));
   p.zero_stage = static_cast<int>(pr.opt_int("zero_stage", 0, 3).value_or(0));
   p.distributed_optimizer = pr.opt_bool("distributed_optimizer", false);
-  if (r.has("num_gpus") && r.get_int("num_gpus", 1, std::int64_t{1} << 31) != p.world_size())
-    r.fail("num_gpus", "does not equal tp*pp*dp*cp = " + std::to_string(p.world_size()));
 
   if (r.has("recompute")) {
     JsonReader rc = r.child("recompute");
@@ -119,6 +146,8 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
     const auto& s = r.raw("stages");
     if (!s.is_array()) r.fail("stages", "expected an array of per-stage layer counts");
     std::vector<int> layers;
+    if (static_cast<std::int64_t>(s.size()) > p.pp)
+      r.fail("stages", std::to_string(s.size()) + " stage layer counts for pp=" + std::to_string(p.pp) + "; expected one per stage");
     for (std::size_t i = 0; i < s.size(); ++i) {
       if (!s[i].is_number_integer() || s[i].get<std::int64_t>() < 1 || s[i].get<std::int64_t>() > kMax)
         throw InputError(where, "/stages/" + std::to_string(i), "expected a positive layer count");
@@ -127,8 +156,21 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
     // Keep only real uneven splits, so an even plan round-trips to an empty stage_layers.
     ParallelPlan even;
     even.pp = p.pp;
+    if (static_cast<std::int64_t>(layers.size()) != p.pp)
+      r.fail("stages", std::to_string(layers.size()) + " stage layer counts for pp=" + std::to_string(p.pp) + "; expected one per stage");
     if (layers != resolve_stage_layers(even, job.model.num_layers)) p.stage_layers = layers;
   }
+  if (auto problem = check_plan_input(job)) {
+    std::string path = "/parallel/" + problem->field;
+    if (problem->field == "gpus") path = "/parallel";
+    if (problem->field == "global_batch_size") path = "/training/global_batch_size";
+    if (problem->field == "stages") path = "/stages";
+    if (problem->field == "recompute_layers") path = "/recompute/num_layers";
+    throw InputError(where, path, problem->what);
+  }
+  // After the bounds check: world_size() multiplies ints.
+  if (r.has("num_gpus") && r.get_int("num_gpus", 1, kMaxGpus) != p.world_size())
+    r.fail("num_gpus", "does not equal tp*pp*dp*cp = " + std::to_string(p.world_size()));
   if (r.has("calibration")) job.calibration = calibration_from_json(r.raw("calibration"), where + " (/calibration)");
   return job;
 }

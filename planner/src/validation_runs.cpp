@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <regex>
+
+#include <fmt/format.h>
 
 #include "costmodel/errors.h"
 #include "costmodel/json_reader.h"
@@ -30,6 +33,25 @@ std::optional<double> number_of(const nlohmann::json& r, const char* key) {
   return it->get<double>();
 }
 
+// A measured figure: absent or null when not published, else a positive finite number.
+std::optional<double> measured(const nlohmann::json& r, const char* key, const std::string& where) {
+  auto it = r.find(key);
+  if (it == r.end() || it->is_null()) return std::nullopt;
+  if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() <= 0)
+    throw InputError(where, "/" + std::string(key), "expected a positive number or null, found " + it->dump());
+  return it->get<double>();
+}
+
+// A count or rate read out of free text: digits only, within [lo, hi], else the record is rejected.
+double number_in_text(const std::string& digits, double lo, double hi, const std::string& where, const char* key,
+                      const std::string& text) {
+  double v = digits.size() > 9 ? hi + 1 : std::stod(digits);
+  if (v < lo || v > hi)
+    throw InputError(where, "/" + std::string(key), "the value " + digits + " in \"" + text + "\" is out of range (expected " +
+                                                        fmt::format("{:g}..{:g}", lo, hi) + ")");
+  return v;
+}
+
 // Earliest four-digit year (19xx/20xx) mentioned in a text, or 0.
 int year_in(const std::string& s) {
   static const std::regex re("(19|20)[0-9]{2}");
@@ -42,7 +64,9 @@ int year_in(const std::string& s) {
 }
 
 GpuSpec resolve_gpu(const std::string& text, std::optional<double> memory_gb, const Catalog& catalog,
-                    std::vector<std::string>& assumptions) {
+                    std::vector<std::string>& assumptions, const std::string& where) {
+  if (memory_gb && (!std::isfinite(*memory_gb) || *memory_gb <= 0 || *memory_gb > 1e5))
+    throw InputError(where, "/gpu_memory_gb", "expected a positive number of GB (at most 100000)");
   std::string base = text.substr(0, text.find('('));
   while (!base.empty() && std::isspace(static_cast<unsigned char>(base.back()))) base.pop_back();
   try {
@@ -63,7 +87,7 @@ GpuSpec resolve_gpu(const std::string& text, std::optional<double> memory_gb, co
   return catalog.gpu(family + "-" + mem + "gb");
 }
 
-void apply_interconnect(const std::string& text, ClusterSpec& c, std::vector<std::string>& assumptions) {
+void apply_interconnect(const std::string& text, ClusterSpec& c, std::vector<std::string>& assumptions, const std::string& where) {
   // "8x200 Gb/s HCAs per node", "4x OmniPath (100 Gb/s) per node", "inter-node 800 Gb/s per node",
   // "intra-node 150 GB/s".
   static const std::regex nics_re("([0-9]+)\\s*x\\s*[A-Za-z -]*\\(?\\s*([0-9]+)\\s*Gb/s", std::regex::icase);
@@ -71,20 +95,26 @@ void apply_interconnect(const std::string& text, ClusterSpec& c, std::vector<std
   static const std::regex intra_re("intra-node\\s*([0-9]+)\\s*GB/s", std::regex::icase);
   std::smatch m;
   if (std::regex_search(text, m, nics_re)) {
-    c.nics_per_node = std::stoi(m[1].str());
-    c.nic_Gbps = std::stod(m[2].str());
+    c.nics_per_node = static_cast<int>(number_in_text(m[1].str(), 1, 1024, where, "interconnect", text));
+    c.nic_Gbps = number_in_text(m[2].str(), 1, 1e6, where, "interconnect", text);
   } else if (std::regex_search(text, m, node_re)) {
     c.nics_per_node = 1;
-    c.nic_Gbps = std::stod(m[1].str());
+    c.nic_Gbps = number_in_text(m[1].str(), 1, 1e6, where, "interconnect", text);
   } else {
     assumptions.push_back("inter-node network not stated; assumed " + std::to_string(c.nics_per_node) + "x " +
                           std::to_string(static_cast<int>(c.nic_Gbps)) + " Gb/s per node (" + c.name + ")");
   }
-  if (std::regex_search(text, m, intra_re)) c.intra_node_GBps = std::stod(m[1].str());
+  if (std::regex_search(text, m, intra_re)) c.intra_node_GBps = number_in_text(m[1].str(), 1, 1e6, where, "interconnect", text);
 }
 
 Job job_from_record(const nlohmann::json& r, const std::string& where, const Catalog& catalog, ValidationRun& run) {
   JsonReader rd(r, where);
+  // The free-text fields are read with std::regex, whose backtracking recurses per character: keep
+  // them to a paragraph.
+  for (const char* key : {"arch_notes", "gpu_type", "interconnect", "precision", "recompute", "framework",
+                          "zero_or_dist_optimizer", "model_family"})
+    if (r.contains(key) && r[key].is_string() && r[key].get_ref<const std::string&>().size() > 2000)
+      throw InputError(where, "/" + std::string(key), "expected a description of at most 2000 characters");
   Job job;
   ModelSpec& m = job.model;
   const std::string arch = text_of(r, "arch_notes");
@@ -107,7 +137,7 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   validate_model(m, where);
 
   std::vector<std::string>& as = run.assumptions;
-  GpuSpec gpu = resolve_gpu(text_of(r, "gpu_type"), number_of(r, "gpu_memory_gb"), catalog, as);
+  GpuSpec gpu = resolve_gpu(text_of(r, "gpu_type"), number_of(r, "gpu_memory_gb"), catalog, as, where);
   job.cluster = default_cluster_for(gpu);
   for (const auto& e : catalog.list("clusters")) {
     ClusterSpec c = catalog.cluster(e.path);
@@ -118,7 +148,7 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   }
   if (auto g = rd.opt_int("nvlink_domain", 1, 100000)) job.cluster.gpus_per_node = static_cast<int>(*g);
   else if (auto g2 = rd.opt_int("gpus_per_node", 1, 100000)) job.cluster.gpus_per_node = static_cast<int>(*g2);
-  apply_interconnect(text_of(r, "interconnect"), job.cluster, as);
+  apply_interconnect(text_of(r, "interconnect"), job.cluster, as, where);
   job.calibration = catalog.calibration_or_default(gpu);
 
   TrainingSpec& t = job.training;
@@ -143,14 +173,17 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   p.ep = static_cast<int>(rd.opt_int("ep", 1, 1 << 20).value_or(1));
   p.vpp = static_cast<int>(rd.opt_int("vpp", 1, 1 << 10).value_or(1));
   p.sequence_parallel = r.contains("sequence_parallel") && r["sequence_parallel"].is_boolean() && r["sequence_parallel"].get<bool>();
-  if (auto n = rd.opt_int("num_gpus", 1, 1 << 24); n && *n != p.world_size())
-    throw InputError(where, "/num_gpus", "tp*pp*dp*cp = " + std::to_string(p.world_size()) + " differs from num_gpus " + std::to_string(*n));
   if (auto mbs = rd.opt_int("micro_batch_size", 1, 1 << 20)) {
     p.micro_batch_size = static_cast<int>(*mbs);
   } else {
     run.micro_batch_unknown = true;
     as.push_back("micro_batch_size not published; the fastest micro-batch size that fits is used");
   }
+  if (auto problem = check_plan_input(job))
+    throw InputError(where, "/" + (problem->field == "gpus" ? std::string("num_gpus") : problem->field), problem->what);
+  // After the bounds check: world_size() multiplies ints.
+  if (auto n = rd.opt_int("num_gpus", 1, 1 << 24); n && *n != p.world_size())
+    throw InputError(where, "/num_gpus", "tp*pp*dp*cp = " + std::to_string(p.world_size()) + " differs from num_gpus " + std::to_string(*n));
   auto rc = parse_recompute(text_of(r, "recompute"));
   if (!rc) {
     rc = RecomputeGranularity::none;
@@ -200,7 +233,7 @@ std::vector<ValidationRun> load_validation_runs(const nlohmann::json& j, const s
     ValidationRun run;
     if (!r.is_object()) {
       run.id = "#" + std::to_string(i);
-      run.error = "record is not a JSON object";
+      run.error = path + ": expected a JSON object (one run record), found " + std::string(r.type_name());
       runs.push_back(std::move(run));
       continue;
     }
@@ -208,13 +241,13 @@ std::vector<ValidationRun> load_validation_runs(const nlohmann::json& j, const s
     if (run.id.empty()) run.id = "#" + std::to_string(i);
     run.source_group = text_of(r, "source_group");
     run.tier = text_of(r, "tier");
-    run.measured_tokens_per_sec_per_gpu = number_of(r, "meas_tokens_per_sec_per_gpu");
-    if (!run.measured_tokens_per_sec_per_gpu) run.measured_tokens_per_sec_per_gpu = number_of(r, "derived_tokens_per_sec_per_gpu");
-    run.measured_iteration_time_s = number_of(r, "meas_iteration_time_s");
-    if (!run.measured_iteration_time_s) run.measured_iteration_time_s = number_of(r, "derived_iteration_time_s");
-    // Published "GB" memory figures come from nvidia-smi / torch.cuda, which count GiB.
-    run.measured_memory_GiB = number_of(r, "meas_per_gpu_memory_gb");
     try {
+      run.measured_tokens_per_sec_per_gpu = measured(r, "meas_tokens_per_sec_per_gpu", path);
+      if (!run.measured_tokens_per_sec_per_gpu) run.measured_tokens_per_sec_per_gpu = measured(r, "derived_tokens_per_sec_per_gpu", path);
+      run.measured_iteration_time_s = measured(r, "meas_iteration_time_s", path);
+      if (!run.measured_iteration_time_s) run.measured_iteration_time_s = measured(r, "derived_iteration_time_s", path);
+      // Published "GB" memory figures come from nvidia-smi / torch.cuda, which count GiB.
+      run.measured_memory_GiB = measured(r, "meas_per_gpu_memory_gb", path);
       run.job = job_from_record(r, path, catalog, run);
     } catch (const InputError& e) {
       run.error = e.what();

@@ -40,10 +40,11 @@ class JsonReader {
   // Finite numbers only; NaN/inf and non-numbers are rejected.
   double get_number(std::string_view key) const;
   std::optional<double> opt_number(std::string_view key) const;
-  // Integers within [lo, hi]; a float with a fractional part is rejected.
+  // Integers within [lo, hi], compared exactly; 1e3 reads as 1000, 1.5 / NaN / inf are rejected.
   std::int64_t get_int(std::string_view key, std::int64_t lo, std::int64_t hi) const;
   std::optional<std::int64_t> opt_int(std::string_view key, std::int64_t lo, std::int64_t hi) const;
-  // Positive finite number within (0, hi].
+  // Positive finite number within [kMinPositive, hi]: rates, sizes and efficiencies.
+  static constexpr double kMinPositive = 1e-6;
   double get_positive(std::string_view key, double hi) const;
   std::optional<double> opt_positive(std::string_view key, double hi) const;
   std::vector<std::string> opt_string_list(std::string_view key) const;

@@ -14,6 +14,11 @@ namespace strata {
 constexpr int kPlanSchemaVersion = 1;
 
 nlohmann::json plan_to_json(const Job& job, const Prediction& prediction);
+// "" when every number of the prediction is finite and a computed iteration time, throughput and
+// memory are positive; else which field is not. JSON cannot carry NaN or inf (they print as null),
+// so callers treat a non-empty answer as an internal error rather than print it.
+std::string prediction_defect(const Prediction& p);
+
 // Reads the job back (prediction and launch are outputs and are ignored). Throws InputError.
 Job plan_from_json(const nlohmann::json& j, const std::string& where);
 
