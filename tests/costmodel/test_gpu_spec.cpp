@@ -48,7 +48,7 @@ TEST_CASE("gpu_from_json") {
     CHECK(err("fp8_tflops", -1).find("/fp8_tflops") != std::string::npos);
     CHECK(err("sm_count", 0).find("/sm_count: expected an integer in [1,") != std::string::npos);
     CHECK(err("sm_count", 40.5).find("/sm_count: expected an integer") != std::string::npos);
-    CHECK(err("nvlink_GBps", -1).find("/nvlink_GBps: expected a non-negative number") != std::string::npos);
+    CHECK(err("nvlink_GBps", -1).find("/nvlink_GBps: expected 0 (no NVLink) or a bandwidth") != std::string::npos);
     CHECK(err("power_W", "400").find("/power_W: expected a number, found a string") != std::string::npos);
     CHECK(err("hbm_GBs", 1000).find("/hbm_GBs: unknown key (did you mean \"hbm_GBps\"?)") != std::string::npos);
   }

@@ -205,20 +205,15 @@ TEST_CASE("parse_json_text") {
         std::string::npos);
 }
 
-TEST_CASE("JsonReader::get_int: 2^63 is out of the int64 range" * doctest::should_fail()) {
-  // KNOWN BUG (costmodel/src/json_reader.cpp, get_int): the range check compares doubles, and
-  // double(INT64_MAX) rounds up to 2^63, so the unsigned 9223372036854775808 passes [0, INT64_MAX]
-  // and is returned as INT64_MIN. Unreachable with today's callers (hi <= 2^40). Remove
-  // should_fail once fixed.
+TEST_CASE("JsonReader::get_int: 2^63 is out of the int64 range") {
+  // double(INT64_MAX) rounds up to 2^63: the range check must compare integers exactly.
   json j = json::parse(R"({"x": 9223372036854775808})");
   JsonReader r(j, "f.json");
   CHECK_THROWS_AS(r.get_int("x", 0, std::numeric_limits<std::int64_t>::max()), InputError);
 }
 
-TEST_CASE("load_json_file: a directory is not reported as an empty file" * doctest::should_fail()) {
-  // KNOWN BUG (costmodel/src/json_reader.cpp, load_json_file): a directory opens, reads as no
-  // bytes and is reported as "the file is empty" (e.g. `strata predict --plan /tmp`). Remove
-  // should_fail once fixed.
+TEST_CASE("load_json_file: a directory is not reported as an empty file") {
+  // A directory opens and reads as no bytes; it must be named as a directory (`--plan /tmp`).
   const std::string dir = std::filesystem::temp_directory_path().string();
   CHECK(input_error([&] { load_json_file(dir); }).find("empty") == std::string::npos);
   CHECK_THROWS_AS(load_json_file(dir), InputError);

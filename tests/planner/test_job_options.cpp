@@ -87,7 +87,7 @@ TEST_CASE("build_job") {
     CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--framework") != std::string::npos);
     o = sc21_options();
     o.tp = 0;
-    CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--tp: expected a positive integer, found 0") != std::string::npos);
+    CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--tp: expected a positive integer up to 1,000,000, found 0") != std::string::npos);
     o = sc21_options();
     o.zero = 4;
     CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--zero") != std::string::npos);

@@ -135,7 +135,7 @@ TEST_CASE("load_validation_runs") {
     auto runs = load_validation_runs(nlohmann::json::parse(R"([42, {"id": "x"}])"), "runs.json", test::catalog());
     REQUIRE(runs.size() == 2);
     CHECK(runs[0].id == "#0");
-    CHECK(runs[0].error == "record is not a JSON object");
+    CHECK(runs[0].error.find("expected a JSON object") != std::string::npos);
     CHECK(runs[1].id == "x");
     CHECK_FALSE(runs[1].job.has_value());
     CHECK_FALSE(runs[1].error.empty());
