@@ -25,8 +25,8 @@ Calibration default_calibration(const GpuSpec& gpu) {
   return c;
 }
 
-Calibration calibration_from_json(const json& j, const std::string& where) {
-  JsonReader r(j, where);
+Calibration calibration_from_json(const json& j, const std::string& where, const std::string& path) {
+  JsonReader r(j, where, path);
   r.reject_unknown_keys({"schema_version", "source", "gpu", "kernel", "comm", "fit", "notes"});
   Calibration c;
   c.source = r.opt_string("source").value_or(where);

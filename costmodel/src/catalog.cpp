@@ -87,11 +87,13 @@ std::string Catalog::resolve(const std::string& kind, const std::string& query, 
   for (const auto& e : entries)
     for (const auto& n : names_of(e))
       if (!n.empty() && normalize_name(n) == q) return e.path;
-  // Loose match: the query extends a known name ("h100-sxm5-80gb-hbm3") or is a unique prefix.
+  // Loose match: the query extends the full name or id of an entry ("H100-SXM5-80GB-HBM3").
+  // Short aliases ("a100", "gpt3") never match loosely: "a100-40" or "gpt3-20b" are other parts
+  // or models, not spellings of the aliased entry.
   std::vector<const Entry*> hits;
   std::size_t best_len = 0;
   for (const auto& e : entries)
-    for (const auto& n : names_of(e)) {
+    for (const auto& n : {e.id, e.name}) {
       std::string nn = normalize_name(n);
       if (nn.size() < 3) continue;
       if (q.starts_with(nn) && nn.size() >= best_len) {

@@ -4,8 +4,8 @@
 
 namespace strata {
 
-ClusterSpec cluster_from_json(const json& j, const std::string& where, const GpuSpec& gpu) {
-  JsonReader r(j, where);
+ClusterSpec cluster_from_json(const json& j, const std::string& where, const GpuSpec& gpu, const std::string& path) {
+  JsonReader r(j, where, path);
   r.reject_unknown_keys({"name", "aliases", "description", "gpu", "gpus_per_node", "intra_node_GBps",
                          "intra_node_latency_us", "nics_per_node", "nic_Gbps", "inter_node_latency_us",
                          "price_per_gpu_hour_usd", "price_source", "carbon_intensity_g_per_kWh", "pue",
@@ -32,6 +32,7 @@ ClusterSpec cluster_from_json(const json& j, const std::string& where, const Gpu
 
 json cluster_to_json(const ClusterSpec& c) {
   json j = {{"name", c.name},
+            {"aliases", c.aliases},
             {"description", c.description},
             {"gpu", c.gpu.name},
             {"gpus_per_node", c.gpus_per_node},

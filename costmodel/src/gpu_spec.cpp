@@ -38,8 +38,8 @@ double GpuSpec::peak_flops(Precision p) const {
   return t * 1e12;
 }
 
-GpuSpec gpu_from_json(const json& j, const std::string& where) {
-  JsonReader r(j, where);
+GpuSpec gpu_from_json(const json& j, const std::string& where, const std::string& path) {
+  JsonReader r(j, where, path);
   r.reject_unknown_keys({"name", "aliases", "memory_GiB", "fp32_tflops", "tf32_tflops", "fp16_tflops", "bf16_tflops",
                          "fp8_tflops", "hbm_GBps", "sm_count", "l2_MiB", "boost_clock_MHz", "power_W", "nvlink_GBps",
                          "pcie_GBps", "vendor", "architecture", "sources", "notes"});
@@ -70,10 +70,12 @@ json gpu_to_json(const GpuSpec& g) {
   json j = {{"name", g.name},          {"aliases", g.aliases},       {"vendor", g.vendor},
             {"architecture", g.architecture}, {"memory_GiB", g.memory_GiB}, {"fp32_tflops", g.fp32_tflops},
             {"tf32_tflops", g.tf32_tflops}, {"fp16_tflops", g.fp16_tflops}, {"bf16_tflops", g.bf16_tflops},
-            {"hbm_GBps", g.hbm_GBps},    {"sm_count", g.sm_count},     {"l2_MiB", g.l2_MiB},
-            {"boost_clock_MHz", g.boost_clock_MHz}, {"power_W", g.power_W}, {"nvlink_GBps", g.nvlink_GBps},
-            {"pcie_GBps", g.pcie_GBps}};
+            {"hbm_GBps", g.hbm_GBps},    {"sm_count", g.sm_count},     {"power_W", g.power_W},
+            {"nvlink_GBps", g.nvlink_GBps}, {"pcie_GBps", g.pcie_GBps}};
+  // Optional figures are written only when known (0 means absent and would not read back).
   j["fp8_tflops"] = g.fp8_tflops > 0 ? json(g.fp8_tflops) : json(nullptr);
+  if (g.l2_MiB > 0) j["l2_MiB"] = g.l2_MiB;
+  if (g.boost_clock_MHz > 0) j["boost_clock_MHz"] = g.boost_clock_MHz;
   return j;
 }
 

@@ -48,8 +48,8 @@ bool looks_like_hf(const json& j) {
 // GPT-2/GPT-J style (n_layer, n_embd, n_head), BLOOM (n_layer, hidden_size, n_head), MPT
 // (n_layers, d_model, n_heads, expansion_ratio), Falcon. Keys not used are ignored on purpose:
 // HF configs carry many unrelated fields.
-ModelSpec model_from_hf(const json& j, const std::string& where) {
-  JsonReader r(j, where);
+ModelSpec model_from_hf(const json& j, const std::string& where, const std::string& path) {
+  JsonReader r(j, where, path);
   ModelSpec m;
   auto pick_int = [&](std::initializer_list<const char*> keys, std::int64_t lo, std::int64_t hi,
                       const char* what) -> std::int64_t {
@@ -143,24 +143,24 @@ double ModelSpec::total_params(std::int64_t seq_length) const {
   return num_layers * layer_params() + embedding_params(seq_length);
 }
 
-void validate_model(const ModelSpec& m, const std::string& where) {
+void validate_model(const ModelSpec& m, const std::string& where, const std::string& path) {
   if (m.hidden_size % m.num_attention_heads != 0)
-    throw InputError(where, "/hidden_size", "hidden_size " + std::to_string(m.hidden_size) +
+    throw InputError(where, path + "/hidden_size", "hidden_size " + std::to_string(m.hidden_size) +
                                                 " is not divisible by num_attention_heads " + std::to_string(m.num_attention_heads));
   if (m.num_query_groups > m.num_attention_heads || m.num_attention_heads % m.num_query_groups != 0)
-    throw InputError(where, "/num_query_groups", "num_query_groups " + std::to_string(m.num_query_groups) +
+    throw InputError(where, path + "/num_query_groups", "num_query_groups " + std::to_string(m.num_query_groups) +
                                                      " must divide num_attention_heads " + std::to_string(m.num_attention_heads));
   if (m.moe && (m.moe->top_k < 1 || m.moe->top_k > m.moe->num_experts))
-    throw InputError(where, "/moe/top_k", "top_k must be between 1 and num_experts");
+    throw InputError(where, path + "/moe/top_k", "top_k must be between 1 and num_experts");
 }
 
-ModelSpec model_from_json(const json& j, const std::string& where) {
+ModelSpec model_from_json(const json& j, const std::string& where, const std::string& path) {
   if (looks_like_hf(j)) {
-    ModelSpec m = model_from_hf(j, where);
-    validate_model(m, where);
+    ModelSpec m = model_from_hf(j, where, path);
+    validate_model(m, where, path);
     return m;
   }
-  JsonReader r(j, where);
+  JsonReader r(j, where, path);
   r.reject_unknown_keys({"name", "aliases", "source", "num_layers", "hidden_size", "num_attention_heads",
                          "num_query_groups", "ffn_hidden_size", "vocab_size", "max_seq_length", "activation",
                          "normalization", "tied_embeddings", "position_embedding", "dropout", "moe", "notes"});
@@ -189,7 +189,7 @@ ModelSpec model_from_json(const json& j, const std::string& where) {
     moe.expert_ffn_hidden_size = mr.opt_int("expert_ffn_hidden_size", 1, kMaxDim).value_or(m.ffn_hidden_size);
     m.moe = moe;
   }
-  validate_model(m, where);
+  validate_model(m, where, path);
   return m;
 }
 

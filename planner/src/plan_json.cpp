@@ -29,6 +29,7 @@ nlohmann::json plan_to_json(const Job& job, const Prediction& prediction) {
             {"flash_attention", job.runtime.flash_attention},
             {"overlap_grad_reduce", job.runtime.overlap_grad_reduce},
             {"overlap_param_gather", job.runtime.overlap_param_gather},
+            {"fused_grad_accumulation", job.runtime.fused_grad_accumulation},
             {"tp_comm_overlap", job.runtime.tp_comm_overlap},
             {"memory_reserve_GiB", job.runtime.memory_reserve_GiB}}},
           {"parallel",
@@ -87,9 +88,9 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
   r.child("model");  // type checks with the right JSON path
   r.child("gpu");
   r.child("cluster");
-  job.model = model_from_json(j.at("model"), where + " (/model)");
-  GpuSpec gpu = gpu_from_json(j.at("gpu"), where + " (/gpu)");
-  job.cluster = cluster_from_json(j.at("cluster"), where + " (/cluster)", gpu);
+  job.model = model_from_json(j.at("model"), where, "/model");
+  GpuSpec gpu = gpu_from_json(j.at("gpu"), where, "/gpu");
+  job.cluster = cluster_from_json(j.at("cluster"), where, gpu, "/cluster");
 
   JsonReader t = r.child("training");
   t.reject_unknown_keys({"global_batch_size", "seq_length", "precision", "optimizer"});
@@ -102,7 +103,7 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
 
   if (r.has("runtime")) {
     JsonReader rt = r.child("runtime");
-    rt.reject_unknown_keys({"framework", "flash_attention", "overlap_grad_reduce", "overlap_param_gather",
+    rt.reject_unknown_keys({"framework", "flash_attention", "overlap_grad_reduce", "overlap_param_gather", "fused_grad_accumulation",
                             "tp_comm_overlap", "memory_reserve_GiB"});
     if (rt.has("framework")) {
       auto fw = parse_framework(rt.get_string("framework"));
@@ -112,6 +113,7 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
     job.runtime.flash_attention = rt.opt_bool("flash_attention", true);
     job.runtime.overlap_grad_reduce = rt.opt_bool("overlap_grad_reduce", true);
     job.runtime.overlap_param_gather = rt.opt_bool("overlap_param_gather", true);
+    job.runtime.fused_grad_accumulation = rt.opt_bool("fused_grad_accumulation", true);
     job.runtime.tp_comm_overlap = rt.opt_bool("tp_comm_overlap", false);
     job.runtime.memory_reserve_GiB = rt.has("memory_reserve_GiB") ? rt.get_number("memory_reserve_GiB") : 0;
     if (job.runtime.memory_reserve_GiB < 0 || job.runtime.memory_reserve_GiB >= job.cluster.gpu.memory_GiB)
@@ -171,7 +173,7 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
   // After the bounds check: world_size() multiplies ints.
   if (r.has("num_gpus") && r.get_int("num_gpus", 1, kMaxGpus) != p.world_size())
     r.fail("num_gpus", "does not equal tp*pp*dp*cp = " + std::to_string(p.world_size()));
-  if (r.has("calibration")) job.calibration = calibration_from_json(r.raw("calibration"), where + " (/calibration)");
+  if (r.has("calibration")) job.calibration = calibration_from_json(r.raw("calibration"), where, "/calibration");
   return job;
 }
 

@@ -69,22 +69,40 @@ GpuSpec resolve_gpu(const std::string& text, std::optional<double> memory_gb, co
     throw InputError(where, "/gpu_memory_gb", "expected a positive number of GB (at most 100000)");
   std::string base = text.substr(0, text.find('('));
   while (!base.empty() && std::isspace(static_cast<unsigned char>(base.back()))) base.pop_back();
-  try {
-    return catalog.gpu(base);
-  } catch (const InputError&) {
-  }
-  // "A100 (memory size not stated)", "A100-SXM4 (... likely 40GB)": family plus memory size.
+  // The memory size, when the record states it: gpu_memory_gb, else "NN GB" in the free text
+  // ("A100-SXM4 (DGX-A100, 2020; ... likely 40GB)").
   static const std::regex mem_re("([0-9]+)\\s*GB", std::regex::icase);
   std::smatch m;
-  std::string mem;
-  if (memory_gb) mem = std::to_string(static_cast<int>(*memory_gb));
-  else if (std::regex_search(text, m, mem_re)) mem = m[1].str();
-  std::string family = lower(base.substr(0, base.find_first_of("- ")));
-  if (mem.empty()) {
-    mem = "80";
-    assumptions.push_back("GPU memory size not stated; assumed " + family + " " + mem + "GB");
+  std::optional<double> mem = memory_gb;
+  if (!mem && std::regex_search(text, m, mem_re)) mem = number_in_text(m[1].str(), 1, 100000, where, "gpu_type", text);
+  auto unknown = [&](const std::string& detail) {
+    return InputError(where, "/gpu_type", "unknown GPU type \"" + text + "\"" + detail + "; `strata list gpus` shows the known ones");
+  };
+  std::optional<GpuSpec> gpu;
+  try {
+    gpu = catalog.gpu(base);
+  } catch (const InputError&) {
   }
-  return catalog.gpu(family + "-" + mem + "gb");
+  // A name that resolves to a part of another memory size ("A100" is the 80GB part) is read as
+  // its family plus the stated size.
+  if (gpu && mem && std::fabs(gpu->memory_GiB - *mem) / *mem <= 0.1) return *gpu;
+  std::string family = lower(base.substr(0, base.find_first_of("- ")));
+  if (family.empty()) throw unknown("");
+  if (!mem) {
+    if (gpu) {
+      if (normalize_name(base) != normalize_name(gpu->name))
+        assumptions.push_back("GPU memory size not stated; assumed " + gpu->name);
+      return *gpu;
+    }
+    mem = 80;
+    assumptions.push_back("GPU memory size not stated; assumed " + family + " 80GB");
+  }
+  try {
+    return catalog.gpu(family + "-" + std::to_string(static_cast<int>(*mem)) + "gb");
+  } catch (const InputError&) {
+    if (gpu) return *gpu;
+    throw unknown(" (no " + family + " part with " + std::to_string(static_cast<int>(*mem)) + " GB is known)");
+  }
 }
 
 void apply_interconnect(const std::string& text, ClusterSpec& c, std::vector<std::string>& assumptions, const std::string& where) {

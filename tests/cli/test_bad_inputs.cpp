@@ -101,7 +101,7 @@ TEST_CASE("bad plan files exit 1") {
       {"stage count differs from pp", "predict --plan $BAD/plan_stages_mismatch.json", 1, "/stages: 2 stage layer counts for pp=4"},
       {"num_gpus inconsistent", "predict --plan $BAD/plan_num_gpus_wrong.json", 1, "/num_gpus: does not equal tp*pp*dp*cp = 64"},
       {"unknown precision", "predict --plan $BAD/plan_bad_precision.json", 1, "/training/precision: expected fp32, tf32, fp16, bf16 or fp8"},
-      {"embedded model is invalid", "predict --plan $BAD/plan_model_heads.json", 1, "plan_model_heads.json (/model): /hidden_size: hidden_size 8001 is not divisible"},
+      {"embedded model is invalid", "predict --plan $BAD/plan_model_heads.json", 1, "plan_model_heads.json: /model/hidden_size: hidden_size 8001 is not divisible"},
       {"too many virtual stages", "predict --plan $BAD/plan_vpp_huge.json", 1, "/parallel/vpp: pp*vpp = 4000000 virtual pipeline stages"},
       {"negative memory reserve", "predict --plan $BAD/plan_memory_reserve.json", 1, "/runtime/memory_reserve_GiB: expected 0 <= GiB"},
       {"not a file", "predict --plan " + std::string(STRATA_SOURCE_DIR) + "/tests", 1, "error while reading the file"},

@@ -95,13 +95,7 @@ TEST_CASE("Catalog::cluster") {
   CHECK(input_error([&] { c.cluster("superpod-zz"); }).find("--cluster: unknown cluster \"superpod-zz\"") != std::string::npos);
 }
 
-TEST_CASE("Catalog::model: a longer name only resolves when it extends the whole name" * doctest::should_fail()) {
-  // KNOWN BUG (costmodel/src/catalog.cpp, Catalog::resolve, "Loose match"): any query that starts
-  // with a short alias resolves to its entry, so unknown models and different parts resolve
-  // silently to the wrong spec instead of an "unknown ... did you mean" error:
-  // "gpt3-20b" and "gpt3-1t" -> gpt3-175b (alias "gpt3"), "a100-40" and "a100-pcie" ->
-  // A100-SXM4-80GB (alias "a100"), "h100-nvl" -> H100-SXM5-80GB (alias "h100").
-  // Remove should_fail once fixed.
+TEST_CASE("Catalog::model: a longer name only resolves when it extends the whole name") {
   const Catalog& c = test::catalog();
   CHECK_THROWS_AS(c.model("gpt3-20b"), InputError);
   CHECK_THROWS_AS(c.model("gpt3-1t"), InputError);

@@ -76,10 +76,7 @@ TEST_CASE("cluster_from_json") {
   }
 }
 
-TEST_CASE("cluster_to_json" * doctest::should_fail()) {
-  // KNOWN BUG: cluster_to_json does not write "aliases" (costmodel/src/cluster_spec.cpp,
-  // cluster_to_json), so a cluster with aliases does not round-trip exactly (and plan files lose
-  // them). Remove should_fail once fixed.
+TEST_CASE("cluster_to_json") {
   ClusterSpec c = test::catalog().cluster("dgx-a100-hdr");
   REQUIRE_FALSE(c.aliases.empty());
   CHECK(cluster_from_json(cluster_to_json(c), "rt.json", c.gpu) == c);

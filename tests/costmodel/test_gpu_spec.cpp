@@ -59,10 +59,7 @@ TEST_CASE("gpu_from_json") {
   }
 }
 
-TEST_CASE("gpu_to_json: a GPU without the optional l2_MiB / boost_clock_MHz round-trips" * doctest::should_fail()) {
-  // KNOWN BUG (costmodel/src/gpu_spec.cpp, gpu_to_json): optional fields left out of the input
-  // default to 0 and are written back as 0, which gpu_from_json rejects ("expected a positive
-  // number"), so a valid GPU file does not survive a plan-file round trip. Remove should_fail once fixed.
+TEST_CASE("gpu_to_json: a GPU without the optional l2_MiB / boost_clock_MHz round-trips") {
   GpuSpec g = gpu_from_json(minimal_gpu(), "toy.json");
   CHECK(gpu_from_json(gpu_to_json(g), "rt.json") == g);
 }

@@ -139,11 +139,7 @@ TEST_CASE("plan_from_json") {
   }
 }
 
-TEST_CASE("plan_to_json" * doctest::should_fail()) {
-  // KNOWN BUG: the plan file drops the cluster's aliases (cluster_to_json) and
-  // runtime.fused_grad_accumulation (plan_to_json writes no such key), so such jobs do not
-  // round-trip: a plan predicted with unfused gradient accumulation is re-predicted with the
-  // fused default. Remove should_fail once fixed.
+TEST_CASE("plan_to_json") {
   Job job = test::gpt3_175b_job();
   job.runtime.fused_grad_accumulation = false;
   Job back = round_trip(job);
@@ -151,11 +147,7 @@ TEST_CASE("plan_to_json" * doctest::should_fail()) {
   CHECK(back.runtime == job.runtime);
 }
 
-TEST_CASE("plan_from_json: errors inside the embedded specs carry the full JSON path" * doctest::should_fail()) {
-  // KNOWN BUG (planner/src/plan_json.cpp, plan_from_json): the model, gpu and cluster objects are
-  // parsed as separate documents named "plan.json (/model)", so a wrong type reads
-  // "plan.json (/model): /num_layers: ..." rather than "plan.json: /model/num_layers: ...".
-  // Remove should_fail once fixed.
+TEST_CASE("plan_from_json: errors inside the embedded specs carry the full JSON path") {
   nlohmann::json j = plan_of(test::gpt3_175b_job());
   j["model"]["num_layers"] = "96";
   CHECK(input_error([&] { plan_from_json(j, "plan.json"); }).find("plan.json: /model/num_layers") != std::string::npos);

@@ -144,13 +144,7 @@ TEST_CASE("load_validation_runs") {
   }
 }
 
-TEST_CASE("load_validation_runs: GPU memory size from the free text" * doctest::should_fail()) {
-  // KNOWN BUG (planner/src/validation_runs.cpp, resolve_gpu): the text before '(' is resolved
-  // first, and the loose catalog match turns "A100-SXM4" (and "A100") into A100-SXM4-80GB via the
-  // "a100" alias, so "(... likely 40GB)" is never read and no "memory size not stated" assumption
-  // is recorded. public_runs.json has 8 such records ("A100-SXM4 (DGX-A100, 2020; memory size not
-  // stated, likely 40GB)") and 57 "A100 (memory size not stated in repo)". Remove should_fail once
-  // fixed.
+TEST_CASE("load_validation_runs: GPU memory size from the free text") {
   const ValidationRun& forty = run("a100_40gb_in_text");
   REQUIRE(forty.job.has_value());
   CHECK(forty.job->cluster.gpu.name == "A100-SXM4-40GB");
@@ -159,11 +153,7 @@ TEST_CASE("load_validation_runs: GPU memory size from the free text" * doctest::
   CHECK(any_contains(unstated.assumptions, "memory size not stated"));
 }
 
-TEST_CASE("load_validation_runs: an unknown GPU names the runs file and /gpu_type" * doctest::should_fail()) {
-  // KNOWN BUG (planner/src/validation_runs.cpp, resolve_gpu): the error comes from the catalog
-  // lookup of a name the reader made up ("tpu-80gb" from "TPU v4"), so it reads
-  // "command line: --gpu: unknown gpu \"tpu-80gb\"" instead of naming the runs file, the record
-  // and its gpu_type field. Remove should_fail once fixed.
+TEST_CASE("load_validation_runs: an unknown GPU names the runs file and /gpu_type") {
   const ValidationRun& r = run("tpu_cannot_predict");
   CHECK(r.error.find("validation_runs_small.json") != std::string::npos);
   CHECK(r.error.find("/gpu_type") != std::string::npos);

@@ -69,7 +69,8 @@ struct GpuSpec;
 // The Calibration's `source` says which default was used.
 Calibration default_calibration(const GpuSpec& gpu);
 
-Calibration calibration_from_json(const nlohmann::json& j, const std::string& where);
+// `path` is the JSON path of the object inside its file ("" at the top, "/calibration" in a plan).
+Calibration calibration_from_json(const nlohmann::json& j, const std::string& where, const std::string& path = "");
 nlohmann::json calibration_to_json(const Calibration& c);
 
 }  // namespace strata

@@ -37,7 +37,9 @@ struct ClusterSpec {
 };
 
 // gpu_lookup resolves the "gpu" field (an id) of a cluster file.
-ClusterSpec cluster_from_json(const nlohmann::json& j, const std::string& where, const GpuSpec& gpu);
+// `path`: the JSON path of the object inside its file ("" at the top, "/cluster" in a plan).
+ClusterSpec cluster_from_json(const nlohmann::json& j, const std::string& where, const GpuSpec& gpu,
+                              const std::string& path = "");
 nlohmann::json cluster_to_json(const ClusterSpec& c);
 // A generic cluster around a GPU when no preset is named: NVLink domain of 8 (or PCIe), 8x 400 Gb/s
 // NICs for Hopper and newer, 8x 200 Gb/s for Ampere. The description says it is a default.

@@ -34,7 +34,8 @@ struct GpuSpec {
   bool operator==(const GpuSpec&) const = default;
 };
 
-GpuSpec gpu_from_json(const nlohmann::json& j, const std::string& where);
+// `path`: the JSON path of the object inside its file ("" at the top, "/gpu" in a plan).
+GpuSpec gpu_from_json(const nlohmann::json& j, const std::string& where, const std::string& path = "");
 nlohmann::json gpu_to_json(const GpuSpec& g);
 
 const char* to_string(Precision p);

@@ -51,10 +51,11 @@ struct ModelSpec {
 
 // Parses strata's model JSON (models/*.json) or a Hugging Face config.json (detected by
 // "architectures"/"model_type" or HF key names). `where` names the file in error messages.
-ModelSpec model_from_json(const nlohmann::json& j, const std::string& where);
+// `path`: the JSON path of the object inside its file ("" at the top, "/model" in a plan).
+ModelSpec model_from_json(const nlohmann::json& j, const std::string& where, const std::string& path = "");
 nlohmann::json model_to_json(const ModelSpec& m);
 // Structural checks (hidden divisible by heads, ...); throws InputError.
-void validate_model(const ModelSpec& m, const std::string& where);
+void validate_model(const ModelSpec& m, const std::string& where, const std::string& path = "");
 
 const char* to_string(Activation a);
 const char* to_string(Normalization n);
