@@ -55,6 +55,17 @@ const char* copy_kind(std::uint8_t k) {
   }
 }
 
+// Fields every timed activity record (kernel, memcpy, memset) carries under the same names.
+template <class Activity>
+void copy_timing(KernelRecord& r, const Activity* a) {
+  r.start_ns = a->start;
+  r.end_ns = a->end;
+  r.device = static_cast<int>(a->deviceId);
+  r.context = a->contextId;
+  r.stream = a->streamId;
+  r.correlation_id = a->correlationId;
+}
+
 }  // namespace
 
 // Static trampolines CUPTI calls (it takes plain function pointers).
@@ -163,12 +174,7 @@ void CuptiActivitySource::decode(const std::uint8_t* data, std::size_t valid, st
         r.registers_per_thread = k->registersPerThread;
         r.static_shared_bytes = k->staticSharedMemory;
         r.dynamic_shared_bytes = k->dynamicSharedMemory;
-        r.start_ns = k->start;
-        r.end_ns = k->end;
-        r.device = static_cast<int>(k->deviceId);
-        r.context = k->contextId;
-        r.stream = k->streamId;
-        r.correlation_id = k->correlationId;
+        copy_timing(r, k);
         out.push_back(std::move(r));
         break;
       }
@@ -179,12 +185,7 @@ void CuptiActivitySource::decode(const std::uint8_t* data, std::size_t valid, st
         r.copy_kind = copy_kind(m->copyKind);
         r.name = "memcpy " + r.copy_kind;
         r.bytes = m->bytes;
-        r.start_ns = m->start;
-        r.end_ns = m->end;
-        r.device = static_cast<int>(m->deviceId);
-        r.context = m->contextId;
-        r.stream = m->streamId;
-        r.correlation_id = m->correlationId;
+        copy_timing(r, m);
         out.push_back(std::move(r));
         break;
       }
@@ -194,12 +195,7 @@ void CuptiActivitySource::decode(const std::uint8_t* data, std::size_t valid, st
         r.kind = ActivityKind::memset;
         r.name = "memset";
         r.bytes = m->bytes;
-        r.start_ns = m->start;
-        r.end_ns = m->end;
-        r.device = static_cast<int>(m->deviceId);
-        r.context = m->contextId;
-        r.stream = m->streamId;
-        r.correlation_id = m->correlationId;
+        copy_timing(r, m);
         out.push_back(std::move(r));
         break;
       }

@@ -10,6 +10,20 @@
 
 namespace strata::profiler {
 
+OpLabel label_of(const Op& op, const std::string& kind, const std::string& precision) {
+  OpLabel l;
+  l.name = op.name;
+  l.kind = kind;
+  l.precision = precision;
+  l.m = op.m;
+  l.n = op.n;
+  l.k = op.k;
+  l.batch = op.batch;
+  l.flops = op.flops;
+  l.bytes = op.bytes;
+  return l;
+}
+
 std::vector<std::string> default_suite_models(bool quick) {
   if (quick) return {"gpt3-1.3b", "llama3-8b", "llama3-70b"};
   // 1B .. 1T, MHA and GQA, GELU and SwiGLU, dense and MoE.
@@ -79,15 +93,7 @@ std::vector<OpLabel> kernel_suite(const Catalog& catalog, const SuiteOptions& o)
           for (const auto* phase : {&ops.forward, &ops.backward})
             for (const auto& op : *phase) {
               if (op.kind != OpKind::gemm) continue;
-              OpLabel l;
-              l.name = op.name;
-              l.kind = "gemm";
-              l.precision = prec;
-              l.m = op.m;
-              l.n = op.n;
-              l.k = op.k;
-              l.batch = op.batch;
-              l.flops = op.flops;
+              OpLabel l = label_of(op, "gemm", prec);
               // fp8 operands are one byte, the output stays bf16.
               l.bytes = fp8 ? (op.m * op.k + op.k * op.n + 2 * op.m * op.n) * op.batch : op.bytes;
               l.source = src + (phase == &ops.forward ? " fwd" : " bwd");
@@ -103,14 +109,8 @@ std::vector<OpLabel> kernel_suite(const Catalog& catalog, const SuiteOptions& o)
             l.precision = prec;
             l.source = src + " fwd";
             if (op.kind == OpKind::gemm && (std::string_view(op.name) == "attn_scores" || std::string_view(op.name) == "attn_values")) {
-              l.name = op.name;
-              l.kind = "gemm";
-              l.m = op.m;
-              l.n = op.n;
-              l.k = op.k;
-              l.batch = op.batch;
-              l.flops = op.flops;
-              l.bytes = op.bytes;
+              l = label_of(op, "gemm", prec);
+              l.source = src + " fwd";
               add(l);
             } else if (op.kind == OpKind::elementwise) {
               auto ek = elementwise_kernel(op.name, m);

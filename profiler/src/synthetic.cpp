@@ -46,16 +46,7 @@ ProfileDb synthetic_profile(const Catalog& catalog, const GpuSpec& gpu, const Ke
           for (const auto* phase : {&ops.forward, &ops.backward})
             for (const auto& op : *phase) {
               if (op.kind != OpKind::attention) continue;
-              OpLabel l;
-              l.name = op.name;
-              l.kind = "attention";
-              l.precision = "bf16";
-              l.m = op.m;
-              l.n = op.n;
-              l.k = op.k;
-              l.batch = op.batch;
-              l.flops = op.flops;
-              l.bytes = op.bytes;
+              OpLabel l = label_of(op, "attention", "bf16");
               l.source = std::string(name) + " tp=" + std::to_string(tp) + " seq=" + std::to_string(seq);
               p.ops.push_back(l);
             }

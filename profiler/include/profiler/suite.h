@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "costmodel/catalog.h"
+#include "costmodel/layer_ops.h"
 #include "profiler/kernel_record.h"
 
 namespace strata::profiler {
@@ -27,6 +28,10 @@ std::vector<std::string> default_suite_models(bool quick);
 // Ops of the suite, deduplicated by (name kind, shape, precision). Names are the layer op names
 // (elementwise: "layernorm", "rmsnorm", "gelu", "swiglu", "residual_add", "softmax"); `source`
 // says which model/tp/seq first produced the shape.
+// The label of a cost-model op: its shape, FLOPs and bytes, so profiled kernels carry exactly
+// what the predictor asks about.
+OpLabel label_of(const Op& op, const std::string& kind, const std::string& precision);
+
 std::vector<OpLabel> kernel_suite(const Catalog& catalog, const SuiteOptions& options);
 // Memory copies (HtoD, DtoH, DtoD) over sizes, and collectives (all_reduce, all_gather,
 // reduce_scatter) over message sizes for `ranks` GPUs (empty when ranks < 2).
