@@ -204,13 +204,16 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   pin.micro_batches = micro_batches;
   pin.forward_s.assign(p.pp, std::vector<double>(v, 0));
   pin.backward_s.assign(p.pp, std::vector<double>(v, 0));
-  // Megatron splits the activation across TP ranks for the transfer and all-gathers it over NVLink
-  // (scatter-gather optimization, Narayanan et al. 2021 §4.1) and overlaps it with compute; the
-  // DeepSpeed pipeline engine sends the whole activation from every TP rank with blocking
-  // send/recv, so the transfer also occupies the sending stage.
+  // Both frameworks split the activation across TP ranks for the transfer and all-gather it on the
+  // receiving side over NVLink: Megatron's scatter-gather optimization (Narayanan et al. 2021
+  // §4.1), DeepSpeed's pipe-partitioned buffers (PipelineEngine: is_pipe_partitioned =
+  // is_model_parallel, PartitionedTensor ... .full()). Megatron overlaps the transfer with
+  // compute; the DeepSpeed pipeline engine runs send/recv as blocking instructions of its
+  // schedule, so the transfer and the re-assembling all-gather also occupy the stage.
   const bool blocking_p2p = job.runtime.framework == Framework::deepspeed;
-  pin.p2p_s = p.pp > 1 ? comm.p2p(blocking_p2p ? act_bytes : act_bytes / p.tp, pp_inter_node) : 0;
-  const double blocking_send = blocking_p2p ? pin.p2p_s : 0.0;
+  pin.p2p_s = p.pp > 1 ? comm.p2p(act_bytes / p.tp, pp_inter_node) : 0;
+  const double regather = p.pp > 1 && p.tp > 1 ? comm.all_gather(act_bytes, tp_g) : 0.0;
+  const double blocking_send = blocking_p2p ? pin.p2p_s + regather : 0.0;
   std::vector<StageCost> sc(p.pp);
   // Full recompute of only `n` layers per stage (method block) when num_layers is set.
   auto full_layers = [&](int layers) {
@@ -304,7 +307,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     const bool sharded = fw == Framework::fsdp || p.distributed_optimizer || p.zero_stage >= 1;
     const double updated = sharded ? params / dp_shard : params;
     opt_time[s] = updated * kAdamBytesPerParam / (cl.gpu.hbm_GBps * 1e9 * cal.kernel.memory_efficiency);
-    stage_finish[s] = pr.end_s[s] + dp_exposed[s] + opt_time[s];
+    stage_finish[s] = pr.end_s[s] + dp_exposed[s] + opt_time[s] + job.runtime.step_overhead_s;
   }
   const int crit = static_cast<int>(std::max_element(stage_finish.begin(), stage_finish.end()) - stage_finish.begin());
   pred.iteration_time_s = stage_finish[crit];
@@ -365,6 +368,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   const double imbalance = std::min(bd.bubble_s, max_busy - pr.busy_s[crit]);
   bd.dp_comm_s = dp_exposed[crit];
   bd.optimizer_s = opt_time[crit];
+  bd.step_overhead_s = job.runtime.step_overhead_s;
 
   // ---- feasibility and bottleneck -------------------------------------------------------------
   const StagePrediction& wm = pred.stages[worst_mem];
@@ -391,6 +395,8 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   if (job.training.seq_length > m.max_seq_length)
     pred.notes.push_back(fmt::format("sequence length {} exceeds the model's max_seq_length {}", job.training.seq_length, m.max_seq_length));
   if (cal.source.starts_with("defaults")) pred.notes.push_back("kernel and network efficiencies are uncalibrated defaults");
+  if (job.runtime.step_overhead_s == RuntimeOptions::kDefaultStepOverheadS)
+    pred.notes.push_back(fmt::format("host-side step overhead is a {:g} s default guess (--step-overhead)", job.runtime.step_overhead_s));
   return pred;
 }
 

@@ -96,12 +96,15 @@ nlohmann::json chrome_trace(const Job& job, const Prediction& pred, const std::v
     int crit = 0;
     double best = 1e300;
     for (int s = 0; s < p.pp; ++s) {
-      const double miss = std::fabs(stage_end[s] + b.dp_comm_s + b.optimizer_s - pred.iteration_time_s);
+      const double miss = std::fabs(stage_end[s] + b.dp_comm_s + b.optimizer_s + b.step_overhead_s - pred.iteration_time_s);
       if (miss < best) { best = miss; crit = s; }
     }
     if (b.dp_comm_s > 0) ev.push_back(complete("DP grad sync (exposed)", "dp_comm", crit, kCommLane, stage_end[crit], b.dp_comm_s));
     if (b.optimizer_s > 0)
       ev.push_back(complete("optimizer step", "optimizer", crit, kComputeLane, stage_end[crit] + b.dp_comm_s, b.optimizer_s));
+    if (b.step_overhead_s > 0)
+      ev.push_back(complete("step overhead (host)", "host", crit, kComputeLane, stage_end[crit] + b.dp_comm_s + b.optimizer_s,
+                            b.step_overhead_s));
   }
   nlohmann::json out;
   out["traceEvents"] = std::move(ev);

@@ -53,6 +53,8 @@ void add_workload_options(CLI::App& app, JobOptions& o) {
   app.add_flag("--tp-comm-overlap", o.tp_comm_overlap, "Overlap TP communication with GEMMs (Megatron --tp-comm-overlap)");
   app.add_flag("--no-overlap-grad-reduce", o.no_overlap_grad_reduce, "Do not overlap DP gradient reduction with backward");
   app.add_option("--memory-reserve", o.memory_reserve_GiB, "GiB of GPU memory to keep free beyond the modelled buffers and fragmentation (default 2)");
+  app.add_option("--step-overhead", o.step_overhead_s,
+                 "Seconds of host-side work per training step outside the modelled GPU work: optimizer dispatch, host syncs, logging, data loading (default 0.1, a guess; measure it for your stack)");
 }
 
 void add_plan_options(CLI::App& app, JobOptions& o) {
@@ -119,6 +121,9 @@ Job build_workload(const JobOptions& o, const Catalog& catalog) {
   if (!std::isfinite(o.memory_reserve_GiB) || o.memory_reserve_GiB < 0 || o.memory_reserve_GiB >= job.cluster.gpu.memory_GiB)
     throw InputError(kCmd, "--memory-reserve", "expected 0 <= GiB < the GPU's memory");
   job.runtime.memory_reserve_GiB = o.memory_reserve_GiB;
+  if (!(o.step_overhead_s >= 0 && o.step_overhead_s <= 3600))
+    throw InputError(kCmd, "--step-overhead", "expected 0..3600 seconds");
+  job.runtime.step_overhead_s = o.step_overhead_s;
   if (o.calibration_file) job.calibration = calibration_from_json(load_json_file(*o.calibration_file), *o.calibration_file);
   else job.calibration = catalog.calibration_or_default(job.cluster.gpu);
   if (o.gpus && (*o.gpus < 1 || *o.gpus > kMaxGpus))

@@ -31,7 +31,8 @@ nlohmann::json plan_to_json(const Job& job, const Prediction& prediction) {
             {"overlap_param_gather", job.runtime.overlap_param_gather},
             {"fused_grad_accumulation", job.runtime.fused_grad_accumulation},
             {"tp_comm_overlap", job.runtime.tp_comm_overlap},
-            {"memory_reserve_GiB", job.runtime.memory_reserve_GiB}}},
+            {"memory_reserve_GiB", job.runtime.memory_reserve_GiB},
+            {"step_overhead_s", job.runtime.step_overhead_s}}},
           {"parallel",
            {{"tp", p.tp},
             {"pp", p.pp},
@@ -60,7 +61,7 @@ std::string prediction_defect(const Prediction& p) {
       {"breakdown/recompute_s", p.breakdown.recompute_s}, {"breakdown/tp_comm_s", p.breakdown.tp_comm_s},
       {"breakdown/cp_comm_s", p.breakdown.cp_comm_s}, {"breakdown/pp_comm_s", p.breakdown.pp_comm_s},
       {"breakdown/dp_comm_s", p.breakdown.dp_comm_s}, {"breakdown/bubble_s", p.breakdown.bubble_s},
-      {"breakdown/optimizer_s", p.breakdown.optimizer_s}};
+      {"breakdown/optimizer_s", p.breakdown.optimizer_s}, {"breakdown/step_overhead_s", p.breakdown.step_overhead_s}};
   for (const auto& [name, v] : top)
     if (!std::isfinite(v)) return std::string(name) + " is " + std::to_string(v);
   for (const auto& s : p.stages) {
@@ -104,7 +105,7 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
   if (r.has("runtime")) {
     JsonReader rt = r.child("runtime");
     rt.reject_unknown_keys({"framework", "flash_attention", "overlap_grad_reduce", "overlap_param_gather", "fused_grad_accumulation",
-                            "tp_comm_overlap", "memory_reserve_GiB"});
+                            "tp_comm_overlap", "memory_reserve_GiB", "step_overhead_s"});
     if (rt.has("framework")) {
       auto fw = parse_framework(rt.get_string("framework"));
       if (!fw) rt.fail("framework", "expected megatron, deepspeed or fsdp");
@@ -118,6 +119,9 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
     job.runtime.memory_reserve_GiB = rt.has("memory_reserve_GiB") ? rt.get_number("memory_reserve_GiB") : 0;
     if (job.runtime.memory_reserve_GiB < 0 || job.runtime.memory_reserve_GiB >= job.cluster.gpu.memory_GiB)
       rt.fail("memory_reserve_GiB", "expected 0 <= GiB < the GPU's memory (" + std::to_string(job.cluster.gpu.memory_GiB) + ")");
+    job.runtime.step_overhead_s = rt.has("step_overhead_s") ? rt.get_number("step_overhead_s") : RuntimeOptions::kDefaultStepOverheadS;
+    if (!(job.runtime.step_overhead_s >= 0 && job.runtime.step_overhead_s <= 3600))
+      rt.fail("step_overhead_s", "expected 0..3600 seconds");
   }
 
   JsonReader pr = r.child("parallel");

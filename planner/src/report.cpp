@@ -47,7 +47,8 @@ std::string prediction_report(const Job& job, const Prediction& pred) {
   const std::pair<const char*, double> parts[] = {{"compute", b.compute_s},       {"recompute", b.recompute_s},
                                                    {"TP comm (exposed)", b.tp_comm_s}, {"CP/EP comm (exposed)", b.cp_comm_s},
                                                    {"PP comm (exposed)", b.pp_comm_s}, {"pipeline bubble", b.bubble_s},
-                                                   {"DP comm (exposed)", b.dp_comm_s}, {"optimizer step", b.optimizer_s}};
+                                                   {"DP comm (exposed)", b.dp_comm_s}, {"optimizer step", b.optimizer_s},
+                                                   {"step overhead (host)", b.step_overhead_s}};
   for (const auto& [name, t] : parts) out += fmt::format("  {:<22} {:9.3f} s {:6.1f}%\n", name, t, pct(t));
   out += "stages:\n  stage layers  fwd/mb(ms)  bwd/mb(ms)  busy(s)  in-flight  memory(GiB)\n";
   for (const auto& s : pred.stages)

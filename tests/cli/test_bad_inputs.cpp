@@ -132,6 +132,7 @@ TEST_CASE("bad flags exit 1 naming the flag, infeasible plans exit 2") {
       {"tp not a number", m + "--gpus 8 --global-batch 16 --tp eight", 1, "--tp"},
       {"GPU count overflows int", m + "--global-batch 16 --tp 1000000 --pp 1000000 --dp 1000", 1, "--gpus: tp*pp*dp*cp = 1000000000000000 GPUs"},
       {"NaN memory reserve", m + "--gpus 8 --global-batch 16 --memory-reserve nan", 1, "--memory-reserve: expected 0 <= GiB"},
+      {"NaN step overhead", m + "--gpus 8 --global-batch 16 --step-overhead nan", 1, "--step-overhead: expected 0..3600 seconds"},
       {"unknown precision", m + "--gpus 8 --global-batch 16 --precision fp12", 1, "--precision: expected fp32, tf32, fp16, bf16 or fp8, found \"fp12\""},
       {"stage layers not numbers", m + "--gpus 8 --global-batch 16 --pp 2 --dp 4 --stage-layers 12,x", 1, "--stage-layers: expected comma-separated positive layer counts, found \"x\""},
       {"stage layers beyond int", m + "--gpus 8 --global-batch 16 --pp 2 --dp 4 --stage-layers 2147483647,2147483647", 1, "--stage-layers"},

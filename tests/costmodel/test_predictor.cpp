@@ -12,7 +12,8 @@ namespace {
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 double breakdown_sum(const TimeBreakdown& b) {
-  return b.compute_s + b.recompute_s + b.tp_comm_s + b.cp_comm_s + b.pp_comm_s + b.dp_comm_s + b.bubble_s + b.optimizer_s;
+  return b.compute_s + b.recompute_s + b.tp_comm_s + b.cp_comm_s + b.pp_comm_s + b.dp_comm_s + b.bubble_s + b.optimizer_s +
+         b.step_overhead_s;
 }
 
 Job llama3_70b_job() {
@@ -196,7 +197,8 @@ TEST_CASE("predict") {
       // The breakdown of the critical stage adds up to the iteration time.
       CHECK(breakdown_sum(p.breakdown) == doctest::Approx(p.iteration_time_s).epsilon(1e-9));
       for (double x : {p.breakdown.compute_s, p.breakdown.recompute_s, p.breakdown.tp_comm_s, p.breakdown.cp_comm_s,
-                       p.breakdown.pp_comm_s, p.breakdown.dp_comm_s, p.breakdown.bubble_s, p.breakdown.optimizer_s})
+                       p.breakdown.pp_comm_s, p.breakdown.dp_comm_s, p.breakdown.bubble_s, p.breakdown.optimizer_s,
+                       p.breakdown.step_overhead_s})
         CHECK(x >= 0);
       // Utilization is a fraction; hardware FLOPs include the model FLOPs.
       CHECK(p.mfu < 1);
@@ -297,6 +299,47 @@ TEST_CASE("predict: the breakdown adds up for DeepSpeed pipelines and unfused gr
   m.runtime.fused_grad_accumulation = false;
   Prediction q = predict(m);
   CHECK(breakdown_sum(q.breakdown) == doctest::Approx(q.iteration_time_s).epsilon(1e-9));
+}
+
+TEST_CASE("predict: the host-side step overhead adds to the iteration once and is reported") {
+  Job job = test::gpt3_175b_job();
+  job.runtime.step_overhead_s = 0;
+  Prediction none = predict(job);
+  job.runtime.step_overhead_s = 0.25;
+  Prediction some = predict(job);
+  CHECK(some.iteration_time_s - none.iteration_time_s == doctest::Approx(0.25).epsilon(1e-9));
+  CHECK(some.breakdown.step_overhead_s == 0.25);
+  CHECK(none.breakdown.step_overhead_s == 0);
+  // Only the default is flagged as a guess.
+  job.runtime.step_overhead_s = RuntimeOptions::kDefaultStepOverheadS;
+  Prediction def = predict(job);
+  auto flagged = [](const Prediction& p) {
+    return std::any_of(p.notes.begin(), p.notes.end(), [](const std::string& n) { return contains(n, "step overhead"); });
+  };
+  CHECK(flagged(def));
+  CHECK_FALSE(flagged(some));
+}
+
+TEST_CASE("predict: DeepSpeed pipeline sends are TP-partitioned but block the stage") {
+  // DeepSpeed's PipelineEngine partitions the activation over the TP group like Megatron's
+  // scatter-gather, so per-micro-batch p2p cost must shrink with tp; unlike Megatron the send
+  // sits inside the stage's time (counted as PP comm).
+  Job job = test::gpt3_175b_job();
+  job.plan.distributed_optimizer = false;
+  job.plan.zero_stage = 1;
+  job.runtime.framework = Framework::deepspeed;
+  Prediction ds = predict(job);
+  job.runtime.framework = Framework::megatron;
+  Prediction mg = predict(job);
+  CHECK(ds.breakdown.pp_comm_s > mg.breakdown.pp_comm_s);
+  // Per-stage blocking cost: stage busy time minus the Megatron stage's, per micro-batch, must be
+  // about one partitioned transfer each way (act/tp over the inter-node link), not tp times that.
+  const double act_bytes = 2048.0 * static_cast<double>(job.plan.micro_batch_size) * static_cast<double>(job.model.hidden_size) * 2;
+  const double per_gpu_link = job.cluster.inter_node_GBps_per_gpu() * 1e9;
+  const double full_size_both_ways = 2 * act_bytes / per_gpu_link;
+  const double extra_per_mb = (ds.stages[1].forward_s + ds.stages[1].backward_s) - (mg.stages[1].forward_s + mg.stages[1].backward_s);
+  CHECK(extra_per_mb > 0);
+  CHECK(extra_per_mb < 0.5 * full_size_both_ways);
 }
 
 TEST_CASE("predict: scaling data parallelism") {

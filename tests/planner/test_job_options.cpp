@@ -97,6 +97,9 @@ TEST_CASE("build_job") {
     o = sc21_options();
     o.memory_reserve_GiB = 80;
     CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--memory-reserve") != std::string::npos);
+    o = sc21_options();
+    o.step_overhead_s = -0.5;
+    CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--step-overhead") != std::string::npos);
   }
   SUBCASE("--gpu and --cluster must agree") {
     JobOptions o = sc21_options();

@@ -66,6 +66,7 @@ TEST_CASE("plan_from_json") {
     job.runtime.tp_comm_overlap = true;
     job.runtime.overlap_param_gather = false;
     job.runtime.memory_reserve_GiB = 2.5;
+    job.runtime.step_overhead_s = 0.35;
     job.calibration = default_calibration(job.cluster.gpu);
     job.calibration.kernel.gemm_efficiency = 0.61;
     job.calibration.source = "fit from profiles";

@@ -68,6 +68,14 @@ struct RuntimeOptions {
   // default since 2022) rather than by a separate add over the gradient buffer per micro-batch.
   bool fused_grad_accumulation = true;
   double memory_reserve_GiB = 0;     // set aside for CUDA context, NCCL, allocator slack (see memory model)
+  // Host-side cost of one training step outside the GPU work the model times: Python dispatch of
+  // the optimizer and gradient clipping, host synchronizations (fp16 overflow check, grad-norm and
+  // loss .item() for logging), data-loader handoff and timers. A default, not derived: 0.1 s is a
+  // round figure; published short-iteration runs leave 0.09-0.22 s per step unexplained by GPU
+  // work (Megatron-LM 2020 README rows at ~1 s/iteration, MosaicML MPT one-micro-batch rows).
+  // Measure it for a stack as step time minus GPU busy time (scripts/measure_layer_step.py).
+  double step_overhead_s = kDefaultStepOverheadS;
+  static constexpr double kDefaultStepOverheadS = 0.1;
   bool operator==(const RuntimeOptions&) const = default;
 };
 

@@ -42,6 +42,7 @@ struct TimeBreakdown {
   double dp_comm_s = 0;  // exposed
   double bubble_s = 0;
   double optimizer_s = 0;
+  double step_overhead_s = 0;  // host-side per-step overhead (RuntimeOptions::step_overhead_s)
   bool operator==(const TimeBreakdown&) const = default;
 };
 
