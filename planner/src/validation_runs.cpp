@@ -63,6 +63,21 @@ int year_in(const std::string& s) {
   return best;
 }
 
+// The year a source was published, for records whose framework field gives none: a four-digit
+// year, a venue tag ("SC21", "MICRO'24") or an arXiv identifier ("arXiv:2104.04473"). The
+// earliest one found; 0 when there is none.
+int publication_year(const std::string& s) {
+  int best = year_in(s);
+  static const std::regex venue_re("\\b(?:SC|MICRO|ISCA|ASPLOS|OSDI|SOSP|NSDI|EuroSys|PPoPP|MLSys|NeurIPS|ICML|ICLR|PACT)\\s*'?([0-9]{2})\\b");
+  static const std::regex arxiv_re("arXiv:\\s*([0-9]{2})[0-9]{2}\\.");
+  for (const std::regex* re : {&venue_re, &arxiv_re})
+    for (auto it = std::sregex_iterator(s.begin(), s.end(), *re); it != std::sregex_iterator(); ++it) {
+      int y = 2000 + std::stoi((*it)[1].str());
+      if (best == 0 || y < best) best = y;
+    }
+  return best;
+}
+
 GpuSpec resolve_gpu(const std::string& text, std::optional<double> memory_gb, const Catalog& catalog,
                     std::vector<std::string>& assumptions, const std::string& where) {
   if (memory_gb && (!std::isfinite(*memory_gb) || *memory_gb <= 0 || *memory_gb > 1e5))
@@ -231,7 +246,8 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   // Fused (flash) attention arrived in these frameworks in 2022-2023; older stacks materialize
   // the attention scores. DP gradient reduction overlapped with backward is likewise recent in
   // Megatron-LM (2023) and absent from the DeepSpeed pipeline engine.
-  const int year = year_in(fwtext);
+  int year = year_in(fwtext);
+  if (year == 0 && r.contains("source") && r["source"].is_string()) year = publication_year(r["source"].get<std::string>());
   const bool modern = year == 0 ? rt.framework == Framework::megatron : year >= 2023;
   rt.flash_attention = contains(arch, "flash") || rt.framework == Framework::fsdp || (modern && rt.framework == Framework::megatron);
   rt.overlap_grad_reduce = rt.framework == Framework::fsdp || (modern && rt.framework == Framework::megatron);

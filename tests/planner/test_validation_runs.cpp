@@ -144,6 +144,40 @@ TEST_CASE("load_validation_runs") {
   }
 }
 
+TEST_CASE("load_validation_runs: a framework without a year takes the source's publication year") {
+  // Table 2 of SC21 says only "Megatron-LM": the run is as old as the paper, so no flash attention
+  // and no overlapped gradient reduction, like the same paper's Table 1 ("Megatron-LM (2021)").
+  const std::string path = test::data_file("validation_runs_small.json");
+  nlohmann::json records = load_json_file(path);
+  nlohmann::json base;
+  for (const auto& r : records)
+    if (r.value("id", "") == "sc21_gpt3_175b_like") base = r;
+  REQUIRE(base.is_object());
+  auto runtime_for = [&](const std::string& source) {
+    nlohmann::json r = base;
+    r["framework"] = "Megatron-LM";
+    r["source"] = source;
+    auto runs = load_validation_runs(nlohmann::json::array({r}), "inline", test::catalog());
+    REQUIRE(runs.size() == 1);
+    REQUIRE_MESSAGE(runs[0].job.has_value(), runs[0].error);
+    return runs[0].job->runtime;
+  };
+  for (const char* old : {"Narayanan et al., SC21 (arXiv:2104.04473) Table 2", "a paper (arXiv:2104.04473)",
+                          "vTrain, MICRO'24 artifact (Megatron-LM 2021 fork)", "measured in 2021"}) {
+    CAPTURE(old);
+    RuntimeOptions rt = runtime_for(old);
+    CHECK_FALSE(rt.flash_attention);
+    CHECK_FALSE(rt.overlap_grad_reduce);
+    CHECK_FALSE(rt.fused_grad_accumulation);
+  }
+  // Without any year, a Megatron-LM record is read as a current one.
+  RuntimeOptions now = runtime_for("a blog post");
+  CHECK(now.flash_attention);
+  CHECK(now.overlap_grad_reduce);
+  RuntimeOptions later = runtime_for("Megatron-Core benchmarks, 2024-05");
+  CHECK(later.flash_attention);
+}
+
 TEST_CASE("load_validation_runs: GPU memory size from the free text") {
   const ValidationRun& forty = run("a100_40gb_in_text");
   REQUIRE(forty.job.has_value());
