@@ -1,5 +1,7 @@
 #include "costmodel/job.h"
 
+#include <algorithm>
+
 namespace strata {
 
 const char* to_string(RecomputeGranularity g) {
@@ -26,6 +28,19 @@ std::vector<int> resolve_stage_layers(const ParallelPlan& plan, int num_layers) 
   const int n = static_cast<int>(out.size());
   for (int i = 0; i < n; ++i) out[i] = num_layers / n + (i < num_layers % n ? 1 : 0);
   return out;
+}
+
+int chunk_layers(const ParallelPlan& plan, int stage, int stage_layers, int chunk) {
+  const int v = std::max(1, plan.vpp);
+  const int base = stage_layers / v, extra = stage_layers % v;
+  if (extra == 0) return base;
+  auto heavy = [&](int c) { return (stage == 0 && c == 0) || (stage == plan.pp - 1 && c == v - 1); };
+  // Rank of `chunk` among the stage's chunks in the order that receives remainder layers: light
+  // chunks first, then heavy ones, each in chunk order.
+  int rank = 0;
+  for (int c = 0; c < v; ++c)
+    if (c != chunk && (heavy(c) == heavy(chunk) ? c < chunk : !heavy(c))) ++rank;
+  return base + (rank < extra ? 1 : 0);
 }
 
 }  // namespace strata

@@ -79,9 +79,12 @@ std::string check_plan(const Job& job) {
   }
   if (p.vpp > 1) {
     if (p.pp < 2) return "interleaved pipelining (vpp > 1) needs pp >= 2";
-    if (!p.stage_layers.empty()) return "uneven stage layers cannot be combined with vpp > 1";
-    if (m.num_layers % (p.pp * p.vpp) != 0)
-      return fmt::format("{} layers are not divisible by pp*vpp = {}", m.num_layers, p.pp * p.vpp);
+    if (p.stage_layers.empty() && m.num_layers % (p.pp * p.vpp) != 0)
+      return fmt::format("{} layers are not divisible by pp*vpp = {}; give uneven --stage-layers to split them", m.num_layers,
+                         p.pp * p.vpp);
+    for (std::size_t s = 0; s < p.stage_layers.size(); ++s)
+      if (p.stage_layers[s] < p.vpp)
+        return fmt::format("stage {} has {} layers, fewer than its vpp={} model chunks", s, p.stage_layers[s], p.vpp);
     if (job.num_micro_batches() % p.pp != 0)
       return fmt::format("interleaved pipelining needs the {} micro-batches divisible by pp={}", job.num_micro_batches(), p.pp);
   }
@@ -231,7 +234,6 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   for (int s = 0; s < p.pp; ++s) {
     const int layers = stage_layers[s];
     const int nfull = full_layers(layers);
-    const double per_chunk = static_cast<double>(layers) / v;
     const double full_frac = layers > 0 ? static_cast<double>(nfull) / layers : 0;
     const double rec_per_layer = p.recompute.granularity == RecomputeGranularity::full
                                      ? full_frac * (lc.recompute + layer_refwd)
@@ -239,14 +241,17 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     const double accum_per_chunk = stage_params_per_gpu(job, s, layers) / v * accum_bytes_per_param /
                                    (cl.gpu.hbm_GBps * 1e9 * cal.kernel.memory_efficiency);
     for (int c = 0; c < v; ++c) {
-      double f = per_chunk * layer_fwd;
-      double b = per_chunk * (layer_bwd + rec_per_layer);
+      // Uneven stages under interleaving split into chunks of whole layers (chunk_layers).
+      const double in_chunk = chunk_layers(p, s, layers, c);
+      const double accum_chunk = layers > 0 ? accum_per_chunk * v * in_chunk / layers : 0.0;
+      double f = in_chunk * layer_fwd;
+      double b = in_chunk * (layer_bwd + rec_per_layer);
       if (s == 0 && c == 0) { f += emb_fwd; b += emb_bwd; }
       if (s == p.pp - 1 && c == v - 1) { f += out_fwd; b += out_bwd; }
       const double send_fwd = (s < p.pp - 1 || c < v - 1) ? blocking_send : 0.0;  // activation to the next stage
       const double send_bwd = (s > 0 || c > 0) ? blocking_send : 0.0;              // gradient to the previous stage
       f += send_fwd;
-      b += send_bwd + accum_per_chunk;
+      b += send_bwd + accum_chunk;
       sc[s].pp_blocking += send_fwd + send_bwd;
       pin.forward_s[s][c] = f;
       pin.backward_s[s][c] = b;

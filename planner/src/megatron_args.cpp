@@ -66,8 +66,16 @@ std::vector<std::string> megatron_args(const Job& job) {
   if (p.cp > 1) opt(a, "--context-parallel-size", p.cp);
   if (m.moe && p.ep > 1) opt(a, "--expert-model-parallel-size", p.ep);
   if (p.sequence_parallel && p.tp > 1) flag(a, "--sequence-parallel");
-  if (p.vpp > 1) opt(a, "--num-layers-per-virtual-pipeline-stage", m.num_layers / (p.pp * p.vpp));
-  if (!p.stage_layers.empty() && p.pp > 1) {
+  if (p.vpp > 1 && !p.stage_layers.empty()) {
+    // Uneven stages with interleaving: Megatron-Core's layout lists every virtual stage in
+    // schedule order (chunk-major), pp*vpp of them, which also sets the virtual pipeline size.
+    std::vector<int> virtual_stages;
+    for (int c = 0; c < p.vpp; ++c)
+      for (int s = 0; s < p.pp; ++s) virtual_stages.push_back(chunk_layers(p, s, p.stage_layers[s], c));
+    opt(a, "--pipeline-model-parallel-layout", layout_string(virtual_stages));
+  } else if (p.vpp > 1) {
+    opt(a, "--num-layers-per-virtual-pipeline-stage", m.num_layers / (p.pp * p.vpp));
+  } else if (!p.stage_layers.empty() && p.pp > 1) {
     const auto& L = p.stage_layers;
     bool middle_even = true;
     for (std::size_t i = 2; i + 1 < L.size(); ++i) middle_even = middle_even && L[i] == L[1];

@@ -65,8 +65,8 @@ std::string plan_illegal_reason(const Job& job, const SearchOptions& o) {
     return fmt::format("tp={} spans nodes of {} GPUs (--allow-tp-across-nodes allows it)", p.tp, gpn);
   if (o.runtime == "megatron") {
     // Stock Megatron-LM shards with its distributed optimizer, not ZeRO stages; uneven stages are
-    // expressible (--decoder-first/last-pipeline-num-layers, --pipeline-model-parallel-layout)
-    // but not together with interleaving (check_plan enforces the latter).
+    // expressible (--decoder-first/last-pipeline-num-layers, --pipeline-model-parallel-layout,
+    // which with interleaving lists every virtual stage).
     if (p.zero_stage != 0) return "ZeRO stages are not part of stock Megatron-LM (use the distributed optimizer)";
     if (job.runtime.framework != Framework::megatron)
       return fmt::format("runtime megatron searches Megatron-LM plans, the workload's framework is {}", to_string(job.runtime.framework));
@@ -90,7 +90,7 @@ std::string plan_illegal_reason(const Job& job, const SearchOptions& o) {
       return "an even split is written as empty stage_layers";
   }
   // The cost model's rules: divisibility, layers >= stages, vpp needs pp >= 2 and micro-batches
-  // divisible by pp, no uneven stages with vpp > 1, ...
+  // divisible by pp, a layer per model chunk on every stage, ...
   return check_plan(job);
 }
 

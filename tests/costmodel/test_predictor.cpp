@@ -113,7 +113,10 @@ TEST_CASE("check_plan") {
     job = test::gpt3_175b_job();
     job.plan.vpp = 2;
     job.plan.stage_layers = std::vector<int>(16, 6);
-    CHECK(contains(check_plan(job), "uneven stage layers cannot be combined with vpp > 1"));
+    CHECK(check_plan(job).empty());  // an explicit even split is fine with interleaving
+    job.plan.stage_layers[0] = 1;
+    job.plan.stage_layers[1] = 11;
+    CHECK(contains(check_plan(job), "stage 0 has 1 layers, fewer than its vpp=2 model chunks"));
   }
   SUBCASE("uneven stage layers must cover the model") {
     Job job = llama3_70b_job();
@@ -255,6 +258,30 @@ TEST_CASE("predict: interleaving shrinks the bubble") {
   CHECK(p2.iteration_time_s < p1.iteration_time_s);
   // ... at the price of more in-flight activations on stage 0.
   CHECK(p2.stages[0].memory.activations_GiB > p1.stages[0].memory.activations_GiB);
+}
+
+TEST_CASE("predict: uneven stages with interleaving move work between stages without creating or losing any") {
+  Job job = test::gpt3_175b_job();
+  job.plan.vpp = 2;
+  Prediction even = predict(job);
+  job.plan.stage_layers = std::vector<int>(16, 6);
+  job.plan.stage_layers[0] = 5;
+  job.plan.stage_layers[1] = 7;
+  Prediction uneven = predict(job);
+  REQUIRE(even.feasible);
+  REQUIRE_MESSAGE(uneven.feasible, uneven.reason);
+  CHECK(breakdown_sum(uneven.breakdown) == doctest::Approx(uneven.iteration_time_s).epsilon(1e-9));
+  CHECK(uneven.stages[0].layers == 5);
+  CHECK(uneven.stages[0].forward_s < even.stages[0].forward_s);
+  CHECK(uneven.stages[1].forward_s > even.stages[1].forward_s);
+  auto total_work = [](const Prediction& p) {
+    double t = 0;
+    for (const auto& s : p.stages) t += s.forward_s + s.backward_s;
+    return t;
+  };
+  CHECK(total_work(uneven) == doctest::Approx(total_work(even)).epsilon(1e-12));
+  // The 7-layer stage is now the slowest: the iteration cannot be faster than the even split.
+  CHECK(uneven.iteration_time_s > even.iteration_time_s);
 }
 
 TEST_CASE("predict: tp_comm_overlap lowers the exposed TP communication") {

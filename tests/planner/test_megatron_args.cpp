@@ -105,6 +105,20 @@ TEST_CASE("megatron_args") {
     // Embedding on the first stage, loss on the last, t*N decoder layers on each.
     CHECK(*layout == "Et*20|t*30|t*26|t*20L");
   }
+  SUBCASE("uneven stages with interleaving: one layout entry per virtual stage, chunk-major") {
+    Job job = test::gpt3_175b_job();
+    job.plan.pp = 4;
+    job.plan.dp = 32;
+    job.plan.vpp = 2;
+    job.plan.stage_layers = {23, 25, 25, 23};
+    auto a = megatron_args(job);
+    CHECK_FALSE(has(a, "--num-layers-per-virtual-pipeline-stage"));  // the layout sets the chunks
+    CHECK_FALSE(has(a, "--decoder-first-pipeline-num-layers"));
+    auto layout = value_of(a, "--pipeline-model-parallel-layout");
+    REQUIRE(layout.has_value());
+    // Chunk 0 of stages 0..3, then chunk 1 of stages 0..3; the embedding and loss chunks are short.
+    CHECK(*layout == "Et*11|t*13|t*13|t*12|t*12|t*12|t*12|t*11L");
+  }
   SUBCASE("recompute flags") {
     Job job = test::gpt3_175b_job();
     job.plan.recompute.granularity = RecomputeGranularity::full;

@@ -56,11 +56,13 @@ TEST_CASE("plan_illegal_reason: search-level rules, each with its reason") {
     p.zero_stage = 1;
     CHECK(reason(p) == "ZeRO stages are not part of stock Megatron-LM (use the distributed optimizer)");
   }
-  SUBCASE("runtime megatron: no uneven stages with vpp > 1 (check_plan)") {
+  SUBCASE("uneven stages with vpp > 1: every stage needs a layer per model chunk (check_plan)") {
     ParallelPlan p = base;
     p.vpp = 2;
     p.stage_layers = {5, 7, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6};
-    CHECK(reason(p) == "uneven stage layers cannot be combined with vpp > 1");
+    CHECK(reason(p) == "");
+    p.stage_layers = {1, 11, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6};
+    CHECK(reason(p) == "stage 0 has 1 layers, fewer than its vpp=2 model chunks");
   }
   SUBCASE("vpp needs pp >= 2 and micro-batches divisible by pp (check_plan)") {
     ParallelPlan p = base;

@@ -98,4 +98,10 @@ const char* to_string(RecomputeGranularity g);
 // remainder, as Megatron does not; callers validate with check_plan).
 std::vector<int> resolve_stage_layers(const ParallelPlan& plan, int num_layers);
 
+// Layers of model chunk `chunk` (0..vpp-1) of a stage holding `stage_layers` layers under
+// interleaved 1F1B. The stage's layers split as evenly as possible over its chunks; remainder
+// layers go first to the chunks that hold neither the embedding (stage 0, chunk 0) nor the output
+// layer (last stage, last chunk), since those already carry extra work (the Llama 3 layout).
+int chunk_layers(const ParallelPlan& plan, int stage, int stage_layers, int chunk);
+
 }  // namespace strata

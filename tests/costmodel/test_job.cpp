@@ -1,0 +1,59 @@
+#include <doctest/doctest.h>
+
+#include <numeric>
+
+#include "costmodel/job.h"
+
+using namespace strata;
+
+TEST_SUITE("costmodel") {
+TEST_CASE("resolve_stage_layers: explicit layers as given, else an even split with the remainder in front") {
+  ParallelPlan p;
+  p.pp = 4;
+  CHECK(resolve_stage_layers(p, 32) == std::vector<int>{8, 8, 8, 8});
+  CHECK(resolve_stage_layers(p, 30) == std::vector<int>{8, 8, 7, 7});
+  p.stage_layers = {7, 9, 8, 6};
+  CHECK(resolve_stage_layers(p, 30) == std::vector<int>{7, 9, 8, 6});
+}
+
+TEST_CASE("chunk_layers: whole layers per model chunk, remainders away from the embedding and loss chunks") {
+  ParallelPlan p;
+  p.pp = 16;
+  p.vpp = 2;
+  // Llama 3.1 405B's layout: 126 layers, one fewer on the first and the last stage.
+  p.stage_layers = std::vector<int>(16, 8);
+  p.stage_layers.front() = 7;
+  p.stage_layers.back() = 7;
+  CHECK(chunk_layers(p, 0, 7, 0) == 3);   // holds the embedding: the short chunk
+  CHECK(chunk_layers(p, 0, 7, 1) == 4);
+  CHECK(chunk_layers(p, 15, 7, 0) == 4);
+  CHECK(chunk_layers(p, 15, 7, 1) == 3);  // holds the output layer: the short chunk
+  CHECK(chunk_layers(p, 5, 8, 0) == 4);
+  CHECK(chunk_layers(p, 5, 8, 1) == 4);
+  // Every stage's chunks add up to its layers, for any split and chunk count.
+  for (int v : {1, 2, 3, 4, 5}) {
+    p.vpp = v;
+    for (int layers : {5, 6, 7, 8, 9, 13}) {
+      for (int s : {0, 7, 15}) {
+        int sum = 0, lo = layers, hi = 0;
+        for (int c = 0; c < v; ++c) {
+          const int n = chunk_layers(p, s, layers, c);
+          sum += n;
+          lo = std::min(lo, n);
+          hi = std::max(hi, n);
+        }
+        CAPTURE(v);
+        CAPTURE(layers);
+        CAPTURE(s);
+        CHECK(sum == layers);
+        CHECK(hi - lo <= 1);  // as even as whole layers allow
+      }
+    }
+  }
+  // A middle stage gives remainder layers to its first chunks.
+  p.vpp = 3;
+  CHECK(chunk_layers(p, 4, 7, 0) == 3);
+  CHECK(chunk_layers(p, 4, 7, 1) == 2);
+  CHECK(chunk_layers(p, 4, 7, 2) == 2);
+}
+}
