@@ -29,7 +29,9 @@ Op elementwise(const char* name, double elements, double bytes_per_element, doub
 // The backward of C = A B is dA = dC B^T (m x k, inner n) and dB = A^T dC (k x n, inner m).
 void add_gemm_backward(std::vector<Op>& bwd, const Op& f, int eb) {
   bwd.push_back(gemm(f.name, f.m, f.k, f.n, eb, f.batch));
-  bwd.push_back(gemm(f.name, f.k, f.n, f.m, eb, f.batch));
+  Op weight_grad = gemm(f.name, f.k, f.n, f.m, eb, f.batch);
+  weight_grad.weight_grad = true;
+  bwd.push_back(weight_grad);
 }
 
 }  // namespace
@@ -156,6 +158,9 @@ LayerOps output_layer_ops(const ModelSpec& m, const LayerShape& s) {
   const double T_sp = s.sequence_parallel ? T / s.tp : T;
   const double h = static_cast<double>(m.hidden_size);
   const double v = static_cast<double>(m.vocab_size) / s.tp;
+  // Sized up front: also keeps GCC 12 from a false -Wstringop-overflow on the regrowth path.
+  L.forward.reserve(3);
+  L.backward.reserve(4);
   L.forward.push_back(elementwise("final_norm", T_sp * h, 2.0 * eb, 5));
   Op logits = gemm("logits", T, v, h, eb);
   L.forward.push_back(logits);

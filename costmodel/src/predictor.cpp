@@ -155,6 +155,18 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   const double tp_exposed_frac = job.runtime.tp_comm_overlap ? 0.2 : 1.0;
   lc.fwd_tp = 2 * tp_collective * tp_exposed_frac;
   lc.bwd_tp = 2 * tp_collective * tp_exposed_frac;
+  if (job.runtime.async_tp_allreduce && p.tp > 1) {
+    // Each of the two backward collectives hides behind the weight-gradient GEMM of the
+    // column-parallel layer whose input gradient it reduces; overlapped NCCL kernels still slow
+    // the GEMM they share the GPU with (overlap_interference).
+    const double c = tp_collective * tp_exposed_frac;
+    lc.bwd_tp = 0;
+    for (const auto& op : ops.backward)
+      if (op.weight_grad && (std::string_view(op.name) == "qkv_proj" || std::string_view(op.name) == "fc1")) {
+        const double window = km.time(op).time_s;
+        lc.bwd_tp += std::max(0.0, c - window) + cal.kernel.overlap_interference * std::min(c, window);
+      }
+  }
   // CP: ring exchange of K and V blocks, overlapped with the attention blocks it feeds (Liu et al.
   // 2023 ring attention; Megatron-Core CP); backward also returns dK, dV.
   if (p.cp > 1) {

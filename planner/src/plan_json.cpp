@@ -31,6 +31,7 @@ nlohmann::json plan_to_json(const Job& job, const Prediction& prediction) {
             {"overlap_param_gather", job.runtime.overlap_param_gather},
             {"fused_grad_accumulation", job.runtime.fused_grad_accumulation},
             {"tp_comm_overlap", job.runtime.tp_comm_overlap},
+            {"async_tp_allreduce", job.runtime.async_tp_allreduce},
             {"memory_reserve_GiB", job.runtime.memory_reserve_GiB},
             {"step_overhead_s", job.runtime.step_overhead_s}}},
           {"parallel",
@@ -105,7 +106,7 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
   if (r.has("runtime")) {
     JsonReader rt = r.child("runtime");
     rt.reject_unknown_keys({"framework", "flash_attention", "overlap_grad_reduce", "overlap_param_gather", "fused_grad_accumulation",
-                            "tp_comm_overlap", "memory_reserve_GiB", "step_overhead_s"});
+                            "tp_comm_overlap", "async_tp_allreduce", "memory_reserve_GiB", "step_overhead_s"});
     if (rt.has("framework")) {
       auto fw = parse_framework(rt.get_string("framework"));
       if (!fw) rt.fail("framework", "expected megatron, deepspeed or fsdp");
@@ -116,6 +117,7 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
     job.runtime.overlap_param_gather = rt.opt_bool("overlap_param_gather", true);
     job.runtime.fused_grad_accumulation = rt.opt_bool("fused_grad_accumulation", true);
     job.runtime.tp_comm_overlap = rt.opt_bool("tp_comm_overlap", false);
+    job.runtime.async_tp_allreduce = rt.opt_bool("async_tp_allreduce", true);
     job.runtime.memory_reserve_GiB = rt.has("memory_reserve_GiB") ? rt.get_number("memory_reserve_GiB") : 0;
     if (job.runtime.memory_reserve_GiB < 0 || job.runtime.memory_reserve_GiB >= job.cluster.gpu.memory_GiB)
       rt.fail("memory_reserve_GiB", "expected 0 <= GiB < the GPU's memory (" + std::to_string(job.cluster.gpu.memory_GiB) + ")");

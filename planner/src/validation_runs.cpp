@@ -253,6 +253,9 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   rt.overlap_grad_reduce = rt.framework == Framework::fsdp || (modern && rt.framework == Framework::megatron);
   rt.overlap_param_gather = rt.overlap_grad_reduce;
   rt.fused_grad_accumulation = rt.framework == Framework::megatron && modern;
+  // Async backward TP all-reduce: Megatron-LM from 2022, Megatron-DeepSpeed from its 2023 rebase.
+  rt.async_tp_allreduce = year == 0 ? rt.framework == Framework::megatron
+                                    : year >= (rt.framework == Framework::megatron ? 2022 : 2023);
   return job;
 }
 

@@ -284,6 +284,29 @@ TEST_CASE("predict: uneven stages with interleaving move work between stages wit
   CHECK(uneven.iteration_time_s > even.iteration_time_s);
 }
 
+TEST_CASE("predict: async backward TP all-reduce hides behind the weight-gradient GEMMs") {
+  Job job = test::gpt3_175b_job();
+  job.plan.sequence_parallel = false;
+  job.runtime.async_tp_allreduce = false;
+  Prediction blocking = predict(job);
+  job.runtime.async_tp_allreduce = true;
+  Prediction async = predict(job);
+  CHECK(async.breakdown.tp_comm_s < blocking.breakdown.tp_comm_s);
+  CHECK(async.iteration_time_s < blocking.iteration_time_s);
+  // The forward collectives stay exposed, so at most the backward half is hidden.
+  CHECK(async.breakdown.tp_comm_s > 0.45 * blocking.breakdown.tp_comm_s);
+  CHECK(async.breakdown.compute_s == doctest::Approx(blocking.breakdown.compute_s));
+  CHECK(breakdown_sum(async.breakdown) == doctest::Approx(async.iteration_time_s).epsilon(1e-9));
+  // Without tensor parallelism there is nothing to hide.
+  job.plan.tp = 1;
+  job.plan.dp = 64;
+  job.runtime.async_tp_allreduce = false;
+  Prediction a1 = predict(job);
+  job.runtime.async_tp_allreduce = true;
+  Prediction b1 = predict(job);
+  CHECK(a1.iteration_time_s == b1.iteration_time_s);
+}
+
 TEST_CASE("predict: tp_comm_overlap lowers the exposed TP communication") {
   Job job = test::gpt3_175b_job();
   Prediction a = predict(job);

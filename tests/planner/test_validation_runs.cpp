@@ -73,6 +73,7 @@ TEST_CASE("load_validation_runs") {
     CHECK(j.cluster.gpus_per_node == 4);
     CHECK(j.cluster.inter_node_GBps_per_gpu() == doctest::Approx(4 * 100.0 / 8 / 4));
     CHECK(j.runtime.framework == Framework::deepspeed);
+    CHECK_FALSE(j.runtime.async_tp_allreduce);  // Megatron-DeepSpeed of 2022, before its 2023 rebase
     CHECK(j.plan.zero_stage == 1);
     CHECK(j.training.precision == Precision::bf16);
     CHECK(j.plan.recompute.granularity == RecomputeGranularity::selective);
@@ -169,6 +170,7 @@ TEST_CASE("load_validation_runs: a framework without a year takes the source's p
     CHECK_FALSE(rt.flash_attention);
     CHECK_FALSE(rt.overlap_grad_reduce);
     CHECK_FALSE(rt.fused_grad_accumulation);
+    CHECK_FALSE(rt.async_tp_allreduce);  // Megatron-LM's async TP all-reduce arrived in 2022
   }
   // Without any year, a Megatron-LM record is read as a current one.
   RuntimeOptions now = runtime_for("a blog post");
@@ -176,6 +178,7 @@ TEST_CASE("load_validation_runs: a framework without a year takes the source's p
   CHECK(now.overlap_grad_reduce);
   RuntimeOptions later = runtime_for("Megatron-Core benchmarks, 2024-05");
   CHECK(later.flash_attention);
+  CHECK(later.async_tp_allreduce);
 }
 
 TEST_CASE("load_validation_runs: GPU memory size from the free text") {

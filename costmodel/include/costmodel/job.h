@@ -64,6 +64,10 @@ struct RuntimeOptions {
   bool overlap_grad_reduce = true;   // DP grad reduction overlapped with backward
   bool overlap_param_gather = true;  // distributed optimizer / ZeRO-3 param all-gather overlapped
   bool tp_comm_overlap = false;      // Megatron --tp-comm-overlap (userbuffers)
+  // Backward TP collectives of the column-parallel layers (QKV, fc1) run asynchronously behind
+  // their weight-gradient GEMMs (Megatron-LM's async tensor-parallel all-reduce, 2022+, and
+  // Megatron-DeepSpeed since its 2023 rebase; with SP the reduce-scatter overlaps the same GEMM).
+  bool async_tp_allreduce = true;
   // Weight gradients accumulated inside the wgrad GEMM (Megatron --gradient-accumulation-fusion,
   // default since 2022) rather than by a separate add over the gradient buffer per micro-batch.
   bool fused_grad_accumulation = true;

@@ -14,6 +14,7 @@ enum class OpKind { gemm, attention, elementwise };
 struct Op {
   const char* name = "";
   OpKind kind = OpKind::elementwise;
+  bool weight_grad = false;  // the weight-gradient GEMM of a backward pair (dB = A^T dC)
   // GEMM shape (per batch entry): C[m,n] += A[m,k] B[k,n]; batch > 1 for batched GEMMs.
   double m = 0, n = 0, k = 0;
   double batch = 1;

@@ -25,6 +25,7 @@ struct JobOptions {
   std::optional<std::string> calibration_file;
   bool no_flash_attention = false;
   bool tp_comm_overlap = false;
+  bool no_async_tp_allreduce = false;
   bool no_overlap_grad_reduce = false;
   // Headroom kept free beyond the modelled buffers and fragmentation: allocator spikes, NCCL
   // growth, framework extras the memory model does not see. A default, stated in the output.
