@@ -54,7 +54,8 @@ double number_in_text(const std::string& digits, double lo, double hi, const std
 
 // Earliest four-digit year (19xx/20xx) mentioned in a text, or 0.
 int year_in(const std::string& s) {
-  static const std::regex re("(19|20)[0-9]{2}");
+  // Whole words only, so that commit hashes ("a2019bc") are not read as years.
+  static const std::regex re("\\b(19|20)[0-9]{2}\\b");
   int best = 0;
   for (auto it = std::sregex_iterator(s.begin(), s.end(), re); it != std::sregex_iterator(); ++it) {
     int y = std::stoi(it->str());

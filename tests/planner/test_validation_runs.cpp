@@ -173,7 +173,7 @@ TEST_CASE("load_validation_runs: a framework without a year takes the source's p
     CHECK_FALSE(rt.async_tp_allreduce);  // Megatron-LM's async TP all-reduce arrived in 2022
   }
   // Without any year, a Megatron-LM record is read as a current one.
-  RuntimeOptions now = runtime_for("a blog post");
+  RuntimeOptions now = runtime_for("a blog post, commit a2019bc");  // a hash is not a year
   CHECK(now.flash_attention);
   CHECK(now.overlap_grad_reduce);
   RuntimeOptions later = runtime_for("Megatron-Core benchmarks, 2024-05");

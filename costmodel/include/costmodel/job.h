@@ -77,7 +77,7 @@ struct RuntimeOptions {
   // loss .item() for logging), data-loader handoff and timers. A default, not derived: 0.1 s is a
   // round figure; published short-iteration runs leave 0.09-0.22 s per step unexplained by GPU
   // work (Megatron-LM 2020 README rows at ~1 s/iteration, MosaicML MPT one-micro-batch rows).
-  // Measure it for a stack as step time minus GPU busy time (scripts/measure_layer_step.py).
+  // Measure it for a stack as the measured step time minus the GPU busy time a profile shows.
   double step_overhead_s = kDefaultStepOverheadS;
   static constexpr double kDefaultStepOverheadS = 0.1;
   bool operator==(const RuntimeOptions&) const = default;

@@ -31,7 +31,7 @@ struct JobOptions {
   // growth, framework extras the memory model does not see. A default, stated in the output.
   double memory_reserve_GiB = 2.0;
   // Host-side per-step overhead (RuntimeOptions::step_overhead_s): a default, stated in the output.
-  double step_overhead_s = 0.1;
+  double step_overhead_s = RuntimeOptions::kDefaultStepOverheadS;
   // Plan flags (predict; plan uses them as constraints later).
   std::optional<int> tp, pp, dp, cp, ep, vpp, mbs;
   bool sp = false;
