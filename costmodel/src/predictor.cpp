@@ -250,12 +250,12 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     const double rec_per_layer = p.recompute.granularity == RecomputeGranularity::full
                                      ? full_frac * (lc.recompute + layer_refwd)
                                      : lc.recompute;
-    const double accum_per_chunk = stage_params_per_gpu(job, s, layers) / v * accum_bytes_per_param /
-                                   (cl.gpu.hbm_GBps * 1e9 * cal.kernel.memory_efficiency);
+    const double accum_stage = stage_params_per_gpu(job, s, layers) * accum_bytes_per_param /
+                               (cl.gpu.hbm_GBps * 1e9 * cal.kernel.memory_efficiency);
     for (int c = 0; c < v; ++c) {
       // Uneven stages under interleaving split into chunks of whole layers (chunk_layers).
       const double in_chunk = chunk_layers(p, s, layers, c);
-      const double accum_chunk = layers > 0 ? accum_per_chunk * v * in_chunk / layers : 0.0;
+      const double accum_chunk = layers > 0 ? accum_stage * in_chunk / layers : 0.0;
       double f = in_chunk * layer_fwd;
       double b = in_chunk * (layer_bwd + rec_per_layer);
       if (s == 0 && c == 0) { f += emb_fwd; b += emb_bwd; }
@@ -272,7 +272,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     }
     const bool first = s == 0, last = s == p.pp - 1;
     sc[s].compute = layers * (lc.fwd_compute + lc.bwd_compute) + (first ? emb_fwd_compute + emb_bwd_compute : 0) +
-                    (last ? out_fwd_compute + out_bwd_compute : 0) + v * accum_per_chunk;
+                    (last ? out_fwd_compute + out_bwd_compute : 0) + accum_stage;
     sc[s].recompute = p.recompute.granularity == RecomputeGranularity::full ? nfull * lc.recompute : layers * lc.recompute;
     sc[s].tp = layers * (lc.fwd_tp + lc.bwd_tp) + nfull * lc.fwd_tp + (first ? edge_tp : 0) + (last ? edge_tp : 0);
     sc[s].cp = layers * (lc.fwd_cp + lc.bwd_cp) + nfull * lc.fwd_cp;

@@ -124,7 +124,7 @@ Job build_workload(const JobOptions& o, const Catalog& catalog) {
   if (!std::isfinite(o.memory_reserve_GiB) || o.memory_reserve_GiB < 0 || o.memory_reserve_GiB >= job.cluster.gpu.memory_GiB)
     throw InputError(kCmd, "--memory-reserve", "expected 0 <= GiB < the GPU's memory");
   job.runtime.memory_reserve_GiB = o.memory_reserve_GiB;
-  if (!(o.step_overhead_s >= 0 && o.step_overhead_s <= 3600))
+  if (!(o.step_overhead_s >= 0 && o.step_overhead_s <= RuntimeOptions::kMaxStepOverheadS))
     throw InputError(kCmd, "--step-overhead", "expected 0..3600 seconds");
   job.runtime.step_overhead_s = o.step_overhead_s;
   if (o.calibration_file) job.calibration = calibration_from_json(load_json_file(*o.calibration_file), *o.calibration_file);

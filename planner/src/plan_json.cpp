@@ -122,7 +122,7 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
     if (job.runtime.memory_reserve_GiB < 0 || job.runtime.memory_reserve_GiB >= job.cluster.gpu.memory_GiB)
       rt.fail("memory_reserve_GiB", "expected 0 <= GiB < the GPU's memory (" + std::to_string(job.cluster.gpu.memory_GiB) + ")");
     job.runtime.step_overhead_s = rt.has("step_overhead_s") ? rt.get_number("step_overhead_s") : RuntimeOptions::kDefaultStepOverheadS;
-    if (!(job.runtime.step_overhead_s >= 0 && job.runtime.step_overhead_s <= 3600))
+    if (!(job.runtime.step_overhead_s >= 0 && job.runtime.step_overhead_s <= RuntimeOptions::kMaxStepOverheadS))
       rt.fail("step_overhead_s", "expected 0..3600 seconds");
   }
 

@@ -124,16 +124,8 @@ std::vector<ParallelPlan> initial_plans(Evaluator& ev) {
       if (n % (tp * cp) != 0) continue;
       for (int pp : divisors(n / (tp * cp))) {
         if (pp > w.model.num_layers) break;
-        ParallelPlan p;
-        p.tp = tp;
-        p.pp = pp;
-        p.cp = cp;
-        p.dp = n / (tp * cp * pp);
+        ParallelPlan p = start_plan(o, tp, pp, cp);
         if (w.training.global_batch_size % p.dp != 0) continue;
-        p.vpp = o.vpp.value_or(1);
-        p.sequence_parallel = tp > 1 && o.sequence_parallel.value_or(true);
-        p.distributed_optimizer = p.dp * p.cp > 1;
-        p.micro_batch_size = o.micro_batch_size.value_or(1);
         if (w.model.moe) p.ep = std::gcd(w.model.moe->num_experts, p.dp * p.cp);
         // The least recompute that passes the memory pre-check (or the fixed one), else full.
         std::optional<ParallelPlan> pick;

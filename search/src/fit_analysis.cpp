@@ -16,15 +16,7 @@ EvalPtr leanest_plan(Evaluator& ev) {
       if ((n / tp) % cp != 0) continue;
       for (int pp : divisors(n / (tp * cp))) {
         if (pp > w.model.num_layers) break;
-        ParallelPlan p;
-        p.tp = tp;
-        p.pp = pp;
-        p.cp = cp;
-        p.dp = n / (tp * cp * pp);
-        p.micro_batch_size = o.micro_batch_size.value_or(1);
-        p.vpp = o.vpp.value_or(1);
-        p.sequence_parallel = tp > 1 && o.sequence_parallel.value_or(true);
-        p.distributed_optimizer = p.dp * cp > 1;
+        ParallelPlan p = start_plan(o, tp, pp, cp);
         p.recompute = {o.recompute.value_or(RecomputeGranularity::full), -1};
         if (w.model.moe) p.ep = 1;
         EvalPtr e = ev.evaluate(p);

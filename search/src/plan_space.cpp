@@ -27,6 +27,19 @@ std::vector<int> powers_of_two_up_to(int n) {
 
 }  // namespace
 
+ParallelPlan start_plan(const SearchOptions& o, int tp, int pp, int cp) {
+  ParallelPlan p;
+  p.tp = tp;
+  p.pp = pp;
+  p.cp = cp;
+  p.dp = std::max(1, o.num_gpus / (tp * pp * cp));
+  p.vpp = o.vpp.value_or(1);
+  p.micro_batch_size = o.micro_batch_size.value_or(1);
+  p.sequence_parallel = tp > 1 && o.sequence_parallel.value_or(true);
+  p.distributed_optimizer = p.dp * p.cp > 1;
+  return p;
+}
+
 std::vector<int> divisors(std::int64_t n) {
   std::vector<int> small, large;
   for (std::int64_t d = 1; d * d <= n; ++d) {

@@ -84,16 +84,8 @@ SearchResult search_plans(const Job& workload, const SearchOptions& options, con
     const double capacity = workload.cluster.gpu.memory_GiB - workload.runtime.memory_reserve_GiB;
     if (!best) {
       // Say which rule the simplest plan honouring the constraints breaks.
-      ParallelPlan p;
-      p.tp = options.tp.value_or(1);
-      p.pp = options.pp.value_or(1);
-      p.cp = options.cp.value_or(1);
-      p.dp = std::max(1, options.num_gpus / (p.tp * p.pp * p.cp));
-      p.vpp = options.vpp.value_or(1);
-      p.micro_batch_size = options.micro_batch_size.value_or(1);
+      ParallelPlan p = start_plan(options, options.tp.value_or(1), options.pp.value_or(1), options.cp.value_or(1));
       p.recompute.granularity = options.recompute.value_or(RecomputeGranularity::none);
-      p.sequence_parallel = p.tp > 1 && options.sequence_parallel.value_or(true);
-      p.distributed_optimizer = p.dp * p.cp > 1;
       r.infeasible_reason = fmt::format("no legal parallel plan exists for {} GPUs with these constraints (e.g. {})",
                                         options.num_gpus, ev.illegal_reason(p));
     } else {

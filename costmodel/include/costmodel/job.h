@@ -80,6 +80,7 @@ struct RuntimeOptions {
   // Measure it for a stack as the measured step time minus the GPU busy time a profile shows.
   double step_overhead_s = kDefaultStepOverheadS;
   static constexpr double kDefaultStepOverheadS = 0.1;
+  static constexpr double kMaxStepOverheadS = 3600;
   bool operator==(const RuntimeOptions&) const = default;
 };
 

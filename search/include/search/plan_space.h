@@ -23,6 +23,11 @@ std::string plan_illegal_reason(const Job& job, const SearchOptions& options);
 // stage_layers, full recompute of every layer stored as num_layers = -1.
 void canonicalize(ParallelPlan& plan, int num_layers);
 
+// A plan of shape tp x pp x cp on options.num_gpus GPUs, the rest from the user's fixed options
+// or the search's starting defaults: dp fills the GPUs, micro-batch 1, no interleaving, SP
+// whenever tp > 1, the distributed optimizer when dp*cp > 1. Recompute and ep are the caller's.
+ParallelPlan start_plan(const SearchOptions& options, int tp, int pp, int cp);
+
 // Positive divisors of n in increasing order.
 std::vector<int> divisors(std::int64_t n);
 // Smallest prime factor of n (n >= 2).
