@@ -9,15 +9,41 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-// CUDA context, cuBLAS workspaces and NCCL communicator buffers: ~0.5 GiB context plus NCCL
-// channel buffers for a handful of communicators. A default, not a measurement.
-constexpr double kRuntimeBuffersGiB = 1.0;
+// CUDA context with lazily loaded kernel modules and cuBLAS workspaces. An estimate, not a
+// measurement (eagerly loaded CUDA 11 stacks take about twice that).
+constexpr double kContextGiB = 0.5;
+// GPU buffers of one NCCL communicator: every ring connection of every channel gets a receive
+// buffer per protocol, 4 MiB (Simple, NCCL_BUFFSIZE) + 4.7 MiB (LL128) + 0.5 MiB (LL), and NCCL
+// runs 16-32 channels on NVSwitch/multi-NIC nodes: about 0.25 GiB. An estimate from NCCL's
+// default buffer sizes, not a measurement.
+constexpr double kNcclCommunicatorGiB = 0.25;
 // DeepSpeed ZeRO-1/2 reduce and all-gather buckets (default 5e8 elements each, 2 bytes).
 constexpr double kDeepSpeedBucketBytes = 2 * 5e8 * 2;
 // PyTorch caching-allocator fragmentation, as a fraction of activation-like (short-lived) memory.
 constexpr double kFragmentation = 0.10;
 
 }  // namespace
+
+int nccl_communicators(const Job& job, int stage) {
+  const ParallelPlan& p = job.plan;
+  if (p.world_size() <= 1) return 0;
+  // PyTorch creates a process group's NCCL communicator on its first collective, so only the
+  // groups a step uses count, plus the world group of the start-up barrier.
+  int n = 1;
+  if (p.tp > 1) ++n;
+  if (p.dp * p.cp > 1) ++n;  // gradient reduction (the DP group, or DP x CP with context parallelism)
+  if (p.cp > 1) ++n;
+  if (p.ep > 1) ++n;
+  if (p.pp > 1) {
+    const bool edge = stage == 0 || stage == p.pp - 1;
+    // DeepSpeed's pipeline engine talks to each neighbour through its own two-rank group;
+    // Megatron sends over the one pipeline group.
+    n += job.runtime.framework == Framework::deepspeed && !edge ? 2 : 1;
+    if (edge && job.model.tied_embeddings) ++n;  // embedding-gradient all-reduce, first <-> last
+  }
+  if (p.tp * p.pp > 1) ++n;  // model-parallel group: gradient-norm and overflow all-reduces
+  return n;
+}
 
 double stage_params_per_gpu(const Job& job, int stage, int layers) {
   const ModelSpec& m = job.model;
@@ -137,7 +163,7 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
     // fp16/bf16 logits kept for backward plus the fp32 softmax of the vocab-parallel cross entropy.
     mb.logits_GiB = (eb + 4.0) * tokens * static_cast<double>(job.model.vocab_size) / p.tp / kGiB;
   }
-  double buffers = kRuntimeBuffersGiB * kGiB;
+  double buffers = (kContextGiB + kNcclCommunicatorGiB * nccl_communicators(job, stage)) * kGiB;
   if (fw == Framework::deepspeed && p.zero_stage >= 1) buffers += kDeepSpeedBucketBytes;
   mb.buffers_GiB = buffers / kGiB;
   mb.fragmentation_GiB = kFragmentation * (mb.activations_GiB + mb.logits_GiB);

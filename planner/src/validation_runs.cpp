@@ -123,9 +123,9 @@ GpuSpec resolve_gpu(const std::string& text, std::optional<double> memory_gb, co
 
 void apply_interconnect(const std::string& text, ClusterSpec& c, std::vector<std::string>& assumptions, const std::string& where) {
   // "8x200 Gb/s HCAs per node", "4x OmniPath (100 Gb/s) per node", "inter-node 800 Gb/s per node",
-  // "intra-node 150 GB/s".
+  // "1600 Gb/s node-node RoCE", "intra-node 150 GB/s".
   static const std::regex nics_re("([0-9]+)\\s*x\\s*[A-Za-z -]*\\(?\\s*([0-9]+)\\s*Gb/s", std::regex::icase);
-  static const std::regex node_re("inter-node\\s*([0-9]+)\\s*Gb/s", std::regex::icase);
+  static const std::regex node_re("inter-node\\s*([0-9]+)\\s*Gb/s|([0-9]+)\\s*Gb/s\\s*(?:per node|node-node|node-to-node)", std::regex::icase);
   static const std::regex intra_re("intra-node\\s*([0-9]+)\\s*GB/s", std::regex::icase);
   std::smatch m;
   if (std::regex_search(text, m, nics_re)) {
@@ -133,7 +133,7 @@ void apply_interconnect(const std::string& text, ClusterSpec& c, std::vector<std
     c.nic_Gbps = number_in_text(m[2].str(), 1, 1e6, where, "interconnect", text);
   } else if (std::regex_search(text, m, node_re)) {
     c.nics_per_node = 1;
-    c.nic_Gbps = number_in_text(m[1].str(), 1, 1e6, where, "interconnect", text);
+    c.nic_Gbps = number_in_text(m[m[1].matched ? 1 : 2].str(), 1, 1e6, where, "interconnect", text);
   } else {
     assumptions.push_back("inter-node network not stated; assumed " + std::to_string(c.nics_per_node) + "x " +
                           std::to_string(static_cast<int>(c.nic_Gbps)) + " Gb/s per node (" + c.name + ")");

@@ -213,6 +213,40 @@ TEST_CASE("stage_memory") {
   }
 }
 
+TEST_CASE("nccl_communicators: one per process group a step uses, each with its own buffers") {
+  Job job = test::gpt3_175b_job();  // tp8 pp16 dp8, Megatron, tied embeddings
+  REQUIRE(job.model.tied_embeddings);
+  // world, TP, DP, pipeline group, model-parallel group; the first and last stage also join the
+  // tied-embedding group.
+  CHECK(nccl_communicators(job, 5) == 5);
+  CHECK(nccl_communicators(job, 0) == 6);
+  CHECK(nccl_communicators(job, job.plan.pp - 1) == 6);
+  // DeepSpeed's pipeline engine uses a two-rank group per neighbour.
+  job.runtime.framework = Framework::deepspeed;
+  CHECK(nccl_communicators(job, 5) == 6);
+  CHECK(nccl_communicators(job, 0) == 6);
+  job.runtime.framework = Framework::megatron;
+  // Context and expert parallelism add their groups.
+  job.plan.cp = 2;
+  job.plan.ep = 2;
+  CHECK(nccl_communicators(job, 5) == 7);
+  // A single GPU talks to nobody; pure data parallelism: the world and the DP group.
+  job.plan = ParallelPlan{};
+  CHECK(nccl_communicators(job, 0) == 0);
+  job.plan.dp = 64;
+  CHECK(nccl_communicators(job, 0) == 2);
+  // Every communicator adds the same buffers to the stage's memory.
+  const MemoryBreakdown pure_dp = stage_memory(job, 0, job.model.num_layers, 1);
+  job.plan.dp = 1;
+  const MemoryBreakdown single = stage_memory(job, 0, job.model.num_layers, 1);
+  job.plan.dp = 8;
+  job.plan.tp = 8;
+  const MemoryBreakdown tp_dp = stage_memory(job, 0, job.model.num_layers, 1);
+  const double per_comm = (pure_dp.buffers_GiB - single.buffers_GiB) / 2;
+  CHECK(per_comm > 0);
+  CHECK(tp_dp.buffers_GiB - single.buffers_GiB == doctest::Approx(4 * per_comm));  // world, TP, DP, model-parallel
+}
+
 TEST_CASE("1F1B in-flight micro-batches") {
   // PipeDream-Flush / 1F1B (Narayanan et al. 2021 §2.2.1): stage i holds min(pp - i, m).
   SUBCASE("many micro-batches") {

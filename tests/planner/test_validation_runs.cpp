@@ -100,6 +100,20 @@ TEST_CASE("load_validation_runs") {
     CHECK(r.micro_batch_unknown);
     CHECK(any_contains(r.assumptions, "micro_batch_size"));
   }
+  SUBCASE("a per-node total read as such: \"1600 Gb/s node-node RoCE\"") {
+    const std::string path = test::data_file("validation_runs_small.json");
+    nlohmann::json all = load_json_file(path);
+    nlohmann::json rec;
+    for (const auto& r : all)
+      if (r["id"] == "mpt_fsdp_h100_per_node_link") rec = r;
+    REQUIRE(rec.is_object());
+    rec["interconnect"] = "1600 Gb/s node-node RoCE";
+    const std::vector<ValidationRun> runs = load_validation_runs(nlohmann::json::array({rec}), path, test::catalog());
+    REQUIRE_MESSAGE(runs.at(0).job.has_value(), runs.at(0).error);
+    const ClusterSpec& c = runs.at(0).job->cluster;
+    CHECK(c.nics_per_node * c.nic_Gbps == 1600);
+    CHECK_FALSE(any_contains(runs.at(0).assumptions, "inter-node network not stated"));
+  }
   SUBCASE("the distributed optimizer, \"fp16\", a modern Megatron, \"no dropout\"") {
     const ValidationRun& r = run("a100_40gb_in_text");
     REQUIRE_MESSAGE(r.job.has_value(), r.error);

@@ -11,6 +11,10 @@ namespace strata {
 // Parameters held by one GPU of `stage` (TP/EP-sharded, before any ZeRO sharding).
 double stage_params_per_gpu(const Job& job, int stage, int layers);
 
+// NCCL communicators a GPU of `stage` uses (each holds its own channel buffers): TP, DP, CP, EP,
+// pipeline neighbours, the tied-embedding group, the model-parallel group, the world group.
+int nccl_communicators(const Job& job, int stage);
+
 // Stored activation bytes of one decoder layer for one micro-batch, per GPU.
 //  no recompute:   Korthikanti eq. (1)-(3) generalized per tensor to GQA, SwiGLU and no-dropout
 //                  models: sbh(34 + 5as/h) for MHA/GELU/dropout, /t for TP-sharded tensors,
