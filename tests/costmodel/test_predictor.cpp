@@ -370,6 +370,23 @@ TEST_CASE("predict: the host-side step overhead adds to the iteration once and i
   CHECK_FALSE(flagged(some));
 }
 
+TEST_CASE("predict: a plan within 10% of the memory limit fits but is flagged as tight") {
+  Job job = test::gpt3_175b_job();
+  const Prediction roomy = predict(job);
+  REQUIRE(roomy.feasible);
+  auto tight = [](const Prediction& p) {
+    return std::any_of(p.notes.begin(), p.notes.end(), [](const std::string& n) { return contains(n, "may not fit"); });
+  };
+  CHECK(roomy.memory_per_gpu_GiB < 0.9 * roomy.memory_capacity_GiB);
+  CHECK_FALSE(tight(roomy));
+  // Reserve memory until the plan uses 95% of what is left: same memory, now flagged.
+  job.runtime.memory_reserve_GiB = job.cluster.gpu.memory_GiB - roomy.memory_per_gpu_GiB / 0.95;
+  const Prediction close = predict(job);
+  REQUIRE(close.feasible);
+  CHECK(close.memory_per_gpu_GiB == doctest::Approx(roomy.memory_per_gpu_GiB));
+  CHECK(tight(close));
+}
+
 TEST_CASE("predict: DeepSpeed pipeline sends are TP-partitioned but block the stage") {
   // DeepSpeed's PipelineEngine partitions the activation over the TP group like Megatron's
   // scatter-gather, so per-micro-batch p2p cost must shrink with tp; unlike Megatron the send
