@@ -20,8 +20,6 @@ namespace {
 constexpr double kAdamBytesPerParam = 34;
 // DeepSpeed's default stage3_prefetch_bucket_size / reduce_bucket_size, in elements.
 constexpr double kZero3BucketElements = 5e7;
-// Above this share of the usable memory a prediction is flagged as tight.
-constexpr double kTightMemoryFraction = 0.9;
 
 // Per-micro-batch cost of one layer on one GPU, split by where the time goes.
 struct LayerCost {
@@ -413,8 +411,6 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   }
   if (job.training.seq_length > m.max_seq_length)
     pred.notes.push_back(fmt::format("sequence length {} exceeds the model's max_seq_length {}", job.training.seq_length, m.max_seq_length));
-  // The memory model's error on published runs is about 10% (README "Accuracy"): a plan this close
-  // to the limit may not fit in practice.
   if (wm.memory.total_GiB > kTightMemoryFraction * pred.memory_capacity_GiB)
     pred.notes.push_back(fmt::format("stage {} needs {:.1f} GiB, within {:.0f}% of the {:.1f} GiB available: about the memory "
                                      "model's error on published runs, so it may not fit (keep headroom: --memory-reserve)",

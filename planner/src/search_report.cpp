@@ -1,5 +1,7 @@
 #include "planner/search_report.h"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "planner/megatron_args.h"
@@ -44,6 +46,21 @@ std::string search_report(const SearchResult& r, const SearchOptions& o) {
   out += prediction_report(job, pred);
   out += "\nwhy it wins:\n";
   out += fmt::format("  it ends on \"{}\": {}\n", pred.bottleneck.kind, pred.bottleneck.detail);
+  if (r.fastest_tied) {
+    const Prediction& f = r.fastest_tied->prediction;
+    out += fmt::format("  chosen over {} ({:+.1f}% time, {:.1f} GiB/GPU): times within 0.5% are a tie, and this plan\n"
+                       "      leaves {:.1f} GiB more memory headroom\n",
+                       plan_summary(r.fastest_tied->job.plan), 100 * (f.iteration_time_s / pred.iteration_time_s - 1),
+                       f.memory_per_gpu_GiB, f.memory_per_gpu_GiB - pred.memory_per_gpu_GiB);
+  }
+  if (r.with_headroom) {
+    const Prediction& h = r.with_headroom->prediction;
+    const double reserve = job.cluster.gpu.memory_GiB - kTightMemoryFraction * pred.memory_capacity_GiB;
+    out += fmt::format("  it uses {:.0f}% of the usable memory, within the memory model's error (~10%); the fastest plan\n"
+                       "      under {:.0f}% (--memory-reserve {:.1f} picks it): {}\n      {} ({:+.1f}% time)\n",
+                       100 * pred.memory_per_gpu_GiB / pred.memory_capacity_GiB, 100 * kTightMemoryFraction, std::ceil(reserve * 10) / 10,
+                       plan_summary(r.with_headroom->job.plan), numbers(h), 100 * (h.iteration_time_s / pred.iteration_time_s - 1));
+  }
   if (r.runners_up.empty()) out += "  no other feasible plan was found\n";
   for (std::size_t i = 0; i < r.runners_up.size(); ++i) {
     const RankedPlan& ru = r.runners_up[i];
@@ -73,6 +90,16 @@ nlohmann::json search_to_json(const SearchResult& r, const SearchOptions& o) {
                       {"runtime", o.runtime},
                       {"runners_up", ru}};
   if (o.algorithm == SearchAlgorithm::exhaustive) j["grid_size"] = r.grid_size;
+  if (r.with_headroom)
+    j["with_headroom"] = {{"plan", plan_brief(r.with_headroom->job.plan)},
+                          {"summary", plan_summary(r.with_headroom->job.plan)},
+                          {"iteration_time_s", r.with_headroom->prediction.iteration_time_s},
+                          {"tokens_per_sec_per_gpu", r.with_headroom->prediction.tokens_per_sec_per_gpu},
+                          {"memory_per_gpu_GiB", r.with_headroom->prediction.memory_per_gpu_GiB}};
+  if (r.fastest_tied)
+    j["fastest_tied"] = {{"plan", plan_brief(r.fastest_tied->job.plan)},
+                         {"iteration_time_s", r.fastest_tied->prediction.iteration_time_s},
+                         {"memory_per_gpu_GiB", r.fastest_tied->prediction.memory_per_gpu_GiB}};
   else j["starts"] = r.starts;
   return j;
 }

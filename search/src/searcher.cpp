@@ -17,6 +17,10 @@ namespace strata {
 namespace {
 
 constexpr int kRunnersUp = 3;
+// Plans whose predicted times differ by less than this are a tie: the difference is far below the
+// model's error. Among tied plans the one with the most memory headroom wins, since the memory
+// model's own error (~10%) is what decides whether a plan near the limit really fits.
+constexpr double kTimeTie = 0.005;
 
 // Plans that differ only in stage split or recomputed-layer count are variations of one plan; a
 // runner-up must differ in a parallel degree, the micro-batch, interleaving, SP or the recompute
@@ -39,13 +43,7 @@ void validate(const SearchOptions& o) {
   if (o.max_trials < 0) throw InputError("command line", "--max-trials", "expected 0 (the default budget) or a positive number");
 }
 
-}  // namespace
-
-SearchResult search_plans(const Job& workload, const SearchOptions& options, const CostModel& model) {
-  validate(options);
-  if (options.runtime == "megatron" && workload.runtime.framework != Framework::megatron)
-    throw InputError("command line", "--framework",
-                     std::string("the megatron runtime plans Megatron-LM runs, the workload says ") + to_string(workload.runtime.framework));
+SearchResult search_once(const Job& workload, const SearchOptions& options, const CostModel& model) {
   const auto t0 = std::chrono::steady_clock::now();
   Evaluator ev(workload, options, model);
   SearchResult r;
@@ -70,6 +68,12 @@ SearchResult search_plans(const Job& workload, const SearchOptions& options, con
 
   if (best && best->feasible) {
     r.found = true;
+    const EvalPtr fastest = best;
+    for (const EvalPtr& e : ev.all())
+      if (e->feasible && e->prediction && e->time_s <= fastest->time_s * (1 + kTimeTie) &&
+          (e->memory_GiB < best->memory_GiB || (e->memory_GiB == best->memory_GiB && better(*e, *best))))
+        best = e;
+    if (best != fastest) r.fastest_tied = ranked(ev, *fastest);
     r.best = ranked(ev, *best);
     std::vector<EvalPtr> all = ev.all();
     std::sort(all.begin(), all.end(), [](const EvalPtr& a, const EvalPtr& b) { return better(*a, *b); });
@@ -101,6 +105,35 @@ SearchResult search_plans(const Job& workload, const SearchOptions& options, con
     }
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+}  // namespace
+
+SearchResult search_plans(const Job& workload, const SearchOptions& options, const CostModel& model) {
+  validate(options);
+  if (options.runtime == "megatron" && workload.runtime.framework != Framework::megatron)
+    throw InputError("command line", "--framework",
+                     std::string("the megatron runtime plans Megatron-LM runs, the workload says ") + to_string(workload.runtime.framework));
+  SearchResult r = search_once(workload, options, model);
+  const double usable = workload.cluster.gpu.memory_GiB - workload.runtime.memory_reserve_GiB;
+  if (r.found && r.best.prediction.memory_per_gpu_GiB > kTightMemoryFraction * usable) {
+    // A second search that keeps the tight margin free, so the report can offer the choice.
+    Job roomier = workload;
+    roomier.runtime.memory_reserve_GiB = workload.cluster.gpu.memory_GiB - kTightMemoryFraction * usable;
+    SearchOptions quiet = options;
+    quiet.progress = false;
+    SearchResult second = search_once(roomier, quiet, model);
+    if (second.found) {
+      // Predicted again against the memory the user gave, as the other plans are.
+      Job job = second.best.job;
+      job.runtime.memory_reserve_GiB = workload.runtime.memory_reserve_GiB;
+      r.with_headroom = RankedPlan{job, model.predict(job)};
+    }
+    r.plans_evaluated += second.plans_evaluated;
+    r.plans_ruled_out_by_memory += second.plans_ruled_out_by_memory;
+    r.seconds += second.seconds;
+  }
   return r;
 }
 

@@ -52,6 +52,23 @@ TEST_CASE("search_report: plan, why it wins, runners-up, flags") {
   CHECK(s.find("Megatron-LM flags:\n  --num-layers 96") != std::string::npos);
 }
 
+TEST_CASE("search_report and search_to_json: the tie it broke and the plan with headroom") {
+  SearchResult r = small_result();
+  CHECK(search_report(r, SearchOptions{}).find("chosen over") == std::string::npos);
+  CHECK(search_report(r, SearchOptions{}).find("--memory-reserve") == std::string::npos);
+  r.fastest_tied = r.runners_up[0];
+  r.with_headroom = r.runners_up[0];
+  const std::string s = search_report(r, SearchOptions{});
+  CHECK(s.find("chosen over tp=8 pp=16 dp=8 sp mbs=2") != std::string::npos);
+  CHECK(s.find("times within 0.5% are a tie") != std::string::npos);
+  CHECK(s.find("% of the usable memory") != std::string::npos);
+  CHECK(s.find("(--memory-reserve ") != std::string::npos);
+  const nlohmann::json j = search_to_json(r, SearchOptions{});
+  CHECK(j["fastest_tied"]["plan"]["micro_batch_size"] == 2);
+  CHECK(j["with_headroom"]["summary"] == "tp=8 pp=16 dp=8 sp mbs=2 recompute=selective dist-opt");
+  CHECK(j["with_headroom"]["memory_per_gpu_GiB"].get<double>() > 0);
+}
+
 TEST_CASE("infeasible_message: the reason and the GPU count that fits") {
   SearchResult r;
   r.infeasible_reason = "no plan fits";

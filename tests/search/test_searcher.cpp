@@ -8,6 +8,20 @@
 
 using namespace strata;
 
+namespace {
+
+// Llama-3-8B, global batch 64 x 4096 tokens on DGX H100s: the workload of the fake-model cases.
+Job llama3_8b_workload() {
+  Job w;
+  w.model = test::catalog().model("llama3-8b");
+  w.cluster = test::catalog().cluster("dgx-h100-ndr");
+  w.training.global_batch_size = 64;
+  w.training.seq_length = 4096;
+  return w;
+}
+
+}  // namespace
+
 TEST_SUITE("search") {
 TEST_CASE("search_plans: never slower than the published GPT-3 175B plan") {
   // Korthikanti et al. 2022 (Table 3 / Megatron-LM): GPT-3 175B on 1024 A100-80GB, global batch
@@ -104,11 +118,7 @@ TEST_CASE("search_plans: a fake cost model's optimum, same answer from both algo
   const test::FakeCostModel model(
       [](const ParallelPlan& p) { return 3 + test::dist(p.tp, 8) + 0.5 * test::dist(p.pp, 2) + 0.2 * test::dist(p.micro_batch_size, 2); },
       [](const ParallelPlan& p) { return 10.0 * p.micro_batch_size / p.tp; }, 40);
-  Job w;
-  w.model = test::catalog().model("llama3-8b");
-  w.cluster = test::catalog().cluster("dgx-h100-ndr");
-  w.training.global_batch_size = 64;
-  w.training.seq_length = 4096;
+  const Job w = llama3_8b_workload();
   SearchOptions o;
   o.num_gpus = 32;
   const SearchResult bn = search_plans(w, o, model);
@@ -120,5 +130,53 @@ TEST_CASE("search_plans: a fake cost model's optimum, same answer from both algo
   CHECK(bn.best.job.plan.pp == 2);
   CHECK(bn.best.job.plan.micro_batch_size == 2);
   CHECK(bn.best.prediction.iteration_time_s == ex.best.prediction.iteration_time_s);
+}
+
+TEST_CASE("search_plans: of plans predicted within 0.5% of each other, the one needing the least memory wins") {
+  // mbs barely changes the time (0.2% per doubling) and halves the memory per doubling.
+  const test::FakeCostModel model(
+      [](const ParallelPlan& p) { return 3 + test::dist(p.tp, 8) + 0.5 * test::dist(p.pp, 2) + 0.006 * test::dist(p.micro_batch_size, 1); },
+      [](const ParallelPlan& p) { return 16.0 / p.micro_batch_size; }, 40);
+  const Job w = llama3_8b_workload();
+  SearchOptions o;
+  o.num_gpus = 32;
+  o.algorithm = SearchAlgorithm::exhaustive;
+  const SearchResult r = search_plans(w, o, model);
+  REQUIRE(r.found);
+  REQUIRE(r.fastest_tied.has_value());
+  CHECK(r.fastest_tied->job.plan.micro_batch_size == 1);
+  // tp8 pp2 leaves dp2 and 32 sequences per replica: 0.006 * log2(m) <= 0.5% of 3 s allows mbs 4.
+  CHECK(r.best.job.plan.micro_batch_size == 4);
+  CHECK(r.best.prediction.memory_per_gpu_GiB < r.fastest_tied->prediction.memory_per_gpu_GiB);
+  CHECK(r.best.prediction.iteration_time_s <= 1.005 * r.fastest_tied->prediction.iteration_time_s);
+}
+
+TEST_CASE("search_plans: a plan near the memory limit comes with the fastest one that leaves headroom") {
+  Job w;
+  w.model = test::catalog().model("llama3-70b");
+  w.cluster = test::catalog().cluster("dgx-h100-ndr");
+  w.training.global_batch_size = 1024;
+  w.training.seq_length = 8192;
+  w.runtime.memory_reserve_GiB = 2;
+  const AnalyticalCostModel model;
+  SearchOptions o;
+  o.num_gpus = 512;
+  const SearchResult r = search_plans(w, o, model);
+  REQUIRE(r.found);
+  const double usable = w.cluster.gpu.memory_GiB - 2;
+  REQUIRE(r.best.prediction.memory_per_gpu_GiB > kTightMemoryFraction * usable);
+  REQUIRE(r.with_headroom.has_value());
+  const Prediction& h = r.with_headroom->prediction;
+  CHECK(h.feasible);
+  CHECK(h.memory_per_gpu_GiB <= kTightMemoryFraction * usable);
+  CHECK(h.iteration_time_s >= r.best.prediction.iteration_time_s);
+  CHECK(h == model.predict(r.with_headroom->job));  // predicted against the user's reserve
+  CHECK(r.with_headroom->job.runtime.memory_reserve_GiB == 2);
+  // With the reserve it suggests, the search picks it.
+  w.runtime.memory_reserve_GiB = w.cluster.gpu.memory_GiB - kTightMemoryFraction * usable;
+  const SearchResult again = search_plans(w, o, model);
+  REQUIRE(again.found);
+  CHECK(again.best.job.plan == r.with_headroom->job.plan);
+  CHECK_FALSE(again.with_headroom.has_value());
 }
 }

@@ -11,6 +11,10 @@
 
 namespace strata {
 
+// A plan using more than this share of the usable GPU memory is flagged as tight: the memory
+// model's error on published runs (~10%, README "Accuracy") could take it over the limit.
+inline constexpr double kTightMemoryFraction = 0.9;
+
 // Legality of the plan for this model and batch (tp divides heads and query groups, batch
 // divisible, layers >= stages, ...). Returns "" when the plan is legal, else the reason.
 std::string check_plan(const Job& job);

@@ -1,6 +1,7 @@
 #pragma once
 // The plan searcher's public interface: given a workload (model, cluster, batch, runtime) and a
-// GPU count, find the fastest memory-feasible parallel plan. The search sees the cost model only
+// GPU count, find the fastest memory-feasible parallel plan (of plans predicted within 0.5% of
+// each other, the one needing the least memory). The search sees the cost model only
 // through strata::CostModel, so tests can hand it a fake one.
 #include <cstdint>
 #include <optional>
@@ -42,6 +43,12 @@ struct SearchResult {
   bool found = false;
   RankedPlan best;
   std::vector<RankedPlan> runners_up;  // next best distinct plans, fastest first
+  // The fastest plan, when `best` was preferred to it for its memory headroom: a plan predicted
+  // less than 0.5% slower (a tie within the model's error) that needs less memory.
+  std::optional<RankedPlan> fastest_tied;
+  // When `best` is tight (over kTightMemoryFraction of the usable memory): the fastest plan that
+  // is not, found by a second search with that much less memory, if one exists.
+  std::optional<RankedPlan> with_headroom;
   std::int64_t plans_evaluated = 0;  // cost-model predictions made
   std::int64_t plans_ruled_out_by_memory = 0;  // rejected by the memory pre-check, not predicted
   int starts = 0;                    // bottleneck search: initial plans climbed from
