@@ -59,9 +59,15 @@ void register_validate(CLI::App& app, CommandContext& ctx) {
   cmd->callback([a, &ctx] {
     Catalog catalog(Catalog::default_data_dir());
     auto runs = load_validation_runs(load_json_file(a->runs_file), a->runs_file, catalog);
+    // Absolute and signed percentage errors: MAPE, and the bias (+: predicted too fast or too big).
     struct Acc {
-      double sum = 0;
+      double sum = 0, signed_sum = 0;
       int n = 0;
+      void add(double e) {
+        sum += std::fabs(e);
+        signed_sum += e;
+        n += 1;
+      }
     };
     std::map<std::string, Acc> by_group;
     int internal_errors = 0;
@@ -121,17 +127,14 @@ void register_validate(CLI::App& app, CommandContext& ctx) {
         double e = pct_error(p.tokens_per_sec_per_gpu, *run.measured_tokens_per_sec_per_gpu);
         meas = fmt::format("{:.0f}", *run.measured_tokens_per_sec_per_gpu);
         err = fmt::format("{:+.1f}", e);
-        by_group[run.source_group].sum += std::fabs(e);
-        by_group[run.source_group].n += 1;
-        all.sum += std::fabs(e);
-        all.n += 1;
+        by_group[run.source_group].add(e);
+        all.add(e);
       }
       if (run.measured_memory_GiB) {
         double e = pct_error(p.memory_per_gpu_GiB, *run.measured_memory_GiB);
         mmeas = fmt::format("{:.0f}", *run.measured_memory_GiB);
         merr = fmt::format("{:+.1f}", e);
-        mem_all.sum += std::fabs(e);
-        mem_all.n += 1;
+        mem_all.add(e);
       }
       const auto& pl = run.job->plan;
       fmt::print("{:<62} {:>9} {:>9.0f} {:>7}  {:>6} {:>6.1f} {:>6}  tp{} pp{} dp{} mbs{}{}\n", run.id.substr(0, 62), meas,
@@ -140,10 +143,15 @@ void register_validate(CLI::App& app, CommandContext& ctx) {
     }
     if (!a->explain.empty()) throw InputError(a->runs_file, "--explain", "no run with id \"" + a->explain + "\"");
     if (!a->json && all.n > 0) {
-      fmt::print("\nMAPE of tokens/s/GPU by source group:\n");
-      for (const auto& [g, acc] : by_group) fmt::print("  {:<40} {:6.1f}%  ({} runs)\n", g, acc.sum / acc.n, acc.n);
-      fmt::print("  {:<40} {:6.1f}%  ({} runs)\n", "overall", all.sum / all.n, all.n);
-      if (mem_all.n > 0) fmt::print("MAPE of memory per GPU: {:.1f}% ({} runs)\n", mem_all.sum / mem_all.n, mem_all.n);
+      fmt::print("\nMAPE of tokens/s/GPU by source group (bias: mean signed error, + when predicted faster):\n");
+      auto line = [](const std::string& g, const Acc& acc) {
+        fmt::print("  {:<40} {:6.1f}%  bias {:+6.1f}%  ({} runs)\n", g, acc.sum / acc.n, acc.signed_sum / acc.n, acc.n);
+      };
+      for (const auto& [g, acc] : by_group) line(g, acc);
+      line("overall", all);
+      if (mem_all.n > 0)
+        fmt::print("MAPE of memory per GPU: {:.1f}%, bias {:+.1f}% ({} runs)\n", mem_all.sum / mem_all.n, mem_all.signed_sum / mem_all.n,
+                   mem_all.n);
     }
     ctx.exit_code = internal_errors > 0 ? 3 : 0;
   });

@@ -81,7 +81,7 @@ TEST_CASE("strata validate") {
     REQUIRE(lines.size() >= 4);
     CHECK(has(lines.front(), "run"));
     CHECK(has(table.out, "cannot predict:"));
-    CHECK(has(table.out, "MAPE of tokens/s/GPU by source group:"));
+    CHECK(has(table.out, "MAPE of tokens/s/GPU by source group (bias: mean signed error"));
     CHECK(lines.back().starts_with("MAPE of memory per GPU: "));
     CHECK(has(lines.back(), "(1 runs)"));
     const std::string& overall = lines[lines.size() - 2];
