@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "costmodel/predictor.h"
 #include "planner/energy_model.h"
 #include "planner/report.h"
 
@@ -29,12 +30,17 @@ std::string money(double usd) {
 }
 
 std::string row_note(const SweepRow& r) {
+  std::string note;
   switch (r.selection) {
-    case RowSelection::searched: return "";
-    case RowSelection::scaled: return fmt::format("{}-GPU plan scaled by dp", r.kept_from_gpus);
-    case RowSelection::kept: return fmt::format("uses {} of {} GPUs (more are not faster)", r.gpus_used, r.point.gpus);
+    case RowSelection::searched: break;
+    case RowSelection::scaled: note = fmt::format("{}-GPU plan scaled by dp", r.kept_from_gpus); break;
+    case RowSelection::kept: note = fmt::format("uses {} of {} GPUs (more are not faster)", r.gpus_used, r.point.gpus); break;
   }
-  return "";
+  // As in `strata plan`: above this share the memory model's error could take the plan over.
+  const Prediction& p = r.prediction;
+  if (r.feasible && p.memory_per_gpu_GiB > kTightMemoryFraction * p.memory_capacity_GiB)
+    note += fmt::format("{}memory tight ({:.0f}% of usable)", note.empty() ? "" : "; ", 100 * p.memory_per_gpu_GiB / p.memory_capacity_GiB);
+  return note;
 }
 
 }  // namespace

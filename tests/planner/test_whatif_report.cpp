@@ -125,6 +125,21 @@ TEST_CASE("whatif_table: plan, figures, reasons and stated defaults") {
   CHECK(t.find("400 g/kWh, the DEFAULT grid carbon intensity") != std::string::npos);
 }
 
+TEST_CASE("whatif_table: a plan above 90% of the usable memory is noted as tight") {
+  auto rows = sample_rows();
+  WhatifContext ctx;
+  ctx.model = "llama3-70b";
+  ctx.tokens = 2e12;
+  for (SweepRow& r : rows) r.prediction.memory_capacity_GiB = 77.7;
+  rows[0].prediction.memory_per_gpu_GiB = 60;  // 77%: roomy
+  rows[1].prediction.memory_per_gpu_GiB = 75;  // 97%
+  const std::string t = whatif_table(rows, ctx);
+  CHECK(t.find("64-GPU plan scaled by dp; memory tight (97% of usable)") != std::string::npos);
+  CHECK(t.find("(77% of usable)") == std::string::npos);
+  rows[0].prediction.memory_per_gpu_GiB = 71;  // 91%, a searched row: the note alone
+  CHECK(whatif_table(rows, ctx).find("  memory tight (91% of usable)") != std::string::npos);
+}
+
 TEST_CASE("whatif_panels: a time and a cost panel, one series per group, infeasible points left out") {
   auto rows = sample_rows();
   WhatifContext ctx;
