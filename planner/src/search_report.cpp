@@ -90,6 +90,7 @@ nlohmann::json search_to_json(const SearchResult& r, const SearchOptions& o) {
                       {"runtime", o.runtime},
                       {"runners_up", ru}};
   if (o.algorithm == SearchAlgorithm::exhaustive) j["grid_size"] = r.grid_size;
+  else j["starts"] = r.starts;
   if (r.with_headroom)
     j["with_headroom"] = {{"plan", plan_brief(r.with_headroom->job.plan)},
                           {"summary", plan_summary(r.with_headroom->job.plan)},
@@ -100,7 +101,6 @@ nlohmann::json search_to_json(const SearchResult& r, const SearchOptions& o) {
     j["fastest_tied"] = {{"plan", plan_brief(r.fastest_tied->job.plan)},
                          {"iteration_time_s", r.fastest_tied->prediction.iteration_time_s},
                          {"memory_per_gpu_GiB", r.fastest_tied->prediction.memory_per_gpu_GiB}};
-  else j["starts"] = r.starts;
   return j;
 }
 

@@ -65,6 +65,7 @@ TEST_CASE("search_report and search_to_json: the tie it broke and the plan with 
   CHECK(s.find("(--memory-reserve ") != std::string::npos);
   const nlohmann::json j = search_to_json(r, SearchOptions{});
   CHECK(j["fastest_tied"]["plan"]["micro_batch_size"] == 2);
+  CHECK(j["starts"] == 5);  // the other fields stay
   CHECK(j["with_headroom"]["summary"] == "tp=8 pp=16 dp=8 sp mbs=2 recompute=selective dist-opt");
   CHECK(j["with_headroom"]["memory_per_gpu_GiB"].get<double>() > 0);
 }
