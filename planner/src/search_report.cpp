@@ -57,7 +57,7 @@ std::string search_report(const SearchResult& r, const SearchOptions& o) {
     const Prediction& h = r.with_headroom->prediction;
     const double reserve = job.cluster.gpu.memory_GiB - kTightMemoryFraction * pred.memory_capacity_GiB;
     out += fmt::format("  it uses {:.0f}% of the usable memory, within the memory model's error (~10%); the fastest plan\n"
-                       "      under {:.0f}% (--memory-reserve {:.1f} picks it): {}\n      {} ({:+.1f}% time)\n",
+                       "      under {:.0f}% (--memory-reserve {:.1f} keeps that margin): {}\n      {} ({:+.1f}% time)\n",
                        100 * pred.memory_per_gpu_GiB / pred.memory_capacity_GiB, 100 * kTightMemoryFraction, std::ceil(reserve * 10) / 10,
                        plan_summary(r.with_headroom->job.plan), numbers(h), 100 * (h.iteration_time_s / pred.iteration_time_s - 1));
   }
