@@ -75,14 +75,17 @@ void register_calibrate(CLI::App& app, CommandContext& ctx) {
       throw InputError(a->profiles.front(), "/records",
                        "no kernel records labelled with a gemm, attention or elementwise op; calibration needs a profile from "
                        "`strata profile` (a `strata trace` of an arbitrary program has no op labels)");
-    profiler::CalibrationFit fit = profiler::fit_calibration(samples, *gpu, Calibration{});
+    // "Before" is what predict uses for this GPU without a calibration: its architecture's defaults,
+    // which also stand for the coefficients the profile does not constrain.
+    const Calibration base = default_calibration(*gpu);
+    profiler::CalibrationFit fit = profiler::fit_calibration(samples, *gpu, base);
     profiler::fit_comm(collectives, *gpu, fit);
     fit.calibration.source = "strata calibrate: " + measured;
     nlohmann::json j = profiler::calibration_fit_to_json(fit, gpu->name);
     std::string layer_report;
     if (!a->layers.empty()) {
       auto steps = profiler::load_layer_steps(a->layers);
-      auto rows = profiler::compare_layer_steps(catalog, steps, *gpu, Calibration{}.kernel, fit.calibration.kernel);
+      auto rows = profiler::compare_layer_steps(catalog, steps, *gpu, base.kernel, fit.calibration.kernel);
       layer_report = profiler::layer_steps_report(rows);
       nlohmann::json lj = nlohmann::json::array();
       for (const auto& r : rows)
