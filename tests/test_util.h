@@ -4,6 +4,7 @@
 
 #include <array>
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -38,6 +39,16 @@ inline Job gpt3_175b_job() {
   job.plan.distributed_optimizer = true;
   job.calibration = catalog().calibration_or_default(job.cluster.gpu);
   return job;
+}
+
+// A workload without a plan: model and cluster presets, global batch, sequence length.
+inline Job workload(const std::string& model, const std::string& cluster, std::int64_t global_batch, std::int64_t seq) {
+  Job w;
+  w.model = catalog().model(model);
+  w.cluster = catalog().cluster(cluster);
+  w.training.global_batch_size = global_batch;
+  w.training.seq_length = seq;
+  return w;
 }
 
 struct RunResult {

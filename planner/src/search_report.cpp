@@ -31,6 +31,17 @@ nlohmann::json plan_brief(const ParallelPlan& p) {
           {"stage_layers", p.stage_layers}};
 }
 
+// A plan the search found besides the winner, with its headline numbers.
+nlohmann::json ranked_json(const RankedPlan& x) {
+  return {{"plan", plan_brief(x.job.plan)},
+          {"summary", plan_summary(x.job.plan)},
+          {"iteration_time_s", x.prediction.iteration_time_s},
+          {"tokens_per_sec_per_gpu", x.prediction.tokens_per_sec_per_gpu},
+          {"mfu", x.prediction.mfu},
+          {"memory_per_gpu_GiB", x.prediction.memory_per_gpu_GiB},
+          {"bottleneck", x.prediction.bottleneck.kind}};
+}
+
 }  // namespace
 
 const char* to_string(SearchAlgorithm a) { return a == SearchAlgorithm::exhaustive ? "exhaustive" : "bottleneck"; }
@@ -48,10 +59,10 @@ std::string search_report(const SearchResult& r, const SearchOptions& o) {
   out += fmt::format("  it ends on \"{}\": {}\n", pred.bottleneck.kind, pred.bottleneck.detail);
   if (r.fastest_tied) {
     const Prediction& f = r.fastest_tied->prediction;
-    out += fmt::format("  chosen over {} ({:+.1f}% time, {:.1f} GiB/GPU): times within 0.5% are a tie, and this plan\n"
+    out += fmt::format("  chosen over {} ({:+.1f}% time, {:.1f} GiB/GPU): times within {:g}% are a tie, and this plan\n"
                        "      leaves {:.1f} GiB more memory headroom\n",
                        plan_summary(r.fastest_tied->job.plan), 100 * (f.iteration_time_s / pred.iteration_time_s - 1),
-                       f.memory_per_gpu_GiB, f.memory_per_gpu_GiB - pred.memory_per_gpu_GiB);
+                       f.memory_per_gpu_GiB, 100 * kTimeTie, f.memory_per_gpu_GiB - pred.memory_per_gpu_GiB);
   }
   if (r.with_headroom) {
     const Prediction& h = r.with_headroom->prediction;
@@ -74,14 +85,7 @@ std::string search_report(const SearchResult& r, const SearchOptions& o) {
 
 nlohmann::json search_to_json(const SearchResult& r, const SearchOptions& o) {
   nlohmann::json ru = nlohmann::json::array();
-  for (const RankedPlan& x : r.runners_up)
-    ru.push_back({{"plan", plan_brief(x.job.plan)},
-                  {"summary", plan_summary(x.job.plan)},
-                  {"iteration_time_s", x.prediction.iteration_time_s},
-                  {"tokens_per_sec_per_gpu", x.prediction.tokens_per_sec_per_gpu},
-                  {"mfu", x.prediction.mfu},
-                  {"memory_per_gpu_GiB", x.prediction.memory_per_gpu_GiB},
-                  {"bottleneck", x.prediction.bottleneck.kind}});
+  for (const RankedPlan& x : r.runners_up) ru.push_back(ranked_json(x));
   nlohmann::json j = {{"algorithm", to_string(o.algorithm)},
                       {"plans_evaluated", r.plans_evaluated},
                       {"plans_ruled_out_by_memory", r.plans_ruled_out_by_memory},
@@ -91,16 +95,8 @@ nlohmann::json search_to_json(const SearchResult& r, const SearchOptions& o) {
                       {"runners_up", ru}};
   if (o.algorithm == SearchAlgorithm::exhaustive) j["grid_size"] = r.grid_size;
   else j["starts"] = r.starts;
-  if (r.with_headroom)
-    j["with_headroom"] = {{"plan", plan_brief(r.with_headroom->job.plan)},
-                          {"summary", plan_summary(r.with_headroom->job.plan)},
-                          {"iteration_time_s", r.with_headroom->prediction.iteration_time_s},
-                          {"tokens_per_sec_per_gpu", r.with_headroom->prediction.tokens_per_sec_per_gpu},
-                          {"memory_per_gpu_GiB", r.with_headroom->prediction.memory_per_gpu_GiB}};
-  if (r.fastest_tied)
-    j["fastest_tied"] = {{"plan", plan_brief(r.fastest_tied->job.plan)},
-                         {"iteration_time_s", r.fastest_tied->prediction.iteration_time_s},
-                         {"memory_per_gpu_GiB", r.fastest_tied->prediction.memory_per_gpu_GiB}};
+  if (r.with_headroom) j["with_headroom"] = ranked_json(*r.with_headroom);
+  if (r.fastest_tied) j["fastest_tied"] = ranked_json(*r.fastest_tied);
   return j;
 }
 

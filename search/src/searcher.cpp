@@ -17,10 +17,6 @@ namespace strata {
 namespace {
 
 constexpr int kRunnersUp = 3;
-// Plans whose predicted times differ by less than this are a tie: the difference is far below the
-// model's error. Among tied plans the one with the most memory headroom wins, since the memory
-// model's own error (~10%) is what decides whether a plan near the limit really fits.
-constexpr double kTimeTie = 0.005;
 
 // Plans that differ only in stage split or recomputed-layer count are variations of one plan; a
 // runner-up must differ in a parallel degree, the micro-batch, interleaving, SP or the recompute
@@ -68,15 +64,16 @@ SearchResult search_once(const Job& workload, const SearchOptions& options, cons
 
   if (best && best->feasible) {
     r.found = true;
-    const EvalPtr fastest = best;
-    for (const EvalPtr& e : ev.all())
-      if (e->feasible && e->prediction && e->time_s <= fastest->time_s * (1 + kTimeTie) &&
-          (e->memory_GiB < best->memory_GiB || (e->memory_GiB == best->memory_GiB && better(*e, *best))))
-        best = e;
-    if (best != fastest) r.fastest_tied = ranked(ev, *fastest);
-    r.best = ranked(ev, *best);
     std::vector<EvalPtr> all = ev.all();
     std::sort(all.begin(), all.end(), [](const EvalPtr& a, const EvalPtr& b) { return better(*a, *b); });
+    // Fastest first: the tied plans are a prefix; the first with the least memory wins.
+    const EvalPtr fastest = best;
+    for (const EvalPtr& e : all) {
+      if (!e->feasible || e->time_s > fastest->time_s * (1 + kTimeTie)) break;
+      if (e->prediction && e->memory_GiB < best->memory_GiB) best = e;
+    }
+    if (best != fastest) r.fastest_tied = ranked(ev, *fastest);
+    r.best = ranked(ev, *best);
     std::vector<decltype(signature(best->plan))> shown{signature(best->plan)};
     for (const EvalPtr& e : all) {
       if (static_cast<int>(r.runners_up.size()) >= kRunnersUp || !e->feasible) break;

@@ -9,14 +9,7 @@ using namespace strata;
 
 namespace {
 
-Job llama_workload() {
-  Job w;
-  w.model = test::catalog().model("llama3-70b");
-  w.cluster = test::catalog().cluster("dgx-h100-ndr");
-  w.training.global_batch_size = 256;
-  w.training.seq_length = 4096;
-  return w;
-}
+Job llama_workload() { return test::workload("llama3-70b", "dgx-h100-ndr", 256, 4096); }
 
 // Optimum at tp=4 pp=4 mbs=2 selective recompute, vpp=1; plans with tp*pp < 8 do not fit.
 test::FakeCostModel known_optimum() {

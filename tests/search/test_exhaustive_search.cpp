@@ -9,14 +9,7 @@ using namespace strata;
 
 namespace {
 
-Job small_workload() {
-  Job w;
-  w.model = test::catalog().model("gpt3-13b");
-  w.cluster = test::catalog().cluster("dgx-a100-hdr");
-  w.training.global_batch_size = 128;
-  w.training.seq_length = 2048;
-  return w;
-}
+Job small_workload() { return test::workload("gpt3-13b", "dgx-a100-hdr", 128, 2048); }
 
 }  // namespace
 

@@ -8,20 +8,6 @@
 
 using namespace strata;
 
-namespace {
-
-// Llama-3-8B, global batch 64 x 4096 tokens on DGX H100s: the workload of the fake-model cases.
-Job llama3_8b_workload() {
-  Job w;
-  w.model = test::catalog().model("llama3-8b");
-  w.cluster = test::catalog().cluster("dgx-h100-ndr");
-  w.training.global_batch_size = 64;
-  w.training.seq_length = 4096;
-  return w;
-}
-
-}  // namespace
-
 TEST_SUITE("search") {
 TEST_CASE("search_plans: never slower than the published GPT-3 175B plan") {
   // Korthikanti et al. 2022 (Table 3 / Megatron-LM): GPT-3 175B on 1024 A100-80GB, global batch
@@ -67,11 +53,7 @@ TEST_CASE("search_plans: runners-up are feasible, slower and differ in a major d
 }
 
 TEST_CASE("search_plans: nothing fits: the reason, the least memory and the GPUs that would fit") {
-  Job w;
-  w.model = test::catalog().model("llama3.1-405b");
-  w.cluster = test::catalog().cluster("dgx-a100-hdr");
-  w.training.global_batch_size = 16;
-  w.training.seq_length = 8192;
+  Job w = test::workload("llama3.1-405b", "dgx-a100-hdr", 16, 8192);
   const AnalyticalCostModel model;
   SearchOptions o;
   o.num_gpus = 8;
@@ -118,7 +100,7 @@ TEST_CASE("search_plans: a fake cost model's optimum, same answer from both algo
   const test::FakeCostModel model(
       [](const ParallelPlan& p) { return 3 + test::dist(p.tp, 8) + 0.5 * test::dist(p.pp, 2) + 0.2 * test::dist(p.micro_batch_size, 2); },
       [](const ParallelPlan& p) { return 10.0 * p.micro_batch_size / p.tp; }, 40);
-  const Job w = llama3_8b_workload();
+  const Job w = test::workload("llama3-8b", "dgx-h100-ndr", 64, 4096);
   SearchOptions o;
   o.num_gpus = 32;
   const SearchResult bn = search_plans(w, o, model);
@@ -137,7 +119,7 @@ TEST_CASE("search_plans: of plans predicted within 0.5% of each other, the one n
   const test::FakeCostModel model(
       [](const ParallelPlan& p) { return 3 + test::dist(p.tp, 8) + 0.5 * test::dist(p.pp, 2) + 0.006 * test::dist(p.micro_batch_size, 1); },
       [](const ParallelPlan& p) { return 16.0 / p.micro_batch_size; }, 40);
-  const Job w = llama3_8b_workload();
+  const Job w = test::workload("llama3-8b", "dgx-h100-ndr", 64, 4096);
   SearchOptions o;
   o.num_gpus = 32;
   o.algorithm = SearchAlgorithm::exhaustive;
@@ -152,11 +134,7 @@ TEST_CASE("search_plans: of plans predicted within 0.5% of each other, the one n
 }
 
 TEST_CASE("search_plans: a plan near the memory limit comes with the fastest one that leaves headroom") {
-  Job w;
-  w.model = test::catalog().model("llama3-70b");
-  w.cluster = test::catalog().cluster("dgx-h100-ndr");
-  w.training.global_batch_size = 1024;
-  w.training.seq_length = 8192;
+  Job w = test::workload("llama3-70b", "dgx-h100-ndr", 1024, 8192);
   w.runtime.memory_reserve_GiB = 2;
   const AnalyticalCostModel model;
   SearchOptions o;

@@ -39,6 +39,11 @@ struct RankedPlan {
   Prediction prediction;
 };
 
+// Plans whose predicted times differ by less than this fraction are a tie: the difference is far
+// below the model's error. Among tied plans the one with the most memory headroom wins, since the
+// memory model's own error (~10%) is what decides whether a plan near the limit really fits.
+inline constexpr double kTimeTie = 0.005;
+
 struct SearchResult {
   bool found = false;
   RankedPlan best;
