@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Measure PyTorch transformer-layer training steps on one GPU, for comparing strata's kernel model.
 
-Runs forward + backward of a stack of decoder layers (bf16, RMSNorm/LayerNorm, SwiGLU/GELU MLP,
-scaled_dot_product_attention with the flash backend, causal) at the per-GPU shapes of several
+Runs forward + backward of a stack of decoder layers (bf16 or fp16, RMSNorm/LayerNorm, SwiGLU/GELU
+MLP, causal attention either as scaled_dot_product_attention with the flash backend or, with
+--attention unfused, the way Megatron-LM and Megatron-DeepSpeed ran it before flash attention:
+baddbmm of the scaled scores (plus the ALiBi bias for ALiBi models), causal mask, softmax, bmm with
+the values) at the per-GPU shapes of several
 models under tensor parallelism tp (heads, query groups and FFN width divided by tp, as one
 Megatron TP rank computes them; the TP collectives themselves are not run). Records the step time
 (CUDA events, median of --iters after --warmup) and peak memory per configuration into a JSON that
@@ -26,11 +29,15 @@ MODELS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mod
 
 
 def load_model(name):
-    with open(os.path.join(MODELS_DIR, name + ".json")) as f:
+    """A catalog name (models/<name>.json) or a path to a model JSON."""
+    path = name if name.endswith(".json") else os.path.join(MODELS_DIR, name + ".json")
+    with open(path) as f:
         return json.load(f)
 
 
-def build_layer(torch, m, tp, device):
+def build_layer(torch, m, tp, device, dtype, attention, dropout=0.0):
+    """One decoder layer as one TP rank computes it (no TP collectives). dropout > 0 adds hidden
+    dropout after the attention projection and fc2 and attention dropout inside SDPA."""
     nn = torch.nn
     F = torch.nn.functional
     h = m["hidden_size"]
@@ -41,6 +48,9 @@ def build_layer(torch, m, tp, device):
     rms = m.get("normalization", "layernorm") == "rmsnorm"
     moe = m.get("moe")
     ffn = (moe["expert_ffn_hidden_size"] if moe else m["ffn_hidden_size"]) // tp
+
+    def drop(t):
+        return F.dropout(t, dropout) if dropout > 0 else t
 
     class Norm(nn.Module):
         def __init__(self):
@@ -71,17 +81,43 @@ def build_layer(torch, m, tp, device):
             if groups != heads:
                 k = k.repeat_interleave(heads // groups, dim=1)
                 v = v.repeat_interleave(heads // groups, dim=1)
-            a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-            x = x + self.proj(a.transpose(1, 2).reshape(b, s, heads * d))
+            if attention == "flash":
+                a = F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=dropout)
+            else:
+                a = unfused_attention(torch, q, k, v, alibi)
+            x = x + drop(self.proj(a.transpose(1, 2).reshape(b, s, heads * d)))
             y = self.fc1(self.n2(x))
             if swiglu:
                 g, u = y.chunk(2, dim=-1)
                 y = F.silu(g) * u
             else:
                 y = F.gelu(y, approximate="tanh")
-            return x + self.fc2(y)
+            return x + drop(self.fc2(y))
 
-    return Layer().to(device=device, dtype=torch.bfloat16)
+    alibi = None
+    if attention == "unfused" and m.get("position_embedding") == "alibi":
+        # ALiBi slopes of this rank's heads (Press et al. 2022), added to the scores by baddbmm as
+        # BLOOM's Megatron-DeepSpeed does: one [heads, 1, s] bias broadcast over the query rows.
+        n = m["num_attention_heads"]
+        slopes = torch.tensor([2 ** (-8 * (i + 1) / n) for i in range(n)])[:heads]
+        alibi = (slopes[:, None, None] * torch.arange(m.get("max_seq_length", 2048))[None, None, :]).to(device=device, dtype=dtype)
+    return Layer().to(device=device, dtype=dtype)
+
+
+def unfused_attention(torch, q, k, v, alibi):
+    """Scores materialized as [b*heads, s, s]: baddbmm (scale folded into alpha, ALiBi as the added
+    input), causal mask, softmax, bmm with V. Megatron's fused kernel does scale, mask and softmax
+    in one pass; here the mask fill and the softmax are two."""
+    b, heads, s, d = q.shape
+    q2, k2, v2 = q.reshape(b * heads, s, d), k.reshape(b * heads, s, d), v.reshape(b * heads, s, d)
+    if alibi is not None:
+        bias = alibi[:, :, :s].repeat(b, 1, 1)
+        scores = torch.baddbmm(bias, q2, k2.transpose(1, 2), beta=1.0, alpha=d ** -0.5)
+    else:
+        scores = torch.bmm(q2, k2.transpose(1, 2)) * (d ** -0.5)
+    mask = torch.ones(s, s, device=q.device, dtype=torch.bool).triu_(1)
+    probs = torch.softmax(scores.masked_fill(mask, torch.finfo(scores.dtype).min), dim=-1)
+    return torch.bmm(probs, v2).view(b, heads, s, d)
 
 
 def attention_profile(out, args, device_name, compute_capability, sm_count, memory_GiB, ops, records):
@@ -118,6 +154,8 @@ def main():
     ap.add_argument("--seq", default="2048,4096")
     ap.add_argument("--micro-batch", type=int, default=1)
     ap.add_argument("--layers", type=int, default=2)
+    ap.add_argument("--precision", choices=["bf16", "fp16"], default="bf16")
+    ap.add_argument("--attention", choices=["flash", "unfused"], default="flash")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("--out", required=True, help="measurements JSON (e.g. configs/measurements/h100-layer-steps.json)")
@@ -138,12 +176,14 @@ def main():
         "host": socket.gethostname(),
         "torch_version": torch.__version__,
         "cuda_version": torch.version.cuda,
-        "method": f"forward+backward of {args.layers} decoder layers, bf16, SDPA flash (causal), CUDA events, "
+        "method": f"forward+backward of {args.layers} decoder layers, {args.precision}, "
+                  f"{'SDPA flash' if args.attention == 'flash' else 'unfused baddbmm/softmax/bmm'} attention (causal), CUDA events, "
                   f"median of {args.iters} after {args.warmup} warmup; TP collectives not run",
         "measurements": [],
     }
     attention_ops, attention_records = [], []
     t_ns = 0
+    dtype = torch.bfloat16 if args.precision == "bf16" else torch.float16
     for name in args.models.split(","):
         m = load_model(name)
         for tp in [int(t) for t in args.tp.split(",")]:
@@ -153,8 +193,8 @@ def main():
                 torch.cuda.empty_cache()
                 torch.cuda.reset_peak_memory_stats()
                 try:
-                    layers = torch.nn.Sequential(*[build_layer(torch, m, tp, dev) for _ in range(args.layers)])
-                    x = torch.randn(args.micro_batch, seq, m["hidden_size"], device=dev, dtype=torch.bfloat16, requires_grad=True)
+                    layers = torch.nn.Sequential(*[build_layer(torch, m, tp, dev, dtype, args.attention) for _ in range(args.layers)])
+                    x = torch.randn(args.micro_batch, seq, m["hidden_size"], device=dev, dtype=dtype, requires_grad=True)
 
                     def step():
                         with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
@@ -173,16 +213,16 @@ def main():
                 finally:
                     layers = x = None
                 rec = {"model": name, "tp": tp, "seq": seq, "micro_batch": args.micro_batch, "layers": args.layers,
-                       "precision": "bf16", "step_time_s": t_step, "forward_time_s": t_fwd,
+                       "precision": args.precision, "attention": args.attention, "step_time_s": t_step, "forward_time_s": t_fwd,
                        "backward_time_s": max(t_step - t_fwd, 0.0), "peak_memory_GiB": peak}
                 out["measurements"].append(rec)
-                print(f"{name:<14} tp={tp} seq={seq:<6} step {t_step*1e3:8.2f} ms  fwd {t_fwd*1e3:8.2f} ms  peak {peak:6.2f} GiB")
+                print(f"{name:<14} tp={tp} seq={seq:<6} {args.precision} {args.attention:<7} step {t_step*1e3:8.2f} ms  fwd {t_fwd*1e3:8.2f} ms  peak {peak:6.2f} GiB")
 
-                if args.attention_profile:
+                if args.attention_profile and args.attention == "flash":
                     heads = m["num_attention_heads"] // tp
                     d = m["hidden_size"] // m["num_attention_heads"]
                     b = args.micro_batch
-                    q = torch.randn(b, heads, seq, d, device=dev, dtype=torch.bfloat16, requires_grad=True)
+                    q = torch.randn(b, heads, seq, d, device=dev, dtype=dtype, requires_grad=True)
                     k = torch.randn_like(q, requires_grad=True)
                     v = torch.randn_like(q, requires_grad=True)
                     go = torch.randn_like(q)
@@ -206,7 +246,7 @@ def main():
                                              ("flash_attention_bwd", a_bwd, flops * 2.5, byts * 2)):
                         _, times = time_cuda(torch, fn, args.warmup, args.iters)
                         idx = len(attention_ops)
-                        attention_ops.append({"name": label, "kind": "attention", "precision": "bf16", "m": seq, "n": seq,
+                        attention_ops.append({"name": label, "kind": "attention", "precision": args.precision, "m": seq, "n": seq,
                                               "k": d, "batch": b * heads, "flops": f, "bytes": by,
                                               "source": f"{name} tp={tp} seq={seq} (PyTorch SDPA flash)"})
                         for i, t in enumerate(times):

@@ -1,6 +1,6 @@
 #pragma once
-// Measured transformer-layer training steps (scripts/measure_layer_step.py: PyTorch, bf16, SDPA
-// flash attention, one GPU running a TP rank's shard) against the kernel model's layer time
+// Measured transformer-layer training steps (scripts/measure_layer_step.py: PyTorch, bf16 or fp16,
+// SDPA flash or unfused attention, one GPU running a TP rank's shard) against the kernel model's layer time
 // (decoder_layer_ops forward + backward through KernelModel), before and after calibration.
 #include <string>
 #include <vector>
@@ -12,18 +12,20 @@
 namespace strata::profiler {
 
 struct LayerStep {
-  std::string model;
+  std::string model;  // catalog name, or a model JSON path (relative paths: to the steps file's folder)
   int tp = 1;
   std::int64_t seq = 0;
   std::int64_t micro_batch = 1;
   int layers = 1;
   std::string precision = "bf16";
+  bool flash_attention = true;  // "attention": "flash" | "unfused"
   double step_time_s = 0;     // forward + backward of `layers` layers
   double forward_time_s = 0;  // 0: not measured
   double peak_memory_GiB = 0;
 };
 
 struct LayerStepsFile {
+  std::string path;
   std::string gpu;
   std::string measured_at;
   std::string method;
