@@ -106,6 +106,8 @@ std::vector<std::string> megatron_args(const Job& job) {
   if (p.dp * p.cp > 1 && job.runtime.overlap_grad_reduce) flag(a, "--overlap-grad-reduce");
   if (p.distributed_optimizer && p.dp * p.cp > 1 && job.runtime.overlap_param_gather) flag(a, "--overlap-param-gather");
   if (job.runtime.tp_comm_overlap && p.tp > 1) flag(a, "--tp-comm-overlap");
+  // Megatron fuses gradient accumulation into the weight-gradient GEMM by default.
+  if (!job.runtime.fused_grad_accumulation) flag(a, "--no-gradient-accumulation-fusion");
   // Precision.
   switch (job.training.precision) {
     case Precision::fp16: flag(a, "--fp16"); break;

@@ -123,7 +123,10 @@ TEST_CASE("build_job") {
     o.tp_comm_overlap = true;
     o.no_overlap_grad_reduce = true;
     o.framework = "Megatron-DeepSpeed";
+    CHECK(build_job(o, test::catalog()).runtime.fused_grad_accumulation);
+    o.no_grad_accumulation_fusion = true;
     Job job = build_job(o, test::catalog());
+    CHECK_FALSE(job.runtime.fused_grad_accumulation);
     CHECK_FALSE(job.runtime.flash_attention);
     CHECK(job.runtime.tp_comm_overlap);
     CHECK_FALSE(job.runtime.overlap_grad_reduce);

@@ -151,7 +151,7 @@ TEST_CASE("megatron_args") {
     CHECK_FALSE(has(a, "--bf16"));
     CHECK_FALSE(has(a, "--fp16"));
   }
-  SUBCASE("context, expert and TP-overlap flags appear only when used") {
+  SUBCASE("context, expert, TP-overlap and gradient-accumulation flags appear only when used") {
     Job job = llama3_70b_job();
     CHECK_FALSE(has(megatron_args(job), "--context-parallel-size"));
     job.plan.cp = 2;
@@ -159,6 +159,9 @@ TEST_CASE("megatron_args") {
     auto a = megatron_args(job);
     CHECK(value_of(a, "--context-parallel-size") == "2");
     CHECK(has(a, "--tp-comm-overlap"));
+    CHECK_FALSE(has(a, "--no-gradient-accumulation-fusion"));
+    job.runtime.fused_grad_accumulation = false;
+    CHECK(has(megatron_args(job), "--no-gradient-accumulation-fusion"));
     Job moe = llama3_70b_job();
     moe.model = test::catalog().model("mixtral-8x7b");
     moe.plan.ep = 4;
