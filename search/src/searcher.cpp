@@ -111,7 +111,9 @@ SearchResult search_plans(const Job& workload, const SearchOptions& options, con
   validate(options);
   if (options.runtime == "megatron" && workload.runtime.framework != Framework::megatron)
     throw InputError("command line", "--framework",
-                     std::string("the megatron runtime plans Megatron-LM runs, the workload says ") + to_string(workload.runtime.framework));
+                     std::string("strata plan searches Megatron-LM plans (--runtime megatron) and the workload says ") +
+                         to_string(workload.runtime.framework) + "; drop --framework, or predict a given " +
+                         to_string(workload.runtime.framework) + " plan with strata predict --framework");
   SearchResult r = search_once(workload, options, model);
   const double usable = workload.cluster.gpu.memory_GiB - workload.runtime.memory_reserve_GiB;
   if (r.found && r.best.prediction.memory_per_gpu_GiB > kTightMemoryFraction * usable) {

@@ -93,7 +93,8 @@ TEST_CASE("search_plans: bad options are input errors") {
   o.runtime = "megatron";
   Job ds = test::gpt3_175b_job();
   ds.runtime.framework = Framework::deepspeed;
-  CHECK_THROWS_WITH(search_plans(ds, o, model), "command line: --framework: the megatron runtime plans Megatron-LM runs, the workload says deepspeed");
+  CHECK_THROWS_WITH(search_plans(ds, o, model), "command line: --framework: strata plan searches Megatron-LM plans (--runtime megatron) and the workload says "
+                    "deepspeed; drop --framework, or predict a given deepspeed plan with strata predict --framework");
 }
 
 TEST_CASE("search_plans: a fake cost model's optimum, same answer from both algorithms") {
