@@ -132,18 +132,23 @@ def attention_profile(out, args, device_name, compute_capability, sm_count, memo
             "ops": ops, "records": records}
 
 
-def time_cuda(torch, fn, warmup, iters):
+def time_cuda(torch, fn, warmup, iters, back_to_back=1):
+    """Median GPU time of one fn() call. With back_to_back > 1 each sample times that many calls
+    queued one after another and divides: a single short kernel timed between two events also
+    counts the GPU waiting for the host to dispatch it (tens of microseconds from Python)."""
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
     times = []
     for _ in range(iters):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        fn()  # queued first, so the GPU is busy when `start` is reached
         start.record()
-        fn()
+        for _ in range(back_to_back):
+            fn()
         end.record()
         torch.cuda.synchronize()
-        times.append(start.elapsed_time(end) / 1e3)
+        times.append(start.elapsed_time(end) / 1e3 / back_to_back)
     return statistics.median(times), times
 
 
@@ -244,7 +249,7 @@ def main():
                     byts = (b * seq * (h + 2 * kv) / tp + b * seq * h / tp) * 2
                     for label, fn, f, by in (("flash_attention", a_fwd, flops, byts),
                                              ("flash_attention_bwd", a_bwd, flops * 2.5, byts * 2)):
-                        _, times = time_cuda(torch, fn, args.warmup, args.iters)
+                        _, times = time_cuda(torch, fn, args.warmup, args.iters, back_to_back=10)
                         idx = len(attention_ops)
                         attention_ops.append({"name": label, "kind": "attention", "precision": args.precision, "m": seq, "n": seq,
                                               "k": d, "batch": b * heads, "flops": f, "bytes": by,
