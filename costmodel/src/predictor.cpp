@@ -16,12 +16,12 @@ namespace strata {
 namespace {
 
 // Bytes the optimizer phase of a step moves per parameter it updates (Megatron's mixed-precision
-// optimizer; PyTorch's fused AdamW with clip_grad_norm_ is the same): the grad-norm pass reads the
-// fp32 gradient (4 B); Adam reads fp32 param, grad, m, v (16 B) and writes param, m, v (12 B); the
-// update is copied to the bf16/fp16 model weights (read 4 B, write 2 B); the gradient buffer is
-// zeroed for the next step (4 B). Gradient clipping, when the norm exceeds the threshold, adds a
-// read and write of the gradient (8 B); not counted. Measured on an H100 for GPT-3 2.7B
-// (configs/measurements, train-steps): 50.9 ms for 2.65B parameters with clipping on every step.
+// optimizer): the grad-norm pass reads the fp32 gradient (4 B); Adam reads fp32 param, grad, m, v
+// (16 B) and writes param, m, v (12 B); the update is copied to the bf16/fp16 model weights (read
+// 4 B, write 2 B); the gradient buffer is zeroed for the next step (4 B). Megatron rescales the
+// gradient (8 B more) only when its norm exceeds the clipping threshold; not counted. PyTorch's
+// clip_grad_norm_ rescales on every step: 50 B, measured on an H100 as 50.9 ms for GPT-3 2.7B's
+// 2.65B parameters (configs/measurements, train-steps), 2.6 TB/s.
 constexpr double kAdamBytesPerParam = 42;
 // DeepSpeed's default stage3_prefetch_bucket_size / reduce_bucket_size, in elements.
 constexpr double kZero3BucketElements = 5e7;
