@@ -4,6 +4,7 @@
 // as counters. Run: build/bench/bench_search --benchmark_filter=... (medians of 3 repetitions).
 #include <benchmark/benchmark.h>
 
+#include "../tests/catalog_util.h"
 #include "../tests/search/quality_cases.h"
 #include "costmodel/catalog.h"
 #include "costmodel/predictor.h"
@@ -13,19 +14,8 @@ namespace {
 
 using namespace strata;
 
-const Catalog& catalog() {
-  static Catalog c(STRATA_SOURCE_DIR);
-  return c;
-}
-
-Job workload(const std::string& model, const std::string& cluster, std::int64_t gbs, std::int64_t seq) {
-  Job w;
-  w.model = catalog().model(model);
-  w.cluster = catalog().cluster(cluster);
-  w.training.global_batch_size = gbs;
-  w.training.seq_length = seq;
-  return w;
-}
+using test::catalog;
+using test::workload;
 
 void run_search(benchmark::State& state, const Job& w, int gpus, SearchAlgorithm algorithm) {
   const AnalyticalCostModel model;

@@ -1,5 +1,6 @@
 #pragma once
-// Helpers shared by the tests: the built-in catalog, a standard job, running the strata binary.
+// Helpers shared by the tests: the built-in catalog and workloads (catalog_util.h), a standard job,
+// running the strata binary.
 #include <unistd.h>
 
 #include <array>
@@ -12,16 +13,12 @@
 #include <memory>
 #include <string>
 
+#include "catalog_util.h"
 #include "costmodel/catalog.h"
 #include "costmodel/errors.h"
 #include "costmodel/job.h"
 
 namespace strata::test {
-
-inline const Catalog& catalog() {
-  static Catalog c(STRATA_SOURCE_DIR);
-  return c;
-}
 
 // GPT-3 175B on 1024 A100-80GB (the Megatron-LM SC21 / Korthikanti 2022 setting).
 inline Job gpt3_175b_job() {
@@ -39,16 +36,6 @@ inline Job gpt3_175b_job() {
   job.plan.distributed_optimizer = true;
   job.calibration = catalog().calibration_or_default(job.cluster.gpu);
   return job;
-}
-
-// A workload without a plan: model and cluster presets, global batch, sequence length.
-inline Job workload(const std::string& model, const std::string& cluster, std::int64_t global_batch, std::int64_t seq) {
-  Job w;
-  w.model = catalog().model(model);
-  w.cluster = catalog().cluster(cluster);
-  w.training.global_batch_size = global_batch;
-  w.training.seq_length = seq;
-  return w;
 }
 
 struct RunResult {
