@@ -22,6 +22,13 @@ const char* to_string(Framework f) {
   return "?";
 }
 
+std::int64_t padded_vocab_size(const Job& job) {
+  const std::int64_t v = job.model.vocab_size;
+  if (job.runtime.framework == Framework::fsdp || v <= 0) return v;
+  const std::int64_t multiple = static_cast<std::int64_t>(std::max(1, job.runtime.vocab_divisor)) * std::max(1, job.plan.tp);
+  return (v + multiple - 1) / multiple * multiple;
+}
+
 std::vector<int> resolve_stage_layers(const ParallelPlan& plan, int num_layers) {
   if (!plan.stage_layers.empty()) return plan.stage_layers;
   std::vector<int> out(plan.pp > 0 ? plan.pp : 1, 0);

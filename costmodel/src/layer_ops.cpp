@@ -157,7 +157,7 @@ LayerOps output_layer_ops(const ModelSpec& m, const LayerShape& s) {
   const double T = static_cast<double>(s.micro_batch) * static_cast<double>(s.seq) / s.cp;
   const double T_sp = s.sequence_parallel ? T / s.tp : T;
   const double h = static_cast<double>(m.hidden_size);
-  const double v = static_cast<double>(m.vocab_size) / s.tp;
+  const double v = static_cast<double>(s.vocab > 0 ? s.vocab : m.vocab_size) / s.tp;
   // Sized up front: also keeps GCC 12 from a false -Wstringop-overflow on the regrowth path.
   L.forward.reserve(3);
   L.backward.reserve(4);

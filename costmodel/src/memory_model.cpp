@@ -60,7 +60,7 @@ double stage_params_per_gpu(const Job& job, int stage, int layers) {
     layer /= p.tp;
   }
   double params = layers * layer;
-  const double vocab = static_cast<double>(m.vocab_size) * h / p.tp;
+  const double vocab = static_cast<double>(padded_vocab_size(job)) * h / p.tp;
   if (stage == 0) {
     params += vocab;
     if (m.position_embedding == PositionEmbedding::learned) params += static_cast<double>(job.training.seq_length) * h;
@@ -161,7 +161,7 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
   mb.activations_GiB = act / kGiB;
   if (stage == p.pp - 1) {
     // fp16/bf16 logits kept for backward plus the fp32 softmax of the vocab-parallel cross entropy.
-    mb.logits_GiB = (eb + 4.0) * tokens * static_cast<double>(job.model.vocab_size) / p.tp / kGiB;
+    mb.logits_GiB = (eb + 4.0) * tokens * static_cast<double>(padded_vocab_size(job)) / p.tp / kGiB;
   }
   double buffers = (kContextGiB + kNcclCommunicatorGiB * nccl_communicators(job, stage)) * kGiB;
   if (fw == Framework::deepspeed && p.zero_stage >= 1) buffers += kDeepSpeedBucketBytes;

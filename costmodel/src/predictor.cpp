@@ -145,6 +145,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   shape.sequence_parallel = sp;
   shape.flash_attention = job.runtime.flash_attention;
   shape.element_bytes = eb;
+  shape.vocab = padded_vocab_size(job);
 
   // ---- one decoder layer -------------------------------------------------------------------
   const LayerOps ops = decoder_layer_ops(m, shape);

@@ -8,6 +8,7 @@
 #include "costmodel/errors.h"
 #include "costmodel/json_reader.h"
 #include "costmodel/predictor.h"
+#include "costmodel/sensitivity.h"
 #include "planner/chrome_trace.h"
 #include "planner/commands.h"
 #include "planner/job_options.h"
@@ -24,6 +25,7 @@ struct PredictArgs {
   std::string out_file;
   std::string trace_file;
   bool json = false;
+  bool sensitivity = false;
 };
 
 void write_file(const std::string& path, const std::string& text, const char* flag) {
@@ -42,6 +44,8 @@ void register_predict(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--plan", a->plan_file, "Predict the plan in this plan JSON (from `strata plan -o`)");
   cmd->add_flag("--json", a->json, "Print the plan JSON with the prediction");
   cmd->add_option("-o,--output", a->out_file, "Also write the plan JSON to this file");
+  cmd->add_flag("--sensitivity", a->sensitivity,
+                "Also show how the iteration time changes when each default efficiency, latency or overhead is 10% worse");
   cmd->add_option("--trace", a->trace_file, "Write the simulated pipeline schedule as a Chrome/Perfetto trace (JSON) to this file");
   cmd->callback([a, &ctx] {
     Catalog catalog(Catalog::default_data_dir());
@@ -54,6 +58,11 @@ void register_predict(CLI::App& app, CommandContext& ctx) {
       write_file(a->trace_file, chrome_trace(job, pred, events).dump() + "\n", "--trace");
     }
     nlohmann::json plan = plan_to_json(job, pred);
+    std::vector<Sensitivity> sensitivity;
+    if (a->sensitivity) {
+      sensitivity = prediction_sensitivity(job);
+      plan["sensitivity"] = sensitivity_to_json(sensitivity);
+    }
     // A NaN or inf here is a bug in the cost model, not a property of the input: say so, exit 3.
     if (std::string defect = prediction_defect(pred); !defect.empty())
       throw std::runtime_error("the prediction is not finite (" + defect + ") for " + job.model.name + " on " +
@@ -62,7 +71,7 @@ void register_predict(CLI::App& app, CommandContext& ctx) {
     const std::string text = plan.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
     if (!a->out_file.empty()) write_file(a->out_file, text + "\n", "--output");
     if (a->json) fmt::print("{}\n", text);
-    else fmt::print("{}", prediction_report(job, pred));
+    else fmt::print("{}{}", prediction_report(job, pred), a->sensitivity ? sensitivity_report(sensitivity) : "");
     if (!pred.feasible) {
       if (!a->json) fmt::print(stderr, "strata: plan is infeasible: {}\n", pred.reason);
       ctx.exit_code = 2;

@@ -57,6 +57,8 @@ void add_workload_options(CLI::App& app, JobOptions& o) {
   app.add_flag("--no-grad-accumulation-fusion", o.no_grad_accumulation_fusion,
                "Weight gradients are added to the accumulation buffer by a separate pass per micro-batch (Megatron without "
                "--gradient-accumulation-fusion, plain PyTorch)");
+  app.add_option("--make-vocab-size-divisible-by", o.vocab_divisor,
+                 "Pad the vocabulary to a multiple of this times tp, as Megatron does (default 128; 1: no padding; ignored by fsdp)");
   app.add_option("--memory-reserve", o.memory_reserve_GiB, "GiB of GPU memory to keep free beyond the modelled buffers and fragmentation (default 2)");
   app.add_option("--step-overhead", o.step_overhead_s,
                  "Seconds of host-side work per training step outside the modelled GPU work: optimizer dispatch, host syncs, logging, data loading (default 0.1, a guess; measure it for your stack)");
@@ -125,6 +127,9 @@ Job build_workload(const JobOptions& o, const Catalog& catalog) {
   job.runtime.async_tp_allreduce = !o.no_async_tp_allreduce;
   job.runtime.overlap_grad_reduce = !o.no_overlap_grad_reduce;
   job.runtime.fused_grad_accumulation = !o.no_grad_accumulation_fusion;
+  if (o.vocab_divisor < 1 || o.vocab_divisor > RuntimeOptions::kMaxVocabDivisor)
+    throw InputError(kCmd, "--make-vocab-size-divisible-by", "expected 1.." + std::to_string(RuntimeOptions::kMaxVocabDivisor));
+  job.runtime.vocab_divisor = o.vocab_divisor;
   if (!std::isfinite(o.memory_reserve_GiB) || o.memory_reserve_GiB < 0 || o.memory_reserve_GiB >= job.cluster.gpu.memory_GiB)
     throw InputError(kCmd, "--memory-reserve", "expected 0 <= GiB < the GPU's memory");
   job.runtime.memory_reserve_GiB = o.memory_reserve_GiB;

@@ -32,6 +32,7 @@ nlohmann::json plan_to_json(const Job& job, const Prediction& prediction) {
             {"fused_grad_accumulation", job.runtime.fused_grad_accumulation},
             {"tp_comm_overlap", job.runtime.tp_comm_overlap},
             {"async_tp_allreduce", job.runtime.async_tp_allreduce},
+            {"make_vocab_size_divisible_by", job.runtime.vocab_divisor},
             {"memory_reserve_GiB", job.runtime.memory_reserve_GiB},
             {"step_overhead_s", job.runtime.step_overhead_s}}},
           {"parallel",
@@ -82,7 +83,7 @@ std::string prediction_defect(const Prediction& p) {
 Job plan_from_json(const nlohmann::json& j, const std::string& where) {
   JsonReader r(j, where);
   r.reject_unknown_keys({"schema_version", "model", "gpu", "cluster", "num_gpus", "training", "runtime", "parallel",
-                         "recompute", "stages", "calibration", "prediction", "launch", "search"});
+                         "recompute", "stages", "calibration", "prediction", "launch", "search", "sensitivity"});
   const std::int64_t version = r.get_int("schema_version", 1, 1000);
   if (version != kPlanSchemaVersion)
     r.fail("schema_version", "this strata reads plan schema version " + std::to_string(kPlanSchemaVersion));
@@ -106,7 +107,8 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
   if (r.has("runtime")) {
     JsonReader rt = r.child("runtime");
     rt.reject_unknown_keys({"framework", "flash_attention", "overlap_grad_reduce", "overlap_param_gather", "fused_grad_accumulation",
-                            "tp_comm_overlap", "async_tp_allreduce", "memory_reserve_GiB", "step_overhead_s"});
+                            "tp_comm_overlap", "async_tp_allreduce", "make_vocab_size_divisible_by", "memory_reserve_GiB",
+                            "step_overhead_s"});
     if (rt.has("framework")) {
       auto fw = parse_framework(rt.get_string("framework"));
       if (!fw) rt.fail("framework", "expected megatron, deepspeed or fsdp");
@@ -118,6 +120,8 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
     job.runtime.fused_grad_accumulation = rt.opt_bool("fused_grad_accumulation", true);
     job.runtime.tp_comm_overlap = rt.opt_bool("tp_comm_overlap", false);
     job.runtime.async_tp_allreduce = rt.opt_bool("async_tp_allreduce", true);
+    job.runtime.vocab_divisor = static_cast<int>(
+        rt.opt_int("make_vocab_size_divisible_by", 1, RuntimeOptions::kMaxVocabDivisor).value_or(RuntimeOptions::kDefaultVocabDivisor));
     job.runtime.memory_reserve_GiB = rt.has("memory_reserve_GiB") ? rt.get_number("memory_reserve_GiB") : 0;
     if (job.runtime.memory_reserve_GiB < 0 || job.runtime.memory_reserve_GiB >= job.cluster.gpu.memory_GiB)
       rt.fail("memory_reserve_GiB", "expected 0 <= GiB < the GPU's memory (" + std::to_string(job.cluster.gpu.memory_GiB) + ")");

@@ -65,4 +65,20 @@ std::string prediction_report(const Job& job, const Prediction& pred) {
   return out;
 }
 
+std::string sensitivity_report(const std::vector<Sensitivity>& figures) {
+  if (figures.empty()) return "sensitivity: none (the plan has no iteration time to perturb)\n";
+  std::string out = "sensitivity: iteration time when one figure is worse (largest first):\n";
+  for (const auto& f : figures)
+    out += fmt::format("  {:<24} {:>5}  {:+6.1f}%  {}\n", f.figure, f.direction, 100 * f.time_change, f.what);
+  out += "  (measure the top figures with `strata profile` and `strata calibrate` before trusting small differences between plans)\n";
+  return out;
+}
+
+nlohmann::json sensitivity_to_json(const std::vector<Sensitivity>& figures) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& f : figures)
+    a.push_back({{"figure", f.figure}, {"change", f.direction}, {"iteration_time_change", f.time_change}, {"meaning", f.what}});
+  return a;
+}
+
 }  // namespace strata

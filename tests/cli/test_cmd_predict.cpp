@@ -30,6 +30,36 @@ TEST_CASE("strata predict") {
     CHECK(has(r.out, "plan      tp=8 pp=16 dp=8 sp mbs=1 recompute=selective dist-opt; 192 micro-batches per iteration"));
     CHECK(has(r.out, "cluster   1024 x A100-SXM4-80GB"));
   }
+  SUBCASE("--sensitivity lists every default figure with its effect, in text and JSON") {
+    auto r = run_strata(kIssue + " --sensitivity");
+    CHECK_MESSAGE(r.exit_code == 0, r.out);
+    CHECK(has(r.out, "sensitivity: iteration time when one figure is worse"));
+    CHECK(has(r.out, "\n  gemm_efficiency "));
+    auto j = run_strata(kIssue + " --sensitivity --json");
+    REQUIRE_MESSAGE(j.exit_code == 0, j.out);
+    nlohmann::json plan;
+    REQUIRE_NOTHROW(plan = nlohmann::json::parse(j.out));
+    REQUIRE(plan.at("sensitivity").is_array());
+    CHECK(plan.at("sensitivity").size() >= 10);
+    CHECK(plan.at("sensitivity")[0].at("figure") == "gemm_efficiency");
+    CHECK(plan.at("sensitivity")[0].at("iteration_time_change").get<double>() > 0);
+    // The plan file with its sensitivity still reads back as a plan.
+    TempFile f("sensitivity_plan.json", j.out);
+    CHECK_MESSAGE(run_strata("predict --plan '" + f.path() + "'").exit_code == 0, j.out);
+  }
+  SUBCASE("--make-vocab-size-divisible-by reaches the plan file and the Megatron flags") {
+    auto r = run_strata(kIssue + " --make-vocab-size-divisible-by 1 --json");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.out);
+    nlohmann::json plan = nlohmann::json::parse(r.out);
+    CHECK(plan.at("runtime").at("make_vocab_size_divisible_by") == 1);
+    const auto& args = plan.at("launch").at("megatron_args");
+    auto it = std::find(args.begin(), args.end(), "--make-vocab-size-divisible-by");
+    REQUIRE(it != args.end());
+    CHECK(*(it + 1) == "1");
+    auto bad = run_strata(kIssue + " --make-vocab-size-divisible-by 0");
+    CHECK(bad.exit_code == 1);
+    CHECK(has(bad.out, "--make-vocab-size-divisible-by"));
+  }
   SUBCASE("--json prints the plan file with the prediction and the launch flags") {
     auto r = run_strata(kIssue + " --json");
     REQUIRE_MESSAGE(r.exit_code == 0, r.out);

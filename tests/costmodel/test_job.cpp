@@ -56,4 +56,27 @@ TEST_CASE("chunk_layers: whole layers per model chunk, remainders away from the 
   CHECK(chunk_layers(p, 4, 7, 1) == 2);
   CHECK(chunk_layers(p, 4, 7, 2) == 2);
 }
+TEST_CASE("padded_vocab_size: Megatron pads to a multiple of 128 * tp, FSDP keeps the model's vocabulary") {
+  Job job;
+  job.model.vocab_size = 50257;  // GPT-2
+  job.plan.tp = 8;
+  CHECK(padded_vocab_size(job) == 51200);  // the V of Narayanan et al. 2021 for GPT models at tp=8
+  job.plan.tp = 1;
+  CHECK(padded_vocab_size(job) == 50304);
+  job.runtime.framework = Framework::deepspeed;  // Megatron-DeepSpeed keeps Megatron's padding
+  CHECK(padded_vocab_size(job) == 50304);
+  job.runtime.vocab_divisor = 1;
+  CHECK(padded_vocab_size(job) == 50257);
+  job.runtime.vocab_divisor = 128;
+  job.runtime.framework = Framework::fsdp;
+  CHECK(padded_vocab_size(job) == 50257);
+  job.runtime.framework = Framework::megatron;
+  job.model.vocab_size = 128256;  // Llama 3: a multiple of 128, not of 128 * 8
+  job.plan.tp = 8;
+  CHECK(padded_vocab_size(job) == 129024);
+  job.model.vocab_size = 32000;   // Llama 2 at tp=2: already a multiple of 256
+  job.plan.tp = 2;
+  CHECK(padded_vocab_size(job) == 32000);
+}
+
 }

@@ -130,5 +130,11 @@ TEST_CASE("output_layer_ops: logits GEMM is 2*T*h*V/t forward and twice that bac
     if (op.kind == OpKind::gemm) b += op.flops;
   CHECK(f == doctest::Approx(2.0 * 2048 * 12288 * 50257 / 8).epsilon(1e-12));
   CHECK(b == doctest::Approx(2 * f).epsilon(1e-12));
+  // The framework's padded vocabulary, when given, replaces the model's rows.
+  s.vocab = 51200;
+  double padded = 0;
+  for (const auto& op : output_layer_ops(m, s).forward)
+    if (op.kind == OpKind::gemm) padded += op.flops;
+  CHECK(padded == doctest::Approx(2.0 * 2048 * 12288 * 51200 / 8).epsilon(1e-12));
 }
 }

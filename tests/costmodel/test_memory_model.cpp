@@ -106,6 +106,7 @@ TEST_CASE("stage_params_per_gpu") {
       job.model = test::catalog().model(name);
       job.plan.tp = 1;
       job.plan.pp = 4;
+      job.runtime.vocab_divisor = 1;  // the model's own vocabulary, no Megatron padding
       const auto layers = resolve_stage_layers(job.plan, job.model.num_layers);
       double sum = 0;
       for (int s = 0; s < 4; ++s) sum += stage_params_per_gpu(job, s, layers[s]);
@@ -207,8 +208,9 @@ TEST_CASE("stage_memory") {
   SUBCASE("the last stage holds the logits, the first the embedding output") {
     MemoryBreakdown last = stage_memory(job, job.plan.pp - 1, layers, 1);
     MemoryBreakdown mid = stage_memory(job, stage, layers, 1);
-    // fp16/bf16 logits + fp32 softmax of the vocab-parallel cross entropy: (2 + 4) * s * b * V / t.
-    CHECK(last.logits_GiB * kGiB == doctest::Approx(6.0 * 2048 * 50257 / 8).epsilon(1e-12));
+    // fp16/bf16 logits + fp32 softmax of the vocab-parallel cross entropy: (2 + 4) * s * b * V / t,
+    // V = 51200: GPT-2's 50257 rows padded to a multiple of 128 * tp by Megatron.
+    CHECK(last.logits_GiB * kGiB == doctest::Approx(6.0 * 2048 * 51200 / 8).epsilon(1e-12));
     CHECK(stage_memory(job, 0, layers, 1).activations_GiB > mid.activations_GiB);
   }
 }

@@ -71,6 +71,11 @@ struct RuntimeOptions {
   // Weight gradients accumulated inside the wgrad GEMM (Megatron --gradient-accumulation-fusion,
   // default since 2022) rather than by a separate add over the gradient buffer per micro-batch.
   bool fused_grad_accumulation = true;
+  // Megatron's --make-vocab-size-divisible-by: the vocabulary is padded to a multiple of this times
+  // tp (padded_vocab_size). 1 turns padding off. FSDP stacks never pad.
+  int vocab_divisor = kDefaultVocabDivisor;
+  static constexpr int kDefaultVocabDivisor = 128;
+  static constexpr int kMaxVocabDivisor = 1 << 16;
   double memory_reserve_GiB = 0;     // set aside for CUDA context, NCCL, allocator slack (see memory model)
   // Host-side cost of one training step outside the GPU work the model times: Python dispatch of
   // the optimizer and gradient clipping, host synchronizations (fp16 overflow check, grad-norm and
@@ -102,6 +107,13 @@ const char* to_string(RecomputeGranularity g);
 // Layers of each stage: plan.stage_layers if set, else an even split (earlier stages get the
 // remainder, as Megatron does not; callers validate with check_plan).
 std::vector<int> resolve_stage_layers(const ParallelPlan& plan, int num_layers);
+
+// Vocabulary rows the framework allocates and multiplies. Megatron-LM and Megatron-DeepSpeed pad
+// the vocabulary to a multiple of runtime.vocab_divisor (--make-vocab-size-divisible-by, default
+// 128) times tp, so every TP rank holds an equal, tensor-core-aligned slice (Megatron tokenizer
+// `_vocab_size_with_padding`; GPT-2's 50257 becomes 51200 at tp=8, the V of Narayanan et al.
+// 2021). FSDP stacks use the vocabulary as the model config gives it (MPT's config pads to 50368).
+std::int64_t padded_vocab_size(const Job& job);
 
 // Layers of model chunk `chunk` (0..vpp-1) of a stage holding `stage_layers` layers under
 // interleaved 1F1B. The stage's layers split as evenly as possible over its chunks; remainder

@@ -31,6 +31,7 @@ struct LayerShape {
   bool sequence_parallel = false;
   bool flash_attention = true;
   int element_bytes = 2;
+  std::int64_t vocab = 0;  // vocabulary rows incl. framework padding (padded_vocab_size); 0: the model's
 };
 
 struct LayerOps {

@@ -28,6 +28,7 @@ struct JobOptions {
   bool no_async_tp_allreduce = false;
   bool no_overlap_grad_reduce = false;
   bool no_grad_accumulation_fusion = false;
+  int vocab_divisor = RuntimeOptions::kDefaultVocabDivisor;
   // Headroom kept free beyond the modelled buffers and fragmentation: allocator spikes, NCCL
   // growth, framework extras the memory model does not see. A default, stated in the output.
   double memory_reserve_GiB = 2.0;
