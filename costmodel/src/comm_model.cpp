@@ -1,11 +1,13 @@
 #include "costmodel/comm_model.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 
 namespace strata {
 
 GroupPlacement place_group(int size, int stride, int gpus_per_node) {
+  assert(size >= 1 && stride >= 1 && gpus_per_node >= 1);
   GroupPlacement g;
   g.size = size;
   if (stride >= gpus_per_node) g.ranks_per_node = 1;

@@ -297,6 +297,13 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   const double weight_bytes = fp32_model ? 4 : 2;
   const double dp_shard = static_cast<double>(p.dp) * p.cp;
   std::vector<double> dp_exposed(p.pp, 0), opt_time(p.pp, 0), stage_finish(p.pp, 0);
+  double tied_embedding_sync = 0;
+  if (m.tied_embeddings && p.pp > 1) {
+    const double embedding_per_gpu = static_cast<double>(shape.vocab) * static_cast<double>(m.hidden_size) / p.tp;
+    // The first and last stage's ranks, (pp-1)*tp*cp*dp apart in Megatron's rank order.
+    const GroupPlacement ends_g = place_group(2, (p.pp - 1) * p.tp * p.cp * p.dp, gpn);
+    tied_embedding_sync = comm.all_reduce(embedding_per_gpu * grad_bytes, ends_g);
+  }
   for (int s = 0; s < p.pp; ++s) {
     const double params = stage_params_per_gpu(job, s, stage_layers[s]);
     double dp_time = 0, overlap_window = 0;
@@ -327,6 +334,11 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     }
     // Overlapped communication is not free: it slows the compute it hides behind.
     dp_exposed[s] = std::max(0.0, dp_time - overlap_window) + cal.kernel.overlap_interference * std::min(dp_time, overlap_window);
+    // Tied input/output embeddings split over a pipeline: the first and last stages each hold a
+    // copy, and after backward they all-reduce its gradient between them, after the DP sync and
+    // outside any overlap (Megatron finalize_model_grads `_allreduce_word_embedding_grads`,
+    // DeepSpeed's pipeline `_exec_reduce_tied_grads`). Counted with the gradient synchronization.
+    if (s == 0 || s == p.pp - 1) dp_exposed[s] += tied_embedding_sync;
     const bool sharded = fw == Framework::fsdp || p.distributed_optimizer || p.zero_stage >= 1;
     const double updated = sharded ? params / dp_shard : params;
     opt_time[s] = updated * kAdamBytesPerParam / (cl.gpu.hbm_GBps * 1e9 * cal.kernel.memory_efficiency);

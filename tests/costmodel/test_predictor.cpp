@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "costmodel/json_reader.h"
+#include "costmodel/comm_model.h"
 #include "costmodel/predictor.h"
 #include "test_util.h"
 
@@ -408,6 +409,23 @@ TEST_CASE("predict: DeepSpeed pipeline sends are TP-partitioned but block the st
   const double extra_per_mb = (ds.stages[1].forward_s + ds.stages[1].backward_s) - (mg.stages[1].forward_s + mg.stages[1].backward_s);
   CHECK(extra_per_mb > 0);
   CHECK(extra_per_mb < 0.5 * full_size_both_ways);
+}
+
+TEST_CASE("predict: tied embeddings over a pipeline add one all-reduce of the embedding gradient between the end stages") {
+  // GPT-3 ties its input and output embeddings; with pp > 1 both end stages hold a copy either way
+  // (Megatron keeps one on the last stage), so untying changes nothing but that all-reduce.
+  Job job = test::gpt3_175b_job();
+  REQUIRE(job.model.tied_embeddings);
+  const Prediction tied = predict(job);
+  job.model.tied_embeddings = false;
+  const Prediction untied = predict(job);
+  // Megatron's fp32 main gradient of the 51200 x 12288 / tp8 shard, between ranks 15*8*8 apart:
+  // on different nodes, one rank per node.
+  const CommModel comm(job.cluster, job.calibration.comm);
+  const double expected = comm.all_reduce(51200.0 * 12288 / 8 * 4, place_group(2, 15 * 8 * 8, 8));
+  CHECK(expected > 0);
+  CHECK(tied.iteration_time_s - untied.iteration_time_s == doctest::Approx(expected).epsilon(1e-9));
+  CHECK(tied.breakdown.dp_comm_s - untied.breakdown.dp_comm_s == doctest::Approx(expected).epsilon(1e-9));
 }
 
 TEST_CASE("predict: scaling data parallelism") {
