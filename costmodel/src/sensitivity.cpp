@@ -57,6 +57,36 @@ const std::vector<Figure>& figures() {
 
 }  // namespace
 
+std::vector<RankingFlip> ranking_sensitivity(const Job& chosen, const std::vector<Job>& alternatives, double tie) {
+  std::vector<RankingFlip> out;
+  for (const Figure& fig : figures()) {
+    for (const double sign : {-1.0, 1.0}) {
+      const double factor = 1 + sign * kSensitivityStep;
+      Job c = chosen;
+      fig.scale(c, factor);
+      const double base = predict(c).iteration_time_s;
+      if (!(base > 0)) continue;
+      RankingFlip best;
+      for (std::size_t i = 0; i < alternatives.size(); ++i) {
+        Job a = alternatives[i];
+        fig.scale(a, factor);
+        const Prediction p = predict(a);
+        if (!p.feasible || !(p.iteration_time_s > 0)) continue;
+        const double faster_by = 1 - p.iteration_time_s / base;
+        if (faster_by > tie && faster_by > best.faster_by) {
+          best.alternative = static_cast<int>(i);
+          best.faster_by = faster_by;
+        }
+      }
+      if (best.alternative < 0) continue;
+      best.figure = fig.name;
+      best.direction = fmt::format("{:+.0f}%", 100 * sign * kSensitivityStep);
+      out.push_back(std::move(best));
+    }
+  }
+  return out;
+}
+
 std::vector<Sensitivity> prediction_sensitivity(const Job& job) {
   std::vector<Sensitivity> out;
   const Prediction base = predict(job);

@@ -97,15 +97,17 @@ void register_plan(CLI::App& app, CommandContext& ctx) {
       ctx.exit_code = 2;
       return;
     }
+    // Would the winner still win if one default figure were 10% off? (costmodel/sensitivity)
+    const std::vector<RankingFlip> flips = ranking_sensitivity(result.best.job, runner_up_jobs(result), kTimeTie);
     nlohmann::json plan = plan_to_json(result.best.job, result.best.prediction);
-    plan["search"] = search_to_json(result, options);
+    plan["search"] = search_to_json(result, options, &flips);
     if (!a->out_file.empty()) {
       std::ofstream out(a->out_file);
       if (!out) throw InputError(kCmd, "--output", "cannot write \"" + a->out_file + "\"");
       out << plan.dump(2) << "\n";
     }
     if (a->json) fmt::print("{}\n", plan.dump(2));
-    else fmt::print("{}", search_report(result, options));
+    else fmt::print("{}", search_report(result, options, &flips));
   });
 }
 

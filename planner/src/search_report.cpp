@@ -46,7 +46,13 @@ nlohmann::json ranked_json(const RankedPlan& x) {
 
 const char* to_string(SearchAlgorithm a) { return a == SearchAlgorithm::exhaustive ? "exhaustive" : "bottleneck"; }
 
-std::string search_report(const SearchResult& r, const SearchOptions& o) {
+std::vector<Job> runner_up_jobs(const SearchResult& r) {
+  std::vector<Job> jobs;
+  for (const RankedPlan& x : r.runners_up) jobs.push_back(x.job);
+  return jobs;
+}
+
+std::string search_report(const SearchResult& r, const SearchOptions& o, const std::vector<RankingFlip>* flips) {
   const Job& job = r.best.job;
   const Prediction& pred = r.best.prediction;
   std::string out;
@@ -79,11 +85,22 @@ std::string search_report(const SearchResult& r, const SearchOptions& o) {
     out += fmt::format("  runner-up {}: {}\n      {} ({:+.1f}% time), bottleneck {}\n", i + 1, plan_summary(ru.job.plan),
                        numbers(ru.prediction), slower, ru.prediction.bottleneck.kind);
   }
+  if (flips && !r.runners_up.empty()) {
+    if (flips->empty()) {
+      out += fmt::format("  no runner-up gets ahead of it by more than {:g}% (a tie) with any one default figure\n"
+                         "      (efficiencies, latencies, overheads) 10% higher or lower\n", 100 * kTimeTie);
+    } else {
+      out += "  the ranking rests on uncalibrated defaults; with one of them 10% off, a runner-up wins:\n";
+      for (const RankingFlip& f : *flips)
+        out += fmt::format("      {} {}: runner-up {} is {:.1f}% faster\n", f.figure, f.direction, f.alternative + 1, 100 * f.faster_by);
+      out += "      (measure those figures with `strata profile` / `strata calibrate`, or try both plans)\n";
+    }
+  }
   out += "\nMegatron-LM flags:\n  " + join_args(megatron_args(job)) + "\n";
   return out;
 }
 
-nlohmann::json search_to_json(const SearchResult& r, const SearchOptions& o) {
+nlohmann::json search_to_json(const SearchResult& r, const SearchOptions& o, const std::vector<RankingFlip>* flips) {
   nlohmann::json ru = nlohmann::json::array();
   for (const RankedPlan& x : r.runners_up) ru.push_back(ranked_json(x));
   nlohmann::json j = {{"algorithm", to_string(o.algorithm)},
@@ -97,6 +114,12 @@ nlohmann::json search_to_json(const SearchResult& r, const SearchOptions& o) {
   else j["starts"] = r.starts;
   if (r.with_headroom) j["with_headroom"] = ranked_json(*r.with_headroom);
   if (r.fastest_tied) j["fastest_tied"] = ranked_json(*r.fastest_tied);
+  if (flips) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const RankingFlip& f : *flips)
+      a.push_back({{"figure", f.figure}, {"change", f.direction}, {"runner_up", f.alternative + 1}, {"faster_by", f.faster_by}});
+    j["ranking_flips"] = a;
+  }
   return j;
 }
 

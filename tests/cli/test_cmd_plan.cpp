@@ -36,6 +36,8 @@ TEST_CASE("strata plan: prints the plan, its numbers, why it wins and the Megatr
     INFO(std::string(part));
     CHECK(r.out.find(part) != std::string::npos);
   }
+  // Whether the ranking holds with one default figure 10% off, either way.
+  CHECK((r.out.find("10% higher or lower") != std::string::npos || r.out.find("with one of them 10% off") != std::string::npos));
 }
 
 TEST_CASE("strata plan -o, then strata predict --plan: the same prediction") {
@@ -48,6 +50,7 @@ TEST_CASE("strata plan -o, then strata predict --plan: the same prediction") {
   CHECK(plan["search"]["plans_evaluated"].get<int>() > 0);
   CHECK(plan["search"]["runners_up"].size() == 3);
   CHECK(plan["search"].contains("seconds"));
+  CHECK(plan["search"]["ranking_flips"].is_array());
   CHECK(plan["launch"]["megatron_args"].size() > 10);
   const auto p = test::run_strata("predict --json --plan '" + path + "'");
   REQUIRE(p.exit_code == 0);

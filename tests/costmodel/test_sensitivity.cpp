@@ -62,4 +62,34 @@ TEST_CASE("prediction_sensitivity: each default figure made 10% worse, largest e
     CHECK(prediction_sensitivity(job).empty());
   }
 }
+
+TEST_CASE("ranking_sensitivity: the figures that would let an alternative overtake the chosen plan") {
+  // The alternative: the same plan on 1% slower GEMMs, without host overhead. The chosen plan's
+  // host overhead is set to 95% of the alternative's GEMM deficit: the chosen plan wins by a
+  // little, and loses once its overhead is 10% larger.
+  Job chosen = test::gpt3_175b_job();
+  chosen.runtime.step_overhead_s = 0;
+  Job alternative = chosen;
+  alternative.calibration.kernel.gemm_efficiency *= 0.99;
+  const double deficit = predict(alternative).iteration_time_s - predict(chosen).iteration_time_s;
+  REQUIRE(deficit > 0);
+  chosen.runtime.step_overhead_s = 0.95 * deficit;
+  REQUIRE(predict(chosen).iteration_time_s < predict(alternative).iteration_time_s);
+
+  const auto flips = ranking_sensitivity(chosen, {alternative}, 0.0);
+  auto has = [&](const std::string& figure, const std::string& direction) {
+    return std::any_of(flips.begin(), flips.end(), [&](const RankingFlip& f) {
+      return f.figure == figure && f.direction == direction && f.alternative == 0 && f.faster_by > 0;
+    });
+  };
+  CHECK(has("step_overhead_s", "+10%"));
+  CHECK_FALSE(has("step_overhead_s", "-10%"));
+  // Faster GEMMs shrink the alternative's deficit below the chosen plan's overhead; slower ones grow it.
+  CHECK(has("gemm_efficiency", "+10%"));
+  CHECK_FALSE(has("gemm_efficiency", "-10%"));
+  // A margin wider than any of these gaps is a tie: no flip reported.
+  CHECK(ranking_sensitivity(chosen, {alternative}, 0.01).empty());
+  // Nothing beats itself.
+  CHECK(ranking_sensitivity(chosen, {chosen}, 0.0).empty());
+}
 }

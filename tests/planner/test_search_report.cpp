@@ -52,6 +52,24 @@ TEST_CASE("search_report: plan, why it wins, runners-up, flags") {
   CHECK(s.find("Megatron-LM flags:\n  --num-layers 96") != std::string::npos);
 }
 
+TEST_CASE("search_report and search_to_json: whether the ranking holds with a default 10% off") {
+  const SearchResult r = small_result();
+  CHECK(search_report(r, SearchOptions{}).find("10% higher or lower") == std::string::npos);  // not asked
+  CHECK_FALSE(search_to_json(r, SearchOptions{}).contains("ranking_flips"));
+  const std::vector<RankingFlip> none;
+  CHECK(search_report(r, SearchOptions{}, &none).find("no runner-up gets ahead of it by more than 0.5%") != std::string::npos);
+  CHECK(search_to_json(r, SearchOptions{}, &none)["ranking_flips"].empty());
+  const std::vector<RankingFlip> one = {{"nvlink_efficiency", "-10%", 0, 0.012}};
+  const std::string s = search_report(r, SearchOptions{}, &one);
+  CHECK(s.find("a runner-up wins:\n      nvlink_efficiency -10%: runner-up 1 is 1.2% faster") != std::string::npos);
+  const nlohmann::json j = search_to_json(r, SearchOptions{}, &one);
+  REQUIRE(j["ranking_flips"].size() == 1);
+  CHECK(j["ranking_flips"][0]["figure"] == "nvlink_efficiency");
+  CHECK(j["ranking_flips"][0]["change"] == "-10%");
+  CHECK(j["ranking_flips"][0]["runner_up"] == 1);
+  CHECK(j["ranking_flips"][0]["faster_by"] == doctest::Approx(0.012));
+}
+
 TEST_CASE("search_report and search_to_json: the tie it broke and the plan with headroom") {
   SearchResult r = small_result();
   CHECK(search_report(r, SearchOptions{}).find("chosen over") == std::string::npos);

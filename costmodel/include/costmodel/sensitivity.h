@@ -25,4 +25,19 @@ inline constexpr double kSensitivityStep = 0.10;
 // is no iteration time to perturb).
 std::vector<Sensitivity> prediction_sensitivity(const Job& job);
 
+// A plan ranking that one default figure could flip: with `figure` changed by `direction`, the
+// alternative `alternative` (an index into the list given) becomes faster than the chosen plan
+// by `faster_by` (0.02 = 2% less iteration time).
+struct RankingFlip {
+  std::string figure;
+  std::string direction;
+  int alternative = -1;
+  double faster_by = 0;
+};
+
+// Each figure 10% better and 10% worse, one at a time: where an alternative then beats `chosen` by
+// more than `tie` (relative iteration time), the figure and the alternative that gains most.
+// Empty: the ranking holds whichever of these figures is off by 10%.
+std::vector<RankingFlip> ranking_sensitivity(const Job& chosen, const std::vector<Job>& alternatives, double tie);
+
 }  // namespace strata

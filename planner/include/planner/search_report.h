@@ -5,16 +5,23 @@
 
 #include <nlohmann/json.hpp>
 
+#include "costmodel/sensitivity.h"
 #include "search/searcher.h"
 
 namespace strata {
 
 const char* to_string(SearchAlgorithm a);
 
-std::string search_report(const SearchResult& result, const SearchOptions& options);
+// `flips` (ranking_sensitivity of the winner against the runners-up), when given, adds whether the
+// ranking would hold with each default figure 10% off.
+std::string search_report(const SearchResult& result, const SearchOptions& options,
+                          const std::vector<RankingFlip>* flips = nullptr);
 // One line per runner-up in the plan JSON, plus how the search ran. Holds no thread count: the
 // result does not depend on it.
-nlohmann::json search_to_json(const SearchResult& result, const SearchOptions& options);
+nlohmann::json search_to_json(const SearchResult& result, const SearchOptions& options,
+                              const std::vector<RankingFlip>* flips = nullptr);
+// The runners-up's jobs, in order: the alternatives ranking_sensitivity compares the winner with.
+std::vector<Job> runner_up_jobs(const SearchResult& result);
 // The message for a search with no feasible plan (exit code 2).
 std::string infeasible_message(const SearchResult& result);
 
