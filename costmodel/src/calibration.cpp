@@ -34,7 +34,7 @@ Calibration calibration_from_json(const json& j, const std::string& where, const
     JsonReader k = r.child("kernel");
     k.reject_unknown_keys({"gemm_efficiency", "attention_fwd_efficiency", "attention_bwd_efficiency",
                            "memory_efficiency", "launch_overhead_us", "gemm_k_overhead", "misaligned_gemm_factor",
-                           "overlap_interference"});
+                           "fp8_gemm_factor", "overlap_interference"});
     auto& kc = c.kernel;
     kc.gemm_efficiency = k.opt_positive("gemm_efficiency", 1.0).value_or(kc.gemm_efficiency);
     kc.attention_fwd_efficiency = k.opt_positive("attention_fwd_efficiency", 1.5).value_or(kc.attention_fwd_efficiency);
@@ -45,6 +45,7 @@ Calibration calibration_from_json(const json& j, const std::string& where, const
     kc.gemm_k_overhead = k.has("gemm_k_overhead") ? k.get_number("gemm_k_overhead") : kc.gemm_k_overhead;
     if (kc.gemm_k_overhead < 0 || kc.gemm_k_overhead > 1e5) k.fail("gemm_k_overhead", "expected 0..100000");
     kc.misaligned_gemm_factor = k.opt_positive("misaligned_gemm_factor", 1.0).value_or(kc.misaligned_gemm_factor);
+    kc.fp8_gemm_factor = k.opt_positive("fp8_gemm_factor", 1.5).value_or(kc.fp8_gemm_factor);
     kc.overlap_interference = k.has("overlap_interference") ? k.get_number("overlap_interference") : kc.overlap_interference;
     if (kc.overlap_interference < 0 || kc.overlap_interference > 1) k.fail("overlap_interference", "expected 0..1");
   }
@@ -69,6 +70,7 @@ json calibration_to_json(const Calibration& c) {
             {"launch_overhead_us", c.kernel.launch_overhead_us},
             {"gemm_k_overhead", c.kernel.gemm_k_overhead},
             {"misaligned_gemm_factor", c.kernel.misaligned_gemm_factor},
+            {"fp8_gemm_factor", c.kernel.fp8_gemm_factor},
             {"overlap_interference", c.kernel.overlap_interference}}},
           {"comm",
            {{"nvlink_efficiency", c.comm.nvlink_efficiency},

@@ -17,6 +17,7 @@ const char* to_string(KernelClass c) {
 KernelModel::KernelModel(const GpuSpec& gpu, Precision precision, const KernelCoefficients& coeff)
     : peak_flops_(gpu.peak_flops(precision)),
       attention_peak_flops_(precision == Precision::fp8 ? gpu.peak_flops(Precision::bf16) : gpu.peak_flops(precision)),
+      fp8_gemms_(precision == Precision::fp8 && gpu.peak_flops(Precision::fp8) > 0),
       hbm_Bps_(gpu.hbm_GBps * 1e9),
       sms_(gpu.sm_count),
       c_(coeff) {
@@ -67,6 +68,8 @@ KernelTime KernelModel::time(const Op& op) const {
   if (op.kind == OpKind::attention) {
     bool bwd = std::string_view(op.name).ends_with("_bwd");
     eff *= bwd ? c_.attention_bwd_efficiency : c_.attention_fwd_efficiency;
+  } else if (fp8_gemms_) {
+    eff *= c_.fp8_gemm_factor;
   }
   const double peak = op.kind == OpKind::attention ? attention_peak_flops_ : peak_flops_;
   const double t_compute = op.flops / (peak * eff);

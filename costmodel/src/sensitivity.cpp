@@ -36,6 +36,8 @@ const std::vector<Figure>& figures() {
        [](Job& j, double f) { j.calibration.kernel.gemm_k_overhead *= f; }},
       {"misaligned_gemm_factor", "speed of GEMMs with dimensions not a multiple of 8", false,
        [](Job& j, double f) { j.calibration.kernel.misaligned_gemm_factor *= f; }},
+      {"fp8_gemm_factor", "speed of fp8 GEMMs relative to bf16 ones (fp8 runs only)", false,
+       [](Job& j, double f) { j.calibration.kernel.fp8_gemm_factor *= f; }},
       {"overlap_interference", "slowdown of compute under overlapped communication", true,
        [](Job& j, double f) { j.calibration.kernel.overlap_interference *= f; }},
       {"nvlink_efficiency", "share of the NVLink rate that NCCL reaches", false,

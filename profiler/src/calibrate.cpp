@@ -137,15 +137,26 @@ CalibrationFit fit_calibration(const std::vector<Sample>& samples, const GpuSpec
   };
   auto ones = [](std::size_t n) { return std::vector<double>(n, 1.0); };
 
-  // Compute-bound: t = a * X_c + c, with the K-loop overhead chosen by grid search.
+  // Compute-bound: t = a * X_c + c, with the K-loop overhead chosen by grid search. fp8 GEMMs get
+  // their own term (t = a * X_c + a8 * X_c8 + c, fp8_gemm_factor = a / a8) when there are enough
+  // of them and of the others; otherwise they count at the base fp8_gemm_factor.
+  const auto n_fp8 = std::count_if(compute.begin(), compute.end(), [](const Sample* s) { return precision_of(*s) == Precision::fp8; });
+  const bool split_fp8 = n_fp8 >= kMin && static_cast<std::int64_t>(compute.size()) - n_fp8 >= kMin;
   ClassFit cf{"compute_bound", {"flops_term", "intercept_s"}, {0, 0}, {}, false};
+  if (split_fp8) cf = {"compute_bound", {"flops_term", "fp8_flops_term", "intercept_s"}, {0, 0, 0}, {}, false};
   if (static_cast<int>(compute.size()) >= kMin) {
     std::vector<double> y = times(compute);
     double best_sse = std::numeric_limits<double>::infinity();
     for (double kov : {0.0, 16.0, 32.0, 48.0, 64.0, 96.0, 128.0, 192.0, 256.0, 384.0, 512.0}) {
-      std::vector<double> x;
-      for (const auto* s : compute) x.push_back(compute_feature(*s, gpu, kov));
+      std::vector<double> x, x8;
+      for (const auto* s : compute) {
+        const double f = compute_feature(*s, gpu, kov);
+        const bool fp8 = precision_of(*s) == Precision::fp8;
+        x.push_back(fp8 ? (split_fp8 ? 0.0 : f / c.fp8_gemm_factor) : f);
+        x8.push_back(fp8 ? f : 0.0);
+      }
       std::vector<std::vector<double>> cols{x, ones(y.size())};
+      if (split_fp8) cols = {x, x8, ones(y.size())};
       auto coef = fit_nonnegative(cols, y);
       double sse = relative_sse(cols, coef, y);
       if (coef[0] > 0 && sse < best_sse) {
@@ -160,8 +171,11 @@ CalibrationFit fit_calibration(const std::vector<Sample>& samples, const GpuSpec
       double eff = 1.0 / cf.coefficients[0];
       if (eff > 1.0) fit.notes.push_back(fmt::format("compute-bound fit gives gemm_efficiency {:.3f} > 1; capped at 1", eff));
       c.gemm_efficiency = std::min(eff, 1.0);
+      if (split_fp8 && cf.coefficients[1] > 0) c.fp8_gemm_factor = std::clamp(cf.coefficients[0] / cf.coefficients[1], 0.05, 1.5);
     }
   }
+  if (n_fp8 > 0 && !split_fp8)
+    fit.notes.push_back(fmt::format("{} fp8 compute-bound samples (need {} of them and of the others): fp8_gemm_factor kept", n_fp8, kMin));
   if (!cf.used) fit.notes.push_back(fmt::format("{} compute-bound samples (< {}): gemm_efficiency and gemm_k_overhead kept", compute.size(), kMin));
   fit.classes.push_back(cf);
 
@@ -326,9 +340,10 @@ std::string calibration_report(const CalibrationFit& fit, const std::string& gpu
   }
   const auto& k = fit.calibration.kernel;
   out += fmt::format("\nkernel coefficients: gemm_efficiency={:.3f} memory_efficiency={:.3f} launch_overhead_us={:.2f} "
-                     "gemm_k_overhead={:.0f} attention_fwd_efficiency={:.3f} attention_bwd_efficiency={:.3f}\n",
+                     "gemm_k_overhead={:.0f} attention_fwd_efficiency={:.3f} attention_bwd_efficiency={:.3f} "
+                     "fp8_gemm_factor={:.3f}\n",
                      k.gemm_efficiency, k.memory_efficiency, k.launch_overhead_us, k.gemm_k_overhead,
-                     k.attention_fwd_efficiency, k.attention_bwd_efficiency);
+                     k.attention_fwd_efficiency, k.attention_bwd_efficiency, k.fp8_gemm_factor);
   out += fmt::format("comm coefficients:   nvlink_efficiency={:.3f}\n", fit.calibration.comm.nvlink_efficiency);
   out += "\nkernel model vs profile (absolute % error; achieved fractions of peak are medians)\n";
   out += fmt::format("{:<16} {:>5}  {:>9} {:>9}  {:>9} {:>9}  {:>9} {:>9} {:>7}\n", "class", "n", "before med", "before p90",

@@ -128,6 +128,20 @@ TEST_CASE("KernelModel::time") {
   }
 }
 
+TEST_CASE("KernelModel::time: fp8 GEMMs at fp8_gemm_factor of the bf16 efficiency, attention stays bf16") {
+  const GpuSpec h100 = test::catalog().gpu("h100-sxm");
+  const KernelCoefficients kc;
+  const KernelModel bf16(h100, Precision::bf16, kc);
+  const KernelModel fp8(h100, Precision::fp8, kc);
+  const double launch = kc.launch_overhead_us * 1e-6;
+  Op op = gemm(16384, 16384, 16384);
+  const double ratio = (fp8.time(op).time_s - launch) / (bf16.time(op).time_s - launch);
+  CHECK(ratio == doctest::Approx(h100.peak_flops(Precision::bf16) / h100.peak_flops(Precision::fp8) / kc.fp8_gemm_factor).epsilon(1e-9));
+  op.kind = OpKind::attention;
+  op.name = "attention";
+  CHECK(fp8.time(op).time_s == doctest::Approx(bf16.time(op).time_s).epsilon(1e-12));
+}
+
 TEST_CASE("KernelModel::gemm_utilization") {
   const KernelModel km(compute_only_gpu(), Precision::bf16, KernelCoefficients{});
   SUBCASE("wave quantization: tiles = SMs + 1 is slower per FLOP than tiles = SMs") {

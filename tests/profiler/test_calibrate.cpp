@@ -47,6 +47,7 @@ TEST_CASE("fit_calibration: recovers known coefficients from a synthetic H100 pr
   truth.gemm_k_overhead = 96;
   truth.attention_fwd_efficiency = 0.8;
   truth.attention_bwd_efficiency = 0.6;
+  truth.fp8_gemm_factor = 0.8;
   SyntheticOptions so;
   so.noise = 0.03;
   so.seed = 42;
@@ -57,7 +58,7 @@ TEST_CASE("fit_calibration: recovers known coefficients from a synthetic H100 pr
   const auto& k = fit.calibration.kernel;
   MESSAGE("gemm_efficiency " << k.gemm_efficiency << " memory_efficiency " << k.memory_efficiency << " launch_us "
                              << k.launch_overhead_us << " k_overhead " << k.gemm_k_overhead << " attn fwd "
-                             << k.attention_fwd_efficiency << " bwd " << k.attention_bwd_efficiency);
+                             << k.attention_fwd_efficiency << " bwd " << k.attention_bwd_efficiency << " fp8 " << k.fp8_gemm_factor);
   CHECK(k.gemm_efficiency == doctest::Approx(0.62).epsilon(0.03));
   CHECK(k.memory_efficiency == doctest::Approx(0.86).epsilon(0.03));
   CHECK(k.launch_overhead_us == doctest::Approx(3.0).epsilon(0.25));
@@ -65,6 +66,7 @@ TEST_CASE("fit_calibration: recovers known coefficients from a synthetic H100 pr
   CHECK(k.gemm_k_overhead <= 128);
   CHECK(k.attention_fwd_efficiency == doctest::Approx(0.8).epsilon(0.03));
   CHECK(k.attention_bwd_efficiency == doctest::Approx(0.6).epsilon(0.03));
+  CHECK(k.fp8_gemm_factor == doctest::Approx(0.8).epsilon(0.03));  // fp8 GEMMs fitted on their own term
   // The kernel model with the fitted coefficients matches the profile to about the noise level,
   // and far better than the defaults.
   for (const auto& c : fit.comparison) {

@@ -32,6 +32,7 @@ class KernelModel {
  private:
   double peak_flops_;
   double attention_peak_flops_;  // FP8 training keeps attention in bf16 (Transformer Engine default)
+  bool fp8_gemms_;               // GEMMs run in fp8 (at fp8_gemm_factor of the bf16 efficiency)
   double hbm_Bps_;
   int sms_;
   KernelCoefficients c_;
