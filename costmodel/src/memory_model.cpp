@@ -158,6 +158,12 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
   const double eb = activation_bytes(job.training.precision);
   const double tokens = static_cast<double>(job.training.seq_length) / p.cp * p.micro_batch_size;
   if (stage == 0) act += peak_in_flight_chunks * eb * tokens * static_cast<double>(job.model.hidden_size) / (p.sequence_parallel ? p.tp : 1);
+  // DeepSpeed's pipeline engine keeps each in-flight micro-batch's stage output in its pipe
+  // buffers until that micro-batch's backward (PipelineEngine pipe_buffers["outputs"]): with
+  // tp > 1 only this rank's 1/tp partition of it (is_pipe_partitioned clears the full tensor),
+  // else the whole tensor. Megatron frees the sent output's storage (deallocate_output_tensor).
+  if (fw == Framework::deepspeed && p.pp > 1 && stage != p.pp - 1)
+    act += peak_in_flight_chunks * eb * tokens * static_cast<double>(job.model.hidden_size) / p.tp;
   mb.activations_GiB = act / kGiB;
   if (stage == p.pp - 1) {
     // fp16/bf16 logits kept for backward plus the fp32 softmax of the vocab-parallel cross entropy.

@@ -126,6 +126,19 @@ TEST_CASE("stage_memory") {
   const int stage = 5, layers = 6;  // a middle stage: no embedding, no logits
   const double P = stage_params_per_gpu(job, stage, layers);
 
+  SUBCASE("DeepSpeed's pipe buffers keep each in-flight micro-batch's output partition until its backward") {
+    // GPT-3 175B: 2048 tokens x 12288 x 2 B per micro-batch, 1/tp of it on each TP rank.
+    const double output = 2048.0 * 12288 * 2 / 8;
+    const MemoryBreakdown mg = stage_memory(job, stage, layers, 4);
+    job.runtime.framework = Framework::deepspeed;
+    const MemoryBreakdown ds = stage_memory(job, stage, layers, 4);
+    CHECK((ds.activations_GiB - mg.activations_GiB) * kGiB == doctest::Approx(4 * output).epsilon(1e-9));
+    // The last stage sends nothing forward.
+    const int last = job.plan.pp - 1;
+    const double ds_last = stage_memory(job, last, layers, 4).activations_GiB;
+    job.runtime.framework = Framework::megatron;
+    CHECK(ds_last == doctest::Approx(stage_memory(job, last, layers, 4).activations_GiB).epsilon(1e-12));
+  }
   SUBCASE("Megatron mixed precision: 2 B weights, 4 B fp32 main grads, 12 B Adam states per parameter") {
     MemoryBreakdown m = stage_memory(job, stage, layers, 1);
     CHECK(m.weights_GiB * kGiB == doctest::Approx(2 * P).epsilon(1e-12));
