@@ -88,9 +88,10 @@ std::string search_report(const SearchResult& r, const SearchOptions& o, const s
   if (flips && !r.runners_up.empty()) {
     if (flips->empty()) {
       out += fmt::format("  no runner-up gets ahead of it by more than {:g}% (a tie) with any one default figure\n"
-                         "      (efficiencies, latencies, overheads) 10% higher or lower\n", 100 * kTimeTie);
+                         "      (efficiencies, latencies, overheads) {:g}% higher or lower\n", 100 * kTimeTie, 100 * kSensitivityStep);
     } else {
-      out += "  the ranking rests on uncalibrated defaults; with one of them 10% off, a runner-up wins:\n";
+      out += fmt::format("  the ranking is within the cost model's uncertainty: with one figure {:g}% off, a runner-up wins:\n",
+                         100 * kSensitivityStep);
       for (const RankingFlip& f : *flips)
         out += fmt::format("      {} {}: runner-up {} is {:.1f}% faster\n", f.figure, f.direction, f.alternative + 1, 100 * f.faster_by);
       out += "      (measure those figures with `strata profile` / `strata calibrate`, or try both plans)\n";

@@ -21,8 +21,8 @@ struct Sensitivity {
 // software stacks and clock states, and small enough to read the result as a local slope.
 inline constexpr double kSensitivityStep = 0.10;
 
-// One entry per figure, largest effect first. Empty when the job is infeasible or illegal (there
-// is no iteration time to perturb).
+// One entry per figure, largest effect first. Empty when the plan is illegal (there is no
+// iteration time to perturb); a plan that does not fit in memory still has one.
 std::vector<Sensitivity> prediction_sensitivity(const Job& job);
 
 // A plan ranking that one default figure could flip: with `figure` changed by `direction`, the
