@@ -9,7 +9,7 @@ build=${1:?usage: fuzz/run_fuzzers.sh BUILD_DIR [SECONDS_PER_TARGET] [TARGET...]
 seconds=${2:-60}
 shift $(( $# >= 2 ? 2 : 1 ))
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(model gpu cluster calibration plan validation_runs cli)
+[ ${#targets[@]} -gt 0 ] || targets=(model gpu cluster calibration plan validation_runs cli megatron_launch)
 
 corpus_root="$build/fuzz-corpus"
 artifacts="$build/fuzz-artifacts"
@@ -28,6 +28,7 @@ seed calibration fuzz/seeds/calibration/*
 seed plan fuzz/seeds/plan/*
 seed validation_runs fuzz/seeds/validation_runs/*
 seed cli fuzz/seeds/cli/*
+seed megatron_launch fuzz/seeds/megatron_launch/* tests/data/megatron_gpt3_175b.sh
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}

@@ -40,10 +40,11 @@ std::optional<int> positive(const std::optional<int>& v, const char* flag) {
   return v;
 }
 
-SearchOptions search_options(const PlanArgs& a) {
+// `launched_gpus`: the world size of a --megatron-args launch, used when --gpus is not given.
+SearchOptions search_options(const PlanArgs& a, std::optional<int> launched_gpus) {
   SearchOptions o;
-  if (!a.job.gpus) throw InputError(kCmd, "--gpus", "give the number of GPUs to plan for");
-  o.num_gpus = *a.job.gpus;
+  if (!a.job.gpus && !launched_gpus) throw InputError(kCmd, "--gpus", "give the number of GPUs to plan for");
+  o.num_gpus = a.job.gpus ? *a.job.gpus : *launched_gpus;
   if (a.algorithm == "bottleneck") o.algorithm = SearchAlgorithm::bottleneck;
   else if (a.algorithm == "exhaustive") o.algorithm = SearchAlgorithm::exhaustive;
   else throw InputError(kCmd, "--search", "expected bottleneck or exhaustive, found \"" + a.algorithm + "\"");
@@ -71,6 +72,7 @@ void register_plan(CLI::App& app, CommandContext& ctx) {
   auto* cmd = app.add_subcommand("plan", "Search for the fastest parallel plan that fits and print its Megatron-LM flags");
   auto a = std::make_shared<PlanArgs>();
   add_workload_options(*cmd, a->job);
+  add_megatron_option(*cmd, a->job);
   cmd->add_option("--search", a->algorithm, "bottleneck (default: iterative bottleneck alleviation) | exhaustive (the uniform grid)");
   cmd->add_option("--seed", a->seed, "Seed of the search's random kicks (default 0); same seed, same plan");
   cmd->add_option("--threads", a->threads, "Search threads (default: OpenMP's); the result does not depend on it");
@@ -88,12 +90,19 @@ void register_plan(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("-o,--output", a->out_file, "Also write the plan JSON to this file (read it back with strata predict --plan)");
   cmd->callback([a, &ctx] {
     Catalog catalog(Catalog::default_data_dir());
-    const SearchOptions options = search_options(*a);
-    const Job workload = build_workload(a->job, catalog);
+    // With --megatron-args the workload is the launch's, and its own plan is the baseline to beat.
+    std::optional<Job> launch;
+    std::vector<std::string> launch_notes;
+    if (!a->job.megatron_args.empty()) launch = build_job(a->job, catalog, &launch_notes);
+    const SearchOptions options = search_options(*a, launch ? std::optional<int>(launch->plan.world_size()) : std::nullopt);
+    const Job workload = launch ? *launch : build_workload(a->job, catalog);
     const AnalyticalCostModel model;
     const SearchResult result = search_plans(workload, options, model);
+    std::optional<Prediction> launch_pred;
+    if (launch) launch_pred = predict(*launch);
     if (!result.found) {
       fmt::print(stderr, "strata: {}\n", infeasible_message(result));
+      if (launch) fmt::print(stderr, "{}", launch_report(a->job.megatron_args, *launch, *launch_pred, nullptr, launch_notes));
       ctx.exit_code = 2;
       return;
     }
@@ -101,13 +110,18 @@ void register_plan(CLI::App& app, CommandContext& ctx) {
     const std::vector<RankingFlip> flips = ranking_sensitivity(result.best.job, runner_up_jobs(result), kTimeTie);
     nlohmann::json plan = plan_to_json(result.best.job, result.best.prediction);
     plan["search"] = search_to_json(result, options, &flips);
+    if (launch)
+      plan["search"]["megatron_launch"] = launch_to_json(a->job.megatron_args, *launch, *launch_pred, result.best.prediction, launch_notes);
     if (!a->out_file.empty()) {
       std::ofstream out(a->out_file);
       if (!out) throw InputError(kCmd, "--output", "cannot write \"" + a->out_file + "\"");
       out << plan.dump(2) << "\n";
     }
     if (a->json) fmt::print("{}\n", plan.dump(2));
-    else fmt::print("{}", search_report(result, options, &flips));
+    else {
+      fmt::print("{}", search_report(result, options, &flips));
+      if (launch) fmt::print("{}", launch_report(a->job.megatron_args, *launch, *launch_pred, &result.best.prediction, launch_notes));
+    }
   });
 }
 

@@ -41,6 +41,7 @@ void register_predict(CLI::App& app, CommandContext& ctx) {
   auto a = std::make_shared<PredictArgs>();
   add_workload_options(*cmd, a->job);
   add_plan_options(*cmd, a->job);
+  add_megatron_option(*cmd, a->job);
   cmd->add_option("--plan", a->plan_file, "Predict the plan in this plan JSON (from `strata plan -o`)");
   cmd->add_flag("--json", a->json, "Print the plan JSON with the prediction");
   cmd->add_option("-o,--output", a->out_file, "Also write the plan JSON to this file");
@@ -49,7 +50,10 @@ void register_predict(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--trace", a->trace_file, "Write the simulated pipeline schedule as a Chrome/Perfetto trace (JSON) to this file");
   cmd->callback([a, &ctx] {
     Catalog catalog(Catalog::default_data_dir());
-    Job job = a->plan_file.empty() ? build_job(a->job, catalog) : plan_from_json(load_json_file(a->plan_file), a->plan_file);
+    if (!a->plan_file.empty() && !a->job.megatron_args.empty())
+      throw InputError("command line", "--megatron-args", "give either --plan or --megatron-args");
+    std::vector<std::string> launch_notes;
+    Job job = a->plan_file.empty() ? build_job(a->job, catalog, &launch_notes) : plan_from_json(load_json_file(a->plan_file), a->plan_file);
     std::vector<PipelineEvent> events;
     Prediction pred = predict(job, a->trace_file.empty() ? nullptr : &events);
     if (!a->trace_file.empty()) {
@@ -58,6 +62,7 @@ void register_predict(CLI::App& app, CommandContext& ctx) {
       write_file(a->trace_file, chrome_trace(job, pred, events).dump() + "\n", "--trace");
     }
     nlohmann::json plan = plan_to_json(job, pred);
+    if (!a->job.megatron_args.empty()) plan["megatron_launch"] = {{"file", a->job.megatron_args}, {"notes", launch_notes}};
     std::vector<Sensitivity> sensitivity;
     if (a->sensitivity) {
       sensitivity = prediction_sensitivity(job);
@@ -71,7 +76,10 @@ void register_predict(CLI::App& app, CommandContext& ctx) {
     const std::string text = plan.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
     if (!a->out_file.empty()) write_file(a->out_file, text + "\n", "--output");
     if (a->json) fmt::print("{}\n", text);
-    else fmt::print("{}{}", prediction_report(job, pred), a->sensitivity ? sensitivity_report(sensitivity) : "");
+    else {
+      fmt::print("{}{}", prediction_report(job, pred), a->sensitivity ? sensitivity_report(sensitivity) : "");
+      for (const auto& n : launch_notes) fmt::print("note: {}\n", n);
+    }
     if (!pred.feasible) {
       if (!a->json) fmt::print(stderr, "strata: plan is infeasible: {}\n", pred.reason);
       ctx.exit_code = 2;

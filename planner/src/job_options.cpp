@@ -3,11 +3,15 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <fstream>
 #include <numeric>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "costmodel/errors.h"
 #include "costmodel/json_reader.h"
+#include "planner/megatron_import.h"
 
 namespace strata {
 
@@ -64,6 +68,12 @@ void add_workload_options(CLI::App& app, JobOptions& o) {
                  "Seconds of host-side work per training step outside the modelled GPU work: optimizer dispatch, host syncs, logging, data loading (default 0.1, a guess; measure it for your stack)");
 }
 
+void add_megatron_option(CLI::App& app, JobOptions& o) {
+  app.add_option("--megatron-args", o.megatron_args,
+                 "Megatron-LM launch (a pretrain_gpt.py command line, a shell script that builds one, or a file of flags): "
+                 "the model, batch, plan and runtime features come from it; give the hardware with --cluster/--gpu and --gpus");
+}
+
 void add_plan_options(CLI::App& app, JobOptions& o) {
   app.add_option("--tp", o.tp, "Tensor-parallel size");
   app.add_option("--pp", o.pp, "Pipeline-parallel size");
@@ -80,10 +90,11 @@ void add_plan_options(CLI::App& app, JobOptions& o) {
   app.add_option("--stage-layers", o.stage_layers, "Comma-separated layers per pipeline stage (uneven split)");
 }
 
-Job build_workload(const JobOptions& o, const Catalog& catalog) {
-  Job job;
-  if (o.model.empty()) throw InputError(kCmd, "--model", "give --model NAME or a path to a model JSON / config.json");
-  job.model = catalog.model(o.model);
+namespace {
+
+// Cluster (from --cluster, else a preset for --gpu), its overrides, calibration and the host-side
+// figures: the part of a job every way of describing the workload shares.
+void apply_hardware_options(const JobOptions& o, const Catalog& catalog, Job& job) {
   if (!o.cluster.empty()) {
     job.cluster = catalog.cluster(o.cluster);
     if (!o.gpu.empty()) {
@@ -110,26 +121,6 @@ Job build_workload(const JobOptions& o, const Catalog& catalog) {
     if (*o.gpus_per_node < 1 || *o.gpus_per_node > 100000) throw InputError(kCmd, "--gpus-per-node", "expected 1..100000");
     job.cluster.gpus_per_node = *o.gpus_per_node;
   }
-  auto prec = precision_from_string(lower(o.precision));
-  if (!prec) throw InputError(kCmd, "--precision", "expected fp32, tf32, fp16, bf16 or fp8, found \"" + o.precision + "\"");
-  job.training.precision = *prec;
-  if (!o.global_batch || *o.global_batch < 1 || *o.global_batch > (std::int64_t{1} << 40))
-    throw InputError(kCmd, "--global-batch", "expected a positive number of sequences");
-  job.training.global_batch_size = *o.global_batch;
-  job.training.seq_length = o.seq.value_or(job.model.max_seq_length);
-  if (job.training.seq_length < 1 || job.training.seq_length > (std::int64_t{1} << 24))
-    throw InputError(kCmd, "--seq", "expected a sequence length between 1 and 16M tokens");
-  auto fw = parse_framework(o.framework);
-  if (!fw) throw InputError(kCmd, "--framework", "expected megatron, deepspeed or fsdp, found \"" + o.framework + "\"");
-  job.runtime.framework = *fw;
-  job.runtime.flash_attention = !o.no_flash_attention;
-  job.runtime.tp_comm_overlap = o.tp_comm_overlap;
-  job.runtime.async_tp_allreduce = !o.no_async_tp_allreduce;
-  job.runtime.overlap_grad_reduce = !o.no_overlap_grad_reduce;
-  job.runtime.fused_grad_accumulation = !o.no_grad_accumulation_fusion;
-  if (o.vocab_divisor < 1 || o.vocab_divisor > RuntimeOptions::kMaxVocabDivisor)
-    throw InputError(kCmd, "--make-vocab-size-divisible-by", "expected 1.." + std::to_string(RuntimeOptions::kMaxVocabDivisor));
-  job.runtime.vocab_divisor = o.vocab_divisor;
   if (!std::isfinite(o.memory_reserve_GiB) || o.memory_reserve_GiB < 0 || o.memory_reserve_GiB >= job.cluster.gpu.memory_GiB)
     throw InputError(kCmd, "--memory-reserve", "expected 0 <= GiB < the GPU's memory");
   job.runtime.memory_reserve_GiB = o.memory_reserve_GiB;
@@ -140,6 +131,37 @@ Job build_workload(const JobOptions& o, const Catalog& catalog) {
   else job.calibration = catalog.calibration_or_default(job.cluster.gpu);
   if (o.gpus && (*o.gpus < 1 || *o.gpus > kMaxGpus))
     throw InputError(kCmd, "--gpus", "expected 1..10,000,000 GPUs, found " + std::to_string(*o.gpus));
+}
+
+}  // namespace
+
+Job build_workload(const JobOptions& o, const Catalog& catalog) {
+  Job job;
+  if (o.model.empty()) throw InputError(kCmd, "--model", "give --model NAME or a path to a model JSON / config.json");
+  job.model = catalog.model(o.model);
+  const std::string precision = o.precision.empty() ? "bf16" : o.precision;
+  auto prec = precision_from_string(lower(precision));
+  if (!prec) throw InputError(kCmd, "--precision", "expected fp32, tf32, fp16, bf16 or fp8, found \"" + o.precision + "\"");
+  job.training.precision = *prec;
+  if (!o.global_batch || *o.global_batch < 1 || *o.global_batch > (std::int64_t{1} << 40))
+    throw InputError(kCmd, "--global-batch", "expected a positive number of sequences");
+  job.training.global_batch_size = *o.global_batch;
+  job.training.seq_length = o.seq.value_or(job.model.max_seq_length);
+  if (job.training.seq_length < 1 || job.training.seq_length > (std::int64_t{1} << 24))
+    throw InputError(kCmd, "--seq", "expected a sequence length between 1 and 16M tokens");
+  auto fw = parse_framework(o.framework.empty() ? "megatron" : o.framework);
+  if (!fw) throw InputError(kCmd, "--framework", "expected megatron, deepspeed or fsdp, found \"" + o.framework + "\"");
+  job.runtime.framework = *fw;
+  job.runtime.flash_attention = !o.no_flash_attention;
+  job.runtime.tp_comm_overlap = o.tp_comm_overlap;
+  job.runtime.async_tp_allreduce = !o.no_async_tp_allreduce;
+  job.runtime.overlap_grad_reduce = !o.no_overlap_grad_reduce;
+  job.runtime.fused_grad_accumulation = !o.no_grad_accumulation_fusion;
+  const int divisor = o.vocab_divisor.value_or(RuntimeOptions::kDefaultVocabDivisor);
+  if (divisor < 1 || divisor > RuntimeOptions::kMaxVocabDivisor)
+    throw InputError(kCmd, "--make-vocab-size-divisible-by", "expected 1.." + std::to_string(RuntimeOptions::kMaxVocabDivisor));
+  job.runtime.vocab_divisor = divisor;
+  apply_hardware_options(o, catalog, job);
   return job;
 }
 
@@ -187,7 +209,84 @@ std::optional<PlanProblem> check_plan_input(const Job& job) {
   return std::nullopt;
 }
 
-Job build_job(const JobOptions& o, const Catalog& catalog) {
+namespace {
+
+std::string read_text_file(const std::string& path, const char* flag) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(kCmd, flag, "cannot read \"" + path + "\"");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  constexpr std::size_t kMaxLaunchBytes = 16 << 20;  // a launch script, not a dataset
+  if (ss.str().size() > kMaxLaunchBytes) throw InputError(path, "", "larger than 16 MiB; expected a launch script or a list of flags");
+  return ss.str();
+}
+
+Job build_job_from_megatron(const JobOptions& o, const Catalog& catalog, std::vector<std::string>* notes) {
+  const std::string& file = o.megatron_args;
+  // The launch decides these; a flag beside it would silently disagree with the file.
+  const std::pair<bool, const char*> decided_by_launch[] = {
+      {o.global_batch.has_value(), "--global-batch"}, {o.seq.has_value(), "--seq"}, {!o.precision.empty(), "--precision"},
+      {!o.framework.empty(), "--framework"}, {o.no_flash_attention, "--no-flash-attention"},
+      {o.tp_comm_overlap, "--tp-comm-overlap"}, {o.no_async_tp_allreduce, "--no-async-tp-allreduce"},
+      {o.no_overlap_grad_reduce, "--no-overlap-grad-reduce"}, {o.no_grad_accumulation_fusion, "--no-grad-accumulation-fusion"},
+      {o.vocab_divisor.has_value(), "--make-vocab-size-divisible-by"}, {o.tp.has_value(), "--tp"}, {o.pp.has_value(), "--pp"},
+      {o.dp.has_value(), "--dp"}, {o.cp.has_value(), "--cp"}, {o.ep.has_value(), "--ep"}, {o.vpp.has_value(), "--vpp"},
+      {o.mbs.has_value(), "--mbs"}, {o.sp, "--sp"}, {!o.recompute.empty(), "--recompute"},
+      {o.recompute_layers.has_value(), "--recompute-layers"}, {o.dist_opt, "--dist-opt"}, {o.zero != 0, "--zero"},
+      {!o.stage_layers.empty(), "--stage-layers"}};
+  for (const auto& [given, flag] : decided_by_launch)
+    if (given) throw InputError(kCmd, flag, "is set by the launch in --megatron-args " + file + "; change it there");
+
+  std::optional<ModelSpec> base;
+  if (!o.model.empty()) base = catalog.model(o.model);
+  const MegatronLaunch launch = read_megatron_launch(read_text_file(file, "--megatron-args"), file, base ? &*base : nullptr);
+  validate_model(launch.model, file);
+  Job job;
+  job.model = launch.model;
+  job.training = launch.training;
+  job.plan = launch.plan;
+  job.runtime = launch.runtime;
+  apply_hardware_options(o, catalog, job);
+  std::vector<std::string> said = launch.notes;
+
+  // The world size: --gpus, else torchrun's nodes x processes per node.
+  const std::optional<std::int64_t> launched =
+      launch.nnodes && launch.nproc_per_node ? std::optional<std::int64_t>(std::int64_t{*launch.nnodes} * *launch.nproc_per_node) : std::nullopt;
+  std::int64_t world = 0;
+  if (o.gpus) {
+    world = *o.gpus;
+    if (launched && *launched != world)
+      said.push_back(fmt::format("predicted on --gpus {} GPUs; the launch's torchrun starts {}", world, *launched));
+  } else if (launched) {
+    world = *launched;
+    said.push_back(fmt::format("{} GPUs from torchrun --nnodes {} x --nproc-per-node {}", world, *launch.nnodes, *launch.nproc_per_node));
+  } else {
+    throw InputError(kCmd, "--gpus", "give --gpus: the launch in " + file +
+                                         " does not say how many GPUs run it (torchrun --nnodes and --nproc-per-node as numbers)");
+  }
+  if (world > kMaxGpus) throw InputError(kCmd, "--gpus", "expected at most 10,000,000 GPUs");
+  ParallelPlan& p = job.plan;
+  const std::int64_t mp = std::int64_t{p.tp} * p.pp * p.cp;
+  if (world % mp != 0)
+    throw InputError(o.gpus ? kCmd : file, o.gpus ? "--gpus" : "--nnodes",
+                     std::to_string(world) + " GPUs are not divisible by tensor x pipeline x context parallel = " + std::to_string(mp));
+  p.dp = static_cast<int>(world / mp);
+  if (job.training.global_batch_size == 0) {
+    job.training.global_batch_size = std::int64_t{p.micro_batch_size} * p.dp;
+    said.push_back(fmt::format("no --global-batch-size: Megatron's default, micro-batch size x data-parallel size = {}",
+                               job.training.global_batch_size));
+  }
+  if (auto problem = check_plan_input(job))
+    throw InputError(problem->field == "gpus" && o.gpus ? kCmd : file,
+                     problem->field == "gpus" && o.gpus ? "--gpus" : megatron_flag_for(problem->field), problem->what);
+  if (notes) *notes = said;
+  return job;
+}
+
+}  // namespace
+
+Job build_job(const JobOptions& o, const Catalog& catalog, std::vector<std::string>* notes) {
+  if (!o.megatron_args.empty()) return build_job_from_megatron(o, catalog, notes);
   Job job = build_workload(o, catalog);
   ParallelPlan& p = job.plan;
   auto positive = [](const std::optional<int>& v, const char* flag, int fallback) {
@@ -215,7 +314,7 @@ Job build_job(const JobOptions& o, const Catalog& catalog) {
     throw InputError(kCmd, "--gpus", "give --gpus (or --dp)");
   }
   p.sequence_parallel = o.sp;
-  auto rc = parse_recompute(o.recompute);
+  auto rc = parse_recompute(o.recompute.empty() ? "none" : o.recompute);
   if (!rc) throw InputError(kCmd, "--recompute", "expected none, selective or full, found \"" + o.recompute + "\"");
   p.recompute.granularity = *rc;
   if (o.recompute_layers) {

@@ -108,6 +108,8 @@ std::vector<std::string> megatron_args(const Job& job) {
   if (job.runtime.tp_comm_overlap && p.tp > 1) flag(a, "--tp-comm-overlap");
   // Megatron fuses gradient accumulation into the weight-gradient GEMM by default.
   if (!job.runtime.fused_grad_accumulation) flag(a, "--no-gradient-accumulation-fusion");
+  // Megatron-Core picks flash or cuDNN fused attention by default; say so when the plan assumed none.
+  if (!job.runtime.flash_attention) opt(a, "--attention-backend", "unfused");
   if (job.runtime.vocab_divisor != RuntimeOptions::kDefaultVocabDivisor)
     opt(a, "--make-vocab-size-divisible-by", job.runtime.vocab_divisor);
   // Precision.

@@ -83,7 +83,8 @@ std::string prediction_defect(const Prediction& p) {
 Job plan_from_json(const nlohmann::json& j, const std::string& where) {
   JsonReader r(j, where);
   r.reject_unknown_keys({"schema_version", "model", "gpu", "cluster", "num_gpus", "training", "runtime", "parallel",
-                         "recompute", "stages", "calibration", "prediction", "launch", "search", "sensitivity"});
+                         "recompute", "stages", "calibration", "prediction", "launch", "search", "sensitivity",
+                         "megatron_launch"});
   const std::int64_t version = r.get_int("schema_version", 1, 1000);
   if (version != kPlanSchemaVersion)
     r.fail("schema_version", "this strata reads plan schema version " + std::to_string(kPlanSchemaVersion));

@@ -101,6 +101,40 @@ std::string search_report(const SearchResult& r, const SearchOptions& o, const s
   return out;
 }
 
+std::string launch_report(const std::string& file, const Job& launch, const Prediction& pred, const Prediction* best,
+                          const std::vector<std::string>& notes) {
+  std::string out = fmt::format("\nyour launch ({}): {}\n", file, plan_summary(launch.plan));
+  if (!pred.feasible) {
+    out += fmt::format("  does not run as given: {}\n", pred.reason);
+  } else {
+    out += fmt::format("  predicted {:.3f} s per iteration, {:.0f} tokens/s/GPU, {:.1f} GiB per GPU\n", pred.iteration_time_s,
+                       pred.tokens_per_sec_per_gpu, pred.memory_per_gpu_GiB);
+    if (best) {
+      const double ratio = pred.iteration_time_s / best->iteration_time_s;
+      if (ratio > 1 + kTimeTie) out += fmt::format("  the plan above is {:.2f}x faster\n", ratio);
+      else if (ratio < 1 - kTimeTie)
+        out += fmt::format("  your launch is {:.2f}x faster than the plan above: its plan lies outside the space searched\n", 1 / ratio);
+      else out += fmt::format("  the plan above matches it (within {:g}%)\n", 100 * kTimeTie);
+    }
+  }
+  for (const auto& n : notes) out += "note: " + n + "\n";
+  return out;
+}
+
+nlohmann::json launch_to_json(const std::string& file, const Job& launch, const Prediction& pred, const Prediction& best,
+                              const std::vector<std::string>& notes) {
+  nlohmann::json j = {{"file", file}, {"plan", plan_summary(launch.plan)}, {"feasible", pred.feasible}, {"notes", notes}};
+  if (!pred.feasible) {
+    j["reason"] = pred.reason;
+  } else {
+    j["iteration_time_s"] = pred.iteration_time_s;
+    j["tokens_per_sec_per_gpu"] = pred.tokens_per_sec_per_gpu;
+    j["memory_per_gpu_GiB"] = pred.memory_per_gpu_GiB;
+    j["speedup_of_best"] = pred.iteration_time_s / best.iteration_time_s;
+  }
+  return j;
+}
+
 nlohmann::json search_to_json(const SearchResult& r, const SearchOptions& o, const std::vector<RankingFlip>* flips) {
   nlohmann::json ru = nlohmann::json::array();
   for (const RankedPlan& x : r.runners_up) ru.push_back(ranked_json(x));

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "search/searcher.h"
 #include "test_util.h"
 
 using namespace strata;
@@ -102,6 +103,23 @@ TEST_CASE("strata plan: bad input exits 1 naming the flag") {
   r = test::run_strata("plan --model gpt3-175b --gpu a100-80gb --gpus 64 --global-batch 64 --recompute sometimes");
   CHECK(r.exit_code == 1);
   CHECK(r.out.find("--recompute: expected none, selective or full") != std::string::npos);
+}
+
+TEST_CASE("strata plan --megatron-args: searches the launch's workload and compares the launch's own plan") {
+  const std::string script = test::data_file("megatron_gpt3_175b.sh");
+  const auto r = test::run_strata("plan --megatron-args " + script + " --cluster dgx-a100-hdr --quiet");
+  CHECK_MESSAGE(r.exit_code == 0, r.out);
+  CHECK(r.out.find("your launch (" + script + "): tp=8 pp=16 dp=8 mbs=1 recompute=none") != std::string::npos);
+  const auto j = test::run_strata("plan --megatron-args " + script + " --cluster dgx-a100-hdr --quiet --json");
+  REQUIRE_MESSAGE(j.exit_code == 0, j.out);
+  const auto plan = nlohmann::json::parse(j.out);
+  const auto& launch = plan["search"]["megatron_launch"];
+  CHECK(launch["feasible"] == true);
+  CHECK(plan["num_gpus"] == 1024);  // torchrun's world, as --gpus was not given
+  // The search's winner is at least as fast as the launch, up to the tie margin.
+  CHECK(launch["speedup_of_best"].get<double>() >= 1 - kTimeTie);
+  CHECK(launch["iteration_time_s"].get<double>() ==
+        doctest::Approx(launch["speedup_of_best"].get<double>() * plan["prediction"]["iteration_time_s"].get<double>()));
 }
 
 TEST_CASE("strata plan: constraint flags fix dimensions") {

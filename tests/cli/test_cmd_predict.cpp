@@ -96,6 +96,57 @@ TEST_CASE("strata predict") {
     CHECK(ja["prediction"]["memory_per_gpu_GiB"] == jb["prediction"]["memory_per_gpu_GiB"]);
     CHECK(ja["launch"] == jb["launch"]);
   }
+  SUBCASE("--megatron-args: a launch script predicts as the same job given by flags") {
+    const std::string script = strata::test::data_file("megatron_gpt3_175b.sh");
+    auto r = run_strata("predict --megatron-args " + script + " --cluster dgx-a100-hdr");
+    CHECK_MESSAGE(r.exit_code == 0, r.out);
+    CHECK(has(r.out, "plan      tp=8 pp=16 dp=8 mbs=1 recompute=none; 192 micro-batches per iteration"));
+    CHECK(has(r.out, "note: 1024 GPUs from torchrun --nnodes 128 x --nproc-per-node 8"));
+    // The script gives no --overlap-grad-reduce, so Megatron does not overlap the DP all-reduce.
+    auto a = run_strata("predict --megatron-args " + script + " --cluster dgx-a100-hdr --json");
+    auto b = run_strata("predict --model gpt3-175b --cluster dgx-a100-hdr --gpus 1024 --global-batch 1536 --seq 2048 "
+                        "--tp 8 --pp 16 --mbs 1 --no-overlap-grad-reduce --json");
+    REQUIRE_MESSAGE(a.exit_code == 0, a.out);
+    REQUIRE_MESSAGE(b.exit_code == 0, b.out);
+    const auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
+    CHECK(ja["prediction"]["iteration_time_s"] == jb["prediction"]["iteration_time_s"]);
+    CHECK(ja["prediction"]["memory_per_gpu_GiB"] == jb["prediction"]["memory_per_gpu_GiB"]);
+    CHECK(ja["megatron_launch"]["notes"].size() == 1);
+    // --gpus overrides torchrun's world (what-if on half the nodes), and says so.
+    auto half = run_strata("predict --megatron-args " + script + " --cluster dgx-a100-hdr --gpus 512");
+    CHECK(has(half.out, "tp=8 pp=16 dp=4"));
+    CHECK(has(half.out, "note: predicted on --gpus 512 GPUs; the launch's torchrun starts 1024"));
+    // The plan JSON it writes reads back with --plan.
+    TempFile out("launch_plan.json", "");
+    auto w = run_strata("predict --megatron-args " + script + " --cluster dgx-a100-hdr -o " + out.path());
+    REQUIRE_MESSAGE(w.exit_code == 0, w.out);
+    auto back = run_strata("predict --plan " + out.path() + " --json");
+    REQUIRE_MESSAGE(back.exit_code == 0, back.out);
+    CHECK(nlohmann::json::parse(back.out)["prediction"]["iteration_time_s"] == ja["prediction"]["iteration_time_s"]);
+  }
+  SUBCASE("--megatron-args: bad launches and conflicting flags exit 1 naming the file or flag") {
+    const std::string script = strata::test::data_file("megatron_gpt3_175b.sh");
+    auto conflict = run_strata("predict --megatron-args " + script + " --cluster dgx-a100-hdr --tp 4");
+    CHECK(conflict.exit_code == 1);
+    CHECK(has(conflict.out, "--tp: is set by the launch in --megatron-args " + script + "; change it there"));
+    auto both = run_strata("predict --megatron-args " + script + " --plan x.json");
+    CHECK(both.exit_code == 1);
+    CHECK(has(both.out, "give either --plan or --megatron-args"));
+    TempFile unresolved("launch.sh", "pretrain_gpt.py --num-layers $LAYERS --hidden-size 1024 --num-attention-heads 16");
+    auto u = run_strata("predict --megatron-args " + unresolved.path() + " --gpu h100 --gpus 8");
+    CHECK(u.exit_code == 1);
+    CHECK(has(u.out, unresolved.path() + ": --num-layers: value \"$LAYERS\" is a shell expansion"));
+    TempFile no_world("flags.txt", "--num-layers 4 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
+                                   "--micro-batch-size 1 --vocab-size 1000 --bf16");
+    auto nw = run_strata("predict --megatron-args " + no_world.path() + " --gpu h100");
+    CHECK(nw.exit_code == 1);
+    CHECK(has(nw.out, "--gpus: give --gpus: the launch in " + no_world.path() + " does not say how many GPUs run it"));
+    auto indivisible = run_strata("predict --megatron-args " + no_world.path() + " --gpu h100 --gpus 8 --global-batch 3");
+    CHECK(has(indivisible.out, "--global-batch: is set by the launch"));
+    auto missing = run_strata("predict --megatron-args /nonexistent/launch.sh --gpu h100 --gpus 8");
+    CHECK(missing.exit_code == 1);
+    CHECK(has(missing.out, "--megatron-args: cannot read \"/nonexistent/launch.sh\""));
+  }
   SUBCASE("an infeasible plan exits 2 with the reason") {
     auto r = run_strata("predict --model gpt3-175b --gpu a100-80gb --gpus 8 --global-batch 8 --tp 8 --pp 1");
     CHECK(r.exit_code == 2);

@@ -20,15 +20,15 @@ struct JobOptions {
   std::optional<int> gpus_per_node;
   std::optional<std::int64_t> global_batch;
   std::optional<std::int64_t> seq;
-  std::string precision = "bf16";
-  std::string framework = "megatron";
+  std::string precision;  // empty: bf16
+  std::string framework;  // empty: megatron
   std::optional<std::string> calibration_file;
   bool no_flash_attention = false;
   bool tp_comm_overlap = false;
   bool no_async_tp_allreduce = false;
   bool no_overlap_grad_reduce = false;
   bool no_grad_accumulation_fusion = false;
-  int vocab_divisor = RuntimeOptions::kDefaultVocabDivisor;
+  std::optional<int> vocab_divisor;  // default RuntimeOptions::kDefaultVocabDivisor
   // Headroom kept free beyond the modelled buffers and fragmentation: allocator spikes, NCCL
   // growth, framework extras the memory model does not see. A default, stated in the output.
   double memory_reserve_GiB = 2.0;
@@ -37,23 +37,29 @@ struct JobOptions {
   // Plan flags (predict; plan uses them as constraints later).
   std::optional<int> tp, pp, dp, cp, ep, vpp, mbs;
   bool sp = false;
-  std::string recompute = "none";
+  std::string recompute;  // empty: none
   std::optional<int> recompute_layers;
   bool dist_opt = false;
   int zero = 0;
   std::string stage_layers;  // "20,20,20,20"
+  // A Megatron-LM launch (script or flags) giving the model, batch, plan and runtime features.
+  std::string megatron_args;
 };
 
 // Flags of the model/cluster/batch part.
 void add_workload_options(CLI::App& app, JobOptions& o);
 // Flags of the parallel plan part.
 void add_plan_options(CLI::App& app, JobOptions& o);
+// --megatron-args FILE (predict and plan).
+void add_megatron_option(CLI::App& app, JobOptions& o);
 
 // Model, cluster (from --cluster, else a preset for --gpu, else a generic one), calibration,
 // training spec and runtime options; the plan is left default. Throws InputError.
 Job build_workload(const JobOptions& o, const Catalog& catalog);
-// build_workload plus the plan flags; dp is inferred from --gpus when not given.
-Job build_job(const JobOptions& o, const Catalog& catalog);
+// build_workload plus the plan flags; dp is inferred from --gpus when not given. With
+// --megatron-args the model, batch, plan and runtime features come from that launch instead, and
+// `notes` (when given) receives how it was read.
+Job build_job(const JobOptions& o, const Catalog& catalog, std::vector<std::string>* notes = nullptr);
 
 // Limits that keep every size product of the cost model inside its integer types and the pipeline
 // simulation bounded; each is far beyond any real training run.

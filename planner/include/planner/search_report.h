@@ -22,6 +22,12 @@ nlohmann::json search_to_json(const SearchResult& result, const SearchOptions& o
                               const std::vector<RankingFlip>* flips = nullptr);
 // The runners-up's jobs, in order: the alternatives ranking_sensitivity compares the winner with.
 std::vector<Job> runner_up_jobs(const SearchResult& result);
+// `strata plan --megatron-args`: the launch's own plan, its prediction and how the best plan found
+// compares (`best` null when the search found none). Each note is printed as "note: ...".
+std::string launch_report(const std::string& file, const Job& launch, const Prediction& pred, const Prediction* best,
+                          const std::vector<std::string>& notes);
+nlohmann::json launch_to_json(const std::string& file, const Job& launch, const Prediction& pred, const Prediction& best,
+                              const std::vector<std::string>& notes);
 // The message for a search with no feasible plan (exit code 2).
 std::string infeasible_message(const SearchResult& result);
 

@@ -1,0 +1,33 @@
+#pragma once
+// The inverse of megatron_args: reads a Megatron-LM launch (a pretrain_gpt.py command line, a shell
+// script that builds one, or a file of flags) into the model, batch, plan and runtime features it
+// describes, so `strata predict` and `strata plan` can start from the job a team already runs.
+// Flags strata does not model (learning rate, data paths, logging, ...) are ignored.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "costmodel/job.h"
+#include "costmodel/model_spec.h"
+
+namespace strata {
+
+struct MegatronLaunch {
+  ModelSpec model;
+  TrainingSpec training;      // global_batch_size 0 when the flags leave it to Megatron's default (mbs * dp)
+  ParallelPlan plan;          // dp 0: the world size comes from torchrun's flags or the caller
+  RuntimeOptions runtime;     // the features the flags turn on or off, Megatron's defaults otherwise
+  std::optional<int> nnodes;          // torchrun --nnodes, when a plain number
+  std::optional<int> nproc_per_node;  // torchrun --nproc-per-node / --nproc_per_node, when a plain number
+  std::vector<std::string> notes;     // how the flags were read where they leave room for doubt
+};
+
+// `where` names the file in error messages (InputError with the Megatron flag as the field).
+// `base`: a catalog model whose fields fill what the flags do not give (the vocabulary when only a
+// tokenizer is named); the flags win where both say something.
+MegatronLaunch read_megatron_launch(const std::string& text, const std::string& where, const ModelSpec* base);
+
+// The Megatron flag (or torchrun flag) that sets a field named by check_plan_input's PlanProblem.
+std::string megatron_flag_for(const std::string& plan_field);
+
+}  // namespace strata

@@ -1,0 +1,26 @@
+#pragma once
+// Reads a launch script the way a person skimming it would: the words of its commands, with line
+// continuations, quotes, comments and simple variable assignments resolved. It is not a shell: no
+// control flow, globbing, command substitution or environment. An expansion it cannot resolve stays
+// in the word as written (for example "$NNODES"), so callers can say which value they could not read.
+#include <map>
+#include <string>
+#include <vector>
+
+namespace strata {
+
+struct ScriptWords {
+  std::vector<std::string> words;                // every word outside assignments, in order
+  std::map<std::string, std::string> variables;  // NAME=value assignments, last one wins
+};
+
+// Handles: backslash-newline continuations; '...' and "..." quoting; # comments; NAME=value and
+// export NAME=value (the value expanded with the variables assigned before it); $NAME, ${NAME},
+// ${NAME:-default}, ${NAME-default}, ${NAME:=default}; $(( integer arithmetic )) over + - * / %
+// and parentheses; bash array assignments NAME=( words ) contribute their words.
+ScriptWords read_script_words(const std::string& text);
+
+// True when the word still holds an expansion read_script_words could not resolve.
+bool has_unresolved_expansion(const std::string& word);
+
+}  // namespace strata

@@ -1,0 +1,463 @@
+#include "planner/megatron_import.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "costmodel/errors.h"
+#include "planner/shell_words.h"
+
+namespace strata {
+
+namespace {
+
+// Flags read from the launch, and whether each takes a value. Spelled as Megatron-LM's
+// megatron/training/arguments.py spells them; torchrun's own flags give the world size.
+struct FlagSpec {
+  const char* name;
+  bool takes_value;
+};
+constexpr FlagSpec kFlags[] = {
+    // Model shape.
+    {"--num-layers", true}, {"--hidden-size", true}, {"--ffn-hidden-size", true}, {"--num-attention-heads", true},
+    {"--kv-channels", true}, {"--group-query-attention", false}, {"--num-query-groups", true}, {"--swiglu", false},
+    {"--normalization", true}, {"--untie-embeddings-and-output-weights", false}, {"--position-embedding-type", true},
+    {"--use-rotary-position-embeddings", false}, {"--no-position-embedding", false}, {"--vocab-size", true},
+    {"--tokenizer-type", true}, {"--attention-dropout", true}, {"--hidden-dropout", true}, {"--num-experts", true},
+    {"--moe-router-topk", true}, {"--moe-ffn-hidden-size", true}, {"--max-position-embeddings", true},
+    // Batch and precision.
+    {"--seq-length", true}, {"--micro-batch-size", true}, {"--global-batch-size", true}, {"--fp16", false},
+    {"--bf16", false}, {"--fp8-format", true},
+    // Parallelism.
+    {"--tensor-model-parallel-size", true}, {"--pipeline-model-parallel-size", true}, {"--context-parallel-size", true},
+    {"--expert-model-parallel-size", true}, {"--sequence-parallel", false},
+    {"--num-layers-per-virtual-pipeline-stage", true}, {"--num-virtual-stages-per-pipeline-rank", true},
+    {"--decoder-first-pipeline-num-layers", true}, {"--decoder-last-pipeline-num-layers", true},
+    {"--pipeline-model-parallel-layout", true},
+    // Memory and runtime features.
+    {"--recompute-granularity", true}, {"--recompute-method", true}, {"--recompute-num-layers", true},
+    {"--recompute-activations", false}, {"--checkpoint-activations", false}, {"--use-distributed-optimizer", false},
+    {"--overlap-grad-reduce", false}, {"--overlap-param-gather", false}, {"--tp-comm-overlap", false},
+    {"--no-gradient-accumulation-fusion", false}, {"--make-vocab-size-divisible-by", true}, {"--use-flash-attn", false},
+    {"--attention-backend", true}, {"--transformer-impl", true},
+    // Megatron-DeepSpeed.
+    {"--deepspeed", false}, {"--zero-stage", true},
+    // torchrun / torch.distributed.launch.
+    {"--nnodes", true}, {"--nproc-per-node", true}, {"--nproc_per_node", true},
+};
+
+const FlagSpec* find_flag(const std::string& name) {
+  for (const auto& f : kFlags)
+    if (name == f.name) return &f;
+  return nullptr;
+}
+
+std::string base_name(const std::string& path) {
+  const std::size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// The flags of the launch, last occurrence winning as in argparse.
+class Flags {
+ public:
+  Flags(const std::vector<std::string>& words, const std::string& where, std::vector<std::string>& notes) : where_(where) {
+    for (std::size_t i = 0; i < words.size(); ++i) {
+      const std::string& w = words[i];
+      if (!w.starts_with("--")) continue;
+      const std::size_t eq = w.find('=');
+      const std::string name = w.substr(0, eq);
+      const FlagSpec* spec = find_flag(name);
+      if (!spec) continue;  // not a flag strata models
+      std::string value;
+      if (!spec->takes_value) {
+        if (eq != std::string::npos) throw InputError(where, name, "is a switch and takes no value, found \"" + w + "\"");
+      } else if (eq != std::string::npos) {
+        value = w.substr(eq + 1);
+      } else if (i + 1 < words.size() && !words[i + 1].starts_with("--")) {
+        value = words[++i];
+      } else {
+        throw InputError(where, name, "expects a value after it");
+      }
+      auto it = values_.find(name);
+      if (it != values_.end() && it->second != value)
+        notes.push_back(name + " is given more than once; the last one, " + (value.empty() ? "set" : "\"" + value + "\"") +
+                        ", wins as in Megatron's argument parser");
+      values_[name] = value;
+    }
+  }
+
+  bool has(const std::string& name) const { return values_.count(name) > 0; }
+
+  std::optional<std::string> text(const std::string& name) const {
+    auto it = values_.find(name);
+    if (it == values_.end()) return std::nullopt;
+    if (has_unresolved_expansion(it->second))
+      throw InputError(where_, name, "value \"" + it->second +
+                                         "\" is a shell expansion strata cannot resolve; set the variable in the file "
+                                         "(NAME=value) or write the number");
+    return it->second;
+  }
+
+  // The raw value without the expansion check, for flags whose value is optional to strata.
+  std::optional<std::string> raw(const std::string& name) const {
+    auto it = values_.find(name);
+    return it == values_.end() ? std::nullopt : std::optional<std::string>(it->second);
+  }
+
+  std::optional<std::int64_t> integer(const std::string& name, std::int64_t lo, std::int64_t hi) const {
+    auto t = text(name);
+    if (!t) return std::nullopt;
+    std::int64_t v = 0;
+    bool ok = !t->empty() && t->size() <= 18;
+    for (char c : *t) ok = ok && c >= '0' && c <= '9';
+    if (ok)
+      for (char c : *t) v = v * 10 + (c - '0');
+    if (!ok || v < lo || v > hi)
+      throw InputError(where_, name, "expected an integer " + std::to_string(lo) + ".." + std::to_string(hi) + ", found \"" + *t + "\"");
+    return v;
+  }
+
+  std::optional<double> number(const std::string& name, double lo, double hi) const {
+    auto t = text(name);
+    if (!t) return std::nullopt;
+    double v = 0;
+    std::size_t used = 0;
+    try {
+      v = std::stod(*t, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != t->size() || !std::isfinite(v) || v < lo || v > hi)
+      throw InputError(where_, name, fmt::format("expected a number {:g}..{:g}, found \"{}\"", lo, hi, *t));
+    return v;
+  }
+
+  std::int64_t required(const std::string& name, std::int64_t lo, std::int64_t hi, const std::string& why) const {
+    auto v = integer(name, lo, hi);
+    if (!v) throw InputError(where_, name, "missing: " + why);
+    return *v;
+  }
+
+ private:
+  std::string where_;
+  std::map<std::string, std::string> values_;
+};
+
+constexpr std::int64_t kMaxDim = std::int64_t{1} << 24;
+constexpr std::int64_t kMaxParallel = 1'000'000;
+
+// Megatron-Core's --pipeline-model-parallel-layout: virtual stages separated by '|', each a string
+// of E (embedding), t (decoder layer, t*N for N of them) and L (loss/output layer); a group in
+// parentheses may repeat, "(tt|)*3". Returns the decoder layers of each virtual stage.
+class LayoutParser {
+ public:
+  LayoutParser(const std::string& s, const std::string& where) : s_(s), where_(where) {}
+  std::vector<int> parse() {
+    std::string flat = expand(0, 0);
+    if (pos_ != s_.size()) fail("unexpected ')'");
+    std::vector<int> stages(1, 0);
+    for (char c : flat) {
+      if (c == '|') stages.push_back(0);
+      else if (c == 't') ++stages.back();
+    }
+    return stages;
+  }
+
+ private:
+  static constexpr std::size_t kMaxExpanded = 1 << 20;
+  [[noreturn]] void fail(const std::string& what) const {
+    throw InputError(where_, "--pipeline-model-parallel-layout", what + " in \"" + s_ + "\" (expected stages of E, t, t*N, L separated by |)");
+  }
+  int count() {
+    if (pos_ >= s_.size() || s_[pos_] != '*') return 1;
+    ++pos_;
+    std::size_t start = pos_;
+    while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_]))) ++pos_;
+    if (pos_ == start || pos_ - start > 6) fail("expected a repeat count after '*'");
+    return std::stoi(s_.substr(start, pos_ - start));
+  }
+  std::string expand(int depth, int) {
+    if (depth > 16) fail("parentheses nested too deeply");
+    std::string out;
+    while (pos_ < s_.size() && s_[pos_] != ')') {
+      const char c = s_[pos_];
+      std::string piece;
+      if (c == '(') {
+        ++pos_;
+        piece = expand(depth + 1, 0);
+        if (pos_ >= s_.size()) fail("unclosed '('");
+        ++pos_;
+      } else if (c == 'E' || c == 't' || c == 'L' || c == 'm' || c == '|') {
+        piece = std::string(1, c);
+        ++pos_;
+      } else if (std::isspace(static_cast<unsigned char>(c))) {
+        ++pos_;
+        continue;
+      } else {
+        fail(std::string("unexpected '") + c + "'");
+      }
+      const int n = count();
+      if (piece.size() * static_cast<std::size_t>(n) + out.size() > kMaxExpanded) fail("layout too long");
+      for (int k = 0; k < n; ++k) out += piece;
+    }
+    if (depth == 0 && pos_ < s_.size()) fail("unexpected ')'");
+    return out;
+  }
+
+  const std::string& s_;
+  std::string where_;
+  std::size_t pos_ = 0;
+};
+
+ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* base, std::vector<std::string>& notes) {
+  const bool shapes = f.has("--num-layers") || f.has("--hidden-size") || f.has("--num-attention-heads");
+  if (!shapes) {
+    if (!base)
+      throw InputError(where, "--num-layers", "missing: the launch gives no model shape (--num-layers, --hidden-size, "
+                                             "--num-attention-heads); add them or name the model with --model");
+    return *base;
+  }
+  ModelSpec m;
+  m.name = "megatron launch (" + base_name(where) + ")";
+  m.source = "Megatron-LM flags in " + where + (base ? "; vocabulary from " + base->name : "");
+  const std::string why = "Megatron needs it with the other model flags";
+  m.num_layers = static_cast<int>(f.required("--num-layers", 1, 1 << 20, why));
+  m.hidden_size = f.required("--hidden-size", 1, kMaxDim, why);
+  m.num_attention_heads = static_cast<int>(f.required("--num-attention-heads", 1, 1 << 20, why));
+  // Megatron: --num-query-groups defaults to 1 once --group-query-attention is on.
+  m.num_query_groups = f.has("--group-query-attention")
+                           ? static_cast<int>(f.integer("--num-query-groups", 1, 1 << 20).value_or(1))
+                           : m.num_attention_heads;
+  if (auto kv = f.integer("--kv-channels", 1, kMaxDim); kv && *kv * m.num_attention_heads != m.hidden_size)
+    throw InputError(where, "--kv-channels", "strata models heads of hidden_size / num_attention_heads = " +
+                                                 std::to_string(m.hidden_size / m.num_attention_heads) + " channels, found " +
+                                                 std::to_string(*kv));
+  m.activation = f.has("--swiglu") ? Activation::swiglu : Activation::gelu;
+  // Megatron's default FFN width: 4h, or for SwiGLU 2/3 of it rounded down to a multiple of 64
+  // (arguments.py), which keeps the parameter count of the 4h GELU MLP.
+  const std::int64_t default_ffn = f.has("--swiglu") ? (4 * m.hidden_size * 2 / 3) / 64 * 64 : 4 * m.hidden_size;
+  m.ffn_hidden_size = f.integer("--ffn-hidden-size", 1, kMaxDim).value_or(default_ffn);
+  const std::string norm = f.text("--normalization").value_or("LayerNorm");
+  if (norm == "LayerNorm") m.normalization = Normalization::layernorm;
+  else if (norm == "RMSNorm") m.normalization = Normalization::rmsnorm;
+  else throw InputError(where, "--normalization", "expected LayerNorm or RMSNorm, found \"" + norm + "\"");
+  m.tied_embeddings = !f.has("--untie-embeddings-and-output-weights");
+  std::string pos = f.text("--position-embedding-type").value_or("learned_absolute");
+  if (f.has("--use-rotary-position-embeddings")) pos = "rope";
+  if (f.has("--no-position-embedding")) pos = "none";
+  if (pos == "learned_absolute") m.position_embedding = PositionEmbedding::learned;
+  else if (pos == "rope") m.position_embedding = PositionEmbedding::rope;
+  else if (pos == "none" || pos == "relative") {
+    m.position_embedding = PositionEmbedding::rope;  // no learned table: same parameters and time
+    notes.push_back("position embedding \"" + pos + "\" has no learned table; modelled like rope, which costs the same");
+  } else {
+    throw InputError(where, "--position-embedding-type", "expected learned_absolute, rope, relative or none, found \"" + pos + "\"");
+  }
+  // Megatron's dropout defaults are 0.1 for both.
+  const double attention_dropout = f.number("--attention-dropout", 0, 1).value_or(0.1);
+  const double hidden_dropout = f.number("--hidden-dropout", 0, 1).value_or(0.1);
+  m.dropout = attention_dropout > 0 || hidden_dropout > 0;
+  if (auto v = f.integer("--vocab-size", 1, std::int64_t{1} << 32)) {
+    m.vocab_size = *v;
+  } else {
+    // Tokenizers whose size is fixed by Megatron's own tokenizer classes.
+    const std::string tok = f.text("--tokenizer-type").value_or("");
+    if (tok == "GPT2BPETokenizer") m.vocab_size = 50257;
+    else if (tok == "Llama2Tokenizer") m.vocab_size = 32000;
+    else if (base) m.vocab_size = base->vocab_size;
+    else
+      throw InputError(where, "--vocab-size", "missing: the vocabulary size is not in the launch" +
+                                                  (tok.empty() ? std::string() : " (tokenizer " + tok + ")") +
+                                                  "; add --vocab-size N to the file or name a model with this vocabulary with --model");
+  }
+  if (f.has("--num-experts")) {
+    MoeSpec moe;
+    moe.num_experts = static_cast<int>(*f.integer("--num-experts", 1, 1 << 16));
+    moe.top_k = static_cast<int>(f.integer("--moe-router-topk", 1, 1 << 16).value_or(2));
+    moe.expert_ffn_hidden_size = f.integer("--moe-ffn-hidden-size", 1, kMaxDim).value_or(m.ffn_hidden_size);
+    m.moe = moe;
+  }
+  return m;
+}
+
+void read_pipeline(const Flags& f, const std::string& where, const ModelSpec& m, ParallelPlan& p, std::vector<std::string>& notes) {
+  const int L = m.num_layers;
+  if (auto layout = f.text("--pipeline-model-parallel-layout")) {
+    std::vector<int> virtual_stages = LayoutParser(*layout, where).parse();
+    const int n = static_cast<int>(virtual_stages.size());
+    if (n % p.pp != 0)
+      throw InputError(where, "--pipeline-model-parallel-layout",
+                       std::to_string(n) + " stages for pipeline size " + std::to_string(p.pp) + " (expected a multiple of it)");
+    p.vpp = n / p.pp;
+    p.stage_layers.assign(p.pp, 0);
+    for (int i = 0; i < n; ++i) p.stage_layers[i % p.pp] += virtual_stages[i];
+    bool same_chunks = true;
+    for (int s = 0; s < p.pp; ++s) {
+      if (p.stage_layers[s] < 1)
+        throw InputError(where, "--pipeline-model-parallel-layout", "pipeline rank " + std::to_string(s) + " holds no decoder layer");
+      for (int c = 0; c < p.vpp; ++c) same_chunks = same_chunks && chunk_layers(p, s, p.stage_layers[s], c) == virtual_stages[c * p.pp + s];
+    }
+    if (!same_chunks)
+      notes.push_back("the layout splits pipeline ranks' layers over their model chunks unevenly; strata spreads each rank's "
+                      "layers over its chunks as evenly as it can");
+    const int sum = std::accumulate(p.stage_layers.begin(), p.stage_layers.end(), 0);
+    if (sum != L)
+      throw InputError(where, "--pipeline-model-parallel-layout",
+                       "holds " + std::to_string(sum) + " decoder layers, --num-layers is " + std::to_string(L));
+    if (std::all_of(p.stage_layers.begin(), p.stage_layers.end(), [&](int l) { return l == p.stage_layers[0]; }) && p.vpp == 1)
+      p.stage_layers.clear();
+    return;
+  }
+  if (auto n = f.integer("--num-layers-per-virtual-pipeline-stage", 1, 1 << 20)) {
+    if (L % (static_cast<std::int64_t>(p.pp) * *n) != 0)
+      throw InputError(where, "--num-layers-per-virtual-pipeline-stage",
+                       std::to_string(L) + " layers are not divisible by pipeline size " + std::to_string(p.pp) + " x " +
+                           std::to_string(*n) + " layers per virtual stage");
+    p.vpp = static_cast<int>(L / (p.pp * *n));
+  }
+  if (auto v = f.integer("--num-virtual-stages-per-pipeline-rank", 1, kMaxParallel)) p.vpp = static_cast<int>(*v);
+  const auto first = f.integer("--decoder-first-pipeline-num-layers", 1, 1 << 20);
+  const auto last = f.integer("--decoder-last-pipeline-num-layers", 1, 1 << 20);
+  if (!first && !last) return;
+  const int edges = (first ? 1 : 0) + (last ? 1 : 0);
+  const std::int64_t rest = L - first.value_or(0) - last.value_or(0);
+  const int middle = p.pp - edges;
+  const char* flag = first ? "--decoder-first-pipeline-num-layers" : "--decoder-last-pipeline-num-layers";
+  if (middle < 1 ? rest != 0 : (rest < middle || rest % middle != 0))
+    throw InputError(where, flag, "the other " + std::to_string(std::max(middle, 0)) + " pipeline stages cannot share the remaining " +
+                                      std::to_string(rest) + " of " + std::to_string(L) + " layers evenly");
+  p.stage_layers.assign(p.pp, middle > 0 ? static_cast<int>(rest / middle) : 0);
+  if (first) p.stage_layers.front() = static_cast<int>(*first);
+  if (last) p.stage_layers.back() = static_cast<int>(*last);
+}
+
+void read_recompute(const Flags& f, const std::string& where, ParallelPlan& p, std::vector<std::string>& notes) {
+  std::string granularity = f.text("--recompute-granularity").value_or("");
+  if (granularity.empty() && f.has("--recompute-activations")) granularity = "selective";
+  if (granularity.empty() && f.has("--checkpoint-activations")) granularity = "full";  // Megatron before 2022
+  if (granularity.empty()) return;
+  if (granularity == "selective") {
+    p.recompute.granularity = RecomputeGranularity::selective;
+    return;
+  }
+  if (granularity != "full") throw InputError(where, "--recompute-granularity", "expected full or selective, found \"" + granularity + "\"");
+  p.recompute.granularity = RecomputeGranularity::full;
+  const std::string method = f.text("--recompute-method").value_or("uniform");
+  const std::int64_t n = f.integer("--recompute-num-layers", 1, 1 << 20).value_or(1);
+  if (method == "block") {
+    p.recompute.num_layers = static_cast<int>(n);
+  } else if (method == "uniform") {
+    p.recompute.num_layers = -1;
+    if (n > 1)
+      notes.push_back("--recompute-method uniform with --recompute-num-layers " + std::to_string(n) +
+                      " checkpoints groups of layers; strata models a checkpoint at every layer (same recompute time, "
+                      "slightly different activation memory)");
+  } else {
+    throw InputError(where, "--recompute-method", "expected uniform or block, found \"" + method + "\"");
+  }
+}
+
+}  // namespace
+
+MegatronLaunch read_megatron_launch(const std::string& text, const std::string& where, const ModelSpec* base) {
+  MegatronLaunch out;
+  const ScriptWords script = read_script_words(text);
+  const Flags f(script.words, where, out.notes);
+
+  out.model = read_model(f, where, base, out.notes);
+
+  TrainingSpec& t = out.training;
+  t.seq_length = f.required("--seq-length", 1, kMaxDim, "the sequence length of every sample");
+  if (!f.has("--max-position-embeddings") && out.model.max_seq_length == 0) out.model.max_seq_length = t.seq_length;
+  if (auto mp = f.integer("--max-position-embeddings", 1, kMaxDim)) out.model.max_seq_length = *mp;
+  t.global_batch_size = f.integer("--global-batch-size", 1, std::int64_t{1} << 40).value_or(0);
+  if (f.has("--fp16") && f.has("--bf16")) throw InputError(where, "--bf16", "--fp16 and --bf16 are both given; Megatron takes one");
+  if (f.has("--fp8-format")) {
+    const std::string fmt = *f.text("--fp8-format");
+    if (fmt != "hybrid" && fmt != "e4m3") throw InputError(where, "--fp8-format", "expected hybrid or e4m3, found \"" + fmt + "\"");
+    t.precision = Precision::fp8;
+  } else if (f.has("--bf16")) {
+    t.precision = Precision::bf16;
+  } else if (f.has("--fp16")) {
+    t.precision = Precision::fp16;
+  } else {
+    t.precision = Precision::fp32;
+    out.notes.push_back("neither --bf16 nor --fp16 is given: Megatron trains in fp32");
+  }
+
+  ParallelPlan& p = out.plan;
+  p.tp = static_cast<int>(f.integer("--tensor-model-parallel-size", 1, kMaxParallel).value_or(1));
+  p.pp = static_cast<int>(f.integer("--pipeline-model-parallel-size", 1, kMaxParallel).value_or(1));
+  p.cp = static_cast<int>(f.integer("--context-parallel-size", 1, kMaxParallel).value_or(1));
+  p.ep = static_cast<int>(f.integer("--expert-model-parallel-size", 1, kMaxParallel).value_or(1));
+  p.dp = 0;
+  p.sequence_parallel = f.has("--sequence-parallel");
+  p.micro_batch_size = static_cast<int>(f.required("--micro-batch-size", 1, kMaxParallel, "Megatron needs the micro-batch size"));
+  read_pipeline(f, where, out.model, p, out.notes);
+  read_recompute(f, where, p, out.notes);
+  p.distributed_optimizer = f.has("--use-distributed-optimizer");
+
+  RuntimeOptions& rt = out.runtime;
+  if (f.has("--deepspeed")) {
+    rt.framework = Framework::deepspeed;
+    // Megatron-DeepSpeed's --zero-stage defaults to 1; the stage DeepSpeed runs is the one in the
+    // --deepspeed_config JSON, which launch scripts usually fill from this flag.
+    p.zero_stage = static_cast<int>(f.integer("--zero-stage", 0, 3).value_or(1));
+    if (!f.has("--zero-stage")) out.notes.push_back("--deepspeed without --zero-stage: ZeRO stage 1 assumed (Megatron-DeepSpeed's default)");
+    rt.overlap_grad_reduce = false;
+    rt.overlap_param_gather = false;
+    rt.fused_grad_accumulation = false;
+  } else {
+    // Megatron-LM runs these overlaps only when asked; a launch without the flag does not overlap.
+    rt.overlap_grad_reduce = f.has("--overlap-grad-reduce");
+    rt.overlap_param_gather = f.has("--overlap-param-gather");
+    rt.fused_grad_accumulation = !f.has("--no-gradient-accumulation-fusion");
+  }
+  rt.tp_comm_overlap = f.has("--tp-comm-overlap");
+  rt.vocab_divisor = static_cast<int>(f.integer("--make-vocab-size-divisible-by", 1, RuntimeOptions::kMaxVocabDivisor)
+                                          .value_or(RuntimeOptions::kDefaultVocabDivisor));
+  // Megatron-Core with Transformer Engine picks flash or cuDNN fused attention unless told otherwise;
+  // the local (pre-TE) implementation needs --use-flash-attn.
+  const std::string backend = f.text("--attention-backend").value_or("auto");
+  if (backend == "unfused" || backend == "local") rt.flash_attention = false;
+  else if (backend == "flash" || backend == "fused" || backend == "auto")
+    rt.flash_attention = f.text("--transformer-impl").value_or("transformer_engine") != "local" || f.has("--use-flash-attn") ||
+                         f.has("--attention-backend");
+  else throw InputError(where, "--attention-backend", "expected flash, fused, unfused, local or auto, found \"" + backend + "\"");
+  if (!rt.flash_attention) out.notes.push_back("attention runs unfused (materialized s x s scores), as the launch asks");
+  else if (!f.has("--attention-backend") && !f.has("--use-flash-attn") && !f.has("--transformer-impl"))
+    out.notes.push_back("attention assumed fused (flash/cuDNN), Megatron-Core's default with Transformer Engine; Megatron-LM "
+                        "before 2023 ran it unfused unless given --use-flash-attn");
+
+  // torchrun's world: optional, so an unresolved value is a note, not an error.
+  auto torch_int = [&](std::initializer_list<const char*> names, std::optional<int>& dst) {
+    for (const char* n : names) {
+      auto v = f.raw(n);
+      if (!v) continue;
+      if (!v->empty() && v->size() <= 7 && std::all_of(v->begin(), v->end(), [](char c) { return c >= '0' && c <= '9'; }) && std::stoi(*v) > 0)
+        dst = std::stoi(*v);
+      else out.notes.push_back(std::string("torchrun ") + n + " \"" + *v + "\" is not a number strata can read");
+    }
+  };
+  torch_int({"--nnodes"}, out.nnodes);
+  torch_int({"--nproc-per-node", "--nproc_per_node"}, out.nproc_per_node);
+  return out;
+}
+
+std::string megatron_flag_for(const std::string& plan_field) {
+  static const std::pair<const char*, const char*> kFields[] = {
+      {"tp", "--tensor-model-parallel-size"},     {"pp", "--pipeline-model-parallel-size"},
+      {"cp", "--context-parallel-size"},          {"ep", "--expert-model-parallel-size"},
+      {"vpp", "--num-layers-per-virtual-pipeline-stage"}, {"micro_batch_size", "--micro-batch-size"},
+      {"global_batch_size", "--global-batch-size"}, {"stages", "--pipeline-model-parallel-size"},
+      {"recompute_layers", "--recompute-num-layers"}, {"dp", "--nnodes"}, {"gpus", "--nnodes"}};
+  for (const auto& [field, flag] : kFields)
+    if (plan_field == field) return flag;
+  return plan_field;
+}
+
+}  // namespace strata

@@ -1,0 +1,311 @@
+#include "planner/shell_words.h"
+
+#include <cctype>
+#include <cstdint>
+#include <optional>
+
+namespace strata {
+
+namespace {
+
+bool is_name_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Integer arithmetic of $(( ... )): + - * / % and parentheses over integers and variable names.
+class Arithmetic {
+ public:
+  Arithmetic(const std::string& s, const std::map<std::string, std::string>& vars) : s_(s), vars_(vars) {}
+  std::optional<std::int64_t> evaluate() {
+    auto v = expr(0);
+    skip_space();
+    if (!v || pos_ != s_.size()) return std::nullopt;
+    return v;
+  }
+
+ private:
+  static constexpr int kMaxDepth = 64;  // nesting of parentheses and unary signs
+
+  void skip_space() {
+    while (pos_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[pos_]))) ++pos_;
+  }
+  std::optional<std::int64_t> expr(int depth) {
+    auto left = term(depth);
+    while (left) {
+      skip_space();
+      if (pos_ >= s_.size() || (s_[pos_] != '+' && s_[pos_] != '-')) break;
+      const char op = s_[pos_++];
+      auto right = term(depth);
+      if (!right) return std::nullopt;
+      std::int64_t r = 0;
+      if (op == '+' ? __builtin_add_overflow(*left, *right, &r) : __builtin_sub_overflow(*left, *right, &r)) return std::nullopt;
+      left = r;
+    }
+    return left;
+  }
+  std::optional<std::int64_t> term(int depth) {
+    auto left = factor(depth);
+    while (left) {
+      skip_space();
+      if (pos_ >= s_.size() || (s_[pos_] != '*' && s_[pos_] != '/' && s_[pos_] != '%')) break;
+      const char op = s_[pos_++];
+      auto right = factor(depth);
+      if (!right) return std::nullopt;
+      std::int64_t r = 0;
+      if (op == '*') {
+        if (__builtin_mul_overflow(*left, *right, &r)) return std::nullopt;
+      } else {
+        if (*right == 0 || (*left == INT64_MIN && *right == -1)) return std::nullopt;
+        r = op == '/' ? *left / *right : *left % *right;
+      }
+      left = r;
+    }
+    return left;
+  }
+  std::optional<std::int64_t> factor(int depth) {
+    if (depth > kMaxDepth) return std::nullopt;
+    skip_space();
+    if (pos_ >= s_.size()) return std::nullopt;
+    const char c = s_[pos_];
+    if (c == '-' || c == '+') {
+      ++pos_;
+      auto v = factor(depth + 1);
+      if (!v || (c == '-' && *v == INT64_MIN)) return std::nullopt;
+      return c == '-' ? -*v : *v;
+    }
+    if (c == '(') {
+      ++pos_;
+      auto v = expr(depth + 1);
+      skip_space();
+      if (!v || pos_ >= s_.size() || s_[pos_] != ')') return std::nullopt;
+      ++pos_;
+      return v;
+    }
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      const std::size_t start = pos_;
+      while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_]))) ++pos_;
+      return integer(s_.substr(start, pos_ - start));
+    }
+    if (is_name_start(c)) {
+      const std::size_t start = pos_;
+      while (pos_ < s_.size() && is_name_char(s_[pos_])) ++pos_;
+      auto it = vars_.find(s_.substr(start, pos_ - start));
+      return it == vars_.end() ? std::nullopt : integer(it->second);
+    }
+    return std::nullopt;
+  }
+  static std::optional<std::int64_t> integer(const std::string& text) {
+    if (text.empty() || text.size() > 18) return std::nullopt;  // 18 digits always fit in int64
+    std::int64_t v = 0;
+    for (char d : text) {
+      if (!std::isdigit(static_cast<unsigned char>(d))) return std::nullopt;
+      v = v * 10 + (d - '0');
+    }
+    return v;
+  }
+
+  const std::string& s_;
+  const std::map<std::string, std::string>& vars_;
+  std::size_t pos_ = 0;
+};
+
+// Index just past the bracket that closes the one at s[open] ('(' or '{'), or npos.
+std::size_t matching_close(const std::string& s, std::size_t open) {
+  const char o = s[open], c = o == '(' ? ')' : '}';
+  int depth = 0;
+  for (std::size_t i = open; i < s.size(); ++i) {
+    if (s[i] == o) ++depth;
+    else if (s[i] == c && --depth == 0) return i + 1;
+  }
+  return std::string::npos;
+}
+
+class Lexer {
+ public:
+  explicit Lexer(const std::string& text) : s_(text) {}
+
+  ScriptWords run() {
+    while (i_ < s_.size()) step();
+    end_word();
+    return std::move(out_);
+  }
+
+ private:
+  static constexpr int kMaxExpansionDepth = 16;
+
+  // Expands the expansion starting at s[i] == '$' into `word`; returns the index after it.
+  std::size_t expand(const std::string& s, std::size_t i, std::string& word, int depth) {
+    if (i + 1 >= s.size()) {
+      word += '$';
+      return i + 1;
+    }
+    const char n = s[i + 1];
+    if (n == '(' && i + 2 < s.size() && s[i + 2] == '(') {  // $(( arithmetic ))
+      const std::size_t end = matching_close(s, i + 1);
+      if (end == std::string::npos || end < i + 4 || s[end - 2] != ')') return literal_rest(s, i, word);
+      const std::string inner = expand_all(s.substr(i + 3, end - 2 - (i + 3)), depth + 1);
+      auto v = Arithmetic(inner, out_.variables).evaluate();
+      word += v ? std::to_string(*v) : s.substr(i, end - i);
+      return end;
+    }
+    if (n == '(') {  // $(command): not run; kept as written
+      const std::size_t end = matching_close(s, i + 1);
+      if (end == std::string::npos) return literal_rest(s, i, word);
+      word += s.substr(i, end - i);
+      return end;
+    }
+    if (n == '{') {
+      const std::size_t end = matching_close(s, i + 1);
+      if (end == std::string::npos) return literal_rest(s, i, word);
+      const std::string body = s.substr(i + 2, end - 1 - (i + 2));
+      std::size_t k = 0;
+      while (k < body.size() && is_name_char(body[k])) ++k;
+      const std::string name = body.substr(0, k), rest = body.substr(k);
+      auto it = out_.variables.find(name);
+      const bool set = it != out_.variables.end();
+      if (!name.empty() && rest.empty() && set) {
+        word += it->second;
+      } else if (!name.empty() && (rest.starts_with(":-") || rest.starts_with(":=") || rest.starts_with("-"))) {
+        const bool colon = rest[0] == ':';
+        const bool use_value = set && (!colon || !it->second.empty());
+        const std::string fallback = expand_all(rest.substr(colon ? 2 : 1), depth + 1);
+        word += use_value ? it->second : fallback;
+        if (!use_value && rest.starts_with(":=")) out_.variables[name] = fallback;
+      } else {
+        word += s.substr(i, end - i);  // unset, arrays, other operators: kept as written
+      }
+      return end;
+    }
+    if (is_name_start(n)) {
+      std::size_t k = i + 1;
+      while (k < s.size() && is_name_char(s[k])) ++k;
+      auto it = out_.variables.find(s.substr(i + 1, k - i - 1));
+      word += it != out_.variables.end() ? it->second : s.substr(i, k - i);
+      return k;
+    }
+    word += '$';  // $1, $@, $# ...: positional parameters are not known
+    return i + 1;
+  }
+  std::size_t literal_rest(const std::string& s, std::size_t i, std::string& word) {
+    word += s.substr(i);
+    return s.size();
+  }
+  std::string expand_all(const std::string& s, int depth) {
+    if (depth > kMaxExpansionDepth) return s;
+    std::string r;
+    for (std::size_t i = 0; i < s.size();) {
+      if (s[i] == '$') i = expand(s, i, r, depth);
+      else r += s[i++];
+    }
+    return r;
+  }
+
+  // The text from s_[i_] to the end of the shell construct that starts there, for "$(" "${" "$((".
+  std::size_t construct_end(std::size_t i) const {
+    if (i + 1 < s_.size() && (s_[i + 1] == '(' || s_[i + 1] == '{')) {
+      const std::size_t end = matching_close(s_, i + 1);
+      return end == std::string::npos ? s_.size() : end;
+    }
+    std::size_t k = i + 1;
+    while (k < s_.size() && is_name_char(s_[k])) ++k;
+    return k == i + 1 ? std::min(i + 2, s_.size()) : k;
+  }
+
+  void add_expansion() {
+    const std::size_t end = construct_end(i_);
+    word_ += expand_all(s_.substr(i_, end - i_), 0);
+    in_word_ = true;
+    literal_name_ = false;
+    i_ = end;
+  }
+
+  void end_word() {
+    if (!in_word_) return;
+    if (!assign_name_.empty()) out_.variables[assign_name_] = word_.substr(assign_name_.size() + 1);
+    else out_.words.push_back(word_);
+    word_.clear();
+    assign_name_.clear();
+    in_word_ = false;
+    literal_name_ = true;
+  }
+
+  void step() {
+    const char c = s_[i_];
+    if (c == '\\') {
+      if (i_ + 1 < s_.size() && s_[i_ + 1] == '\n') i_ += 2;  // line continuation
+      else if (i_ + 2 < s_.size() && s_[i_ + 1] == '\r' && s_[i_ + 2] == '\n') i_ += 3;
+      else {
+        if (i_ + 1 < s_.size()) word_ += s_[i_ + 1];
+        in_word_ = true;
+        literal_name_ = false;
+        i_ += 2;
+      }
+      return;
+    }
+    if (c == '#' && !in_word_) {
+      while (i_ < s_.size() && s_[i_] != '\n') ++i_;
+      return;
+    }
+    if (std::isspace(static_cast<unsigned char>(c)) || c == ';' || c == '&' || c == '|' || c == '(' || c == ')' ||
+        c == '<' || c == '>') {
+      end_word();
+      ++i_;
+      return;
+    }
+    if (c == '\'') {
+      const std::size_t end = s_.find('\'', i_ + 1);
+      const std::size_t stop = end == std::string::npos ? s_.size() : end;
+      word_ += s_.substr(i_ + 1, stop - i_ - 1);
+      in_word_ = true;
+      literal_name_ = false;
+      i_ = stop + 1;
+      return;
+    }
+    if (c == '"') {
+      in_word_ = true;
+      literal_name_ = false;
+      ++i_;
+      while (i_ < s_.size() && s_[i_] != '"') {
+        if (s_[i_] == '\\' && i_ + 1 < s_.size() && std::string_view("$`\"\\\n").find(s_[i_ + 1]) != std::string::npos) {
+          if (s_[i_ + 1] != '\n') word_ += s_[i_ + 1];
+          i_ += 2;
+        } else if (s_[i_] == '$') {
+          const std::size_t end = construct_end(i_);
+          word_ += expand_all(s_.substr(i_, end - i_), 0);
+          i_ = end;
+        } else {
+          word_ += s_[i_++];
+        }
+      }
+      ++i_;  // closing quote
+      return;
+    }
+    if (c == '$') {
+      add_expansion();
+      return;
+    }
+    if (c == '=' && in_word_ && literal_name_ && assign_name_.empty() && is_name_start(word_[0])) {
+      assign_name_ = word_;
+    } else if (!is_name_char(c)) {
+      literal_name_ = false;
+    }
+    word_ += c;
+    in_word_ = true;
+    ++i_;
+  }
+
+  const std::string& s_;
+  std::size_t i_ = 0;
+  std::string word_;
+  bool in_word_ = false;
+  bool literal_name_ = true;  // the word so far is an unquoted NAME, so a '=' makes it an assignment
+  std::string assign_name_;
+  ScriptWords out_;
+};
+
+}  // namespace
+
+ScriptWords read_script_words(const std::string& text) { return Lexer(text).run(); }
+
+bool has_unresolved_expansion(const std::string& word) { return word.find_first_of("$`") != std::string::npos; }
+
+}  // namespace strata

@@ -1,0 +1,240 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "planner/megatron_args.h"
+#include "planner/megatron_import.h"
+#include "test_util.h"
+
+using namespace strata;
+
+namespace {
+
+MegatronLaunch read(const std::string& text, const ModelSpec* base = nullptr) { return read_megatron_launch(text, "launch.sh", base); }
+
+bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+std::string error_of(const std::string& text) {
+  return test::input_error([&] { (void)read(text); });
+}
+
+bool has_note(const MegatronLaunch& l, const std::string& part) {
+  return std::any_of(l.notes.begin(), l.notes.end(), [&](const std::string& n) { return n.find(part) != std::string::npos; });
+}
+
+// The shape fields a Megatron launch can express (names, aliases and sources are strata's own).
+void check_same_shape(const ModelSpec& a, const ModelSpec& b) {
+  CHECK(a.num_layers == b.num_layers);
+  CHECK(a.hidden_size == b.hidden_size);
+  CHECK(a.num_attention_heads == b.num_attention_heads);
+  CHECK(a.num_query_groups == b.num_query_groups);
+  CHECK(a.ffn_hidden_size == b.ffn_hidden_size);
+  CHECK(a.vocab_size == b.vocab_size);
+  CHECK(a.activation == b.activation);
+  CHECK(a.normalization == b.normalization);
+  CHECK(a.tied_embeddings == b.tied_embeddings);
+  CHECK(a.position_embedding == b.position_embedding);
+  CHECK(a.dropout == b.dropout);
+  CHECK(a.moe == b.moe);
+}
+
+// megatron_args(job) read back: the same model shape, batch, plan (but dp, which the world size
+// gives) and runtime features.
+void check_round_trip(const Job& job) {
+  const MegatronLaunch l = read("torchrun pretrain_gpt.py " + join_args(megatron_args(job)));
+  check_same_shape(l.model, job.model);
+  CHECK(l.training == job.training);
+  ParallelPlan expected = job.plan, got = l.plan;
+  expected.dp = got.dp = 1;
+  // An explicit even split and no split are the same plan.
+  expected.stage_layers = resolve_stage_layers(expected, job.model.num_layers);
+  got.stage_layers = resolve_stage_layers(got, job.model.num_layers);
+  CHECK(got == expected);
+  CHECK(l.runtime.flash_attention == job.runtime.flash_attention);
+  CHECK(l.runtime.overlap_grad_reduce == job.runtime.overlap_grad_reduce);
+  CHECK(l.runtime.tp_comm_overlap == job.runtime.tp_comm_overlap);
+  CHECK(l.runtime.fused_grad_accumulation == job.runtime.fused_grad_accumulation);
+  CHECK(l.runtime.vocab_divisor == job.runtime.vocab_divisor);
+}
+
+}  // namespace
+
+TEST_SUITE("planner") {
+TEST_CASE("megatron_import") {
+  SUBCASE("round trip: every plan strata prints as Megatron flags reads back as the same job") {
+    Job gpt3 = test::gpt3_175b_job();
+    check_round_trip(gpt3);
+
+    Job llama = gpt3;
+    llama.model = test::catalog().model("llama3-70b");  // GQA, SwiGLU, RMSNorm, rope, untied, no dropout
+    llama.training = {512, 8192, Precision::fp8, "adam"};
+    llama.plan.tp = 8;
+    llama.plan.pp = 4;
+    llama.plan.cp = 2;
+    llama.plan.vpp = 5;
+    llama.plan.recompute = {RecomputeGranularity::full, 2};
+    llama.runtime.tp_comm_overlap = true;
+    llama.runtime.vocab_divisor = 64;
+    check_round_trip(llama);
+
+    Job uneven = llama;
+    uneven.plan.vpp = 1;
+    uneven.plan.stage_layers = {19, 21, 21, 19};  // first and last differ: --decoder-first/last-pipeline-num-layers
+    uneven.runtime.flash_attention = false;
+    uneven.runtime.overlap_grad_reduce = false;
+    check_round_trip(uneven);
+    uneven.plan.stage_layers = {18, 22, 20, 20};  // not first/last only: --pipeline-model-parallel-layout
+    check_round_trip(uneven);
+    uneven.plan.vpp = 2;  // a layout of pp*vpp virtual stages
+    check_round_trip(uneven);
+
+    Job moe = gpt3;
+    moe.model = test::catalog().model("mixtral-8x7b");
+    moe.training = {256, 4096, Precision::fp16, "adam"};
+    moe.plan.tp = 2;
+    moe.plan.pp = 2;
+    moe.plan.ep = 4;
+    moe.plan.recompute = {RecomputeGranularity::full, -1};
+    moe.runtime.fused_grad_accumulation = false;
+    check_round_trip(moe);
+  }
+
+  SUBCASE("Megatron's defaults where the flags are silent") {
+    const MegatronLaunch l = read("--num-layers 2 --hidden-size 768 --num-attention-heads 12 --seq-length 1024 "
+                                  "--micro-batch-size 4 --vocab-size 1000 --swiglu --group-query-attention");
+    CHECK(l.model.ffn_hidden_size == 2048);   // int(4h * 2/3 / 64) * 64 for SwiGLU
+    CHECK(l.model.num_query_groups == 1);     // --num-query-groups defaults to 1 with GQA
+    CHECK(l.model.dropout);                   // attention and hidden dropout default to 0.1
+    CHECK(l.model.tied_embeddings);
+    CHECK(l.model.position_embedding == PositionEmbedding::learned);
+    CHECK(l.model.max_seq_length == 1024);
+    CHECK(l.training.precision == Precision::fp32);  // no --bf16/--fp16
+    CHECK(has_note(l, "fp32"));
+    CHECK(l.training.global_batch_size == 0);       // Megatron's default needs dp: filled by the caller
+    CHECK(l.plan.tp == 1);
+    CHECK(l.plan.pp == 1);
+    CHECK(l.plan.recompute.granularity == RecomputeGranularity::none);
+    CHECK_FALSE(l.runtime.overlap_grad_reduce);  // Megatron overlaps only when asked
+    CHECK_FALSE(l.runtime.overlap_param_gather);
+    CHECK(l.runtime.fused_grad_accumulation);
+    CHECK(l.runtime.flash_attention);
+    CHECK(has_note(l, "attention assumed fused"));
+    CHECK(read("--num-layers 2 --hidden-size 768 --num-attention-heads 12 --seq-length 8 --micro-batch-size 1 --vocab-size 9")
+              .model.ffn_hidden_size == 3072);
+  }
+
+  SUBCASE("older and DeepSpeed spellings") {
+    const std::string shape = "--num-layers 4 --hidden-size 1024 --num-attention-heads 16 --seq-length 2048 --micro-batch-size 2 ";
+    MegatronLaunch l = read(shape + "--tokenizer-type GPT2BPETokenizer --checkpoint-activations --fp16 --use-rotary-position-embeddings "
+                                    "--transformer-impl local");
+    CHECK(l.model.vocab_size == 50257);
+    CHECK(l.plan.recompute == RecomputeSpec{RecomputeGranularity::full, -1});
+    CHECK(l.model.position_embedding == PositionEmbedding::rope);
+    CHECK_FALSE(l.runtime.flash_attention);  // local implementation without --use-flash-attn
+    CHECK(read(shape + "--vocab-size 8 --transformer-impl local --use-flash-attn").runtime.flash_attention);
+    CHECK(read(shape + "--vocab-size 8 --recompute-activations").plan.recompute.granularity == RecomputeGranularity::selective);
+    l = read(shape + "--vocab-size 8 --deepspeed --deepspeed_config ds.json --overlap-grad-reduce");
+    CHECK(l.runtime.framework == Framework::deepspeed);
+    CHECK(l.plan.zero_stage == 1);
+    CHECK(has_note(l, "ZeRO stage 1"));
+    CHECK_FALSE(l.runtime.overlap_grad_reduce);
+    CHECK(read(shape + "--vocab-size 8 --deepspeed --zero-stage=3").plan.zero_stage == 3);
+  }
+
+  SUBCASE("a launch script: variables, arrays, torchrun's world") {
+    const std::string script = R"(#!/bin/bash
+GPUS_PER_NODE=8
+NNODES=${NNODES:-4}
+TP=4
+MODEL_ARGS=(
+    --num-layers 32 --hidden-size 4096 --num-attention-heads 32   # 7B
+    --seq-length 4096 --max-position-embeddings 4096
+)
+torchrun --nproc_per_node $GPUS_PER_NODE --nnodes $NNODES pretrain_gpt.py \
+    ${MODEL_ARGS[@]} --tensor-model-parallel-size $TP --pipeline-model-parallel-size 2 \
+    --micro-batch-size 1 --global-batch-size $((NNODES * 64)) --bf16 --vocab-size 32000 --sequence-parallel \
+    --use-distributed-optimizer --overlap-grad-reduce --recompute-granularity full --recompute-method block --recompute-num-layers 3
+)";
+    const MegatronLaunch l = read(script);
+    CHECK(l.nnodes == 4);
+    CHECK(l.nproc_per_node == 8);
+    CHECK(l.plan.tp == 4);
+    CHECK(l.plan.pp == 2);
+    CHECK(l.plan.sequence_parallel);
+    CHECK(l.plan.distributed_optimizer);
+    CHECK(l.plan.recompute == RecomputeSpec{RecomputeGranularity::full, 3});
+    CHECK(l.training.global_batch_size == 256);
+    CHECK(l.training.precision == Precision::bf16);
+    CHECK(l.runtime.overlap_grad_reduce);
+    CHECK(l.notes.size() == 1);  // only the attention default; nothing else needed guessing
+  }
+
+  SUBCASE("a named model fills what the launch leaves out") {
+    const ModelSpec llama = test::catalog().model("llama3-8b");
+    const std::string shape = "--num-layers 32 --hidden-size 4096 --ffn-hidden-size 14336 --num-attention-heads 32 "
+                              "--group-query-attention --num-query-groups 8 --swiglu --normalization RMSNorm "
+                              "--position-embedding-type rope --untie-embeddings-and-output-weights --attention-dropout 0 "
+                              "--hidden-dropout 0 --tokenizer-type HuggingFaceTokenizer ";
+    const std::string batch = "--seq-length 8192 --micro-batch-size 1 --bf16";
+    check_same_shape(read(shape + batch, &llama).model, llama);  // the vocabulary from the named model
+    const MegatronLaunch only_parallel = read("--tensor-model-parallel-size 2 " + batch, &llama);
+    CHECK(only_parallel.model == llama);
+    CHECK(only_parallel.plan.tp == 2);
+    CHECK(has(error_of(shape + batch), "--vocab-size: missing"));
+    CHECK(has(error_of(shape + batch), "HuggingFaceTokenizer"));
+    CHECK(has(error_of(batch), "--num-layers: missing"));
+  }
+
+  SUBCASE("bad launches are errors naming the file and the flag") {
+    const std::string base = "--num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 128 --micro-batch-size 1 --vocab-size 100 ";
+    CHECK(error_of(base + "--tensor-model-parallel-size $TP") ==
+          "launch.sh: --tensor-model-parallel-size: value \"$TP\" is a shell expansion strata cannot resolve; set the variable "
+          "in the file (NAME=value) or write the number");
+    CHECK(error_of(base + "--pipeline-model-parallel-size two") ==
+          "launch.sh: --pipeline-model-parallel-size: expected an integer 1..1000000, found \"two\"");
+    CHECK(has(error_of(base + "--bf16 --fp16"), "launch.sh: --bf16: --fp16 and --bf16 are both given"));
+    CHECK(has(error_of(base + "--sequence-parallel=true"), "--sequence-parallel: is a switch and takes no value"));
+    CHECK(has(error_of(base + "--global-batch-size"), "--global-batch-size: expects a value after it"));
+    CHECK(has(error_of(base + "--global-batch-size --bf16"), "--global-batch-size: expects a value after it"));
+    CHECK(has(error_of(base + "--recompute-granularity partial"), "--recompute-granularity: expected full or selective"));
+    CHECK(has(error_of(base + "--recompute-granularity full --recompute-method even"), "--recompute-method: expected uniform or block"));
+    CHECK(has(error_of(base + "--normalization BatchNorm"), "--normalization: expected LayerNorm or RMSNorm"));
+    CHECK(has(error_of(base + "--attention-backend magic"), "--attention-backend: expected flash, fused"));
+    CHECK(has(error_of(base + "--kv-channels 32"), "--kv-channels: strata models heads of hidden_size / num_attention_heads = 64"));
+    CHECK(has(error_of(base + "--fp8-format e5m2"), "--fp8-format: expected hybrid or e4m3"));
+    CHECK(has(error_of(base + "--hidden-dropout 1.5"), "--hidden-dropout: expected a number"));
+    CHECK(has(error_of(base + "--pipeline-model-parallel-size 3 --num-layers-per-virtual-pipeline-stage 2"),
+              "--num-layers-per-virtual-pipeline-stage: 8 layers are not divisible by pipeline size 3 x 2"));
+    CHECK(has(error_of(base + "--pipeline-model-parallel-size 3 --decoder-first-pipeline-num-layers 1"),
+              "--decoder-first-pipeline-num-layers: the other 2 pipeline stages cannot share the remaining 7 of 8 layers evenly"));
+    CHECK(has(error_of(base + "--pipeline-model-parallel-size 2 --pipeline-model-parallel-layout 'Et*4|t*3L'"),
+              "--pipeline-model-parallel-layout: holds 7 decoder layers, --num-layers is 8"));
+    CHECK(has(error_of(base + "--pipeline-model-parallel-size 2 --pipeline-model-parallel-layout 'Et*4|t*2|t*2L'"),
+              "3 stages for pipeline size 2"));
+    CHECK(has(error_of(base + "--pipeline-model-parallel-size 2 --pipeline-model-parallel-layout 'Et*4|x'"), "unexpected 'x'"));
+    CHECK(has(error_of(base + "--pipeline-model-parallel-size 2 --pipeline-model-parallel-layout '(Et*4|t*4L'"), "unclosed '('"));
+    CHECK(has(error_of(base + "--pipeline-model-parallel-size 2 --pipeline-model-parallel-layout 'E|t*8L'"),
+              "pipeline rank 0 holds no decoder layer"));
+    CHECK(has(error_of("--num-layers 8 --seq-length 128"), "--hidden-size: missing"));
+    CHECK(has(error_of(base + "--micro-batch-size 0"), "--micro-batch-size: expected an integer 1..1000000, found \"0\""));
+  }
+
+  SUBCASE("layouts with repeats, and a repeated flag: the last wins, with a note") {
+    const std::string base = "--num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 128 --micro-batch-size 1 --vocab-size 100 ";
+    MegatronLaunch l = read(base + "--pipeline-model-parallel-size 2 --pipeline-model-parallel-layout 'E(tt|)*2t*2|t*2L'");
+    CHECK(l.plan.vpp == 2);
+    CHECK(l.plan.stage_layers == std::vector<int>{4, 4});
+    l = read(base + "--pipeline-model-parallel-size 4 --pipeline-model-parallel-size 2");
+    CHECK(l.plan.pp == 2);
+    CHECK(has_note(l, "--pipeline-model-parallel-size is given more than once"));
+    l = read(base + "--pipeline-model-parallel-size 2 --pipeline-model-parallel-layout 'Et*3|t*5L'");
+    CHECK(l.plan.stage_layers == std::vector<int>{3, 5});
+  }
+
+  SUBCASE("megatron_flag_for names the flag of a plan field") {
+    CHECK(megatron_flag_for("tp") == "--tensor-model-parallel-size");
+    CHECK(megatron_flag_for("global_batch_size") == "--global-batch-size");
+    CHECK(megatron_flag_for("unknown") == "unknown");
+  }
+}
+}

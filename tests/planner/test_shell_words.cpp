@@ -1,0 +1,70 @@
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "planner/shell_words.h"
+
+using namespace strata;
+
+namespace {
+
+using Words = std::vector<std::string>;
+
+Words words_of(const std::string& text) { return read_script_words(text).words; }
+
+}  // namespace
+
+TEST_SUITE("planner") {
+TEST_CASE("shell_words") {
+  SUBCASE("line continuations, quotes and comments") {
+    CHECK(words_of("torchrun --a 1 \\\n    --b \"x y\" --c 'z $A' # --d 2\n--e") ==
+          Words{"torchrun", "--a", "1", "--b", "x y", "--c", "z $A", "--e"});
+    CHECK(words_of("a#b c\r\n") == Words{"a#b", "c"});           // '#' inside a word is not a comment
+    CHECK(words_of("x \\\r\n y") == Words{"x", "y"});             // CRLF continuation
+    CHECK(words_of("p;q&&r|s (t) <u >v") == Words{"p", "q", "r", "s", "t", "u", "v"});
+    CHECK(words_of("\"a\\\"b\" c\\ d") == Words{"a\"b", "c d"});
+  }
+  SUBCASE("assignments are recorded, expanded in order and not words") {
+    const ScriptWords s = read_script_words("TP=8\nexport PP=${PP:-4}\nX=$((TP * PP / 2 + (1 - 1)))\nY=\"$TP$PP\"\n"
+                                            "--tp $TP --pp ${PP} --x $X --y $Y");
+    CHECK(s.variables.at("TP") == "8");
+    CHECK(s.variables.at("PP") == "4");
+    CHECK(s.variables.at("X") == "16");
+    CHECK(s.variables.at("Y") == "84");
+    CHECK(s.words == Words{"export", "--tp", "8", "--pp", "4", "--x", "16", "--y", "84"});
+  }
+  SUBCASE("defaults: :- and - differ on an empty variable, := assigns") {
+    const ScriptWords s = read_script_words("E=\n${E:-a} ${E-b} ${U-c} ${V:=d} $V");
+    CHECK(s.words == Words{"a", "", "c", "d", "d"});
+  }
+  SUBCASE("the last assignment wins; arrays contribute their words") {
+    CHECK(words_of("N=1\nN=2\nARGS=(\n  --num-layers $N\n)\ncmd ${ARGS[@]}") == Words{"--num-layers", "2", "cmd", "${ARGS[@]}"});
+  }
+  SUBCASE("what cannot be resolved stays as written") {
+    const Words w = words_of("--a $UNSET --b ${UNSET} --c $(hostname) --d `hostname` --e $((1/0)) --f $((N+1)) --g $1 --h $");
+    CHECK(w == Words{"--a", "$UNSET", "--b", "${UNSET}", "--c", "$(hostname)", "--d", "`hostname`", "--e", "$((1/0))", "--f",
+                     "$((N+1))", "--g", "$1", "--h", "$"});
+    for (std::size_t i = 1; i < w.size(); i += 2) CHECK_MESSAGE(has_unresolved_expansion(w[i]), w[i]);
+    CHECK_FALSE(has_unresolved_expansion("8"));
+  }
+  SUBCASE("arithmetic: precedence, unary minus, overflow is unresolved") {
+    CHECK(words_of("A=3\n$((2+A*4)) $((-(A-5))) $((7%4)) $((9223372036854775807+1)) $((99999999999999999999))") ==
+          Words{"14", "2", "3", "$((9223372036854775807+1))", "$((99999999999999999999))"});
+  }
+  SUBCASE("unterminated quotes and brackets end at the end of the text without crashing") {
+    CHECK(words_of("--a 'open") == Words{"--a", "open"});
+    CHECK(words_of("--a \"open $X") == Words{"--a", "open $X"});
+    CHECK(words_of("--a ${open") == Words{"--a", "${open"});
+    CHECK(words_of("--a $((1+") == Words{"--a", "$((1+"});
+  }
+  SUBCASE("arbitrary bytes never crash the reader") {
+    std::mt19937 rng(7);
+    const std::string alphabet = "ab=$(){}[]'\"\\#;|&*+-/%:\n\r\t 019_";
+    for (int i = 0; i < 2000; ++i) {
+      std::string text(rng() % 64, ' ');
+      for (char& c : text) c = alphabet[rng() % alphabet.size()];
+      (void)read_script_words(text);
+    }
+  }
+}
+}
