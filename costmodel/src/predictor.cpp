@@ -306,7 +306,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   }
   for (int s = 0; s < p.pp; ++s) {
     const double params = stage_params_per_gpu(job, s, stage_layers[s]);
-    double dp_time = 0, overlap_window = 0;
+    double dp_time = 0, hidden = 0;  // hidden: the part of dp_time that runs behind compute
     if (dp_shard > 1) {
       if (fw == Framework::fsdp || p.zero_stage >= 3) {
         // Parameters gathered for forward and again for backward, gradients reduce-scattered, for
@@ -321,19 +321,24 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
         // FSDP prefetches the next block's parameters while computing the current one. DeepSpeed
         // ZeRO-3 fetches sub-module parameters on demand, so its gathers sit on the critical path
         // (the bottleneck ZeRO++, Wang et al. 2023 §2, sets out to remove).
-        overlap_window = fw == Framework::fsdp ? (sc[s].fwd + sc[s].bwd) * static_cast<double>(micro_batches) : 0.0;
+        if (fw == Framework::fsdp) hidden = std::min(dp_time, (sc[s].fwd + sc[s].bwd) * static_cast<double>(micro_batches));
       } else if (p.distributed_optimizer || p.zero_stage >= 1) {
-        dp_time = comm.reduce_scatter(params * grad_bytes, dp_g) + comm.all_gather(params * weight_bytes, dp_g);
-        // Grad reduce-scatter overlaps the last micro-batch's backward; param all-gather overlaps
-        // the next iteration's first forward (--overlap-param-gather).
-        overlap_window = (job.runtime.overlap_grad_reduce ? sc[s].bwd : 0) + (job.runtime.overlap_param_gather ? sc[s].fwd : 0);
+        const double reduce_scatter = comm.reduce_scatter(params * grad_bytes, dp_g);
+        const double all_gather = comm.all_gather(params * weight_bytes, dp_g);
+        dp_time = reduce_scatter + all_gather;
+        // Each collective hides only behind its own window: the gradient reduce-scatter behind the
+        // last micro-batch's backward (--overlap-grad-reduce), the parameter all-gather behind the
+        // next iteration's first forward (--overlap-param-gather). DeepSpeed ZeRO-1/2 gathers the
+        // updated parameters inside the optimizer step, so neither flag applies there.
+        hidden = std::min(reduce_scatter, job.runtime.overlap_grad_reduce ? sc[s].bwd : 0.0) +
+                 std::min(all_gather, job.runtime.overlap_param_gather ? sc[s].fwd : 0.0);
       } else {
         dp_time = comm.all_reduce(params * grad_bytes, dp_g);
-        overlap_window = job.runtime.overlap_grad_reduce ? sc[s].bwd : 0;
+        hidden = std::min(dp_time, job.runtime.overlap_grad_reduce ? sc[s].bwd : 0.0);
       }
     }
     // Overlapped communication is not free: it slows the compute it hides behind.
-    dp_exposed[s] = std::max(0.0, dp_time - overlap_window) + cal.kernel.overlap_interference * std::min(dp_time, overlap_window);
+    dp_exposed[s] = dp_time - hidden + cal.kernel.overlap_interference * hidden;
     // Tied input/output embeddings split over a pipeline: the first and last stages each hold a
     // copy, and after backward they all-reduce its gradient between them, after the DP sync and
     // outside any overlap (Megatron finalize_model_grads `_allreduce_word_embedding_grads`,

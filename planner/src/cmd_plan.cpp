@@ -98,11 +98,11 @@ void register_plan(CLI::App& app, CommandContext& ctx) {
     const Job workload = launch ? *launch : build_workload(a->job, catalog);
     const AnalyticalCostModel model;
     const SearchResult result = search_plans(workload, options, model);
-    std::optional<Prediction> launch_pred;
-    if (launch) launch_pred = predict(*launch);
+    std::optional<LaunchComparison> current;
+    if (launch) current = compare_launch(a->job.megatron_args, *launch, launch_notes);
     if (!result.found) {
       fmt::print(stderr, "strata: {}\n", infeasible_message(result));
-      if (launch) fmt::print(stderr, "{}", launch_report(a->job.megatron_args, *launch, *launch_pred, nullptr, launch_notes));
+      if (current) fmt::print(stderr, "{}", launch_report(*current, nullptr));
       ctx.exit_code = 2;
       return;
     }
@@ -110,8 +110,7 @@ void register_plan(CLI::App& app, CommandContext& ctx) {
     const std::vector<RankingFlip> flips = ranking_sensitivity(result.best.job, runner_up_jobs(result), kTimeTie);
     nlohmann::json plan = plan_to_json(result.best.job, result.best.prediction);
     plan["search"] = search_to_json(result, options, &flips);
-    if (launch)
-      plan["search"]["megatron_launch"] = launch_to_json(a->job.megatron_args, *launch, *launch_pred, result.best.prediction, launch_notes);
+    if (current) plan["search"]["megatron_launch"] = launch_to_json(*current, result.best.prediction);
     if (!a->out_file.empty()) {
       std::ofstream out(a->out_file);
       if (!out) throw InputError(kCmd, "--output", "cannot write \"" + a->out_file + "\"");
@@ -120,7 +119,7 @@ void register_plan(CLI::App& app, CommandContext& ctx) {
     if (a->json) fmt::print("{}\n", plan.dump(2));
     else {
       fmt::print("{}", search_report(result, options, &flips));
-      if (launch) fmt::print("{}", launch_report(a->job.megatron_args, *launch, *launch_pred, &result.best.prediction, launch_notes));
+      if (current) fmt::print("{}", launch_report(*current, &result.best.prediction));
     }
   });
 }

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "costmodel/predictor.h"
 #include "planner/megatron_args.h"
 #include "planner/report.h"
 
@@ -101,9 +102,36 @@ std::string search_report(const SearchResult& r, const SearchOptions& o, const s
   return out;
 }
 
-std::string launch_report(const std::string& file, const Job& launch, const Prediction& pred, const Prediction* best,
-                          const std::vector<std::string>& notes) {
-  std::string out = fmt::format("\nyour launch ({}): {}\n", file, plan_summary(launch.plan));
+LaunchComparison compare_launch(const std::string& file, const Job& launch, std::vector<std::string> notes) {
+  LaunchComparison c{file, launch, predict(launch), {}, std::move(notes)};
+  if (!c.prediction.feasible || launch.runtime.framework != Framework::megatron) return c;
+  // Overlaps Megatron-LM runs only when asked (arguments.py defaults them off).
+  const ParallelPlan& p = launch.plan;
+  const bool data_parallel = p.dp * p.cp > 1;
+  struct Candidate {
+    const char* flag;
+    bool applies;
+    bool RuntimeOptions::*field;
+  };
+  const Candidate candidates[] = {
+      {"--overlap-grad-reduce", data_parallel && !launch.runtime.overlap_grad_reduce, &RuntimeOptions::overlap_grad_reduce},
+      {"--overlap-param-gather", data_parallel && p.distributed_optimizer && !launch.runtime.overlap_param_gather,
+       &RuntimeOptions::overlap_param_gather},
+      {"--tp-comm-overlap", p.tp > 1 && p.sequence_parallel && !launch.runtime.tp_comm_overlap, &RuntimeOptions::tp_comm_overlap}};
+  for (const Candidate& k : candidates) {
+    if (!k.applies) continue;
+    Job with = launch;
+    with.runtime.*k.field = true;
+    const Prediction q = predict(with);
+    const double speedup = c.prediction.iteration_time_s / q.iteration_time_s;
+    if (q.feasible && speedup > 1 + kTimeTie) c.flag_speedups.emplace_back(k.flag, speedup);
+  }
+  return c;
+}
+
+std::string launch_report(const LaunchComparison& c, const Prediction* best) {
+  const Prediction& pred = c.prediction;
+  std::string out = fmt::format("\nyour launch ({}): {}\n", c.file, plan_summary(c.job.plan));
   if (!pred.feasible) {
     out += fmt::format("  does not run as given: {}\n", pred.reason);
   } else {
@@ -116,14 +144,16 @@ std::string launch_report(const std::string& file, const Job& launch, const Pred
         out += fmt::format("  your launch is {:.2f}x faster than the plan above: its plan lies outside the space searched\n", 1 / ratio);
       else out += fmt::format("  the plan above matches it (within {:g}%)\n", 100 * kTimeTie);
     }
+    for (const auto& [flag, speedup] : c.flag_speedups)
+      out += fmt::format("  adding {} to the launch as it is: {:.3f}x faster\n", flag, speedup);
   }
-  for (const auto& n : notes) out += "note: " + n + "\n";
+  for (const auto& n : c.notes) out += "note: " + n + "\n";
   return out;
 }
 
-nlohmann::json launch_to_json(const std::string& file, const Job& launch, const Prediction& pred, const Prediction& best,
-                              const std::vector<std::string>& notes) {
-  nlohmann::json j = {{"file", file}, {"plan", plan_summary(launch.plan)}, {"feasible", pred.feasible}, {"notes", notes}};
+nlohmann::json launch_to_json(const LaunchComparison& c, const Prediction& best) {
+  const Prediction& pred = c.prediction;
+  nlohmann::json j = {{"file", c.file}, {"plan", plan_summary(c.job.plan)}, {"feasible", pred.feasible}, {"notes", c.notes}};
   if (!pred.feasible) {
     j["reason"] = pred.reason;
   } else {
@@ -131,6 +161,8 @@ nlohmann::json launch_to_json(const std::string& file, const Job& launch, const 
     j["tokens_per_sec_per_gpu"] = pred.tokens_per_sec_per_gpu;
     j["memory_per_gpu_GiB"] = pred.memory_per_gpu_GiB;
     j["speedup_of_best"] = pred.iteration_time_s / best.iteration_time_s;
+    j["flag_speedups"] = nlohmann::json::object();
+    for (const auto& [flag, speedup] : c.flag_speedups) j["flag_speedups"][flag] = speedup;
   }
   return j;
 }

@@ -120,6 +120,30 @@ TEST_CASE("strata plan --megatron-args: searches the launch's workload and compa
   CHECK(launch["speedup_of_best"].get<double>() >= 1 - kTimeTie);
   CHECK(launch["iteration_time_s"].get<double>() ==
         doctest::Approx(launch["speedup_of_best"].get<double>() * plan["prediction"]["iteration_time_s"].get<double>()));
+  // Its DP all-reduce, after stage 0's last backward, is exposed with or without the overlap
+  // flag: nothing to suggest.
+  CHECK(launch["flag_speedups"].empty());
+}
+
+TEST_CASE("strata plan --megatron-args: the overlaps a launch leaves off, and what each would bring") {
+  // Data parallelism over 64 GPUs with the distributed optimizer, no overlap flags.
+  const test::TempFile script("dp_launch.sh",
+                              "torchrun --nnodes 8 --nproc-per-node 8 pretrain_gpt.py --num-layers 32 --hidden-size 4096 "
+                              "--num-attention-heads 32 --seq-length 4096 --micro-batch-size 2 --global-batch-size 512 --bf16 "
+                              "--vocab-size 32000 --swiglu --tensor-model-parallel-size 2 --sequence-parallel "
+                              "--use-distributed-optimizer\n");
+  const auto r = test::run_strata("plan --megatron-args " + script.path() + " --cluster dgx-h100-ndr --quiet --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.out);
+  const auto speedups = nlohmann::json::parse(r.out)["search"]["megatron_launch"]["flag_speedups"];
+  for (const char* flag : {"--overlap-grad-reduce", "--overlap-param-gather", "--tp-comm-overlap"}) {
+    INFO(flag);
+    REQUIRE(speedups.contains(flag));
+    CHECK(speedups[flag].get<double>() > 1 + kTimeTie);
+  }
+  // Gradients are fp32, parameters bf16: hiding the reduce-scatter saves more than hiding the gather.
+  CHECK(speedups["--overlap-grad-reduce"].get<double>() > speedups["--overlap-param-gather"].get<double>());
+  const auto text = test::run_strata("plan --megatron-args " + script.path() + " --cluster dgx-h100-ndr --quiet");
+  CHECK(text.out.find("adding --overlap-grad-reduce to the launch as it is: ") != std::string::npos);
 }
 
 TEST_CASE("strata plan: constraint flags fix dimensions") {

@@ -428,6 +428,38 @@ TEST_CASE("predict: tied embeddings over a pipeline add one all-reduce of the em
   CHECK(tied.breakdown.dp_comm_s - untied.breakdown.dp_comm_s == doctest::Approx(expected).epsilon(1e-9));
 }
 
+TEST_CASE("predict: with the distributed optimizer each overlap flag hides only its own collective") {
+  // Llama-3 8B, pure data parallelism over 64 H100s: one micro-batch's forward and backward are
+  // each longer than either collective, so an overlap hides its collective whole.
+  Job job;
+  job.model = test::catalog().model("llama3-8b");
+  job.cluster = test::catalog().cluster("dgx-h100-ndr");
+  job.calibration = test::catalog().calibration_or_default(job.cluster.gpu);
+  job.training.global_batch_size = 256;
+  job.training.seq_length = 4096;
+  job.plan.dp = 64;
+  job.plan.micro_batch_size = 2;
+  job.plan.recompute.granularity = RecomputeGranularity::full;
+  job.plan.distributed_optimizer = true;
+  auto exposed_dp = [&](bool grad_reduce, bool param_gather) {
+    Job j = job;
+    j.runtime.overlap_grad_reduce = grad_reduce;
+    j.runtime.overlap_param_gather = param_gather;
+    const Prediction p = predict(j);
+    REQUIRE(p.feasible);
+    return p.breakdown.dp_comm_s;
+  };
+  const double none = exposed_dp(false, false), grads = exposed_dp(true, false), params = exposed_dp(false, true),
+               both = exposed_dp(true, true);
+  const double rs_hidden = none - grads, ag_hidden = none - params;
+  CHECK(rs_hidden > 0);
+  CHECK(ag_hidden > 0);
+  // fp32 main gradients are reduce-scattered, bf16 parameters all-gathered: about twice the bytes.
+  CHECK(rs_hidden / ag_hidden == doctest::Approx(2.0).epsilon(0.05));
+  // The two savings add up: neither flag alone hides the other's collective.
+  CHECK(none - both == doctest::Approx(rs_hidden + ag_hidden).epsilon(1e-9));
+}
+
 TEST_CASE("predict: scaling data parallelism") {
   // At a fixed global batch, doubling dp halves each replica's micro-batches: faster iterations,
   // and no more tokens/s/GPU than perfect scaling.

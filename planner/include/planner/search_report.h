@@ -2,6 +2,8 @@
 // How `strata plan` presents a search result: the human report (the plan, its numbers, why it
 // wins over the runners-up, the Megatron-LM command line) and the "search" object of the plan JSON.
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -22,12 +24,19 @@ nlohmann::json search_to_json(const SearchResult& result, const SearchOptions& o
                               const std::vector<RankingFlip>* flips = nullptr);
 // The runners-up's jobs, in order: the alternatives ranking_sensitivity compares the winner with.
 std::vector<Job> runner_up_jobs(const SearchResult& result);
-// `strata plan --megatron-args`: the launch's own plan, its prediction and how the best plan found
-// compares (`best` null when the search found none). Each note is printed as "note: ...".
-std::string launch_report(const std::string& file, const Job& launch, const Prediction& pred, const Prediction* best,
-                          const std::vector<std::string>& notes);
-nlohmann::json launch_to_json(const std::string& file, const Job& launch, const Prediction& pred, const Prediction& best,
-                              const std::vector<std::string>& notes);
+// `strata plan --megatron-args`: the launch's own plan and prediction, the speedup each Megatron
+// overlap flag it leaves off would bring, and how the reading of the launch was resolved.
+struct LaunchComparison {
+  std::string file;
+  Job job;
+  Prediction prediction;
+  std::vector<std::pair<std::string, double>> flag_speedups;  // (flag, launch time / time with it), > 1 + kTimeTie
+  std::vector<std::string> notes;
+};
+LaunchComparison compare_launch(const std::string& file, const Job& launch, std::vector<std::string> notes);
+// How the best plan found compares (`best` null when the search found none). Notes print as "note: ...".
+std::string launch_report(const LaunchComparison& launch, const Prediction* best);
+nlohmann::json launch_to_json(const LaunchComparison& launch, const Prediction& best);
 // The message for a search with no feasible plan (exit code 2).
 std::string infeasible_message(const SearchResult& result);
 
