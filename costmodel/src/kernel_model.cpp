@@ -16,13 +16,13 @@ const char* to_string(KernelClass c) {
 
 KernelModel::KernelModel(const GpuSpec& gpu, Precision precision, const KernelCoefficients& coeff)
     : peak_flops_(gpu.peak_flops(precision)),
-      attention_peak_flops_(precision == Precision::fp8 ? gpu.peak_flops(Precision::bf16) : gpu.peak_flops(precision)),
+      half_peak_flops_(precision == Precision::fp8 ? gpu.peak_flops(Precision::bf16) : gpu.peak_flops(precision)),
       fp8_gemms_(precision == Precision::fp8 && gpu.peak_flops(Precision::fp8) > 0),
       hbm_Bps_(gpu.hbm_GBps * 1e9),
       sms_(gpu.sm_count),
       c_(coeff) {
   if (peak_flops_ <= 0) peak_flops_ = gpu.peak_flops(Precision::fp16);  // caller checks support
-  if (attention_peak_flops_ <= 0) attention_peak_flops_ = peak_flops_;
+  if (half_peak_flops_ <= 0) half_peak_flops_ = peak_flops_;
 }
 
 double KernelModel::gemm_utilization(double m, double n, double batch, double* tiles_out) const {
@@ -65,13 +65,14 @@ KernelTime KernelModel::time(const Op& op) const {
   // "Matrix Multiplication Background" guide, §4 and its K=8190 vs 8192 comparison). The
   // factor is a default until calibrated.
   if (std::fmod(op.k, 8.0) != 0 || std::fmod(op.n, 8.0) != 0) eff *= c_.misaligned_gemm_factor;
+  const bool fp8 = fp8_gemms_ && op.kind == OpKind::gemm && !op.bf16_under_fp8;
   if (op.kind == OpKind::attention) {
     bool bwd = std::string_view(op.name).ends_with("_bwd");
     eff *= bwd ? c_.attention_bwd_efficiency : c_.attention_fwd_efficiency;
-  } else if (fp8_gemms_) {
+  } else if (fp8) {
     eff *= c_.fp8_gemm_factor;
   }
-  const double peak = op.kind == OpKind::attention ? attention_peak_flops_ : peak_flops_;
+  const double peak = fp8 ? peak_flops_ : half_peak_flops_;
   const double t_compute = op.flops / (peak * eff);
   kt.wave_utilization = util;
   kt.time_s = std::max(t_compute, t_mem) + launch;

@@ -28,9 +28,11 @@ Op elementwise(const char* name, double elements, double bytes_per_element, doub
 
 // The backward of C = A B is dA = dC B^T (m x k, inner n) and dB = A^T dC (k x n, inner m).
 void add_gemm_backward(std::vector<Op>& bwd, const Op& f, int eb) {
-  bwd.push_back(gemm(f.name, f.m, f.k, f.n, eb, f.batch));
+  Op data_grad = gemm(f.name, f.m, f.k, f.n, eb, f.batch);
   Op weight_grad = gemm(f.name, f.k, f.n, f.m, eb, f.batch);
+  data_grad.bf16_under_fp8 = weight_grad.bf16_under_fp8 = f.bf16_under_fp8;
   weight_grad.weight_grad = true;
+  bwd.push_back(data_grad);
   bwd.push_back(weight_grad);
 }
 
@@ -99,7 +101,18 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s) {
   F.insert(F.end(), attn_fwd.begin(), attn_fwd.end());
   L.selective_recompute = attn_fwd;
 
+  // Transformer Engine fp8 (delayed scaling): Hopper's fp8 tensor cores read both operands
+  // K-major, so every GEMM input is cast to fp8 together with its transpose (TE cast_transpose:
+  // read 2 bytes, write 1 + 1 per element). The norms and the activation function write their
+  // outputs that way already (LayerNormLinear, LayerNormMLP), so forward adds only the cast of the
+  // attention output; backward casts the output gradient of each of the four linears
+  // (fp8_cast_transpose_bgrad). Weights are cast once per iteration (cached over micro-batches,
+  // is_first_microbatch) and are not counted.
+  auto fp8_cast = [&](std::vector<Op>& ops, const char* name, double elements) {
+    if (s.fp8_linears) ops.push_back(elementwise(name, elements, eb + 2.0, 2));
+  };
   Op proj = gemm("out_proj", T, h, h / tp, eb);
+  fp8_cast(F, "fp8_cast_attention_out", T * h / tp);
   F.push_back(proj);
   F.push_back(elementwise("bias_dropout_add", T_sp * h, 3.0 * eb + dropout_mask));
   F.push_back(elementwise("post_attn_norm", T_sp * h, 2.0 * eb, 5));
@@ -115,6 +128,7 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s) {
     // tokens routed to them, which on average is T*top_k tokens per rank.
     mlp_tokens = T * m.moe->top_k;
     router = gemm("router", T, m.moe->num_experts, h, eb);
+    router.bf16_under_fp8 = true;
     F.push_back(router);
   }
   const bool swiglu = m.activation == Activation::swiglu;
@@ -127,14 +141,18 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s) {
 
   // Backward in reverse order; elementwise backward moves about twice the forward bytes.
   B.push_back(elementwise("bias_dropout_add_bwd", T_sp * h, 2.0 * eb + dropout_mask));
+  fp8_cast(B, "fp8_cast_grad_fc2_out", mlp_tokens * h);
   add_gemm_backward(B, fc2, eb);
   B.push_back(elementwise("activation_bwd", mlp_tokens * f / tp, (swiglu ? 5.0 : 3.0) * eb, 8));
+  fp8_cast(B, "fp8_cast_grad_fc1_out", mlp_tokens * (swiglu ? 2 : 1) * f / tp);
   add_gemm_backward(B, fc1, eb);
   if (moe) add_gemm_backward(B, router, eb);
   B.push_back(elementwise("post_attn_norm_bwd", T_sp * h, 4.0 * eb, 8));
   B.push_back(elementwise("bias_dropout_add_bwd", T_sp * h, 2.0 * eb + dropout_mask));
+  fp8_cast(B, "fp8_cast_grad_out_proj_out", T * h);
   add_gemm_backward(B, proj, eb);
   B.insert(B.end(), attn_bwd.begin(), attn_bwd.end());
+  fp8_cast(B, "fp8_cast_grad_qkv_out", T * (h + 2 * kv) / tp);
   add_gemm_backward(B, qkv, eb);
   B.push_back(elementwise("input_norm_bwd", T_sp * h, 4.0 * eb, 8));
   return L;
@@ -163,6 +181,7 @@ LayerOps output_layer_ops(const ModelSpec& m, const LayerShape& s) {
   L.backward.reserve(4);
   L.forward.push_back(elementwise("final_norm", T_sp * h, 2.0 * eb, 5));
   Op logits = gemm("logits", T, v, h, eb);
+  logits.bf16_under_fp8 = true;
   L.forward.push_back(logits);
   // Vocab-parallel cross entropy in fp32: read logits, max/sum-exp passes, write fp32 softmax.
   L.forward.push_back(elementwise("cross_entropy", T * v, eb + 4.0 + 4.0, 6));

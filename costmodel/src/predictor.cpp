@@ -145,6 +145,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   shape.sequence_parallel = sp;
   shape.flash_attention = job.runtime.flash_attention;
   shape.element_bytes = eb;
+  shape.fp8_linears = job.training.precision == Precision::fp8 && cl.gpu.peak_flops(Precision::fp8) > 0;
   shape.vocab = padded_vocab_size(job);
 
   // ---- one decoder layer -------------------------------------------------------------------

@@ -137,6 +137,10 @@ TEST_CASE("KernelModel::time: fp8 GEMMs at fp8_gemm_factor of the bf16 efficienc
   Op op = gemm(16384, 16384, 16384);
   const double ratio = (fp8.time(op).time_s - launch) / (bf16.time(op).time_s - launch);
   CHECK(ratio == doctest::Approx(h100.peak_flops(Precision::bf16) / h100.peak_flops(Precision::fp8) / kc.fp8_gemm_factor).epsilon(1e-9));
+  // The GEMMs fp8 training keeps in bf16 (the output layer) run at the bf16 rate.
+  Op kept = op;
+  kept.bf16_under_fp8 = true;
+  CHECK(fp8.time(kept).time_s == doctest::Approx(bf16.time(kept).time_s).epsilon(1e-12));
   op.kind = OpKind::attention;
   op.name = "attention";
   CHECK(fp8.time(op).time_s == doctest::Approx(bf16.time(op).time_s).epsilon(1e-12));

@@ -117,6 +117,34 @@ TEST_CASE("decoder_layer_ops: backward GEMMs are twice the forward GEMMs for Swi
   CHECK(total_flops(ops.selective_recompute) == doctest::Approx(af).epsilon(1e-12));
 }
 
+TEST_CASE("decoder_layer_ops: fp8 linears add Transformer Engine's cast-transpose of each GEMM input it does not fuse") {
+  // Llama-3 70B (GQA, SwiGLU) at tp 8: forward casts the attention output (the norms and the
+  // activation write fp8 themselves), backward casts the output gradient of all four linears;
+  // each element is read in bf16 and written as fp8 plus its fp8 transpose: 4 bytes.
+  const ModelSpec m = test::catalog().model("llama3-70b");
+  LayerShape s;
+  s.micro_batch = 1;
+  s.seq = 8192;
+  s.tp = 8;
+  s.sequence_parallel = true;
+  const LayerOps plain = decoder_layer_ops(m, s);
+  s.fp8_linears = true;
+  const LayerOps fp8 = decoder_layer_ops(m, s);
+  auto cast_bytes = [](const std::vector<Op>& ops) {
+    double b = 0;
+    for (const auto& op : ops)
+      if (std::string_view(op.name).starts_with("fp8_cast")) b += op.bytes;
+    return b;
+  };
+  const double T = 8192, h = 8192, kv = 1024, f = 28672, tp = 8;
+  CHECK(cast_bytes(plain.forward) == 0);
+  CHECK(cast_bytes(fp8.forward) == doctest::Approx(4 * T * h / tp).epsilon(1e-12));
+  CHECK(cast_bytes(fp8.backward) == doctest::Approx(4 * T * (h + 2 * f / tp + h + (h + 2 * kv) / tp)).epsilon(1e-12));
+  CHECK(fp8.forward.size() == plain.forward.size() + 1);
+  CHECK(fp8.backward.size() == plain.backward.size() + 4);
+  CHECK(total_flops(fp8.forward) - total_flops(plain.forward) == doctest::Approx(2 * T * h / tp).epsilon(1e-12));
+}
+
 TEST_CASE("output_layer_ops: logits GEMM is 2*T*h*V/t forward and twice that backward") {
   ModelSpec m = test::catalog().model("gpt3-175b");
   LayerShape s;
@@ -136,5 +164,11 @@ TEST_CASE("output_layer_ops: logits GEMM is 2*T*h*V/t forward and twice that bac
   for (const auto& op : output_layer_ops(m, s).forward)
     if (op.kind == OpKind::gemm) padded += op.flops;
   CHECK(padded == doctest::Approx(2.0 * 2048 * 12288 * 51200 / 8).epsilon(1e-12));
+  // Megatron's output layer is not a Transformer Engine linear: it stays in bf16 under fp8, and so
+  // do its backward GEMMs.
+  for (const auto& op : ops.forward)
+    if (op.kind == OpKind::gemm) CHECK(op.bf16_under_fp8);
+  for (const auto& op : ops.backward)
+    if (op.kind == OpKind::gemm) CHECK(op.bf16_under_fp8);
 }
 }

@@ -31,7 +31,7 @@ class KernelModel {
 
  private:
   double peak_flops_;
-  double attention_peak_flops_;  // FP8 training keeps attention in bf16 (Transformer Engine default)
+  double half_peak_flops_;       // bf16/fp16 peak: fp8 training keeps attention and Op::bf16_under_fp8 GEMMs there
   bool fp8_gemms_;               // GEMMs run in fp8 (at fp8_gemm_factor of the bf16 efficiency)
   double hbm_Bps_;
   int sms_;

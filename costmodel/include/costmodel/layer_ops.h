@@ -15,6 +15,9 @@ struct Op {
   const char* name = "";
   OpKind kind = OpKind::elementwise;
   bool weight_grad = false;  // the weight-gradient GEMM of a backward pair (dB = A^T dC)
+  // A GEMM that stays in bf16 when the model trains in fp8: Megatron runs only the Transformer
+  // Engine linears of the decoder layers in fp8, not the output layer or the MoE router.
+  bool bf16_under_fp8 = false;
   // GEMM shape (per batch entry): C[m,n] += A[m,k] B[k,n]; batch > 1 for batched GEMMs.
   double m = 0, n = 0, k = 0;
   double batch = 1;
@@ -31,6 +34,9 @@ struct LayerShape {
   bool sequence_parallel = false;
   bool flash_attention = true;
   int element_bytes = 2;
+  // The decoder layers' linears run in fp8 through Transformer Engine, which casts each GEMM input
+  // (with its transpose) to fp8 in extra memory-bound kernels.
+  bool fp8_linears = false;
   std::int64_t vocab = 0;  // vocabulary rows incl. framework padding (padded_vocab_size); 0: the model's
 };
 
