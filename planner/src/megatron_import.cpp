@@ -27,7 +27,7 @@ constexpr FlagSpec kFlags[] = {
     {"--kv-channels", true}, {"--group-query-attention", false}, {"--num-query-groups", true}, {"--swiglu", false},
     {"--normalization", true}, {"--untie-embeddings-and-output-weights", false}, {"--position-embedding-type", true},
     {"--use-rotary-position-embeddings", false}, {"--no-position-embedding", false}, {"--vocab-size", true},
-    {"--tokenizer-type", true}, {"--attention-dropout", true}, {"--hidden-dropout", true}, {"--num-experts", true},
+    {"--tokenizer-type", true}, {"--pad-vocab-size-to", true}, {"--attention-dropout", true}, {"--hidden-dropout", true}, {"--num-experts", true},
     {"--moe-router-topk", true}, {"--moe-ffn-hidden-size", true}, {"--max-position-embeddings", true},
     // Batch and precision.
     {"--seq-length", true}, {"--micro-batch-size", true}, {"--global-batch-size", true}, {"--fp16", false},
@@ -46,8 +46,8 @@ constexpr FlagSpec kFlags[] = {
     {"--attention-backend", true}, {"--transformer-impl", true},
     // Megatron-DeepSpeed.
     {"--deepspeed", false}, {"--zero-stage", true},
-    // torchrun / torch.distributed.launch.
-    {"--nnodes", true}, {"--nproc-per-node", true}, {"--nproc_per_node", true},
+    // torchrun / torch.distributed.launch, and the deepspeed launcher.
+    {"--nnodes", true}, {"--nproc-per-node", true}, {"--nproc_per_node", true}, {"--num_nodes", true}, {"--num_gpus", true},
 };
 
 const FlagSpec* find_flag(const std::string& name) {
@@ -251,11 +251,12 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
   if (f.has("--no-position-embedding")) pos = "none";
   if (pos == "learned_absolute") m.position_embedding = PositionEmbedding::learned;
   else if (pos == "rope") m.position_embedding = PositionEmbedding::rope;
+  else if (pos == "alibi") m.position_embedding = PositionEmbedding::alibi;  // Megatron-DeepSpeed (BLOOM)
   else if (pos == "none" || pos == "relative") {
     m.position_embedding = PositionEmbedding::rope;  // no learned table: same parameters and time
     notes.push_back("position embedding \"" + pos + "\" has no learned table; modelled like rope, which costs the same");
   } else {
-    throw InputError(where, "--position-embedding-type", "expected learned_absolute, rope, relative or none, found \"" + pos + "\"");
+    throw InputError(where, "--position-embedding-type", "expected learned_absolute, rope, alibi, relative or none, found \"" + pos + "\"");
   }
   // Megatron's dropout defaults are 0.1 for both.
   const double attention_dropout = f.number("--attention-dropout", 0, 1).value_or(0.1);
@@ -263,6 +264,8 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
   m.dropout = attention_dropout > 0 || hidden_dropout > 0;
   if (auto v = f.integer("--vocab-size", 1, std::int64_t{1} << 32)) {
     m.vocab_size = *v;
+  } else if (auto padded = f.integer("--pad-vocab-size-to", 1, std::int64_t{1} << 32)) {
+    m.vocab_size = *padded;  // Megatron-DeepSpeed: the embedding's rows, padding included
   } else {
     // Tokenizers whose size is fixed by Megatron's own tokenizer classes.
     const std::string tok = f.text("--tokenizer-type").value_or("");
@@ -443,8 +446,8 @@ MegatronLaunch read_megatron_launch(const std::string& text, const std::string& 
       else out.notes.push_back(std::string("torchrun ") + n + " \"" + *v + "\" is not a number strata can read");
     }
   };
-  torch_int({"--nnodes"}, out.nnodes);
-  torch_int({"--nproc-per-node", "--nproc_per_node"}, out.nproc_per_node);
+  torch_int({"--nnodes", "--num_nodes"}, out.nnodes);
+  torch_int({"--nproc-per-node", "--nproc_per_node", "--num_gpus"}, out.nproc_per_node);
   return out;
 }
 

@@ -139,6 +139,13 @@ TEST_CASE("megatron_import") {
     CHECK(has_note(l, "ZeRO stage 1"));
     CHECK_FALSE(l.runtime.overlap_grad_reduce);
     CHECK(read(shape + "--vocab-size 8 --deepspeed --zero-stage=3").plan.zero_stage == 3);
+    // BLOOM's Megatron-DeepSpeed launch: ALiBi, the padded vocabulary, the deepspeed launcher's world.
+    l = read("deepspeed --num_nodes 48 --num_gpus 8 pretrain_gpt.py " + shape +
+             "--position-embedding-type alibi --pad-vocab-size-to 250880 --tokenizer-type PretrainedFromHF --deepspeed");
+    CHECK(l.model.position_embedding == PositionEmbedding::alibi);
+    CHECK(l.model.vocab_size == 250880);
+    CHECK(l.nnodes == 48);
+    CHECK(l.nproc_per_node == 8);
   }
 
   SUBCASE("a launch script: variables, arrays, torchrun's world") {
