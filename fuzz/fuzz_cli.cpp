@@ -17,6 +17,9 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   // Subcommands print reports to stdout: discard them (libFuzzer reports on stderr).
   int devnull = open("/dev/null", O_WRONLY);
   if (devnull >= 0) dup2(devnull, STDOUT_FILENO);
+  // `--megatron-args -` reads standard input: give it an empty one rather than the terminal.
+  int empty_in = open("/dev/null", O_RDONLY);
+  if (empty_in >= 0) dup2(empty_in, STDIN_FILENO);
   return 0;
 }
 

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <fstream>
+#include <iostream>
 #include <numeric>
 #include <sstream>
 
@@ -70,7 +71,7 @@ void add_workload_options(CLI::App& app, JobOptions& o) {
 
 void add_megatron_option(CLI::App& app, JobOptions& o) {
   app.add_option("--megatron-args", o.megatron_args,
-                 "Megatron-LM launch (a pretrain_gpt.py command line, a shell script that builds one, or a file of flags): "
+                 "Megatron-LM launch (a pretrain_gpt.py command line, a shell script that builds one, or a file of flags; - reads stdin): "
                  "the model, batch, plan and runtime features come from it; give the hardware with --cluster/--gpu and --gpus");
 }
 
@@ -211,11 +212,16 @@ std::optional<PlanProblem> check_plan_input(const Job& job) {
 
 namespace {
 
+// `path` "-" reads standard input (a launch piped in).
 std::string read_text_file(const std::string& path, const char* flag) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(kCmd, flag, "cannot read \"" + path + "\"");
   std::ostringstream ss;
-  ss << in.rdbuf();
+  if (path == "-") {
+    ss << std::cin.rdbuf();
+  } else {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(kCmd, flag, "cannot read \"" + path + "\"");
+    ss << in.rdbuf();
+  }
   constexpr std::size_t kMaxLaunchBytes = 16 << 20;  // a launch script, not a dataset
   if (ss.str().size() > kMaxLaunchBytes) throw InputError(path, "", "larger than 16 MiB; expected a launch script or a list of flags");
   return ss.str();

@@ -143,6 +143,9 @@ TEST_CASE("strata predict") {
     CHECK(has(nw.out, "--gpus: give --gpus: the launch in " + no_world.path() + " does not say how many GPUs run it"));
     auto indivisible = run_strata("predict --megatron-args " + no_world.path() + " --gpu h100 --gpus 8 --global-batch 3");
     CHECK(has(indivisible.out, "--global-batch: is set by the launch"));
+    auto piped = run_strata("predict --megatron-args - --gpu h100 --gpus 8 --json < " + no_world.path());
+    CHECK_MESSAGE(piped.exit_code == 0, piped.out);
+    CHECK(has(piped.out, "\"megatron_launch\""));
     auto missing = run_strata("predict --megatron-args /nonexistent/launch.sh --gpu h100 --gpus 8");
     CHECK(missing.exit_code == 1);
     CHECK(has(missing.out, "--megatron-args: cannot read \"/nonexistent/launch.sh\""));
