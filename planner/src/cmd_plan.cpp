@@ -93,13 +93,16 @@ void register_plan(CLI::App& app, CommandContext& ctx) {
     // With --megatron-args the workload is the launch's, and its own plan is the baseline to beat.
     std::optional<Job> launch;
     std::vector<std::string> launch_notes;
-    if (!a->job.megatron_args.empty()) launch = build_job(a->job, catalog, &launch_notes);
+    bool launch_plan_ok = false;
+    if (!a->job.megatron_args.empty()) launch = build_launch_workload(a->job, catalog, launch_notes, launch_plan_ok);
     const SearchOptions options = search_options(*a, launch ? std::optional<int>(launch->plan.world_size()) : std::nullopt);
     const Job workload = launch ? *launch : build_workload(a->job, catalog);
     const AnalyticalCostModel model;
     const SearchResult result = search_plans(workload, options, model);
     std::optional<LaunchComparison> current;
-    if (launch) current = compare_launch(a->job.megatron_args, *launch, launch_notes);
+    if (launch && launch_plan_ok) current = compare_launch(a->job.megatron_args, *launch, launch_notes);
+    if (launch && !launch_plan_ok)
+      for (const auto& n : launch_notes) fmt::print(stderr, "note: {}\n", n);
     if (!result.found) {
       fmt::print(stderr, "strata: {}\n", infeasible_message(result));
       if (current) fmt::print(stderr, "{}", launch_report(*current, nullptr));
@@ -111,6 +114,7 @@ void register_plan(CLI::App& app, CommandContext& ctx) {
     nlohmann::json plan = plan_to_json(result.best.job, result.best.prediction);
     plan["search"] = search_to_json(result, options, &flips);
     if (current) plan["search"]["megatron_launch"] = launch_to_json(*current, result.best.prediction);
+    else if (launch) plan["search"]["megatron_launch"] = {{"file", a->job.megatron_args}, {"feasible", false}, {"notes", launch_notes}};
     if (!a->out_file.empty()) {
       std::ofstream out(a->out_file);
       if (!out) throw InputError(kCmd, "--output", "cannot write \"" + a->out_file + "\"");

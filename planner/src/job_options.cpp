@@ -227,7 +227,10 @@ std::string read_text_file(const std::string& path, const char* flag) {
   return ss.str();
 }
 
-Job build_job_from_megatron(const JobOptions& o, const Catalog& catalog, std::vector<std::string>* notes) {
+// `launch_plan_ok` null: a launch plan that does not fit the world size is an error. Otherwise it
+// receives whether the plan is valid there, and the reason goes to the notes (plan searches the
+// workload on GPU counts the launch's own plan may not divide).
+Job build_job_from_megatron(const JobOptions& o, const Catalog& catalog, std::vector<std::string>* notes, bool* launch_plan_ok) {
   const std::string& file = o.megatron_args;
   // The launch decides these; a flag beside it would silently disagree with the file.
   const std::pair<bool, const char*> decided_by_launch[] = {
@@ -262,7 +265,7 @@ Job build_job_from_megatron(const JobOptions& o, const Catalog& catalog, std::ve
   if (o.gpus) {
     world = *o.gpus;
     if (launched && *launched != world)
-      said.push_back(fmt::format("predicted on --gpus {} GPUs; the launch's torchrun starts {}", world, *launched));
+      said.push_back(fmt::format("--gpus {} given; the launch's torchrun starts {}", world, *launched));
   } else if (launched) {
     world = *launched;
     said.push_back(fmt::format("{} GPUs from torchrun --nnodes {} x --nproc-per-node {}", world, *launch.nnodes, *launch.nproc_per_node));
@@ -273,26 +276,41 @@ Job build_job_from_megatron(const JobOptions& o, const Catalog& catalog, std::ve
   if (world > kMaxGpus) throw InputError(kCmd, "--gpus", "expected at most 10,000,000 GPUs");
   ParallelPlan& p = job.plan;
   const std::int64_t mp = std::int64_t{p.tp} * p.pp * p.cp;
-  if (world % mp != 0)
-    throw InputError(o.gpus ? kCmd : file, o.gpus ? "--gpus" : "--nnodes",
-                     std::to_string(world) + " GPUs are not divisible by tensor x pipeline x context parallel = " + std::to_string(mp));
-  p.dp = static_cast<int>(world / mp);
+  std::optional<InputError> plan_error;
+  if (world % mp != 0) {
+    plan_error = InputError(o.gpus ? kCmd : file, o.gpus ? "--gpus" : "--nnodes",
+                            std::to_string(world) + " GPUs are not divisible by tensor x pipeline x context parallel = " + std::to_string(mp));
+    p.dp = 1;
+  } else {
+    p.dp = static_cast<int>(world / mp);
+  }
   if (job.training.global_batch_size == 0) {
+    if (plan_error) throw *plan_error;  // Megatron's default batch needs the launch's dp
     job.training.global_batch_size = std::int64_t{p.micro_batch_size} * p.dp;
     said.push_back(fmt::format("no --global-batch-size: Megatron's default, micro-batch size x data-parallel size = {}",
                                job.training.global_batch_size));
   }
-  if (auto problem = check_plan_input(job))
-    throw InputError(problem->field == "gpus" && o.gpus ? kCmd : file,
-                     problem->field == "gpus" && o.gpus ? "--gpus" : megatron_flag_for(problem->field), problem->what);
+  if (!plan_error)
+    if (auto problem = check_plan_input(job))
+      plan_error = InputError(problem->field == "gpus" && o.gpus ? kCmd : file,
+                              problem->field == "gpus" && o.gpus ? "--gpus" : megatron_flag_for(problem->field), problem->what);
+  if (plan_error && !launch_plan_ok) throw *plan_error;
+  if (launch_plan_ok) {
+    *launch_plan_ok = !plan_error;
+    if (plan_error) said.push_back(std::string("the launch's own plan does not run on these GPUs: ") + plan_error->what());
+  }
   if (notes) *notes = said;
   return job;
 }
 
 }  // namespace
 
+Job build_launch_workload(const JobOptions& o, const Catalog& catalog, std::vector<std::string>& notes, bool& launch_plan_ok) {
+  return build_job_from_megatron(o, catalog, &notes, &launch_plan_ok);
+}
+
 Job build_job(const JobOptions& o, const Catalog& catalog, std::vector<std::string>* notes) {
-  if (!o.megatron_args.empty()) return build_job_from_megatron(o, catalog, notes);
+  if (!o.megatron_args.empty()) return build_job_from_megatron(o, catalog, notes, nullptr);
   Job job = build_workload(o, catalog);
   ParallelPlan& p = job.plan;
   auto positive = [](const std::optional<int>& v, const char* flag, int fallback) {

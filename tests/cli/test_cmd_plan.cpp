@@ -125,6 +125,18 @@ TEST_CASE("strata plan --megatron-args: searches the launch's workload and compa
   CHECK(launch["flag_speedups"].empty());
 }
 
+TEST_CASE("strata plan --megatron-args: on a GPU count the launch's own plan does not divide, still plans its workload") {
+  const std::string script = test::data_file("megatron_gpt3_175b.sh");
+  const auto r = test::run_strata("plan --megatron-args " + script + " --cluster dgx-a100-hdr --gpus 64 --quiet --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.out);
+  const auto plan = nlohmann::json::parse(r.out.substr(r.out.find('{')));
+  CHECK(plan["num_gpus"] == 64);
+  CHECK(plan["training"]["global_batch_size"] == 1536);
+  CHECK(plan["search"]["megatron_launch"]["feasible"] == false);
+  CHECK(r.out.find("note: the launch's own plan does not run on these GPUs: command line: --gpus: 64 GPUs are not divisible by "
+                   "tensor x pipeline x context parallel = 128") != std::string::npos);
+}
+
 TEST_CASE("strata plan --megatron-args: the overlaps a launch leaves off, and what each would bring") {
   // Data parallelism over 64 GPUs with the distributed optimizer, no overlap flags.
   const test::TempFile script("dp_launch.sh",

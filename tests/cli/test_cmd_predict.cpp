@@ -115,7 +115,7 @@ TEST_CASE("strata predict") {
     // --gpus overrides torchrun's world (what-if on half the nodes), and says so.
     auto half = run_strata("predict --megatron-args " + script + " --cluster dgx-a100-hdr --gpus 512");
     CHECK(has(half.out, "tp=8 pp=16 dp=4"));
-    CHECK(has(half.out, "note: predicted on --gpus 512 GPUs; the launch's torchrun starts 1024"));
+    CHECK(has(half.out, "note: --gpus 512 given; the launch's torchrun starts 1024"));
     // The plan JSON it writes reads back with --plan.
     TempFile out("launch_plan.json", "");
     auto w = run_strata("predict --megatron-args " + script + " --cluster dgx-a100-hdr -o " + out.path());

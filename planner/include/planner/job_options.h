@@ -60,6 +60,10 @@ Job build_workload(const JobOptions& o, const Catalog& catalog);
 // --megatron-args the model, batch, plan and runtime features come from that launch instead, and
 // `notes` (when given) receives how it was read.
 Job build_job(const JobOptions& o, const Catalog& catalog, std::vector<std::string>* notes = nullptr);
+// `strata plan --megatron-args`: the launch's workload on the GPUs given. Its plan is the
+// launch's own when `launch_plan_ok` comes back true; when that plan does not run on this many
+// GPUs the workload is still returned and `notes` says why.
+Job build_launch_workload(const JobOptions& o, const Catalog& catalog, std::vector<std::string>& notes, bool& launch_plan_ok);
 
 // Limits that keep every size product of the cost model inside its integer types and the pipeline
 // simulation bounded; each is far beyond any real training run.
