@@ -294,7 +294,8 @@ Job build_job_from_megatron(const JobOptions& o, const Catalog& catalog, std::ve
     if (auto problem = check_plan_input(job))
       plan_error = InputError(problem->field == "gpus" && o.gpus ? kCmd : file,
                               problem->field == "gpus" && o.gpus ? "--gpus" : megatron_flag_for(problem->field), problem->what);
-  if (plan_error && !launch_plan_ok) throw *plan_error;
+  // Without --gpus the world is the launch's own: a plan that does not divide it is the launch's error.
+  if (plan_error && (!launch_plan_ok || !o.gpus)) throw *plan_error;
   if (launch_plan_ok) {
     *launch_plan_ok = !plan_error;
     if (plan_error) said.push_back(std::string("the launch's own plan does not run on these GPUs: ") + plan_error->what());
