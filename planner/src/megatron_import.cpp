@@ -64,7 +64,8 @@ std::string base_name(const std::string& path) {
 // The flags of the launch, last occurrence winning as in argparse.
 class Flags {
  public:
-  Flags(const std::vector<std::string>& words, const std::string& where, std::vector<std::string>& notes) : where_(where) {
+  Flags(const ScriptWords& script, const std::string& where, std::vector<std::string>& notes) : where_(where) {
+    const std::vector<std::string>& words = script.words;
     for (std::size_t i = 0; i < words.size(); ++i) {
       const std::string& w = words[i];
       if (!w.starts_with("--")) continue;
@@ -87,6 +88,7 @@ class Flags {
         notes.push_back(name + " is given more than once; the last one, " + (value.empty() ? "set" : "\"" + value + "\"") +
                         ", wins as in Megatron's argument parser");
       values_[name] = value;
+      if (spec->takes_value) note_ambiguous_variables(script, name, value, script.word_variables[i], notes);
     }
   }
 
@@ -134,6 +136,24 @@ class Flags {
     if (used == 0 || used != t->size() || !std::isfinite(v) || v < lo || v > hi)
       throw InputError(where_, name, fmt::format("expected a number {:g}..{:g}, found \"{}\"", lo, hi, *t));
     return v;
+  }
+
+  // A value built from a variable the script assigns differently in several places (branches of an
+  // if or a case, which the reader does not follow): say which assignment was used.
+  static void note_ambiguous_variables(const ScriptWords& script, const std::string& flag, const std::string& value,
+                                       const std::vector<std::string>& variables, std::vector<std::string>& notes) {
+    for (const std::string& var : variables) {
+      const auto& values = script.assignments.count(var) ? script.assignments.at(var) : std::vector<std::string>{};
+      std::vector<std::string> distinct;
+      for (const auto& v : values)
+        if (std::find(distinct.begin(), distinct.end(), v) == distinct.end()) distinct.push_back(v);
+      if (distinct.size() < 2) continue;
+      std::string list;
+      for (const auto& v : distinct) list += (list.empty() ? "" : ", ") + v;
+      notes.push_back(flag + " " + value + " comes from $" + var + ", which the file assigns " + std::to_string(values.size()) +
+                      " times (" + list + "); strata used the one assigned last before the flag and does not follow "
+                      "if/case branches: check it, or write the value out");
+    }
   }
 
   std::int64_t required(const std::string& name, std::int64_t lo, std::int64_t hi, const std::string& why) const {
@@ -369,7 +389,7 @@ void read_recompute(const Flags& f, const std::string& where, ParallelPlan& p, s
 MegatronLaunch read_megatron_launch(const std::string& text, const std::string& where, const ModelSpec* base) {
   MegatronLaunch out;
   const ScriptWords script = read_script_words(text);
-  const Flags f(script.words, where, out.notes);
+  const Flags f(script, where, out.notes);
 
   out.model = read_model(f, where, base, out.notes);
 

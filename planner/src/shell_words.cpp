@@ -14,7 +14,8 @@ bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) |
 // Integer arithmetic of $(( ... )): + - * / % and parentheses over integers and variable names.
 class Arithmetic {
  public:
-  Arithmetic(const std::string& s, const std::map<std::string, std::string>& vars) : s_(s), vars_(vars) {}
+  Arithmetic(const std::string& s, const std::map<std::string, std::string>& vars, std::vector<std::string>& used)
+      : s_(s), vars_(vars), used_(used) {}
   std::optional<std::int64_t> evaluate() {
     auto v = expr(0);
     skip_space();
@@ -88,8 +89,11 @@ class Arithmetic {
     if (is_name_start(c)) {
       const std::size_t start = pos_;
       while (pos_ < s_.size() && is_name_char(s_[pos_])) ++pos_;
-      auto it = vars_.find(s_.substr(start, pos_ - start));
-      return it == vars_.end() ? std::nullopt : integer(it->second);
+      const std::string name = s_.substr(start, pos_ - start);
+      auto it = vars_.find(name);
+      if (it == vars_.end()) return std::nullopt;
+      used_.push_back(name);
+      return integer(it->second);
     }
     return std::nullopt;
   }
@@ -105,6 +109,7 @@ class Arithmetic {
 
   const std::string& s_;
   const std::map<std::string, std::string>& vars_;
+  std::vector<std::string>& used_;
   std::size_t pos_ = 0;
 };
 
@@ -143,7 +148,7 @@ class Lexer {
       const std::size_t end = matching_close(s, i + 1);
       if (end == std::string::npos || end < i + 4 || s[end - 2] != ')') return literal_rest(s, i, word);
       const std::string inner = expand_all(s.substr(i + 3, end - 2 - (i + 3)), depth + 1);
-      auto v = Arithmetic(inner, out_.variables).evaluate();
+      auto v = Arithmetic(inner, out_.variables, used_).evaluate();
       word += v ? std::to_string(*v) : s.substr(i, end - i);
       return end;
     }
@@ -162,6 +167,7 @@ class Lexer {
       const std::string name = body.substr(0, k), rest = body.substr(k);
       auto it = out_.variables.find(name);
       const bool set = it != out_.variables.end();
+      if (set) used_.push_back(name);
       if (!name.empty() && rest.empty() && set) {
         word += it->second;
       } else if (!name.empty() && (rest.starts_with(":-") || rest.starts_with(":=") || rest.starts_with("-"))) {
@@ -169,7 +175,7 @@ class Lexer {
         const bool use_value = set && (!colon || !it->second.empty());
         const std::string fallback = expand_all(rest.substr(colon ? 2 : 1), depth + 1);
         word += use_value ? it->second : fallback;
-        if (!use_value && rest.starts_with(":=")) out_.variables[name] = fallback;
+        if (!use_value && rest.starts_with(":=")) assign(name, fallback);
       } else {
         word += s.substr(i, end - i);  // unset, arrays, other operators: kept as written
       }
@@ -179,6 +185,7 @@ class Lexer {
       std::size_t k = i + 1;
       while (k < s.size() && is_name_char(s[k])) ++k;
       auto it = out_.variables.find(s.substr(i + 1, k - i - 1));
+      if (it != out_.variables.end()) used_.push_back(it->first);
       word += it != out_.variables.end() ? it->second : s.substr(i, k - i);
       return k;
     }
@@ -220,8 +227,13 @@ class Lexer {
 
   void end_word() {
     if (!in_word_) return;
-    if (!assign_name_.empty()) out_.variables[assign_name_] = word_.substr(assign_name_.size() + 1);
-    else out_.words.push_back(word_);
+    if (!assign_name_.empty()) {
+      assign(assign_name_, word_.substr(assign_name_.size() + 1));
+    } else {
+      out_.words.push_back(word_);
+      out_.word_variables.push_back(used_);
+    }
+    used_.clear();
     word_.clear();
     assign_name_.clear();
     in_word_ = false;
@@ -293,9 +305,15 @@ class Lexer {
     ++i_;
   }
 
+  void assign(const std::string& name, const std::string& value) {
+    out_.variables[name] = value;
+    out_.assignments[name].push_back(value);
+  }
+
   const std::string& s_;
   std::size_t i_ = 0;
   std::string word_;
+  std::vector<std::string> used_;  // variables expanded into the current word
   bool in_word_ = false;
   bool literal_name_ = true;  // the word so far is an unquoted NAME, so a '=' makes it an assignment
   std::string assign_name_;

@@ -176,6 +176,21 @@ torchrun --nproc_per_node $GPUS_PER_NODE --nnodes $NNODES pretrain_gpt.py \
     CHECK(l.notes.size() == 1);  // only the attention default; nothing else needed guessing
   }
 
+  SUBCASE("a variable assigned in several branches: the value used is named in a note") {
+    const MegatronLaunch l = read(R"(
+case $SIZE in
+  7B)  LAYERS=32; HIDDEN=4096 ;;
+  13B) LAYERS=40; HIDDEN=5120 ;;
+esac
+pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads 32 --seq-length $((LAYERS * 64))   --micro-batch-size 1 --vocab-size 32000 --bf16
+)");
+    CHECK(l.model.num_layers == 40);
+    CHECK(has_note(l, "--num-layers 40 comes from $LAYERS, which the file assigns 2 times (32, 40)"));
+    CHECK(has_note(l, "--hidden-size 5120 comes from $HIDDEN"));
+    CHECK(has_note(l, "--seq-length 2560 comes from $LAYERS"));  // through $(( )) arithmetic too
+    CHECK_FALSE(has_note(l, "--num-attention-heads"));
+  }
+
   SUBCASE("a named model fills what the launch leaves out") {
     const ModelSpec llama = test::catalog().model("llama3-8b");
     const std::string shape = "--num-layers 32 --hidden-size 4096 --ffn-hidden-size 14336 --num-attention-heads 32 "

@@ -33,6 +33,17 @@ TEST_CASE("shell_words") {
     CHECK(s.variables.at("Y") == "84");
     CHECK(s.words == Words{"export", "--tp", "8", "--pp", "4", "--x", "16", "--y", "84"});
   }
+  SUBCASE("which variables went into each word, and every value each was assigned") {
+    const ScriptWords s = read_script_words("A=1\nA=2\nB=x\n$A-$B ${C:-$B} $((A+1)) plain ${A}");
+    REQUIRE(s.words == std::vector<std::string>{"2-x", "x", "3", "plain", "2"});
+    CHECK(s.word_variables[0] == std::vector<std::string>{"A", "B"});
+    CHECK(s.word_variables[1] == std::vector<std::string>{"B"});
+    CHECK(s.word_variables[2] == std::vector<std::string>{"A"});
+    CHECK(s.word_variables[3].empty());
+    CHECK(s.word_variables[4] == std::vector<std::string>{"A"});
+    CHECK(s.assignments.at("A") == std::vector<std::string>{"1", "2"});
+    CHECK(s.assignments.at("B") == std::vector<std::string>{"x"});
+  }
   SUBCASE("defaults: :- and - differ on an empty variable, := assigns") {
     const ScriptWords s = read_script_words("E=\n${E:-a} ${E-b} ${U-c} ${V:=d} $V");
     CHECK(s.words == Words{"a", "", "c", "d", "d"});

@@ -12,6 +12,11 @@ namespace strata {
 struct ScriptWords {
   std::vector<std::string> words;                // every word outside assignments, in order
   std::map<std::string, std::string> variables;  // NAME=value assignments, last one wins
+  // For each word, the variables whose values went into it; and every value each variable was
+  // assigned, in order. A variable assigned different values (branches of an if or a case the
+  // reader does not follow) makes a word that uses it a guess, which callers can say.
+  std::vector<std::vector<std::string>> word_variables;
+  std::map<std::string, std::vector<std::string>> assignments;
 };
 
 // Handles: backslash-newline continuations; '...' and "..." quoting; # comments; NAME=value and
