@@ -45,7 +45,11 @@ int nccl_communicators(const Job& job, int stage) {
   return n;
 }
 
-double stage_params_per_gpu(const Job& job, int stage, int layers) {
+bool te_fp8(const Job& job) {
+  return job.training.precision == Precision::fp8 && job.runtime.framework != Framework::fsdp;
+}
+
+double decoder_params_per_gpu(const Job& job, int layers) {
   const ModelSpec& m = job.model;
   const ParallelPlan& p = job.plan;
   const double h = static_cast<double>(m.hidden_size);
@@ -59,7 +63,14 @@ double stage_params_per_gpu(const Job& job, int stage, int layers) {
   } else {
     layer /= p.tp;
   }
-  double params = layers * layer;
+  return layers * layer;
+}
+
+double stage_params_per_gpu(const Job& job, int stage, int layers) {
+  const ModelSpec& m = job.model;
+  const ParallelPlan& p = job.plan;
+  const double h = static_cast<double>(m.hidden_size);
+  double params = decoder_params_per_gpu(job, layers);
   const double vocab = static_cast<double>(padded_vocab_size(job)) * h / p.tp;
   if (stage == 0) {
     params += vocab;
@@ -87,14 +98,21 @@ double layer_activation_bytes(const Job& job, RecomputeGranularity g) {
   if (g == RecomputeGranularity::full) return eb * sbh / sp;
 
   const double mask = m.dropout ? 1.0 : 0.0;
+  // Transformer Engine in fp8 saves the inputs of its linears for the weight gradient as fp8 (one
+  // byte, transposed: Linear/LayerNormLinear save inputmat_t). The output projection's input is
+  // also the attention output, which flash attention keeps in bf16 for its own backward, so there
+  // the fp8 copy comes on top.
+  const bool fp8 = te_fp8(job);
+  const double gemm_in = fp8 ? 1.0 : eb;
+  const double proj_in = fp8 ? (job.runtime.flash_attention ? eb + 1.0 : 1.0) : eb;
   // Attention block (Korthikanti §4.1): norm input, QKV input, Q+K+V, output-projection input,
   // dropout mask.
-  double attn = eb * sbh / sp + eb * sbh / sp + eb * s * b * (h + 2 * kv) / t + eb * sbh / t + mask * sbh / sp;
+  double attn = eb * sbh / sp + gemm_in * sbh / sp + eb * s * b * (h + 2 * kv) / t + proj_in * sbh / t + mask * sbh / sp;
   // MLP block: norm input, fc1 input, activation input (2f for SwiGLU's gate+up), fc2 input, mask.
   double f = static_cast<double>(m.moe ? m.moe->expert_ffn_hidden_size : m.ffn_hidden_size);
   double mlp_tokens = m.moe ? s * b * m.moe->top_k : s * b;
   double act_in = (m.activation == Activation::swiglu ? 2 : 1) * f;
-  double mlp = eb * sbh / sp + eb * sbh / sp + eb * mlp_tokens * act_in / t + eb * mlp_tokens * f / t + mask * sbh / sp;
+  double mlp = eb * sbh / sp + gemm_in * sbh / sp + eb * mlp_tokens * act_in / t + gemm_in * mlp_tokens * f / t + mask * sbh / sp;
   // Attention scores: softmax output (eb), dropout mask (1) and dropout output (eb) per score,
   // 5as^2b/t for fp16 with dropout; absent with flash attention or selective recompute.
   const double S = static_cast<double>(job.training.seq_length);
@@ -136,6 +154,9 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
     if (p.zero_stage >= 2) gr /= shard;
     if (p.zero_stage >= 3) w /= shard;
   }
+  // Transformer Engine keeps an fp8 copy of each decoder linear's weight and of its transpose
+  // between micro-batches (cast on the first micro-batch, is_first_microbatch): 2 bytes/param.
+  if (te_fp8(job)) w += 2.0 * decoder_params_per_gpu(job, layers);
   mb.weights_GiB = w / kGiB;
   mb.gradients_GiB = gr / kGiB;
   mb.optimizer_GiB = opt / kGiB;

@@ -90,6 +90,27 @@ TEST_CASE("layer_activation_bytes") {
     CHECK(none < 35 * sbh / 8);  // 34 sbh/t plus the small fp32 softmax statistics
     CHECK(none > 34 * sbh / 8);
   }
+  SUBCASE("fp8 through Transformer Engine: linear inputs saved as fp8, an fp8 copy of the attention output") {
+    // GPT-3 175B, tp 8 + SP, flash attention: the QKV and fc1 inputs (sbh/t each) and the fc2
+    // input (4sbh/t) drop from 2 bytes to 1; the output projection's input adds 1 byte (sbh/t).
+    Job job = korthikanti_job(8, true);
+    job.runtime.flash_attention = true;
+    job.training.precision = Precision::bf16;
+    const double bf16 = layer_activation_bytes(job, RecomputeGranularity::none);
+    job.training.precision = Precision::fp8;
+    CHECK(bf16 - layer_activation_bytes(job, RecomputeGranularity::none) == doctest::Approx((1 + 1 + 4 - 1) * sbh / 8).epsilon(1e-9));
+    CHECK(layer_activation_bytes(job, RecomputeGranularity::full) == doctest::Approx(2 * sbh / 8).epsilon(1e-12));
+    // Unfused attention does not keep its output: the projection's input is only the fp8 copy.
+    job.runtime.flash_attention = false;
+    const double unfused_fp8 = layer_activation_bytes(job, RecomputeGranularity::none);
+    job.training.precision = Precision::bf16;
+    CHECK(layer_activation_bytes(job, RecomputeGranularity::none) - unfused_fp8 == doctest::Approx(7 * sbh / 8).epsilon(1e-9));
+    // FSDP stacks do not go through Transformer Engine: no change.
+    job.runtime.framework = Framework::fsdp;
+    const double fsdp_bf16 = layer_activation_bytes(job, RecomputeGranularity::none);
+    job.training.precision = Precision::fp8;
+    CHECK(layer_activation_bytes(job, RecomputeGranularity::none) == doctest::Approx(fsdp_bf16).epsilon(1e-12));
+  }
   SUBCASE("fp32 activations are twice fp16") {
     Job job = korthikanti_job(8, true);
     const double f16 = layer_activation_bytes(job, RecomputeGranularity::full);
@@ -126,6 +147,15 @@ TEST_CASE("stage_memory") {
   const int stage = 5, layers = 6;  // a middle stage: no embedding, no logits
   const double P = stage_params_per_gpu(job, stage, layers);
 
+  SUBCASE("fp8 through Transformer Engine keeps an fp8 weight and its transpose per decoder linear") {
+    const MemoryBreakdown bf16 = stage_memory(job, stage, layers, 4);
+    job.training.precision = Precision::fp8;
+    const MemoryBreakdown fp8 = stage_memory(job, stage, layers, 4);
+    CHECK((fp8.weights_GiB - bf16.weights_GiB) * kGiB == doctest::Approx(2 * decoder_params_per_gpu(job, layers)).epsilon(1e-12));
+    CHECK(fp8.gradients_GiB == bf16.gradients_GiB);
+    CHECK(fp8.optimizer_GiB == bf16.optimizer_GiB);
+    CHECK(decoder_params_per_gpu(job, layers) == doctest::Approx(P).epsilon(1e-12));  // a middle stage: layers only
+  }
   SUBCASE("DeepSpeed's pipe buffers keep each in-flight micro-batch's output partition until its backward") {
     // GPT-3 175B: 2048 tokens x 12288 x 2 B per micro-batch, 1/tp of it on each TP rank.
     const double output = 2048.0 * 12288 * 2 / 8;
