@@ -95,7 +95,19 @@ void remove_option(CLI::App& app, const std::string& name) {
 void run_whatif(const WhatifArgs& a, CommandContext& ctx) {
   const auto t0 = std::chrono::steady_clock::now();
   Catalog catalog(Catalog::default_data_dir());
-  if (a.job.model.empty()) throw InputError(kCmd, "--model", "give --model NAME or a path to a model JSON / config.json");
+  // --megatron-args: the model, global batch, sequence, precision and runtime features are the
+  // launch's; the sweep varies the hardware.
+  std::optional<MegatronLaunch> launch;
+  if (!a.job.megatron_args.empty()) {
+    for (const auto& [list, flag] : {std::pair{&a.batch_list, "--global-batch"}, std::pair{&a.seq_list, "--seq"}})
+      if (!list->empty()) throw InputError(kCmd, flag, "is set by the launch in --megatron-args " + a.job.megatron_args + "; change it there");
+    launch = read_launch_file(a.job, catalog);
+    if (launch->training.global_batch_size == 0)
+      throw InputError(a.job.megatron_args, "--global-batch-size",
+                       "missing: whatif needs the launch's global batch (Megatron's default, micro-batch x dp, changes with the GPU count)");
+  } else if (a.job.model.empty()) {
+    throw InputError(kCmd, "--model", "give --model NAME or a path to a model JSON / config.json");
+  }
   if (a.gpu_list.empty() == a.cluster_list.empty())
     throw InputError(kCmd, "--gpu", "give --gpu LIST (GPU types, each on its cluster preset) or --cluster LIST, not both");
   const bool by_cluster = !a.cluster_list.empty();
@@ -103,7 +115,7 @@ void run_whatif(const WhatifArgs& a, CommandContext& ctx) {
   for (const auto& t : types)
     if (t.empty()) throw InputError(kCmd, by_cluster ? "--cluster" : "--gpu", "empty name in the list");
   if (!a.tokens || !(*a.tokens > 0) || *a.tokens > 1e18) throw InputError(kCmd, "--tokens", "give the token budget to train, e.g. --tokens 2e12");
-  if (a.batch_list.empty()) throw InputError(kCmd, "--global-batch", "expected a positive number of sequences (or a comma-separated list)");
+  if (a.batch_list.empty() && !launch) throw InputError(kCmd, "--global-batch", "expected a positive number of sequences (or a comma-separated list)");
   if (a.gpus_list.empty() && !a.deadline_days)
     throw InputError(kCmd, "--gpus", "give --gpus LIST (e.g. 64,128,256), or --deadline-days to find the GPU count");
   if (a.deadline_days && !(*a.deadline_days > 0)) throw InputError(kCmd, "--deadline-days", "expected a positive number of days");
@@ -116,11 +128,16 @@ void run_whatif(const WhatifArgs& a, CommandContext& ctx) {
 
   SweepAxes axes;
   axes.gpus_types = types;
-  for (double v : unique_in_order(parse_number_list(a.batch_list, "--global-batch", 1, 1ull << 40, true)))
-    axes.global_batches.push_back(static_cast<std::int64_t>(v));
-  if (a.seq_list.empty()) axes.seqs.push_back(0);  // the model's max_seq_length
-  else
-    for (double v : unique_in_order(parse_number_list(a.seq_list, "--seq", 1, 1 << 24, true))) axes.seqs.push_back(static_cast<std::int64_t>(v));
+  if (launch) {
+    axes.global_batches.push_back(launch->training.global_batch_size);
+    axes.seqs.push_back(launch->training.seq_length);
+  } else {
+    for (double v : unique_in_order(parse_number_list(a.batch_list, "--global-batch", 1, 1ull << 40, true)))
+      axes.global_batches.push_back(static_cast<std::int64_t>(v));
+    if (a.seq_list.empty()) axes.seqs.push_back(0);  // the model's max_seq_length
+    else
+      for (double v : unique_in_order(parse_number_list(a.seq_list, "--seq", 1, 1 << 24, true))) axes.seqs.push_back(static_cast<std::int64_t>(v));
+  }
   if (a.net_list.empty()) axes.inter_node_GBps.push_back(std::nullopt);
   else
     for (double v : unique_in_order(parse_number_list(a.net_list, "--inter-node-GBps", 0.01, 1e5, false))) axes.inter_node_GBps.push_back(v);
@@ -128,12 +145,14 @@ void run_whatif(const WhatifArgs& a, CommandContext& ctx) {
   auto options_for = [&](const SweepPoint& p) {
     JobOptions o = a.job;
     (by_cluster ? o.cluster : o.gpu) = p.gpu;
-    o.global_batch = p.global_batch;
-    if (p.seq > 0) o.seq = p.seq;
+    if (!launch) {
+      o.global_batch = p.global_batch;
+      if (p.seq > 0) o.seq = p.seq;
+    }
     return o;
   };
   WorkloadFn workload = [&](const SweepPoint& p) {
-    Job job = build_workload(options_for(p), catalog);
+    Job job = launch ? launch_workload(*launch, options_for(p), catalog) : build_workload(options_for(p), catalog);
     if (p.inter_node_GBps) {
       // Per-GPU inter-node bandwidth (GB/s per direction) -> the NIC rate that gives it
       // (ClusterSpec::inter_node_GBps_per_gpu = nics * Gbps / 8 / gpus_per_node).
@@ -194,6 +213,8 @@ void run_whatif(const WhatifArgs& a, CommandContext& ctx) {
 
   WhatifContext wctx;
   wctx.model = rows.empty() ? a.job.model : rows.front().job.model.name;
+  if (launch && !a.quiet)
+    for (const auto& n : launch->notes) fmt::print(stderr, "note: {}\n", n);
   wctx.tokens = *a.tokens;
   wctx.capacity = cap;
   wctx.deadline_days = a.deadline_days;
@@ -239,6 +260,7 @@ void register_whatif(CLI::App& app, CommandContext& ctx) {
   auto* cmd = app.add_subcommand("whatif", "Capacity study: time-to-train, GPU-hours, cost, energy and CO2 over a sweep of GPU types and counts");
   auto a = std::make_shared<WhatifArgs>();
   add_workload_options(*cmd, a->job);
+  add_megatron_option(*cmd, a->job);
   // The list-valued flags replace the single-valued ones of the shared workload options.
   for (const char* name : {"--gpu", "--cluster", "--gpus", "--global-batch", "--seq"}) remove_option(*cmd, name);
   cmd->add_option("--gpu", a->gpu_list, "GPU types, comma-separated (each on its cluster preset), e.g. a100-80gb,h100,h200,b200");

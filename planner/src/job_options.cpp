@@ -57,6 +57,8 @@ void add_workload_options(CLI::App& app, JobOptions& o) {
   app.add_flag("--no-flash-attention", o.no_flash_attention, "Unfused attention (materialized s x s scores)");
   app.add_flag("--tp-comm-overlap", o.tp_comm_overlap, "Overlap TP communication with GEMMs (Megatron --tp-comm-overlap)");
   app.add_flag("--no-overlap-grad-reduce", o.no_overlap_grad_reduce, "Do not overlap DP gradient reduction with backward");
+  app.add_flag("--no-overlap-param-gather", o.no_overlap_param_gather,
+               "Do not overlap the distributed optimizer's parameter all-gather with the next forward");
   app.add_flag("--no-async-tp-allreduce", o.no_async_tp_allreduce,
                "Backward TP all-reduces block instead of overlapping the weight-gradient GEMMs (Megatron-LM before 2022)");
   app.add_flag("--no-grad-accumulation-fusion", o.no_grad_accumulation_fusion,
@@ -157,6 +159,7 @@ Job build_workload(const JobOptions& o, const Catalog& catalog) {
   job.runtime.tp_comm_overlap = o.tp_comm_overlap;
   job.runtime.async_tp_allreduce = !o.no_async_tp_allreduce;
   job.runtime.overlap_grad_reduce = !o.no_overlap_grad_reduce;
+  job.runtime.overlap_param_gather = !o.no_overlap_param_gather;
   job.runtime.fused_grad_accumulation = !o.no_grad_accumulation_fusion;
   const int divisor = o.vocab_divisor.value_or(RuntimeOptions::kDefaultVocabDivisor);
   if (divisor < 1 || divisor > RuntimeOptions::kMaxVocabDivisor)
@@ -227,17 +230,16 @@ std::string read_text_file(const std::string& path, const char* flag) {
   return ss.str();
 }
 
-// `launch_plan_ok` null: a launch plan that does not fit the world size is an error. Otherwise it
-// receives whether the plan is valid there, and the reason goes to the notes (plan searches the
-// workload on GPU counts the launch's own plan may not divide).
-Job build_job_from_megatron(const JobOptions& o, const Catalog& catalog, std::vector<std::string>* notes, bool* launch_plan_ok) {
+}  // namespace
+
+MegatronLaunch read_launch_file(const JobOptions& o, const Catalog& catalog) {
   const std::string& file = o.megatron_args;
   // The launch decides these; a flag beside it would silently disagree with the file.
   const std::pair<bool, const char*> decided_by_launch[] = {
       {o.global_batch.has_value(), "--global-batch"}, {o.seq.has_value(), "--seq"}, {!o.precision.empty(), "--precision"},
       {!o.framework.empty(), "--framework"}, {o.no_flash_attention, "--no-flash-attention"},
       {o.tp_comm_overlap, "--tp-comm-overlap"}, {o.no_async_tp_allreduce, "--no-async-tp-allreduce"},
-      {o.no_overlap_grad_reduce, "--no-overlap-grad-reduce"}, {o.no_grad_accumulation_fusion, "--no-grad-accumulation-fusion"},
+      {o.no_overlap_grad_reduce, "--no-overlap-grad-reduce"}, {o.no_overlap_param_gather, "--no-overlap-param-gather"}, {o.no_grad_accumulation_fusion, "--no-grad-accumulation-fusion"},
       {o.vocab_divisor.has_value(), "--make-vocab-size-divisible-by"}, {o.tp.has_value(), "--tp"}, {o.pp.has_value(), "--pp"},
       {o.dp.has_value(), "--dp"}, {o.cp.has_value(), "--cp"}, {o.ep.has_value(), "--ep"}, {o.vpp.has_value(), "--vpp"},
       {o.mbs.has_value(), "--mbs"}, {o.sp, "--sp"}, {!o.recompute.empty(), "--recompute"},
@@ -248,14 +250,30 @@ Job build_job_from_megatron(const JobOptions& o, const Catalog& catalog, std::ve
 
   std::optional<ModelSpec> base;
   if (!o.model.empty()) base = catalog.model(o.model);
-  const MegatronLaunch launch = read_megatron_launch(read_text_file(file, "--megatron-args"), file, base ? &*base : nullptr);
+  MegatronLaunch launch = read_megatron_launch(read_text_file(file, "--megatron-args"), file, base ? &*base : nullptr);
   validate_model(launch.model, file);
+  return launch;
+}
+
+Job launch_workload(const MegatronLaunch& launch, const JobOptions& o, const Catalog& catalog) {
   Job job;
   job.model = launch.model;
   job.training = launch.training;
   job.plan = launch.plan;
   job.runtime = launch.runtime;
   apply_hardware_options(o, catalog, job);
+  return job;
+}
+
+namespace {
+
+// `launch_plan_ok` null: a launch plan that does not fit the world size is an error. Otherwise it
+// receives whether the plan is valid there, and the reason goes to the notes (plan searches the
+// workload on GPU counts the launch's own plan may not divide).
+Job build_job_from_megatron(const JobOptions& o, const Catalog& catalog, std::vector<std::string>* notes, bool* launch_plan_ok) {
+  const std::string& file = o.megatron_args;
+  const MegatronLaunch launch = read_launch_file(o, catalog);
+  Job job = launch_workload(launch, o, catalog);
   std::vector<std::string> said = launch.notes;
 
   // The world size: --gpus, else torchrun's nodes x processes per node.

@@ -70,6 +70,34 @@ TEST_CASE("strata whatif --json: machine-readable rows over network and batch sw
   CHECK(j["rows"][0]["time_to_train_s"].get<double>() >= j["rows"][4]["time_to_train_s"].get<double>() * (1 - 1e-9));
 }
 
+TEST_CASE("strata whatif --megatron-args: the launch's workload over the hardware sweep") {
+  const std::string script = test::data_file("megatron_gpt3_175b.sh");
+  auto r = test::run_strata("whatif --megatron-args " + script + " --gpu a100-80gb,h100 --gpus 1024 --tokens 1e11 --json -q");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.out);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["rows"].size() == 2);
+  for (const auto& row : j["rows"]) {
+    CHECK(row["global_batch"] == 1536);  // the launch's batch and sequence
+    CHECK(row["seq_length"] == 2048);
+    CHECK(row["feasible"] == true);
+  }
+  // The same study given by flags: the launch overlaps neither DP collective.
+  auto flags = test::run_strata("whatif --model gpt3-175b --gpu a100-80gb,h100 --gpus 1024 --global-batch 1536 --seq 2048 "
+                                "--no-overlap-grad-reduce --no-overlap-param-gather --tokens 1e11 --json -q");
+  REQUIRE_MESSAGE(flags.exit_code == 0, flags.out);
+  const auto jf = nlohmann::json::parse(flags.out);
+  for (int i = 0; i < 2; ++i) CHECK(j["rows"][i]["time_to_train_s"] == jf["rows"][i]["time_to_train_s"]);
+  // What the launch decides cannot be swept beside it.
+  auto conflict = test::run_strata("whatif --megatron-args " + script + " --gpu h100 --gpus 1024 --global-batch 512 --tokens 1e11");
+  CHECK(conflict.exit_code == 1);
+  CHECK(conflict.out.find("--global-batch: is set by the launch") != std::string::npos);
+  const test::TempFile no_batch("no_batch.txt", "--num-layers 4 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
+                                                "--micro-batch-size 1 --vocab-size 1000 --bf16");
+  auto nb = test::run_strata("whatif --megatron-args " + no_batch.path() + " --gpu h100 --gpus 8 --tokens 1e9");
+  CHECK(nb.exit_code == 1);
+  CHECK(nb.out.find(no_batch.path() + ": --global-batch-size: missing: whatif needs the launch's global batch") != std::string::npos);
+}
+
 TEST_CASE("strata whatif --deadline-days: smallest count per GPU type, one step fewer misses") {
   auto r = test::run_strata("whatif --model llama3-8b --gpu h100,b200 --global-batch 256 --seq 8192 --tokens 1e12 --deadline-days 20 "
                             "--max-gpus 1024 --json -q 2>/dev/null");

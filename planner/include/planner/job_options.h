@@ -9,6 +9,7 @@
 
 #include "costmodel/catalog.h"
 #include "costmodel/job.h"
+#include "planner/megatron_import.h"
 
 namespace strata {
 
@@ -27,6 +28,7 @@ struct JobOptions {
   bool tp_comm_overlap = false;
   bool no_async_tp_allreduce = false;
   bool no_overlap_grad_reduce = false;
+  bool no_overlap_param_gather = false;
   bool no_grad_accumulation_fusion = false;
   std::optional<int> vocab_divisor;  // default RuntimeOptions::kDefaultVocabDivisor
   // Headroom kept free beyond the modelled buffers and fragmentation: allocator spikes, NCCL
@@ -60,6 +62,11 @@ Job build_workload(const JobOptions& o, const Catalog& catalog);
 // --megatron-args the model, batch, plan and runtime features come from that launch instead, and
 // `notes` (when given) receives how it was read.
 Job build_job(const JobOptions& o, const Catalog& catalog, std::vector<std::string>* notes = nullptr);
+// --megatron-args: the launch read from its file, `--model` filling what its flags leave out,
+// after checking that no flag beside it sets what the launch decides. Throws InputError.
+MegatronLaunch read_launch_file(const JobOptions& o, const Catalog& catalog);
+// The launch's model, batch, precision, runtime features and plan (dp unset) on the hardware of `o`.
+Job launch_workload(const MegatronLaunch& launch, const JobOptions& o, const Catalog& catalog);
 // `strata plan --megatron-args`: the launch's workload on the GPUs given. Its plan is the
 // launch's own when `launch_plan_ok` comes back true; when that plan does not run on this many
 // GPUs the workload is still returned and `notes` says why.
