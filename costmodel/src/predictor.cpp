@@ -330,9 +330,10 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
         // Each collective hides only behind its own window: the gradient reduce-scatter behind the
         // last micro-batch's backward (--overlap-grad-reduce), the parameter all-gather behind the
         // next iteration's first forward (--overlap-param-gather). DeepSpeed ZeRO-1/2 gathers the
-        // updated parameters inside the optimizer step, so neither flag applies there.
+        // updated parameters inside its optimizer step (all_gather_dp_groups), never overlapped.
+        const bool gather_overlaps = job.runtime.overlap_param_gather && fw != Framework::deepspeed;
         hidden = std::min(reduce_scatter, job.runtime.overlap_grad_reduce ? sc[s].bwd : 0.0) +
-                 std::min(all_gather, job.runtime.overlap_param_gather ? sc[s].fwd : 0.0);
+                 std::min(all_gather, gather_overlaps ? sc[s].fwd : 0.0);
       } else {
         dp_time = comm.all_reduce(params * grad_bytes, dp_g);
         hidden = std::min(dp_time, job.runtime.overlap_grad_reduce ? sc[s].bwd : 0.0);

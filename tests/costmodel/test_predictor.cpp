@@ -458,6 +458,11 @@ TEST_CASE("predict: with the distributed optimizer each overlap flag hides only 
   CHECK(rs_hidden / ag_hidden == doctest::Approx(2.0).epsilon(0.05));
   // The two savings add up: neither flag alone hides the other's collective.
   CHECK(none - both == doctest::Approx(rs_hidden + ag_hidden).epsilon(1e-9));
+  // DeepSpeed ZeRO-1 gathers the updated parameters inside its optimizer step: nothing to overlap.
+  job.plan.distributed_optimizer = false;
+  job.plan.zero_stage = 1;
+  job.runtime.framework = Framework::deepspeed;
+  CHECK(exposed_dp(false, true) == exposed_dp(false, false));
 }
 
 TEST_CASE("predict: scaling data parallelism") {
