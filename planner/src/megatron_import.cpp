@@ -177,7 +177,7 @@ class LayoutParser {
  public:
   LayoutParser(const std::string& s, const std::string& where) : s_(s), where_(where) {}
   std::vector<int> parse() {
-    std::string flat = expand(0, 0);
+    std::string flat = expand(0);
     if (pos_ != s_.size()) fail("unexpected ')'");
     std::vector<int> stages(1, 0);
     for (char c : flat) {
@@ -200,7 +200,7 @@ class LayoutParser {
     if (pos_ == start || pos_ - start > 6) fail("expected a repeat count after '*'");
     return std::stoi(s_.substr(start, pos_ - start));
   }
-  std::string expand(int depth, int) {
+  std::string expand(int depth) {
     if (depth > 16) fail("parentheses nested too deeply");
     std::string out;
     while (pos_ < s_.size() && s_[pos_] != ')') {
@@ -208,7 +208,7 @@ class LayoutParser {
       std::string piece;
       if (c == '(') {
         ++pos_;
-        piece = expand(depth + 1, 0);
+        piece = expand(depth + 1);
         if (pos_ >= s_.size()) fail("unclosed '('");
         ++pos_;
       } else if (c == 'E' || c == 't' || c == 'L' || c == 'm' || c == '|') {
@@ -243,7 +243,7 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
   }
   ModelSpec m;
   m.name = "megatron launch (" + base_name(where) + ")";
-  m.source = "Megatron-LM flags in " + where + (base ? "; vocabulary from " + base->name : "");
+  m.source = "Megatron-LM flags in " + where;
   const std::string why = "Megatron needs it with the other model flags";
   m.num_layers = static_cast<int>(f.required("--num-layers", 1, 1 << 20, why));
   m.hidden_size = f.required("--hidden-size", 1, kMaxDim, why);
@@ -291,7 +291,10 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
     const std::string tok = f.text("--tokenizer-type").value_or("");
     if (tok == "GPT2BPETokenizer") m.vocab_size = 50257;
     else if (tok == "Llama2Tokenizer") m.vocab_size = 32000;
-    else if (base) m.vocab_size = base->vocab_size;
+    else if (base) {
+      m.vocab_size = base->vocab_size;
+      m.source += "; vocabulary from " + base->name;
+    }
     else
       throw InputError(where, "--vocab-size", "missing: the vocabulary size is not in the launch" +
                                                   (tok.empty() ? std::string() : " (tokenizer " + tok + ")") +
