@@ -1,12 +1,16 @@
 // strata calibrate: fit the kernel model's coefficients to CUPTI profiles (SEER classes, Eigen
-// least squares) and write a calibration JSON that predict/plan/validate read.
+// least squares), or one kernel-throughput factor to measured training steps, and write a
+// calibration JSON that predict/plan/whatif/validate read.
 #include <fstream>
 
 #include <fmt/format.h>
 
 #include "costmodel/catalog.h"
 #include "costmodel/errors.h"
+#include "costmodel/json_reader.h"
 #include "planner/commands.h"
+#include "planner/step_calibration.h"
+#include "planner/validation_runs.h"
 #include "profiler/calibrate.h"
 #include "profiler/classify.h"
 #include "profiler/layer_steps.h"
@@ -18,6 +22,8 @@ namespace {
 
 struct CalibrateArgs {
   std::vector<std::string> profiles;
+  std::string steps;
+  std::vector<std::string> only;
   std::string out;
   std::string gpu;
   std::string layers;
@@ -41,18 +47,54 @@ GpuSpec gpu_for(const Catalog& catalog, const std::string& flag_gpu, const profi
                    "the device \"" + dev.name + "\" matches no GPU in configs/gpus; name it with --gpu (see `strata list gpus`)");
 }
 
+void write_calibration(const nlohmann::json& j, const std::string& out) {
+  // The file must read back exactly as predict/plan/validate will read it.
+  (void)calibration_from_json(j, out.empty() ? "calibration" : out);
+  if (out.empty()) return;
+  std::ofstream f(out);
+  if (!f) throw InputError("command line", "--output", "cannot write \"" + out + "\"");
+  f << j.dump(2) << "\n";
+}
+
+void calibrate_from_steps(const CalibrateArgs& a) {
+  Catalog catalog(Catalog::default_data_dir());
+  auto runs = select_runs(load_validation_runs(load_json_file(a.steps), a.steps, catalog), a.only);
+  StepFit fit = fit_step_times(std::move(runs), a.steps);
+  nlohmann::json j = step_fit_to_json(fit, a.steps);
+  write_calibration(j, a.out);
+  if (a.json) fmt::print("{}\n", j.dump(2));
+  else {
+    fmt::print("{}", step_fit_report(fit));
+    if (!a.out.empty()) fmt::print("\nwrote {}\n", a.out);
+  }
+}
+
 }  // namespace
 
 void register_calibrate(CLI::App& app, CommandContext& ctx) {
-  auto* cmd = app.add_subcommand("calibrate", "Fit the kernel model to CUPTI profiles and write a calibration JSON");
+  auto* cmd = app.add_subcommand("calibrate", "Fit the kernel model to CUPTI profiles or to measured step times and write a calibration JSON");
   auto a = std::make_shared<CalibrateArgs>();
-  cmd->add_option("--profile", a->profiles, "Profile JSON from `strata profile` (repeat to merge several)")->required();
+  auto* profile = cmd->add_option("--profile", a->profiles, "Profile JSON from `strata profile` (repeat to merge several)");
+  auto* steps_opt = cmd->add_option("--steps", a->steps,
+                                "Measured training steps of your own stack, in the runs format of `strata validate`: fits one "
+                                "kernel-throughput factor to their iteration times");
+  profile->excludes(steps_opt);
+  cmd->add_option("--only", a->only, "With --steps: use only the runs whose id or source_group contains this text (repeatable)")
+      ->needs(steps_opt);
   cmd->add_option("-o,--output", a->out, "Write the calibration here (configs/calibration/<gpu id>.json is used automatically)");
   cmd->add_option("--gpu", a->gpu, "Catalog GPU the profile was measured on (default: from the profile's device name)");
   cmd->add_option("--layers", a->layers,
                   "Layer-step measurements (scripts/measure_layer_step.py) to compare with the kernel model before/after");
   cmd->add_flag("--json", a->json, "Print the calibration JSON instead of the report");
   cmd->callback([a, &ctx] {
+    if (!a->steps.empty()) {
+      if (!a->layers.empty() || !a->gpu.empty())
+        throw InputError("command line", !a->layers.empty() ? "--layers" : "--gpu", "applies to --profile, not to --steps");
+      calibrate_from_steps(*a);
+      ctx.exit_code = 0;
+      return;
+    }
+    if (a->profiles.empty()) throw InputError("command line", "--profile", "expected --profile FILE (CUPTI profile) or --steps FILE (measured step times)");
     Catalog catalog(Catalog::default_data_dir());
     std::vector<profiler::Sample> samples;
     std::vector<profiler::CollectiveSample> collectives;
@@ -94,13 +136,7 @@ void register_calibrate(CLI::App& app, CommandContext& ctx) {
                       {"predicted_after_s", r.predicted_after_s}});
       j["fit"]["layer_steps"] = {{"file", a->layers}, {"steps", lj}};
     }
-    // The file must read back exactly as predict/plan/validate will read it.
-    (void)calibration_from_json(j, a->out.empty() ? "calibration" : a->out);
-    if (!a->out.empty()) {
-      std::ofstream out(a->out);
-      if (!out) throw InputError("command line", "--output", "cannot write \"" + a->out + "\"");
-      out << j.dump(2) << "\n";
-    }
+    write_calibration(j, a->out);
     if (a->json) fmt::print("{}\n", j.dump(2));
     else {
       fmt::print("{}{}", profiler::calibration_report(fit, gpu->name), layer_report);

@@ -1,5 +1,6 @@
 #include <cmath>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -21,29 +22,30 @@ struct ValidateArgs {
   std::string runs_file;
   bool json = false;
   std::string explain;
+  std::string calibration;
+  std::vector<std::string> only;
 };
 
-// A run without a published micro-batch size gets the one a practitioner tuning for throughput
-// would pick: the fastest power-of-two size that fits in memory.
-Prediction predict_run(ValidationRun& run) {
-  Job& job = *run.job;
-  if (!run.micro_batch_unknown) return predict(job);
-  Prediction best;
-  int best_mbs = 1;
-  for (int mbs = 1; mbs <= 64; mbs *= 2) {
-    job.plan.micro_batch_size = mbs;
-    if (!check_plan(job).empty()) continue;
-    Prediction p = predict(job);
-    bool better = best.iteration_time_s == 0 || (p.feasible && !best.feasible) ||
-                  (p.feasible == best.feasible && p.iteration_time_s < best.iteration_time_s);
-    if (better) {
-      best = p;
-      best_mbs = mbs;
+// Applies a calibration file to the runs on its GPU (every run when the file names none) and
+// returns the ids of the runs it was fitted to (`strata calibrate --steps` lists them), which are
+// shown but left out of the MAPE: a fit says nothing about accuracy on its own data.
+std::set<std::string> apply_calibration(std::vector<ValidationRun>& runs, const std::string& file) {
+  const nlohmann::json j = load_json_file(file);
+  const Calibration cal = calibration_from_json(j, file);
+  const std::string gpu = j.contains("gpu") && j["gpu"].is_string() ? j["gpu"].get<std::string>() : "";
+  int applied = 0;
+  for (auto& run : runs)
+    if (run.job && (gpu.empty() || run.job->cluster.gpu.name == gpu)) {
+      run.job->calibration = cal;
+      applied += 1;
     }
-  }
-  job.plan.micro_batch_size = best_mbs;
-  if (best.iteration_time_s == 0) return predict(job);
-  return best;
+  std::set<std::string> fitted;
+  if (j.contains("fit") && j["fit"].is_object() && j["fit"].contains("runs") && j["fit"]["runs"].is_array())
+    for (const auto& r : j["fit"]["runs"])
+      if (r.is_object() && r.contains("id") && r["id"].is_string()) fitted.insert(r["id"].get<std::string>());
+  fmt::print(stderr, "calibration {} ({}) applied to {} of {} runs{}\n", file, cal.source, applied, runs.size(),
+             gpu.empty() ? "" : " (those on " + gpu + ")");
+  return fitted;
 }
 
 double pct_error(double predicted, double measured) { return 100.0 * (predicted - measured) / measured; }
@@ -56,9 +58,13 @@ void register_validate(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--runs", a->runs_file, "Runs file in the format of shared/validation/public_runs.json")->required();
   cmd->add_flag("--json", a->json, "One JSON object per run: id, iteration_time_s, tokens_per_sec_per_gpu, memory_per_gpu_GiB, error");
   cmd->add_option("--explain", a->explain, "Print the full prediction report of the run with this id");
+  cmd->add_option("--calibration", a->calibration,
+                  "Calibration JSON (strata calibrate) for the runs on its GPU; the runs it was fitted to are left out of the MAPE");
+  cmd->add_option("--only", a->only, "Only the runs whose id or source_group contains this text (repeatable)");
   cmd->callback([a, &ctx] {
     Catalog catalog(Catalog::default_data_dir());
-    auto runs = load_validation_runs(load_json_file(a->runs_file), a->runs_file, catalog);
+    auto runs = select_runs(load_validation_runs(load_json_file(a->runs_file), a->runs_file, catalog), a->only);
+    const std::set<std::string> fitted = a->calibration.empty() ? std::set<std::string>{} : apply_calibration(runs, a->calibration);
     // Absolute and signed percentage errors: MAPE, and the bias (+: predicted too fast or too big).
     struct Acc {
       double sum = 0, signed_sum = 0;
@@ -78,7 +84,7 @@ void register_validate(CLI::App& app, CommandContext& ctx) {
       if (!a->explain.empty()) {
         if (run.id != a->explain) continue;
         if (!run.job) throw InputError(a->runs_file, run.id, run.error);
-        Prediction p = predict_run(run);
+        Prediction p = predict_validation_run(run);
         if (std::string defect = prediction_defect(p); !defect.empty())
           throw std::runtime_error("run " + run.id + ": the prediction is not finite (" + defect + ")");
         fmt::print("{}", prediction_report(*run.job, p));
@@ -98,7 +104,7 @@ void register_validate(CLI::App& app, CommandContext& ctx) {
         else fmt::print("{:<62} cannot predict: {}\n", run.id, run.error);
         continue;
       }
-      Prediction p = predict_run(run);
+      Prediction p = predict_validation_run(run);
       if (std::string defect = prediction_defect(p); !defect.empty()) {
         // A bug in the cost model, not a property of the record: report it for this run, exit 3.
         out["error"] = "internal error: the prediction is not finite (" + defect + ")";
@@ -123,7 +129,11 @@ void register_validate(CLI::App& app, CommandContext& ctx) {
         continue;
       }
       std::string meas = "-", err = "-", mmeas = "-", merr = "-";
-      if (run.measured_tokens_per_sec_per_gpu) {
+      const bool fitted_run = fitted.count(run.id) > 0;
+      if (run.measured_tokens_per_sec_per_gpu && fitted_run) {
+        meas = fmt::format("{:.0f}", *run.measured_tokens_per_sec_per_gpu);
+        err = "fit";
+      } else if (run.measured_tokens_per_sec_per_gpu) {
         double e = pct_error(p.tokens_per_sec_per_gpu, *run.measured_tokens_per_sec_per_gpu);
         meas = fmt::format("{:.0f}", *run.measured_tokens_per_sec_per_gpu);
         err = fmt::format("{:+.1f}", e);
@@ -144,6 +154,8 @@ void register_validate(CLI::App& app, CommandContext& ctx) {
     if (!a->explain.empty()) throw InputError(a->runs_file, "--explain", "no run with id \"" + a->explain + "\"");
     if (!a->json && all.n > 0) {
       fmt::print("\nMAPE of tokens/s/GPU by source group (bias: mean signed error, + when predicted faster):\n");
+      if (!fitted.empty())
+        fmt::print("  (the {} run(s) the calibration was fitted to, marked \"fit\", are not counted)\n", fitted.size());
       auto line = [](const std::string& g, const Acc& acc) {
         fmt::print("  {:<40} {:6.1f}%  bias {:+6.1f}%  ({} runs)\n", g, acc.sum / acc.n, acc.signed_sum / acc.n, acc.n);
       };

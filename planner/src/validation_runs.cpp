@@ -9,6 +9,7 @@
 
 #include "costmodel/errors.h"
 #include "costmodel/json_reader.h"
+#include "costmodel/predictor.h"
 #include "planner/job_options.h"
 
 namespace strata {
@@ -292,6 +293,40 @@ std::vector<ValidationRun> load_validation_runs(const nlohmann::json& j, const s
     }
     runs.push_back(std::move(run));
   }
+  return runs;
+}
+
+// A run without a published micro-batch size gets the one a practitioner tuning for throughput
+// would pick: the fastest power-of-two size that fits in memory.
+Prediction predict_validation_run(ValidationRun& run) {
+  Job& job = *run.job;
+  if (!run.micro_batch_unknown) return predict(job);
+  Prediction best;
+  int best_mbs = 1;
+  for (int mbs = 1; mbs <= 64; mbs *= 2) {
+    job.plan.micro_batch_size = mbs;
+    if (!check_plan(job).empty()) continue;
+    Prediction p = predict(job);
+    bool better = best.iteration_time_s == 0 || (p.feasible && !best.feasible) ||
+                  (p.feasible == best.feasible && p.iteration_time_s < best.iteration_time_s);
+    if (better) {
+      best = p;
+      best_mbs = mbs;
+    }
+  }
+  job.plan.micro_batch_size = best_mbs;
+  if (best.iteration_time_s == 0) return predict(job);
+  return best;
+}
+
+std::vector<ValidationRun> select_runs(std::vector<ValidationRun> runs, const std::vector<std::string>& parts) {
+  if (parts.empty()) return runs;
+  auto wanted = [&](const ValidationRun& r) {
+    return std::any_of(parts.begin(), parts.end(), [&](const std::string& p) {
+      return r.id.find(p) != std::string::npos || r.source_group.find(p) != std::string::npos;
+    });
+  };
+  std::erase_if(runs, [&](const ValidationRun& r) { return !wanted(r); });
   return runs;
 }
 

@@ -78,3 +78,62 @@ TEST_CASE("strata calibrate: clear errors for a missing file, an unknown device 
   std::filesystem::remove(path);
 }
 }
+
+TEST_SUITE("cli") {
+TEST_CASE("strata calibrate --steps: fits measured step times, validate --calibration leaves the fitted runs out") {
+  const std::string runs = test::data_file("validation_runs_small.json"), cal = temp("strata_cli_steps.calibration.json");
+  auto r = test::run_strata("calibrate --steps " + runs + " --only a100_unstated_memory -o " + cal);
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("Calibration of A100-SXM4-80GB from 1 measured training step(s)") != std::string::npos);
+  CHECK(r.out.find("one run fixes the factor exactly") != std::string::npos);
+  json j = load_json_file(cal);
+  CHECK(j["gpu"] == "A100-SXM4-80GB");
+  CHECK(j["fit"]["runs"][0]["id"] == "a100_unstated_memory_omnipath_zero1");
+  // One run: the fit reproduces it.
+  CHECK(j["fit"]["runs"][0]["predicted_after_s"].get<double>() ==
+        doctest::Approx(j["fit"]["runs"][0]["measured_s"].get<double>()).epsilon(1e-3));
+
+  auto v = test::run_strata("validate --runs " + runs + " --calibration " + cal);
+  INFO(v.out);
+  REQUIRE(v.exit_code == 0);
+  CHECK(v.out.find("applied to 3 of 8 runs (those on A100-SXM4-80GB)") != std::string::npos);
+  CHECK(v.out.find("marked \"fit\", are not counted") != std::string::npos);
+  CHECK(v.out.find("     fit  ") != std::string::npos);
+
+  // The calibration moves the other A100 run's prediction in the same direction as the fitted one.
+  auto plain = test::run_strata("validate --runs " + runs + " --only sc21_gpt3 --json");
+  auto calibrated = test::run_strata("validate --runs " + runs + " --only sc21_gpt3 --json --calibration " + cal);
+  REQUIRE(plain.exit_code == 0);
+  REQUIRE(calibrated.exit_code == 0);
+  const double scale = j["fit"]["throughput_scale"].get<double>();
+  const double before = json::parse(plain.out.substr(plain.out.find('{')))["iteration_time_s"].get<double>();
+  const double after = json::parse(calibrated.out.substr(calibrated.out.find('{')))["iteration_time_s"].get<double>();
+  CHECK((scale < 1) == (after > before));
+  std::filesystem::remove(cal);
+}
+
+TEST_CASE("strata calibrate: --steps and --profile are exclusive, and --steps needs measured, predictable runs") {
+  const std::string runs = test::data_file("validation_runs_small.json");
+  auto r = test::run_strata("calibrate");
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("expected --profile FILE (CUPTI profile) or --steps FILE") != std::string::npos);
+  r = test::run_strata("calibrate --steps " + runs + " --profile p.json");
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("excludes") != std::string::npos);
+  r = test::run_strata("calibrate --only x --profile p.json");
+  CHECK(r.exit_code == 1);
+  r = test::run_strata("calibrate --steps " + runs + " --only no_such_run");
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("no runs to calibrate on (check --only)") != std::string::npos);
+  r = test::run_strata("calibrate --steps " + runs);  // A100 and H100 runs together
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("calibrate one GPU (one cluster) at a time") != std::string::npos);
+  r = test::run_strata("calibrate --steps " + runs + " --only a100_40gb_in_text");
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("run a100_40gb_in_text: expected a measured iteration time") != std::string::npos);
+  r = test::run_strata("calibrate --steps " + runs + " --only sc21 --layers l.json");
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("--layers: applies to --profile, not to --steps") != std::string::npos);
+}
+}

@@ -93,7 +93,7 @@ TEST_CASE("Evaluator: a plan that cannot beat the bound comes back bounded, what
   CHECK(better(*full, *ev.evaluate(p, 1e-3)) != better(*ev.evaluate(p, 1e-3), *full));
 }
 
-TEST_CASE("better: feasible first, then faster, then less memory; total on distinct plans") {
+TEST_CASE("better: feasible first, then faster, then less memory, total on distinct plans") {
   Evaluation fast, slow, oom, oom_less;
   fast.feasible = slow.feasible = true;
   fast.time_s = 1;

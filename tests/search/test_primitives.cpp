@@ -74,7 +74,7 @@ TEST_CASE("propose_moves: directed moves follow the bottleneck") {
   }
 }
 
-TEST_CASE("propose_moves: a layer leaves the slowest stage; rebalance evens the stages out") {
+TEST_CASE("propose_moves: a layer leaves the slowest stage, rebalance evens the stages out") {
   const AnalyticalCostModel model;
   SearchOptions o;
   o.num_gpus = 1024;

@@ -10,6 +10,7 @@
 
 #include "costmodel/catalog.h"
 #include "costmodel/job.h"
+#include "costmodel/prediction.h"
 
 namespace strata {
 
@@ -28,5 +29,12 @@ struct ValidationRun {
 };
 
 std::vector<ValidationRun> load_validation_runs(const nlohmann::json& j, const std::string& where, const Catalog& catalog);
+
+// Predicts a run that has a job. A run without a published micro-batch size gets the one a
+// practitioner tuning for throughput would pick: the fastest power-of-two size that fits.
+Prediction predict_validation_run(ValidationRun& run);
+
+// The runs whose id or source_group contains one of `parts` (all runs when `parts` is empty).
+std::vector<ValidationRun> select_runs(std::vector<ValidationRun> runs, const std::vector<std::string>& parts);
 
 }  // namespace strata
