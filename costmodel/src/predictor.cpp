@@ -440,7 +440,9 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     pred.notes.push_back(fmt::format("stage {} needs {:.1f} GiB, within {:.0f}% of the {:.1f} GiB available: about the memory "
                                      "model's error on published runs, so it may not fit (keep headroom: --memory-reserve)",
                                      worst_mem, wm.memory.total_GiB, 100 * (1 - kTightMemoryFraction), pred.memory_capacity_GiB));
-  if (cal.source.starts_with("defaults")) pred.notes.push_back("kernel and network efficiencies are uncalibrated defaults");
+  if (cal.source.starts_with("defaults")) pred.notes.push_back(
+        "kernel and network efficiencies are uncalibrated defaults (a stack tuned like Megatron-LM's; fit them to yours with "
+        "`strata calibrate --steps` or `--profile`)");
   if (job.runtime.step_overhead_s == RuntimeOptions::kDefaultStepOverheadS)
     pred.notes.push_back(fmt::format("host-side step overhead is a {:g} s default guess (--step-overhead)", job.runtime.step_overhead_s));
   return pred;
