@@ -1,5 +1,5 @@
 // The command line: the input is split at newlines into arguments after "strata", and parsed by
-// the real predict / validate / list subcommands (CLI11 options, job building, plan and runs
+// the real predict / validate / calibrate / list subcommands (CLI11 options, job building, plan and runs
 // files, prediction). Outputs go to /dev/null; inputs that ask to write a file (-o/--output) are
 // skipped, so the fuzzer never writes files.
 #include <fcntl.h>
@@ -57,6 +57,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   strata::CommandContext ctx;
   strata::register_predict(app, ctx);
   strata::register_validate(app, ctx);
+  strata::register_calibrate(app, ctx);
   strata::register_list(app, ctx);
   try {
     app.parse(static_cast<int>(argv.size()), argv.data());

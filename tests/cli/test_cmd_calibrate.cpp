@@ -94,6 +94,12 @@ TEST_CASE("strata calibrate --steps: fits measured step times, validate --calibr
   CHECK(j["fit"]["runs"][0]["predicted_after_s"].get<double>() ==
         doctest::Approx(j["fit"]["runs"][0]["measured_s"].get<double>()).epsilon(1e-3));
 
+  auto js = test::run_strata("calibrate --steps " + runs + " --only a100_unstated_memory --json");
+  REQUIRE(js.exit_code == 0);
+  json printed = json::parse(js.out);
+  CHECK(printed["fit"]["kind"] == "step_times");
+  CHECK(printed["kernel"] == j["kernel"]);
+
   auto v = test::run_strata("validate --runs " + runs + " --calibration " + cal);
   INFO(v.out);
   REQUIRE(v.exit_code == 0);
