@@ -48,9 +48,22 @@ struct FlatOp {
   bool backward;
 };
 
+// What the timing pass reads per op, packed (12 bytes): the dependency (the sentinel `ops.size()`
+// when none), the rank and the duration slot 2 * vstage + backward.
+struct HotOp {
+  std::int32_t dep, rank, slot;
+};
+
+// A schedule's global order and what follows from it alone, without durations.
+struct ScheduleOrder {
+  std::vector<FlatOp> ops;
+  std::vector<HotOp> hot;
+  std::vector<int> peak_in_flight;  // per rank: most chunk-micro-batches forwarded, not yet backwarded
+};
+
 // The dependency structure of a schedule depends only on (p, v, m), not on durations: compute a
 // topological order once, then every simulation is a single pass over it.
-std::vector<FlatOp> build_order(int p, int v, std::int64_t m) {
+ScheduleOrder build_order(int p, int v, std::int64_t m) {
   const std::int64_t total = m * v;
   const int vstages = p * v;
   std::vector<std::int32_t> fpos(static_cast<std::size_t>(vstages * m), -1), bpos(fpos.size(), -1);
@@ -96,17 +109,29 @@ std::vector<FlatOp> build_order(int p, int v, std::int64_t m) {
         }
   }
   assert(out.size() == static_cast<std::size_t>(2 * total * p) && "pipeline schedule deadlocked");
-  return out;
+  ScheduleOrder order;
+  order.hot.reserve(out.size());
+  order.peak_in_flight.assign(static_cast<std::size_t>(p), 0);
+  std::vector<int> in_flight(static_cast<std::size_t>(p), 0);
+  const auto none = static_cast<std::int32_t>(out.size());
+  for (const FlatOp& op : out) {
+    order.hot.push_back({op.dep >= 0 ? op.dep : none, op.rank, 2 * op.vstage + (op.backward ? 1 : 0)});
+    int& f = in_flight[static_cast<std::size_t>(op.rank)];
+    f += op.backward ? -1 : 1;
+    order.peak_in_flight[static_cast<std::size_t>(op.rank)] = std::max(order.peak_in_flight[static_cast<std::size_t>(op.rank)], f);
+  }
+  order.ops = std::move(out);
+  return order;
 }
 
 // Per-thread cache of schedule orders (searches evaluate many plans with the same p, v, m).
-const std::vector<FlatOp>& cached_order(int p, int v, std::int64_t m) {
-  thread_local std::map<std::tuple<int, int, std::int64_t>, std::unique_ptr<std::vector<FlatOp>>> cache;
+const ScheduleOrder& cached_order(int p, int v, std::int64_t m) {
+  thread_local std::map<std::tuple<int, int, std::int64_t>, std::unique_ptr<ScheduleOrder>> cache;
   auto key = std::make_tuple(p, v, m);
   auto it = cache.find(key);
   if (it != cache.end()) return *it->second;
   if (cache.size() >= 32) cache.clear();
-  auto order = std::make_unique<std::vector<FlatOp>>(build_order(p, v, m));
+  auto order = std::make_unique<ScheduleOrder>(build_order(p, v, m));
   return *cache.emplace(key, std::move(order)).first->second;
 }
 
@@ -123,30 +148,46 @@ PipelineResult simulate_pipeline(const PipelineInput& in, std::vector<PipelineEv
   // Orders beyond 2^31 ops are not representable (and not plausible: 16k stages x 64k micro-batches).
   if (2 * m * v * p >= (std::int64_t{1} << 31)) return res;
 
-  const std::vector<FlatOp>& order = cached_order(p, v, m);
-  std::vector<double> fwd(static_cast<std::size_t>(p * v)), bwd(fwd.size());
+  const ScheduleOrder& order = cached_order(p, v, m);
+  // Durations by slot 2 * vstage + backward.
+  std::vector<double> dur(static_cast<std::size_t>(2 * p * v));
   for (int r = 0; r < p; ++r)
     for (int c = 0; c < v; ++c) {
-      fwd[static_cast<std::size_t>(c * p + r)] = in.forward_s[r][c];
-      bwd[static_cast<std::size_t>(c * p + r)] = in.backward_s[r][c];
+      dur[static_cast<std::size_t>(2 * (c * p + r))] = in.forward_s[r][c];
+      dur[static_cast<std::size_t>(2 * (c * p + r) + 1)] = in.backward_s[r][c];
+      // Every micro-batch passes every chunk once each way.
+      res.busy_s[static_cast<std::size_t>(r)] += static_cast<double>(m) * (in.forward_s[r][c] + in.backward_s[r][c]);
     }
+  res.peak_in_flight = order.peak_in_flight;
   const double hop = p > 1 ? in.p2p_s : 0.0;
-  std::vector<double> done(order.size());
-  std::vector<int> in_flight(p, 0);
+  // done[i]: when op i ends. The last slot stands for "no dependency": -hop, so that it is ready at 0.
+  // The buffer is reused across calls (every slot read was written earlier in the same pass).
+  thread_local std::vector<double> done;
+  const std::size_t n = order.ops.size();
+  if (done.size() < n + 1) done.resize(n + 1);
+  done[n] = -hop;
   double* const clock = res.end_s.data();
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    const FlatOp& op = order[i];
-    const double ready = op.dep >= 0 ? done[static_cast<std::size_t>(op.dep)] + hop : 0.0;
-    const double start = std::max(clock[op.rank], ready);
-    const double dur = op.backward ? bwd[static_cast<std::size_t>(op.vstage)] : fwd[static_cast<std::size_t>(op.vstage)];
-    const double end = start + dur;
-    done[i] = end;
-    clock[op.rank] = end;
-    res.busy_s[static_cast<std::size_t>(op.rank)] += dur;
-    int& f = in_flight[static_cast<std::size_t>(op.rank)];
-    f += op.backward ? -1 : 1;
-    if (f > res.peak_in_flight[static_cast<std::size_t>(op.rank)]) res.peak_in_flight[static_cast<std::size_t>(op.rank)] = f;
-    if (trace) trace->push_back({op.rank, op.vstage / p, op.micro_batch, op.backward, start, end});
+  if (!trace) {
+    // The hot loop of every prediction: one max and one add per op.
+    const HotOp* ops = order.hot.data();
+    const double* d = dur.data();
+    double* const t = done.data();
+    for (std::size_t i = 0; i < n; ++i) {
+      const HotOp& op = ops[i];
+      const double end = std::max(clock[op.rank], t[op.dep] + hop) + d[op.slot];
+      t[i] = end;
+      clock[op.rank] = end;
+    }
+  } else {
+    for (std::size_t i = 0; i < n; ++i) {
+      const FlatOp& op = order.ops[i];
+      const HotOp& h = order.hot[i];
+      const double start = std::max(clock[op.rank], done[static_cast<std::size_t>(h.dep)] + hop);
+      const double end = start + dur[static_cast<std::size_t>(h.slot)];
+      done[i] = end;
+      clock[op.rank] = end;
+      trace->push_back({op.rank, op.vstage / p, op.micro_batch, op.backward, start, end});
+    }
   }
   res.makespan_s = *std::max_element(res.end_s.begin(), res.end_s.end());
   return res;

@@ -123,6 +123,22 @@ TEST_CASE("simulate_pipeline") {
         latest = std::max(latest, e.end_s);
       }
       CHECK(latest == doctest::Approx(r.makespan_s));
+      // The untraced fast path (every prediction) gives exactly the traced result, and per-stage
+      // in-flight peaks equal those counted from the trace.
+      PipelineResult fast = simulate_pipeline(in);
+      CHECK(fast.makespan_s == r.makespan_s);
+      CHECK(fast.end_s == r.end_s);
+      CHECK(fast.busy_s == r.busy_s);
+      CHECK(fast.peak_in_flight == r.peak_in_flight);
+      for (int s = 0; s < p; ++s) {
+        std::vector<std::pair<double, int>> steps;
+        for (const auto& e : trace)
+          if (e.stage == s) steps.push_back({e.start_s, e.backward ? -1 : 1});
+        std::sort(steps.begin(), steps.end());
+        int f = 0, peak = 0;
+        for (const auto& [t, d] : steps) peak = std::max(peak, f += d);
+        CHECK(r.peak_in_flight[s] == peak);
+      }
       for (int s = 0; s < p; ++s) {
         std::vector<PipelineEvent> mine;
         for (const auto& e : trace)
