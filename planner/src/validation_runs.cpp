@@ -288,6 +288,12 @@ std::vector<ValidationRun> load_validation_runs(const nlohmann::json& j, const s
       // Published "GB" memory figures come from nvidia-smi / torch.cuda, which count GiB.
       run.measured_memory_GiB = measured(r, "meas_per_gpu_memory_gb", path);
       run.job = job_from_record(r, path, catalog, run);
+      // A record with only a measured iteration time (a team's own runs) gets its tokens/s/GPU
+      // the way the published ones derive it: global batch x sequence / (time x GPUs).
+      if (!run.measured_tokens_per_sec_per_gpu && run.measured_iteration_time_s)
+        run.measured_tokens_per_sec_per_gpu = static_cast<double>(run.job->training.global_batch_size) *
+                                              static_cast<double>(run.job->training.seq_length) /
+                                              (*run.measured_iteration_time_s * run.job->plan.world_size());
     } catch (const InputError& e) {
       run.error = e.what();
     }

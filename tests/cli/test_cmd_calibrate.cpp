@@ -143,3 +143,19 @@ TEST_CASE("strata calibrate: --steps and --profile are exclusive, and --steps ne
   CHECK(r.out.find("--layers: applies to --profile, not to --steps") != std::string::npos);
 }
 }
+
+TEST_SUITE("cli") {
+TEST_CASE("the measured-steps example of the docs calibrates and validates") {
+  const std::string example = std::string(STRATA_SOURCE_DIR) + "/docs/examples/measured_steps.json";
+  auto r = test::run_strata("calibrate --steps " + example);
+  INFO(r.out);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("Calibration of H100-SXM5-80GB from 2 measured training step(s)") != std::string::npos);
+  // Records with only an iteration time get a measured tokens/s/GPU, so validate shows their errors.
+  auto v = test::run_strata("validate --runs " + example);
+  INFO(v.out);
+  CHECK(v.exit_code == 0);
+  CHECK(v.out.find("my_cluster") != std::string::npos);
+  CHECK(v.out.find("(2 runs)") != std::string::npos);
+}
+}

@@ -103,6 +103,19 @@ TEST_CASE("fit_step_times: clear errors") {
   CHECK_THROWS_WITH_AS(fit_step_times(unmeasured, "runs.json"), doctest::Contains("expected a measured iteration time"), InputError);
 }
 
+TEST_CASE("a record with only a measured iteration time gets tokens/s/GPU = global batch x seq / (time x GPUs)") {
+  nlohmann::json runs = load_json_file(test::data_file("validation_runs_small.json"));
+  nlohmann::json r = runs[0];  // sc21_gpt3_175b_like: 1024 GPUs, global batch 1536, seq 2048
+  r.erase("meas_tokens_per_sec_per_gpu");
+  r["meas_iteration_time_s"] = 20.0;
+  auto loaded = load_validation_runs(nlohmann::json::array({r}), "runs.json", test::catalog());
+  REQUIRE(loaded.size() == 1);
+  REQUIRE(loaded[0].job);
+  REQUIRE(loaded[0].measured_tokens_per_sec_per_gpu);
+  CHECK(*loaded[0].measured_tokens_per_sec_per_gpu == doctest::Approx(1536.0 * 2048 / (20.0 * loaded[0].job->plan.world_size())));
+  CHECK(loaded[0].job->plan.world_size() == 1024);
+}
+
 TEST_CASE("select_runs keeps the runs whose id or source group contains one of the texts") {
   const std::string path = test::data_file("validation_runs_small.json");
   auto all = load_validation_runs(load_json_file(path), path, test::catalog());
