@@ -443,6 +443,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   if (cal.source.starts_with("defaults")) pred.notes.push_back(
         "kernel and network efficiencies are uncalibrated defaults (a stack tuned like Megatron-LM's; fit them to yours with "
         "`strata calibrate --steps` or `--profile`)");
+  else pred.notes.push_back("kernel and network efficiencies calibrated: " + cal.source);
   if (job.runtime.step_overhead_s == RuntimeOptions::kDefaultStepOverheadS)
     pred.notes.push_back(fmt::format("host-side step overhead is a {:g} s default guess (--step-overhead)", job.runtime.step_overhead_s));
   return pred;
