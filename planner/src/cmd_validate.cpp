@@ -29,10 +29,17 @@ struct ValidateArgs {
 // Applies a calibration file to the runs on its GPU (every run when the file names none) and
 // returns the ids of the runs it was fitted to (`strata calibrate --steps` lists them), which are
 // shown but left out of the MAPE: a fit says nothing about accuracy on its own data.
-std::set<std::string> apply_calibration(std::vector<ValidationRun>& runs, const std::string& file) {
+std::set<std::string> apply_calibration(std::vector<ValidationRun>& runs, const std::string& file, const Catalog& catalog) {
   const nlohmann::json j = load_json_file(file);
   const Calibration cal = calibration_from_json(j, file);
-  const std::string gpu = j.contains("gpu") && j["gpu"].is_string() ? j["gpu"].get<std::string>() : "";
+  std::string gpu;
+  if (j.contains("gpu") && j["gpu"].is_string()) {
+    try {
+      gpu = catalog.gpu(j["gpu"].get<std::string>()).name;
+    } catch (const InputError&) {
+      throw InputError(file, "/gpu", "unknown gpu \"" + j["gpu"].get<std::string>() + "\" (see `strata list gpus`)");
+    }
+  }
   int applied = 0;
   for (auto& run : runs)
     if (run.job && (gpu.empty() || run.job->cluster.gpu.name == gpu)) {
@@ -64,7 +71,7 @@ void register_validate(CLI::App& app, CommandContext& ctx) {
   cmd->callback([a, &ctx] {
     Catalog catalog(Catalog::default_data_dir());
     auto runs = select_runs(load_validation_runs(load_json_file(a->runs_file), a->runs_file, catalog), a->only);
-    const std::set<std::string> fitted = a->calibration.empty() ? std::set<std::string>{} : apply_calibration(runs, a->calibration);
+    const std::set<std::string> fitted = a->calibration.empty() ? std::set<std::string>{} : apply_calibration(runs, a->calibration, catalog);
     // Absolute and signed percentage errors: MAPE, and the bias (+: predicted too fast or too big).
     struct Acc {
       double sum = 0, signed_sum = 0;

@@ -130,8 +130,25 @@ void apply_hardware_options(const JobOptions& o, const Catalog& catalog, Job& jo
   if (!(o.step_overhead_s >= 0 && o.step_overhead_s <= RuntimeOptions::kMaxStepOverheadS))
     throw InputError(kCmd, "--step-overhead", "expected 0..3600 seconds");
   job.runtime.step_overhead_s = o.step_overhead_s;
-  if (o.calibration_file) job.calibration = calibration_from_json(load_json_file(*o.calibration_file), *o.calibration_file);
-  else job.calibration = catalog.calibration_or_default(job.cluster.gpu);
+  if (o.calibration_file) {
+    const nlohmann::json j = load_json_file(*o.calibration_file);
+    job.calibration = calibration_from_json(j, *o.calibration_file);
+    // `strata calibrate` names the GPU it measured; its figures say nothing about another GPU.
+    if (auto it = j.find("gpu"); it != j.end() && it->is_string()) {
+      std::string measured_on;
+      try {
+        measured_on = catalog.gpu(it->get<std::string>()).name;
+      } catch (const InputError&) {
+        throw InputError(*o.calibration_file, "/gpu", "unknown gpu \"" + it->get<std::string>() + "\" (see `strata list gpus`)");
+      }
+      if (measured_on != job.cluster.gpu.name)
+        throw InputError(*o.calibration_file, "/gpu",
+                         "calibrated on " + measured_on + ", but the job runs on " + job.cluster.gpu.name +
+                             "; calibrate each GPU type separately (or sweep only " + measured_on + ")");
+    }
+  } else {
+    job.calibration = catalog.calibration_or_default(job.cluster.gpu);
+  }
   if (o.gpus && (*o.gpus < 1 || *o.gpus > kMaxGpus))
     throw InputError(kCmd, "--gpus", "expected 1..10,000,000 GPUs, found " + std::to_string(*o.gpus));
 }

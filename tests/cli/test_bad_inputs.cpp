@@ -88,6 +88,10 @@ TEST_CASE("bad GPU, cluster and calibration files exit 1") {
       {"efficiency above 1", m + "--gpu a100-80gb --calibration $BAD/calibration_efficiency_above_1.json", 1, "/kernel/gemm_efficiency: expected a positive number no larger than 1, found 1.5"},
       {"unknown calibration section", m + "--gpu a100-80gb --calibration $BAD/calibration_unknown_section.json", 1, "/kernal: unknown key (did you mean \"kernel\"?)"},
       {"interference above 1", m + "--gpu a100-80gb --calibration $BAD/calibration_overlap.json", 1, "/kernel/overlap_interference: expected 0..1"},
+      {"calibration of another GPU", m + "--gpu a100-80gb --calibration $BAD/calibration_other_gpu.json", 1,
+       "calibration_other_gpu.json: /gpu: calibrated on H100-SXM5-80GB, but the job runs on A100-SXM4-80GB"},
+      {"calibration of an unknown GPU", m + "--gpu a100-80gb --calibration $BAD/calibration_unknown_gpu.json", 1,
+       "calibration_unknown_gpu.json: /gpu: unknown gpu \"tpu-v5e\""},
   });
 }
 
