@@ -107,6 +107,10 @@ TEST_CASE("strata calibrate --steps: fits measured step times, validate --calibr
   CHECK(v.out.find("marked \"fit\", are not counted") != std::string::npos);
   CHECK(v.out.find("     fit  ") != std::string::npos);
 
+  auto vj = test::run_strata("validate --runs " + runs + " --only a100_unstated --json --calibration " + cal);
+  REQUIRE(vj.exit_code == 0);
+  CHECK(json::parse(vj.out.substr(vj.out.find('{')))["calibration_fit_run"] == true);
+
   // The calibration moves the other A100 run's prediction in the same direction as the fitted one.
   auto plain = test::run_strata("validate --runs " + runs + " --only sc21_gpt3 --json");
   auto calibrated = test::run_strata("validate --runs " + runs + " --only sc21_gpt3 --json --calibration " + cal);
