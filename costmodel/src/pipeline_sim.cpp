@@ -167,28 +167,21 @@ PipelineResult simulate_pipeline(const PipelineInput& in, std::vector<PipelineEv
   if (done.size() < n + 1) done.resize(n + 1);
   done[n] = -hop;
   double* const clock = res.end_s.data();
-  if (!trace) {
-    // The hot loop of every prediction: one max and one add per op.
-    const HotOp* ops = order.hot.data();
-    const double* d = dur.data();
-    double* const t = done.data();
-    for (std::size_t i = 0; i < n; ++i) {
-      const HotOp& op = ops[i];
-      const double end = std::max(clock[op.rank], t[op.dep] + hop) + d[op.slot];
-      t[i] = end;
-      clock[op.rank] = end;
-    }
-  } else {
+  // The hot loop of every prediction: one max and one add per op.
+  const HotOp* ops = order.hot.data();
+  const double* d = dur.data();
+  double* const t = done.data();
+  for (std::size_t i = 0; i < n; ++i) {
+    const HotOp& op = ops[i];
+    const double end = std::max(clock[op.rank], t[op.dep] + hop) + d[op.slot];
+    t[i] = end;
+    clock[op.rank] = end;
+  }
+  if (trace)
     for (std::size_t i = 0; i < n; ++i) {
       const FlatOp& op = order.ops[i];
-      const HotOp& h = order.hot[i];
-      const double start = std::max(clock[op.rank], done[static_cast<std::size_t>(h.dep)] + hop);
-      const double end = start + dur[static_cast<std::size_t>(h.slot)];
-      done[i] = end;
-      clock[op.rank] = end;
-      trace->push_back({op.rank, op.vstage / p, op.micro_batch, op.backward, start, end});
+      trace->push_back({op.rank, op.vstage / p, op.micro_batch, op.backward, t[i] - d[order.hot[i].slot], t[i]});
     }
-  }
   res.makespan_s = *std::max_element(res.end_s.begin(), res.end_s.end());
   return res;
 }

@@ -10,6 +10,7 @@
 #include "costmodel/predictor.h"
 #include "costmodel/errors.h"
 #include "planner/commands.h"
+#include "planner/job_options.h"
 #include "planner/plan_json.h"
 #include "planner/report.h"
 #include "planner/validation_runs.h"
@@ -30,16 +31,10 @@ struct ValidateArgs {
 // returns the ids of the runs it was fitted to (`strata calibrate --steps` lists them), which are
 // shown but left out of the MAPE: a fit says nothing about accuracy on its own data.
 std::set<std::string> apply_calibration(std::vector<ValidationRun>& runs, const std::string& file, const Catalog& catalog) {
-  const nlohmann::json j = load_json_file(file);
-  const Calibration cal = calibration_from_json(j, file);
-  std::string gpu;
-  if (j.contains("gpu") && j["gpu"].is_string()) {
-    try {
-      gpu = catalog.gpu(j["gpu"].get<std::string>()).name;
-    } catch (const InputError&) {
-      throw InputError(file, "/gpu", "unknown gpu \"" + j["gpu"].get<std::string>() + "\" (see `strata list gpus`)");
-    }
-  }
+  const CalibrationFile f = load_calibration_file(file, catalog);
+  const nlohmann::json& j = f.json;
+  const Calibration& cal = f.calibration;
+  const std::string& gpu = f.gpu;
   int applied = 0;
   for (auto& run : runs)
     if (run.job && (gpu.empty() || run.job->cluster.gpu.name == gpu)) {

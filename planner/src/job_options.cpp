@@ -93,6 +93,20 @@ void add_plan_options(CLI::App& app, JobOptions& o) {
   app.add_option("--stage-layers", o.stage_layers, "Comma-separated layers per pipeline stage (uneven split)");
 }
 
+CalibrationFile load_calibration_file(const std::string& path, const Catalog& catalog) {
+  CalibrationFile f;
+  f.json = load_json_file(path);
+  f.calibration = calibration_from_json(f.json, path);
+  if (auto it = f.json.find("gpu"); it != f.json.end() && it->is_string()) {
+    try {
+      f.gpu = catalog.gpu(it->get<std::string>()).name;
+    } catch (const InputError&) {
+      throw InputError(path, "/gpu", "unknown gpu \"" + it->get<std::string>() + "\" (see `strata list gpus`)");
+    }
+  }
+  return f;
+}
+
 namespace {
 
 // Cluster (from --cluster, else a preset for --gpu), its overrides, calibration and the host-side
@@ -131,21 +145,13 @@ void apply_hardware_options(const JobOptions& o, const Catalog& catalog, Job& jo
     throw InputError(kCmd, "--step-overhead", "expected 0..3600 seconds");
   job.runtime.step_overhead_s = o.step_overhead_s;
   if (o.calibration_file) {
-    const nlohmann::json j = load_json_file(*o.calibration_file);
-    job.calibration = calibration_from_json(j, *o.calibration_file);
-    // `strata calibrate` names the GPU it measured; its figures say nothing about another GPU.
-    if (auto it = j.find("gpu"); it != j.end() && it->is_string()) {
-      std::string measured_on;
-      try {
-        measured_on = catalog.gpu(it->get<std::string>()).name;
-      } catch (const InputError&) {
-        throw InputError(*o.calibration_file, "/gpu", "unknown gpu \"" + it->get<std::string>() + "\" (see `strata list gpus`)");
-      }
-      if (measured_on != job.cluster.gpu.name)
-        throw InputError(*o.calibration_file, "/gpu",
-                         "calibrated on " + measured_on + ", but the job runs on " + job.cluster.gpu.name +
-                             "; calibrate each GPU type separately (or sweep only " + measured_on + ")");
-    }
+    CalibrationFile f = load_calibration_file(*o.calibration_file, catalog);
+    // Figures measured on one GPU say nothing about another.
+    if (!f.gpu.empty() && f.gpu != job.cluster.gpu.name)
+      throw InputError(*o.calibration_file, "/gpu",
+                       "calibrated on " + f.gpu + ", but the job runs on " + job.cluster.gpu.name +
+                           "; calibrate each GPU type separately (or sweep only " + f.gpu + ")");
+    job.calibration = std::move(f.calibration);
   } else {
     job.calibration = catalog.calibration_or_default(job.cluster.gpu);
   }

@@ -58,6 +58,15 @@ void add_megatron_option(CLI::App& app, JobOptions& o);
 // Model, cluster (from --cluster, else a preset for --gpu, else a generic one), calibration,
 // training spec and runtime options; the plan is left default. Throws InputError.
 Job build_workload(const JobOptions& o, const Catalog& catalog);
+
+// A calibration file (`--calibration`) and the catalog name of the GPU it was measured on, when the
+// file names one (`strata calibrate` does); an unknown GPU name is an InputError naming the file.
+struct CalibrationFile {
+  Calibration calibration;
+  std::string gpu;    // empty: the file names no GPU
+  nlohmann::json json;
+};
+CalibrationFile load_calibration_file(const std::string& path, const Catalog& catalog);
 // build_workload plus the plan flags; dp is inferred from --gpus when not given. With
 // --megatron-args the model, batch, plan and runtime features come from that launch instead, and
 // `notes` (when given) receives how it was read.
