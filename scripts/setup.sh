@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(build-essential cmake nlohmann-json3-dev libfmt-dev libeigen3-dev doctest-dev libcli11-dev libomp-dev libbenchmark-dev
+  python3 python3-packaging python3-typing-extensions  # Megatron-LM conformance tests (../shared/megatron-check)
   clang libclang-rt-dev)  # clang + libFuzzer: the fuzz targets of .ci/run (docs/robustness.md)
 missing=()
 for p in "${packages[@]}"; do

@@ -184,6 +184,11 @@ Job build_workload(const JobOptions& o, const Catalog& catalog) {
   job.runtime.overlap_grad_reduce = !o.no_overlap_grad_reduce;
   job.runtime.overlap_param_gather = !o.no_overlap_param_gather;
   job.runtime.fused_grad_accumulation = !o.no_grad_accumulation_fusion;
+  // Megatron-LM refuses this combination (arguments.py validate_args), so no prediction credits it.
+  if (job.runtime.framework == Framework::megatron && job.runtime.overlap_param_gather && !job.runtime.overlap_grad_reduce)
+    throw InputError(kCmd, "--no-overlap-grad-reduce",
+                     "Megatron-LM overlaps the parameter all-gather only together with the gradient reduce-scatter "
+                     "('Must use --overlap-param-gather with --overlap-grad-reduce'): add --no-overlap-param-gather");
   const int divisor = o.vocab_divisor.value_or(RuntimeOptions::kDefaultVocabDivisor);
   if (divisor < 1 || divisor > RuntimeOptions::kMaxVocabDivisor)
     throw InputError(kCmd, "--make-vocab-size-divisible-by", "expected 1.." + std::to_string(RuntimeOptions::kMaxVocabDivisor));
@@ -391,6 +396,15 @@ Job build_job(const JobOptions& o, const Catalog& catalog, std::vector<std::stri
   p.distributed_optimizer = o.dist_opt;
   if (o.zero < 0 || o.zero > 3) throw InputError(kCmd, "--zero", "expected 0, 1, 2 or 3");
   p.zero_stage = o.zero;
+  // Megatron-LM's ZeRO-1 is its distributed optimizer: one spelling for one plan.
+  if (job.runtime.framework == Framework::megatron && p.zero_stage == 1 && !p.distributed_optimizer) {
+    p.zero_stage = 0;
+    p.distributed_optimizer = true;
+  }
+  if (job.runtime.framework == Framework::megatron && job.runtime.tp_comm_overlap && p.tp > 1 && !p.sequence_parallel)
+    throw InputError(kCmd, "--tp-comm-overlap",
+                     "Megatron-LM overlaps tensor-parallel communication with the GEMMs only under sequence parallelism "
+                     "('Tensor parallel communication/GEMM overlap can happen only when sequence parallelism is enabled'): add --sp");
   if (!o.stage_layers.empty()) {
     std::stringstream ss(o.stage_layers);
     std::string item;

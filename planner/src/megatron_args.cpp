@@ -1,6 +1,9 @@
 #include "planner/megatron_args.h"
 
 #include <algorithm>
+#include <cctype>
+
+#include <fmt/format.h>
 
 namespace strata {
 
@@ -26,16 +29,102 @@ std::string layout_string(const std::vector<int>& layers) {
   return s;
 }
 
+// Decoder layers of every virtual stage in Megatron's order (chunk-major: all stages' chunk 0,
+// then chunk 1, ...), as strata's schedule places them.
+std::vector<int> virtual_stage_layers(const ParallelPlan& p, const std::vector<int>& stage_layers) {
+  std::vector<int> v;
+  for (int c = 0; c < p.vpp; ++c)
+    for (int s = 0; s < p.pp; ++s) v.push_back(chunk_layers(p, s, stage_layers[static_cast<std::size_t>(s)], c));
+  return v;
+}
+
+// Linear-layer biases: GPT-2/GPT-3/BLOOM/MPT-style models (LayerNorm) carry them, Llama-style
+// (RMSNorm) models do not. Megatron adds them unless --disable-bias-linear.
+bool linear_biases(const ModelSpec& m) { return m.normalization == Normalization::layernorm; }
+
+// The pipeline split: Megatron's default even split when it equals strata's, else the flags that
+// give strata's split (first/last stage sizes, or the explicit per-virtual-stage layout).
+void pipeline_split(std::vector<std::string>& a, const Job& job) {
+  const ParallelPlan& p = job.plan;
+  const int L = job.model.num_layers;
+  if (p.pp == 1) return;
+  const std::vector<int> stages = resolve_stage_layers(p, L);
+  const bool even = L % p.pp == 0 && std::all_of(stages.begin(), stages.end(), [&](int l) { return l == L / p.pp; });
+  if (p.vpp > 1) {
+    const std::vector<int> v = virtual_stage_layers(p, stages);
+    const bool even_chunks = even && std::all_of(v.begin(), v.end(), [&](int l) { return l == v.front(); });
+    if (even_chunks) opt(a, "--num-layers-per-virtual-pipeline-stage", v.front());
+    else opt(a, "--pipeline-model-parallel-layout", layout_string(v));  // also sets the virtual pipeline size
+    return;
+  }
+  if (even) return;
+  // Megatron gives every middle stage (L - first - last) / (pp - 2) layers
+  // (transformer_block.get_num_layers_to_build).
+  const bool middle_even = stages.size() > 2 && std::all_of(stages.begin() + 2, stages.end() - 1, [&](int l) { return l == stages[1]; });
+  if (middle_even) {
+    if (stages.front() != stages[1]) opt(a, "--decoder-first-pipeline-num-layers", stages.front());
+    if (stages.back() != stages[1]) opt(a, "--decoder-last-pipeline-num-layers", stages.back());
+  } else {
+    opt(a, "--pipeline-model-parallel-layout", layout_string(stages));
+  }
+}
+
+// Megatron counts --recompute-num-layers (method block) per model chunk; strata per stage. Under
+// interleaving, n per stage is n / vpp per chunk when that divides and every chunk holds that many.
+std::optional<int> recompute_layers_per_chunk(const Job& job) {
+  const ParallelPlan& p = job.plan;
+  const int n = p.recompute.num_layers;
+  if (p.vpp == 1) return n;
+  if (n % p.vpp != 0) return std::nullopt;
+  const std::vector<int> stages = resolve_stage_layers(p, job.model.num_layers);
+  for (int s = 0; s < p.pp; ++s)
+    for (int c = 0; c < p.vpp; ++c)
+      if (chunk_layers(p, s, stages[static_cast<std::size_t>(s)], c) < n / p.vpp) return std::nullopt;
+  return n / p.vpp;
+}
+
 }  // namespace
 
+int cuda_arch_major(const GpuSpec& gpu) {
+  std::string a = gpu.architecture;
+  std::transform(a.begin(), a.end(), a.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (a == "ampere" || a == "ada") return 8;
+  if (a == "hopper") return 9;
+  if (a == "blackwell") return 10;
+  return 0;
+}
+
+std::optional<std::string> megatron_launch_refusal(const Job& job) {
+  const ParallelPlan& p = job.plan;
+  switch (job.runtime.framework) {
+    case Framework::megatron: break;
+    case Framework::deepspeed:
+      return fmt::format("the plan is modelled for Megatron-DeepSpeed (DeepSpeed ZeRO-{} runtime), which Megatron-LM does not run: "
+                         "launch it with Megatron-DeepSpeed and a DeepSpeed config (zero_optimization.stage {})",
+                         p.zero_stage, p.zero_stage);
+    case Framework::fsdp:
+      return "the plan is modelled for PyTorch FSDP (FULL_SHARD, as llm-foundry runs it), which Megatron-LM does not run: "
+             "launch it with that stack";
+  }
+  if (job.model.position_embedding == PositionEmbedding::alibi)
+    return "the model uses ALiBi positions, which Megatron-LM does not implement (BLOOM and MPT trained with Megatron-DeepSpeed and "
+           "llm-foundry): no Megatron-LM launch trains this model";
+  if (p.recompute.granularity == RecomputeGranularity::full && p.recompute.num_layers >= 0 && !recompute_layers_per_chunk(job))
+    return fmt::format("Megatron-LM recomputes --recompute-num-layers layers in each of a stage's {} model chunks: {} layers per stage "
+                       "is not a whole number per chunk; give a multiple of vpp (or full recompute of every layer)",
+                       p.vpp, p.recompute.num_layers);
+  return std::nullopt;
+}
+
 std::vector<std::string> megatron_args(const Job& job) {
+  if (megatron_launch_refusal(job)) return {};
   const ModelSpec& m = job.model;
   const ParallelPlan& p = job.plan;
   std::vector<std::string> a;
   // Model.
   opt(a, "--num-layers", m.num_layers);
   opt(a, "--hidden-size", m.hidden_size);
-  opt(a, "--ffn-hidden-size", m.moe ? m.moe->expert_ffn_hidden_size : m.ffn_hidden_size);
+  opt(a, "--ffn-hidden-size", m.ffn_hidden_size);
   opt(a, "--num-attention-heads", m.num_attention_heads);
   if (m.num_query_groups != m.num_attention_heads) {
     flag(a, "--group-query-attention");
@@ -43,6 +132,7 @@ std::vector<std::string> megatron_args(const Job& job) {
   }
   if (m.activation == Activation::swiglu) flag(a, "--swiglu");
   if (m.normalization == Normalization::rmsnorm) opt(a, "--normalization", "RMSNorm");
+  if (!linear_biases(m)) flag(a, "--disable-bias-linear");
   if (!m.tied_embeddings) flag(a, "--untie-embeddings-and-output-weights");
   if (m.position_embedding == PositionEmbedding::rope) opt(a, "--position-embedding-type", "rope");
   else if (m.position_embedding == PositionEmbedding::learned) opt(a, "--position-embedding-type", "learned_absolute");
@@ -54,6 +144,13 @@ std::vector<std::string> megatron_args(const Job& job) {
   if (m.moe) {
     opt(a, "--num-experts", m.moe->num_experts);
     opt(a, "--moe-router-topk", m.moe->top_k);
+    opt(a, "--moe-ffn-hidden-size", m.moe->expert_ffn_hidden_size);
+    // What the cost model times: tokens dispatched by all-to-all over the expert-parallel group
+    // (Megatron-Core MoEAlltoAllTokenDispatcher) and each local expert's GEMMs run on its own
+    // tokens, Megatron's default SequentialMLP. --moe-grouped-gemm is not written: its check asks
+    // the GPU for its compute capability (arguments.py), which an argument check without a GPU
+    // cannot answer, so such a launch cannot be verified before it runs.
+    opt(a, "--moe-token-dispatcher-type", "alltoall");
   }
   // Batch.
   opt(a, "--micro-batch-size", p.micro_batch_size);
@@ -64,29 +161,14 @@ std::vector<std::string> megatron_args(const Job& job) {
   opt(a, "--tensor-model-parallel-size", p.tp);
   opt(a, "--pipeline-model-parallel-size", p.pp);
   if (p.cp > 1) opt(a, "--context-parallel-size", p.cp);
-  if (m.moe && p.ep > 1) opt(a, "--expert-model-parallel-size", p.ep);
-  if (p.sequence_parallel && p.tp > 1) flag(a, "--sequence-parallel");
-  if (p.vpp > 1 && !p.stage_layers.empty()) {
-    // Uneven stages with interleaving: Megatron-Core's layout lists every virtual stage in
-    // schedule order (chunk-major), pp*vpp of them, which also sets the virtual pipeline size.
-    std::vector<int> virtual_stages;
-    for (int c = 0; c < p.vpp; ++c)
-      for (int s = 0; s < p.pp; ++s) virtual_stages.push_back(chunk_layers(p, s, p.stage_layers[s], c));
-    opt(a, "--pipeline-model-parallel-layout", layout_string(virtual_stages));
-  } else if (p.vpp > 1) {
-    opt(a, "--num-layers-per-virtual-pipeline-stage", m.num_layers / (p.pp * p.vpp));
-  } else if (!p.stage_layers.empty() && p.pp > 1) {
-    const auto& L = p.stage_layers;
-    bool middle_even = true;
-    for (std::size_t i = 2; i + 1 < L.size(); ++i) middle_even = middle_even && L[i] == L[1];
-    const bool uneven = std::any_of(L.begin(), L.end(), [&](int l) { return l != L[0]; });
-    if (uneven && L.size() > 2 && middle_even) {
-      if (L.front() != L[1]) opt(a, "--decoder-first-pipeline-num-layers", L.front());
-      if (L.back() != L[1]) opt(a, "--decoder-last-pipeline-num-layers", L.back());
-    } else if (uneven) {
-      opt(a, "--pipeline-model-parallel-layout", layout_string(L));
-    }
+  if (m.moe) {
+    if (p.ep > 1) opt(a, "--expert-model-parallel-size", p.ep);
+    // The cost and memory models split each expert's GEMMs over the tensor-parallel ranks
+    // (Megatron's default expert tensor parallel size is tp); said explicitly.
+    opt(a, "--expert-tensor-parallel-size", p.tp);
   }
+  if (p.sequence_parallel && p.tp > 1) flag(a, "--sequence-parallel");
+  pipeline_split(a, job);
   // Memory.
   switch (p.recompute.granularity) {
     case RecomputeGranularity::none: break;
@@ -98,14 +180,23 @@ std::vector<std::string> megatron_args(const Job& job) {
         opt(a, "--recompute-num-layers", 1);
       } else {
         opt(a, "--recompute-method", "block");
-        opt(a, "--recompute-num-layers", p.recompute.num_layers);
+        opt(a, "--recompute-num-layers", *recompute_layers_per_chunk(job));
       }
       break;
   }
-  if (p.distributed_optimizer) flag(a, "--use-distributed-optimizer");
-  if (p.dp * p.cp > 1 && job.runtime.overlap_grad_reduce) flag(a, "--overlap-grad-reduce");
-  if (p.distributed_optimizer && p.dp * p.cp > 1 && job.runtime.overlap_param_gather) flag(a, "--overlap-param-gather");
-  if (job.runtime.tp_comm_overlap && p.tp > 1) flag(a, "--tp-comm-overlap");
+  const bool data_parallel = p.dp * p.cp > 1;
+  const bool sharded_optimizer = p.distributed_optimizer || p.zero_stage >= 1;
+  if (sharded_optimizer) flag(a, "--use-distributed-optimizer");
+  if (p.zero_stage >= 2) {
+    // ZeRO-2/3 in Megatron-LM is Megatron-FSDP: grads (and params) sharded over the DP ranks.
+    flag(a, "--use-megatron-fsdp");
+    opt(a, "--data-parallel-sharding-strategy", p.zero_stage == 2 ? "optim_grads" : "optim_grads_params");
+    opt(a, "--ckpt-format", "fsdp_dtensor");
+  }
+  if (data_parallel && job.runtime.overlap_grad_reduce) flag(a, "--overlap-grad-reduce");
+  if (sharded_optimizer && data_parallel && job.runtime.overlap_grad_reduce && job.runtime.overlap_param_gather)
+    flag(a, "--overlap-param-gather");
+  if (job.runtime.tp_comm_overlap && p.tp > 1 && p.sequence_parallel) flag(a, "--tp-comm-overlap");
   // Megatron fuses gradient accumulation into the weight-gradient GEMM by default.
   if (!job.runtime.fused_grad_accumulation) flag(a, "--no-gradient-accumulation-fusion");
   // Megatron-Core picks flash or cuDNN fused attention by default; say so when the plan assumed none.
@@ -126,13 +217,77 @@ std::vector<std::string> megatron_args(const Job& job) {
   return a;
 }
 
+LaunchPlan megatron_launch(const Job& job, bool feasible, const std::string& infeasible_reason) {
+  LaunchPlan l;
+  const ParallelPlan& p = job.plan;
+  const int world = p.world_size();
+  const int per_node = std::max(1, job.cluster.gpus_per_node);
+  l.nproc_per_node = std::min(world, per_node);
+  l.nnodes = (world + l.nproc_per_node - 1) / l.nproc_per_node;
+  l.num_micro_batches = job.num_micro_batches();
+  if (!feasible) {
+    l.refused = "the plan does not fit: " + (infeasible_reason.empty() ? std::string("see prediction.reason") : infeasible_reason);
+    return l;
+  }
+  if (auto why = megatron_launch_refusal(job)) {
+    l.refused = *why;
+    return l;
+  }
+  l.megatron_args = megatron_args(job);
+  // Megatron-LM asserts CUDA_DEVICE_MAX_CONNECTIONS=1 with tensor or context parallelism before
+  // Blackwell, so kernels queue in issue order and the TP/CP communication overlaps as scheduled
+  // (arguments.py validate_args); Megatron-FSDP wants it unset (more than one connection).
+  const bool fsdp = p.zero_stage >= 2;
+  const int arch = cuda_arch_major(job.cluster.gpu);
+  if ((p.tp > 1 || p.cp > 1) && !fsdp && arch > 0 && arch < 10) l.env.emplace_back("CUDA_DEVICE_MAX_CONNECTIONS", "1");
+  return l;
+}
+
 std::string join_args(const std::vector<std::string>& args) {
   std::string s;
   for (const auto& x : args) {
     if (!s.empty()) s += ' ';
-    bool quote = x.find_first_of(" |*()") != std::string::npos;
+    bool quote = x.find_first_of(" |*()[]$\"'\\;&<>") != std::string::npos;
     s += quote ? "'" + x + "'" : x;
   }
+  return s;
+}
+
+std::string launch_script(const Job& job, const LaunchPlan& launch) {
+  std::string s = "#!/usr/bin/env bash\n";
+  s += "# Megatron-LM launch written by strata for " + job.model.name + " on " + std::to_string(job.plan.world_size()) + " x " +
+       job.cluster.gpu.name + ".\n";
+  if (launch.megatron_args.empty()) {
+    s += "# No launch: " + launch.refused + "\n";
+    s += "echo 'strata wrote no launch for this plan' >&2\nexit 1\n";
+    return s;
+  }
+  s += "# Run it on every node with NODE_RANK and MASTER_ADDR set; fill in the data and tokenizer below.\n";
+  s += "set -euo pipefail\n\n";
+  for (const auto& [k, v] : launch.env) s += "export " + k + "=" + v + "\n";
+  s += "\n# ---- fill these in: your data, tokenizer and checkpoints (strata does not choose them) ----\n";
+  s += ": \"${MEGATRON_LM:?set MEGATRON_LM to your Megatron-LM checkout}\"\n";
+  s += ": \"${DATA_PATH:?set DATA_PATH to your preprocessed data prefix}\"\n";
+  s += ": \"${TOKENIZER_MODEL:?set TOKENIZER_MODEL to your tokenizer (name or path)}\"\n";
+  s += "CHECKPOINT_DIR=\"${CHECKPOINT_DIR:-checkpoints}\"\n";
+  s += "DATA_ARGS=(--data-path \"$DATA_PATH\" --tokenizer-type HuggingFaceTokenizer --tokenizer-model \"$TOKENIZER_MODEL\" "
+       "--split 99,1,0)\n";
+  s += "RUN_ARGS=(--train-iters \"${TRAIN_ITERS:-1000}\" --lr \"${LR:-3e-4}\" --min-lr \"${MIN_LR:-3e-5}\" --lr-decay-style cosine "
+       "--save \"$CHECKPOINT_DIR\" --load \"$CHECKPOINT_DIR\" --log-interval 1)\n";
+  s += "\n# ---- the plan strata predicted (do not edit: these flags are what the prediction is for) ----\n";
+  s += "PLAN_ARGS=(\n";
+  const auto& a = launch.megatron_args;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    s += "  " + join_args({a[i]});
+    if (i + 1 < a.size() && !a[i + 1].starts_with("--")) s += " " + join_args({a[++i]});
+    s += "\n";
+  }
+  s += ")\n\n";
+  s += fmt::format(
+      "torchrun --nnodes {} --nproc-per-node {} --node-rank \"${{NODE_RANK:-0}}\" \\\n"
+      "  --master-addr \"${{MASTER_ADDR:-localhost}}\" --master-port \"${{MASTER_PORT:-6000}}\" \\\n"
+      "  \"$MEGATRON_LM/pretrain_gpt.py\" \"${{PLAN_ARGS[@]}}\" \"${{DATA_ARGS[@]}}\" \"${{RUN_ARGS[@]}}\"\n",
+      launch.nnodes, launch.nproc_per_node);
   return s;
 }
 

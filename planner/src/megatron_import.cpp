@@ -44,6 +44,8 @@ constexpr FlagSpec kFlags[] = {
     {"--overlap-grad-reduce", false}, {"--overlap-param-gather", false}, {"--tp-comm-overlap", false},
     {"--no-gradient-accumulation-fusion", false}, {"--make-vocab-size-divisible-by", true}, {"--use-flash-attn", false},
     {"--attention-backend", true}, {"--transformer-impl", true},
+    // Megatron-FSDP (ZeRO-2/3 in Megatron-LM).
+    {"--use-megatron-fsdp", false}, {"--data-parallel-sharding-strategy", true},
     // Megatron-DeepSpeed.
     {"--deepspeed", false}, {"--zero-stage", true},
     // torchrun / torch.distributed.launch, and the deepspeed launcher.
@@ -373,7 +375,9 @@ void read_recompute(const Flags& f, const std::string& where, ParallelPlan& p, s
   if (granularity != "full") throw InputError(where, "--recompute-granularity", "expected full or selective, found \"" + granularity + "\"");
   p.recompute.granularity = RecomputeGranularity::full;
   const std::string method = f.text("--recompute-method").value_or("uniform");
-  const std::int64_t n = f.integer("--recompute-num-layers", 1, 1 << 20).value_or(1);
+  std::int64_t n = f.integer("--recompute-num-layers", 1, 1 << 20).value_or(1);
+  // Megatron's block method recomputes n layers in each model chunk; strata counts per stage.
+  if (method == "block") n *= p.vpp;
   if (method == "block") {
     p.recompute.num_layers = static_cast<int>(n);
   } else if (method == "uniform") {
@@ -426,6 +430,18 @@ MegatronLaunch read_megatron_launch(const std::string& text, const std::string& 
   read_pipeline(f, where, out.model, p, out.notes);
   read_recompute(f, where, p, out.notes);
   p.distributed_optimizer = f.has("--use-distributed-optimizer");
+  if (f.has("--use-megatron-fsdp")) {
+    // Megatron-FSDP shards what its strategy names over the data-parallel ranks (ZeRO-1/2/3), and
+    // always runs its own distributed optimizer (arguments.py).
+    const std::string strategy = f.text("--data-parallel-sharding-strategy").value_or("optim_grads_params");
+    if (strategy == "optim_grads_params") p.zero_stage = 3;
+    else if (strategy == "optim_grads") p.zero_stage = 2;
+    else if (strategy == "optim") p.distributed_optimizer = true;
+    else if (strategy != "no_shard")
+      throw InputError(where, "--data-parallel-sharding-strategy",
+                       "expected no_shard, optim, optim_grads or optim_grads_params, found \"" + strategy + "\"");
+    if (p.zero_stage >= 2) p.distributed_optimizer = false;
+  }
 
   RuntimeOptions& rt = out.runtime;
   if (f.has("--deepspeed")) {

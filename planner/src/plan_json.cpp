@@ -14,7 +14,7 @@ nlohmann::json plan_to_json(const Job& job, const Prediction& prediction) {
   nlohmann::json stages = nlohmann::json::array();
   for (int l : resolve_stage_layers(p, job.model.num_layers)) stages.push_back(l);
   nlohmann::json cluster = cluster_to_json(job.cluster);
-  return {{"schema_version", kPlanSchemaVersion},
+  nlohmann::json j = {{"schema_version", kPlanSchemaVersion},
           {"model", model_to_json(job.model)},
           {"gpu", gpu_to_json(job.cluster.gpu)},
           {"cluster", cluster},
@@ -52,7 +52,34 @@ nlohmann::json plan_to_json(const Job& job, const Prediction& prediction) {
           {"stages", stages},
           {"calibration", calibration_to_json(job.calibration)},
           {"prediction", prediction_to_json(prediction)},
-          {"launch", {{"megatron_args", megatron_args(job)}}}};
+          {"launch", launch_to_json(megatron_launch(job, prediction.feasible, prediction.reason))}};
+  if (p.vpp > 1) {
+    // Decoder layers of each model chunk of each stage (interleaved 1F1B), as the schedule and the
+    // launch's layout place them.
+    nlohmann::json chunks = nlohmann::json::array();
+    const std::vector<int> layers = resolve_stage_layers(p, job.model.num_layers);
+    for (int s = 0; s < p.pp; ++s) {
+      nlohmann::json row = nlohmann::json::array();
+      for (int c = 0; c < p.vpp; ++c) row.push_back(chunk_layers(p, s, layers[static_cast<std::size_t>(s)], c));
+      chunks.push_back(row);
+    }
+    j["stage_chunks"] = chunks;
+  }
+  return j;
+}
+
+nlohmann::json launch_to_json(const LaunchPlan& l) {
+  nlohmann::json j = {{"torchrun", {{"nnodes", l.nnodes}, {"nproc_per_node", l.nproc_per_node}}},
+                      {"num_micro_batches", l.num_micro_batches}};
+  if (l.megatron_args.empty()) {
+    j["refused"] = l.refused;
+    return j;
+  }
+  nlohmann::json env = nlohmann::json::object();
+  for (const auto& [k, v] : l.env) env[k] = v;
+  j["env"] = env;
+  j["megatron_args"] = l.megatron_args;
+  return j;
 }
 
 std::string prediction_defect(const Prediction& p) {
@@ -83,8 +110,8 @@ std::string prediction_defect(const Prediction& p) {
 Job plan_from_json(const nlohmann::json& j, const std::string& where) {
   JsonReader r(j, where);
   r.reject_unknown_keys({"schema_version", "model", "gpu", "cluster", "num_gpus", "training", "runtime", "parallel",
-                         "recompute", "stages", "calibration", "prediction", "launch", "search", "sensitivity",
-                         "megatron_launch"});
+                         "recompute", "stages", "stage_chunks", "calibration", "prediction", "launch", "search",
+                         "sensitivity", "megatron_launch"});
   const std::int64_t version = r.get_int("schema_version", 1, 1000);
   if (version != kPlanSchemaVersion)
     r.fail("schema_version", "this strata reads plan schema version " + std::to_string(kPlanSchemaVersion));

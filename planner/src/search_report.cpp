@@ -98,7 +98,13 @@ std::string search_report(const SearchResult& r, const SearchOptions& o, const s
       out += "      (measure those figures with `strata profile` / `strata calibrate`, or try both plans)\n";
     }
   }
-  out += "\nMegatron-LM flags:\n  " + join_args(megatron_args(job)) + "\n";
+  const LaunchPlan launch = megatron_launch(job, pred.feasible, pred.reason);
+  if (launch.megatron_args.empty()) {
+    out += "\nNo Megatron-LM launch: " + launch.refused + "\n";
+  } else {
+    out += "\nMegatron-LM flags:\n  " + join_args(launch.megatron_args) + "\n";
+    for (const auto& [k, v] : launch.env) out += "  environment: " + k + "=" + v + "\n";
+  }
   return out;
 }
 

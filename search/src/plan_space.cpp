@@ -84,6 +84,9 @@ std::string plan_illegal_reason(const Job& job, const SearchOptions& o) {
     if (job.runtime.framework != Framework::megatron)
       return fmt::format("runtime megatron searches Megatron-LM plans, the workload's framework is {}", to_string(job.runtime.framework));
   }
+  // Megatron-LM runs --tp-comm-overlap only with sequence parallelism (arguments.py).
+  if (job.runtime.tp_comm_overlap && p.tp > 1 && !p.sequence_parallel)
+    return "--tp-comm-overlap needs sequence parallelism in Megatron-LM";
   // Canonical forms: one representation per physical plan, so caches and counts are honest.
   if (p.sequence_parallel && p.tp == 1) return "sequence parallelism needs tp > 1";
   if (p.distributed_optimizer && p.dp * p.cp == 1) return "the distributed optimizer needs a data-parallel group (dp*cp > 1)";

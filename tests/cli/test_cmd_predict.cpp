@@ -105,7 +105,7 @@ TEST_CASE("strata predict") {
     // The script gives no --overlap-grad-reduce, so Megatron does not overlap the DP all-reduce.
     auto a = run_strata("predict --megatron-args " + script + " --cluster dgx-a100-hdr --json");
     auto b = run_strata("predict --model gpt3-175b --cluster dgx-a100-hdr --gpus 1024 --global-batch 1536 --seq 2048 "
-                        "--tp 8 --pp 16 --mbs 1 --no-overlap-grad-reduce --json");
+                        "--tp 8 --pp 16 --mbs 1 --no-overlap-grad-reduce --no-overlap-param-gather --json");
     REQUIRE_MESSAGE(a.exit_code == 0, a.out);
     REQUIRE_MESSAGE(b.exit_code == 0, b.out);
     const auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);

@@ -222,7 +222,12 @@ TEST_CASE("megatron_args: interleaving, context parallelism, partial full recomp
   const std::string s = join_args(megatron_args(job));
   CHECK(s.find("--context-parallel-size 2") != std::string::npos);
   CHECK(s.find("--num-layers-per-virtual-pipeline-stage 3") != std::string::npos);
-  CHECK(s.find("--recompute-granularity full --recompute-method block --recompute-num-layers 2") != std::string::npos);
+  // strata's 2 layers per stage are 1 in each of the stage's 2 model chunks: Megatron counts
+  // --recompute-num-layers per chunk (transformer_block.py, method block).
+  CHECK(s.find("--recompute-granularity full --recompute-method block --recompute-num-layers 1") != std::string::npos);
+  job.plan.recompute = {RecomputeGranularity::full, 3};  // not a whole number per chunk: no launch
+  CHECK(megatron_args(job).empty());
+  CHECK(megatron_launch_refusal(job).value_or("").find("model chunks") != std::string::npos);
 }
 
 TEST_CASE("megatron_args: uneven stages, as Megatron-LM spells them") {

@@ -72,7 +72,7 @@ TEST_CASE("megatron_import") {
     llama.plan.pp = 4;
     llama.plan.cp = 2;
     llama.plan.vpp = 5;
-    llama.plan.recompute = {RecomputeGranularity::full, 2};
+    llama.plan.recompute = {RecomputeGranularity::full, 5};  // one layer in each of the 5 chunks
     llama.runtime.tp_comm_overlap = true;
     llama.runtime.vocab_divisor = 64;
     check_round_trip(llama);
@@ -86,6 +86,7 @@ TEST_CASE("megatron_import") {
     uneven.plan.stage_layers = {18, 22, 20, 20};  // not first/last only: --pipeline-model-parallel-layout
     check_round_trip(uneven);
     uneven.plan.vpp = 2;  // a layout of pp*vpp virtual stages
+    uneven.plan.recompute = {RecomputeGranularity::full, 4};  // 2 in each chunk
     check_round_trip(uneven);
 
     Job moe = gpt3;

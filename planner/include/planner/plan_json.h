@@ -8,12 +8,16 @@
 
 #include "costmodel/job.h"
 #include "costmodel/prediction.h"
+#include "planner/megatron_args.h"
 
 namespace strata {
 
 constexpr int kPlanSchemaVersion = 1;
 
 nlohmann::json plan_to_json(const Job& job, const Prediction& prediction);
+// launch: {torchrun {nnodes, nproc_per_node}, num_micro_batches, env, megatron_args} or, when no
+// launch is written, {torchrun, num_micro_batches, refused: why}.
+nlohmann::json launch_to_json(const LaunchPlan& l);
 // "" when every number of the prediction is finite and a computed iteration time, throughput and
 // memory are positive; else which field is not. JSON cannot carry NaN or inf (they print as null),
 // so callers treat a non-empty answer as an internal error rather than print it.

@@ -1,0 +1,271 @@
+#!/usr/bin/env python3
+"""Megatron-LM conformance of one launch strata writes.
+
+Runs `strata ARGS -o plan.json`, then asks Megatron-LM itself (the pinned snapshot behind
+../shared/megatron-check/check.py) whether the plan's launch starts, and compares what Megatron
+derives from the flags with what strata planned and predicted: data-parallel size, virtual
+pipeline size, micro-batches, decoder layers of every (stage, chunk), recompute per chunk, the
+model's shape (layers, hidden, heads, groups, kv_channels, ffn, vocabulary, biases, normalization,
+rotary base, MoE and MLA settings) and the parallel and runtime settings.
+
+A plan strata calls infeasible, or one for a runtime Megatron-LM does not run, must carry no
+launch and say why (`launch.refused`); the case line says which outcome it expects.
+
+Usage: conformance.py --strata BIN --check CHECK_PY [--expect launch|refused] -- STRATA_ARGS...
+Exit 0: conforms; 1: a mismatch or a refusal (printed); 77: the checker is not available (skip).
+"""
+import argparse
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+SKIP = 77
+
+
+def load_checker(path):
+    if not os.path.isfile(path):
+        print(f"skip: {path} not found (the shared folder is not beside the checkout)")
+        sys.exit(SKIP)
+    for mod in ("packaging", "typing_extensions"):
+        if importlib.util.find_spec(mod) is None:
+            print(f"FAIL: python module {mod} is missing: scripts/setup.sh installs "
+                  "python3-packaging and python3-typing-extensions")
+            sys.exit(1)
+    spec = importlib.util.spec_from_file_location("megatron_check", path)
+    check = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(check)
+    return check
+
+
+def megatron_view(check, flags, world, arch, env):
+    """check.py's verdict plus the parsed args and TransformerConfig Megatron built."""
+    import typing
+    typing.override = getattr(typing, "override", lambda f: f)  # as check.check does (Python < 3.12)
+    sys.meta_path.insert(0, check._StubFinder())
+    sys.path.insert(0, check.MEGATRON)
+    from megatron.training import arguments as A
+    captured = {}
+    build_config = A.core_transformer_config_from_args
+
+    def capture(args, *a, **k):
+        captured["args"] = args
+        captured["config"] = build_config(args, *a, **k)
+        return captured["config"]
+
+    A.core_transformer_config_from_args = capture
+    verdict = check.check(flags, world, arch, env)
+    return verdict, captured.get("args"), captured.get("config")
+
+
+def megatron_layers(config, pp, vpp):
+    """Decoder layers Megatron-Core builds on each (pipeline rank, virtual stage)."""
+    from megatron.core.transformer.enums import LayerType
+    from megatron.core.transformer.transformer_block import get_num_layers_to_build
+    chunks = vpp or 1
+    layout = config.pipeline_model_parallel_layout
+    out = []
+    for rank in range(pp):
+        row = []
+        for v in range(chunks):
+            if layout is not None:
+                row.append(layout.layout[rank][v].count(LayerType.decoder))
+            else:
+                row.append(get_num_layers_to_build(config, vp_stage=v if vpp else None, pp_rank=rank))
+        out.append(row)
+    return out
+
+
+def recompute_per_chunk(args, chunk_layers):
+    """Layers Megatron recomputes in a chunk holding `chunk_layers` layers (full granularity)."""
+    if args.recompute_granularity != "full":
+        return 0
+    if args.recompute_method == "uniform":
+        return chunk_layers
+    return min(args.recompute_num_layers, chunk_layers)  # block: the first N layers of each chunk
+
+
+def compare(plan, args, config, verdict):
+    problems = []
+
+    def same(what, planned, derived):
+        if planned != derived:
+            problems.append(f"{what}: strata planned {planned!r}, Megatron derives {derived!r}")
+
+    par, model, train = plan["parallel"], plan["model"], plan["training"]
+    d = verdict["derived"]
+    same("dp", par["dp"], d["dp"])
+    same("vpp", par["vpp"], d["vpp"] or 1)
+    same("micro-batches", train["global_batch_size"] // (par["micro_batch_size"] * par["dp"]),
+         d["num_microbatches"])
+    same("tp", par["tp"], args.tensor_model_parallel_size)
+    same("pp", par["pp"], args.pipeline_model_parallel_size)
+    same("cp", par["cp"], args.context_parallel_size)
+    same("ep", par.get("ep", 1), args.expert_model_parallel_size)
+    if "etp" in par and model.get("moe"):
+        same("etp", par["etp"], args.expert_tensor_parallel_size)
+    same("sequence parallel", bool(par["sequence_parallel"] and par["tp"] > 1), bool(args.sequence_parallel))
+    zero = par.get("zero_stage", 0)
+    same("distributed optimizer", bool(par["distributed_optimizer"] or zero >= 1), bool(args.use_distributed_optimizer))
+    same("Megatron-FSDP (ZeRO-2/3)", zero >= 2, bool(args.use_megatron_fsdp))
+    if zero >= 2:
+        same("FSDP sharding", {2: "optim_grads", 3: "optim_grads_params"}[zero], args.data_parallel_sharding_strategy)
+    same("micro-batch size", par["micro_batch_size"], args.micro_batch_size)
+    same("global batch", train["global_batch_size"], args.global_batch_size)
+    same("sequence length", train["seq_length"], args.seq_length)
+    precision = train["precision"]
+    same("bf16", precision in ("bf16",) or precision.startswith("fp8") or precision.startswith("fp4")
+         or precision in ("mxfp8", "nvfp4"), bool(args.bf16))
+    same("fp16", precision == "fp16", bool(args.fp16))
+    same("fp8", precision.startswith("fp8") or precision == "mxfp8", args.fp8 is not None)
+
+    # Layers of each (stage, chunk) and what each chunk recomputes.
+    chunks = plan.get("stage_chunks") or [[s] for s in plan["stages"]]
+    derived_chunks = megatron_layers(config, par["pp"], d["vpp"])
+    same("decoder layers per stage and chunk", chunks, derived_chunks)
+    rc = plan["recompute"]
+    if rc["granularity"] == "full":
+        # strata counts recomputed layers per stage; Megatron per model chunk: compare per stage.
+        n = rc.get("num_layers")
+        planned = [s if n is None else min(n, s) for s in plan["stages"]]
+        derived = [sum(recompute_per_chunk(args, c) for c in row) for row in derived_chunks]
+        same("layers recomputed per stage", planned, derived)
+    same("recompute granularity", None if rc["granularity"] == "none" else rc["granularity"],
+         args.recompute_granularity)
+
+    # The model's shape.
+    same("layers", model["num_layers"], config.num_layers)
+    same("hidden", model["hidden_size"], config.hidden_size)
+    same("attention heads", model["num_attention_heads"], config.num_attention_heads)
+    same("query groups", model["num_query_groups"], config.num_query_groups or config.num_attention_heads)
+    kv = model.get("kv_channels") or model["hidden_size"] // model["num_attention_heads"]
+    if not model.get("mla"):
+        same("kv_channels", kv, config.kv_channels)
+    same("ffn hidden", model["ffn_hidden_size"], config.ffn_hidden_size)
+    same("vocabulary", model["vocab_size"], args.vocab_size)
+    same("gated linear unit (swiglu)", model["activation"] == "swiglu", bool(config.gated_linear_unit))
+    same("normalization", {"layernorm": "LayerNorm", "rmsnorm": "RMSNorm"}[model["normalization"]],
+         config.normalization)
+    if "add_linear_bias" in model:
+        same("linear biases", model["add_linear_bias"], bool(config.add_bias_linear))
+    if "add_qkv_bias" in model:
+        same("qkv bias", model["add_qkv_bias"] or model.get("add_linear_bias", False), bool(config.add_qkv_bias))
+    same("tied embeddings", model["tied_embeddings"], not args.untie_embeddings_and_output_weights)
+    pos = {"learned": "learned_absolute", "rope": "rope"}.get(model["position_embedding"])
+    same("position embedding", pos, args.position_embedding_type)
+    if model["position_embedding"] == "rope" and "rotary_base" in model:
+        same("rotary base", model["rotary_base"], args.rotary_base)
+    if "norm_epsilon" in model:
+        same("norm epsilon", model["norm_epsilon"], config.layernorm_epsilon)
+    if "qk_layernorm" in model:
+        same("qk layernorm", model["qk_layernorm"], bool(config.qk_layernorm))
+    moe = model.get("moe")
+    if moe:
+        same("experts", moe["num_experts"], config.num_moe_experts)
+        same("router top-k", moe["top_k"], config.moe_router_topk)
+        same("expert ffn", moe["expert_ffn_hidden_size"], config.moe_ffn_hidden_size)
+        same("shared expert ffn", moe.get("shared_expert_ffn_hidden_size") or None,
+             config.moe_shared_expert_intermediate_size)
+        pattern = moe.get("layer_pattern") or [1] * model["num_layers"]
+        freq = config.moe_layer_freq
+        derived_pattern = ([1 if i % freq == 0 else 0 for i in range(model["num_layers"])]
+                           if isinstance(freq, int) else list(freq))
+        same("MoE layer pattern", pattern, derived_pattern)
+    else:
+        same("experts", None, config.num_moe_experts)
+    mla = model.get("mla")
+    same("multi-latent attention", bool(mla), bool(config.multi_latent_attention))
+    if mla:
+        same("q lora rank", mla.get("q_lora_rank") or None, config.q_lora_rank)
+        same("kv lora rank", mla["kv_lora_rank"], config.kv_lora_rank)
+        same("qk head dim", mla["qk_nope_head_dim"], config.qk_head_dim)
+        same("qk pos-emb head dim", mla["qk_rope_head_dim"], config.qk_pos_emb_head_dim)
+        same("v head dim", mla["v_head_dim"], config.v_head_dim)
+    return problems
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--strata", required=True)
+    ap.add_argument("--check", required=True)
+    ap.add_argument("--expect", choices=("launch", "refused"), default="launch")
+    ap.add_argument("strata_args", nargs=argparse.REMAINDER)
+    a = ap.parse_args()
+    strata_args = a.strata_args[1:] if a.strata_args[:1] == ["--"] else a.strata_args
+    check = load_checker(a.check)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "plan.json")
+        quiet = ["--quiet"] if strata_args[:1] == ["plan"] else []  # plan's progress line
+        run = subprocess.run([a.strata, *strata_args, *quiet, "-o", out], capture_output=True, text=True,
+                             timeout=120)
+        if run.returncode not in (0, 2) or not os.path.isfile(out):
+            print(f"FAIL: strata exited {run.returncode}:\n{run.stdout[-2000:]}{run.stderr[-2000:]}")
+            return 1
+        with open(out) as f:
+            plan = json.load(f)
+    launch = plan.get("launch") or {}
+    if a.expect == "refused":
+        if "megatron_args" in launch or not launch.get("refused"):
+            print(f"FAIL: expected no launch and a reason, got launch {json.dumps(launch)[:800]}")
+            return 1
+        print(f"ok: no launch written: {launch['refused']}")
+        return 0
+    if "megatron_args" not in launch:
+        print(f"FAIL: no launch written: {launch.get('refused')}")
+        return 1
+    flags = [str(x) for x in launch["megatron_args"]]
+    world = plan["num_gpus"]
+    arch = check.arch_of(plan["gpu"]["name"])
+    verdict, args, config = megatron_view(check, flags, world, arch, launch.get("env") or {})
+    if not verdict["valid"]:
+        print(f"FAIL: Megatron-LM refuses the launch at {verdict['stage']}: {verdict['error']} "
+              f"({verdict['at']})\nflags: {' '.join(flags)}\nenv: {launch.get('env')}")
+        return 1
+    problems = compare(plan, args, config, verdict)
+    if problems:
+        print("FAIL: Megatron-LM would train another job than strata predicted:\n  " + "\n  ".join(problems)
+              + f"\nflags: {' '.join(flags)}")
+        return 1
+    problems = round_trip(a.strata, plan, flags)
+    if problems:
+        print("FAIL: the launch read back with --megatron-args predicts another job:\n  " + "\n  ".join(problems)
+              + f"\nflags: {' '.join(flags)}")
+        return 1
+    print(f"ok: Megatron-LM accepts the launch and derives the planned job (world {world}, arch {arch}); "
+          "read back with --megatron-args it predicts the same")
+    return 0
+
+
+def round_trip(strata, plan, flags):
+    """The launch's flags read back by `strata predict --megatron-args` on the plan's cluster."""
+    with tempfile.TemporaryDirectory() as tmp:
+        flags_file, cluster_file, out = (os.path.join(tmp, n) for n in ("launch.txt", "cluster.json", "rt.json"))
+        with open(flags_file, "w") as f:
+            f.write("pretrain_gpt.py " + " ".join(f"'{x}'" for x in flags) + "\n")
+        with open(cluster_file, "w") as f:
+            json.dump(plan["cluster"], f)
+        rt = plan["runtime"]
+        cmd = [strata, "predict", "--megatron-args", flags_file, "--cluster", cluster_file, "--gpus", str(plan["num_gpus"]),
+               "--memory-reserve", str(rt["memory_reserve_GiB"]), "--step-overhead", str(rt["step_overhead_s"]), "-o", out]
+        run = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        if run.returncode not in (0, 2) or not os.path.isfile(out):
+            return [f"strata predict --megatron-args exited {run.returncode}: {run.stdout[-1500:]}{run.stderr[-1500:]}"]
+        with open(out) as f:
+            back = json.load(f)
+    problems = []
+    for key in ("parallel", "recompute", "stages", "training"):
+        if back.get(key) != plan.get(key):
+            problems.append(f"{key}: planned {plan.get(key)}, read back {back.get(key)}")
+    t0, t1 = plan["prediction"]["iteration_time_s"], back["prediction"]["iteration_time_s"]
+    if abs(t1 - t0) > 1e-9 * max(t0, 1e-12):
+        problems.append(f"iteration time: predicted {t0} s, read back {t1} s")
+    m0, m1 = plan["prediction"]["memory_per_gpu_GiB"], back["prediction"]["memory_per_gpu_GiB"]
+    if abs(m1 - m0) > 1e-9 * max(m0, 1e-12):
+        problems.append(f"memory: predicted {m0} GiB, read back {m1} GiB")
+    return problems
+
+
+if __name__ == "__main__":
+    sys.exit(main())
