@@ -32,6 +32,7 @@ struct PlanArgs {
   std::optional<int> tp, pp, cp, vpp, mbs;
   std::optional<std::string> recompute;
   std::string out_file;
+  std::string launch_dir;
   bool json = false;
 };
 
@@ -88,6 +89,8 @@ void register_plan(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--recompute", a->recompute, "Fix the recompute granularity: none | selective | full");
   cmd->add_flag("--json", a->json, "Print the plan JSON (with a \"search\" object) instead of the report");
   cmd->add_option("-o,--output", a->out_file, "Also write the plan JSON to this file (read it back with strata predict --plan)");
+  cmd->add_option("--emit-launch", a->launch_dir,
+                  "Write DIR/launch.sh: torchrun, environment and Megatron-LM flags of the plan (data and tokenizer left as variables)");
   cmd->callback([a, &ctx] {
     Catalog catalog(Catalog::default_data_dir());
     // With --megatron-args the workload is the launch's, and its own plan is the baseline to beat.
@@ -119,6 +122,12 @@ void register_plan(CLI::App& app, CommandContext& ctx) {
       std::ofstream out(a->out_file);
       if (!out) throw InputError(kCmd, "--output", "cannot write \"" + a->out_file + "\"");
       out << plan.dump(2) << "\n";
+    }
+    if (!a->launch_dir.empty()) {
+      const LaunchPlan l = megatron_launch(result.best.job, result.best.prediction.feasible, result.best.prediction.reason);
+      if (l.megatron_args.empty()) throw InputError(kCmd, "--emit-launch", "no Megatron-LM launch for this plan: " + l.refused);
+      write_launch_script(a->launch_dir, launch_script(result.best.job, l));
+      if (!a->json) fmt::print(stderr, "wrote {}/launch.sh\n", a->launch_dir);
     }
     if (a->json) fmt::print("{}\n", plan.dump(2));
     else {

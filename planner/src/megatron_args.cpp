@@ -2,8 +2,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <system_error>
 
 #include <fmt/format.h>
+
+#include "costmodel/errors.h"
 
 namespace strata {
 
@@ -263,6 +268,7 @@ std::string launch_script(const Job& job, const LaunchPlan& launch) {
     return s;
   }
   s += "# Run it on every node with NODE_RANK and MASTER_ADDR set; fill in the data and tokenizer below.\n";
+  s += "# The prediction assumes the model's tokenizer: a vocabulary of " + std::to_string(job.model.vocab_size) + " tokens.\n";
   s += "set -euo pipefail\n\n";
   for (const auto& [k, v] : launch.env) s += "export " + k + "=" + v + "\n";
   s += "\n# ---- fill these in: your data, tokenizer and checkpoints (strata does not choose them) ----\n";
@@ -289,6 +295,30 @@ std::string launch_script(const Job& job, const LaunchPlan& launch) {
       "  \"$MEGATRON_LM/pretrain_gpt.py\" \"${{PLAN_ARGS[@]}}\" \"${{DATA_ARGS[@]}}\" \"${{RUN_ARGS[@]}}\"\n",
       launch.nnodes, launch.nproc_per_node);
   return s;
+}
+
+void write_launch_script(const std::string& dir, const std::string& script) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir)) throw InputError("command line", "--emit-launch", "cannot create the directory \"" + dir + "\"");
+  const fs::path path = fs::path(dir) / "launch.sh";
+  const fs::path tmp = fs::path(dir) / ".launch.sh.tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << script;
+    out.flush();
+    if (!out) {
+      fs::remove(tmp, ec);
+      throw InputError("command line", "--emit-launch", "cannot write \"" + path.string() + "\"");
+    }
+  }
+  fs::permissions(tmp, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec, fs::perm_options::add, ec);
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw InputError("command line", "--emit-launch", "cannot write \"" + path.string() + "\"");
+  }
 }
 
 }  // namespace strata

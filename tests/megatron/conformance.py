@@ -197,14 +197,27 @@ def main():
     check = load_checker(a.check)
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "plan.json")
-        quiet = ["--quiet"] if strata_args[:1] == ["plan"] else []  # plan's progress line
-        run = subprocess.run([a.strata, *strata_args, *quiet, "-o", out], capture_output=True, text=True,
+        # plan: no progress line; its runnable launch.sh too, read back below instead of the flags.
+        extra = ["--quiet", "--emit-launch", os.path.join(tmp, "launch")] if strata_args[:1] == ["plan"] else []
+        if a.expect == "refused":
+            extra = extra[:1]
+        run = subprocess.run([a.strata, *strata_args, *extra, "-o", out], capture_output=True, text=True,
                              timeout=120)
         if run.returncode not in (0, 2) or not os.path.isfile(out):
             print(f"FAIL: strata exited {run.returncode}:\n{run.stdout[-2000:]}{run.stderr[-2000:]}")
             return 1
         with open(out) as f:
             plan = json.load(f)
+        script = os.path.join(tmp, "launch", "launch.sh")
+        if extra and a.expect == "launch":
+            syntax = subprocess.run(["bash", "-n", script], capture_output=True, text=True)
+            if syntax.returncode != 0:
+                print(f"FAIL: {script} is not a valid bash script: {syntax.stderr}")
+                return 1
+        return judge(a, check, plan, script if extra else None)
+
+
+def judge(a, check, plan, script):
     launch = plan.get("launch") or {}
     if a.expect == "refused":
         if "megatron_args" in launch or not launch.get("refused"):
@@ -228,7 +241,7 @@ def main():
         print("FAIL: Megatron-LM would train another job than strata predicted:\n  " + "\n  ".join(problems)
               + f"\nflags: {' '.join(flags)}")
         return 1
-    problems = round_trip(a.strata, plan, flags)
+    problems = round_trip(a.strata, plan, flags, script)
     if problems:
         print("FAIL: the launch read back with --megatron-args predicts another job:\n  " + "\n  ".join(problems)
               + f"\nflags: {' '.join(flags)}")
@@ -238,12 +251,15 @@ def main():
     return 0
 
 
-def round_trip(strata, plan, flags):
-    """The launch's flags read back by `strata predict --megatron-args` on the plan's cluster."""
+def round_trip(strata, plan, flags, script):
+    """The launch (its launch.sh when given, else its flags) read back by `strata predict
+    --megatron-args` on the plan's cluster."""
     with tempfile.TemporaryDirectory() as tmp:
         flags_file, cluster_file, out = (os.path.join(tmp, n) for n in ("launch.txt", "cluster.json", "rt.json"))
         with open(flags_file, "w") as f:
             f.write("pretrain_gpt.py " + " ".join(f"'{x}'" for x in flags) + "\n")
+        if script:
+            flags_file = script
         with open(cluster_file, "w") as f:
             json.dump(plan["cluster"], f)
         rt = plan["runtime"]

@@ -246,3 +246,69 @@ TEST_CASE("megatron_args: uneven stages, as Megatron-LM spells them") {
   }
 }
 }
+
+TEST_SUITE("planner") {
+TEST_CASE("megatron_launch: environment, torchrun shape and refusals") {
+  Job job = test::gpt3_175b_job();  // tp8 pp16 dp8 on DGX A100 nodes of 8
+  SUBCASE("tensor parallelism before Blackwell needs CUDA_DEVICE_MAX_CONNECTIONS=1") {
+    const LaunchPlan l = megatron_launch(job);
+    REQUIRE_FALSE(l.megatron_args.empty());
+    CHECK(l.env == std::vector<std::pair<std::string, std::string>>{{"CUDA_DEVICE_MAX_CONNECTIONS", "1"}});
+    CHECK(l.nnodes == 128);
+    CHECK(l.nproc_per_node == 8);
+    CHECK(l.num_micro_batches == job.num_micro_batches());
+    job.plan.tp = 1;
+    job.plan.dp = 64;
+    job.plan.sequence_parallel = false;
+    CHECK(megatron_launch(job).env.empty());
+  }
+  SUBCASE("Blackwell no longer needs it (arguments.py: get_device_arch_version() < 10)") {
+    job.cluster.gpu.architecture = "blackwell";
+    CHECK(megatron_launch(job).env.empty());
+  }
+  SUBCASE("an infeasible plan carries no launch, only the reason") {
+    const LaunchPlan l = megatron_launch(job, false, "stage 0 needs 91.2 GiB > 80 GiB");
+    CHECK(l.megatron_args.empty());
+    CHECK(l.refused.find("91.2 GiB") != std::string::npos);
+  }
+  SUBCASE("runtimes and models Megatron-LM does not run are refused, not written as DDP flags") {
+    Job ds = job;
+    ds.runtime.framework = Framework::deepspeed;
+    ds.plan.zero_stage = 1;
+    CHECK(megatron_launch(ds).refused.find("Megatron-DeepSpeed") != std::string::npos);
+    Job fsdp = job;
+    fsdp.runtime.framework = Framework::fsdp;
+    CHECK(megatron_args(fsdp).empty());
+    Job alibi = job;
+    alibi.model.position_embedding = PositionEmbedding::alibi;
+    CHECK(megatron_launch(alibi).refused.find("ALiBi") != std::string::npos);
+  }
+  SUBCASE("ZeRO-2/3 under Megatron-LM is Megatron-FSDP, which wants CUDA_DEVICE_MAX_CONNECTIONS unset") {
+    job.plan.zero_stage = 3;
+    const LaunchPlan l = megatron_launch(job);
+    CHECK(has(l.megatron_args, "--use-megatron-fsdp"));
+    CHECK(value_of(l.megatron_args, "--data-parallel-sharding-strategy") == "optim_grads_params");
+    CHECK(l.env.empty());
+  }
+  SUBCASE("layers that pp does not divide get an explicit split, not Megatron's refusal") {
+    job.model.num_layers = 95;
+    const auto a = megatron_args(job);
+    CHECK((has(a, "--decoder-first-pipeline-num-layers") || has(a, "--decoder-last-pipeline-num-layers") ||
+           has(a, "--pipeline-model-parallel-layout")));
+  }
+}
+
+TEST_CASE("launch_script") {
+  const Job job = test::gpt3_175b_job();
+  const std::string s = launch_script(job, megatron_launch(job));
+  CHECK(s.find("export CUDA_DEVICE_MAX_CONNECTIONS=1") != std::string::npos);
+  CHECK(s.find("torchrun --nnodes 128 --nproc-per-node 8") != std::string::npos);
+  CHECK(s.find("--tensor-model-parallel-size 8") != std::string::npos);
+  CHECK(s.find("DATA_PATH:?") != std::string::npos);  // the data is the user's to give
+  Job refused = job;
+  refused.runtime.framework = Framework::fsdp;
+  const std::string r = launch_script(refused, megatron_launch(refused));
+  CHECK(r.find("exit 1") != std::string::npos);
+  CHECK(r.find("torchrun") == std::string::npos);
+}
+}

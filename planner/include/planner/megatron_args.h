@@ -40,6 +40,9 @@ std::string join_args(const std::vector<std::string>& args);
 // A runnable launch script: torchrun with the launch's shape, its environment and flags, and the
 // data and tokenizer arguments as clearly marked variables the user fills in.
 std::string launch_script(const Job& job, const LaunchPlan& launch);
+// Writes `script` to DIR/launch.sh (DIR created if missing; the script made executable). Throws
+// InputError naming the path when it cannot be written.
+void write_launch_script(const std::string& dir, const std::string& script);
 
 // Megatron-Core's compute-capability major of the job's GPU (8 Ampere/Ada, 9 Hopper, 10
 // Blackwell); 0 for a GPU that is not NVIDIA's.
