@@ -50,4 +50,36 @@ int chunk_layers(const ParallelPlan& plan, int stage, int stage_layers, int chun
   return base + (rank < extra ? 1 : 0);
 }
 
+double effective_moe_imbalance(const RuntimeOptions& rt) {
+  double f = std::max(1.0, rt.moe_load_imbalance);
+  if (rt.moe_capacity_factor > 0) f = std::min(f, std::max(1.0, rt.moe_capacity_factor));
+  return f;
+}
+
+std::vector<int> chunk_layer_ids(const ParallelPlan& plan, int num_layers, int stage, int chunk) {
+  const std::vector<int> stages = resolve_stage_layers(plan, num_layers);
+  const int pp = static_cast<int>(stages.size()), v = std::max(1, plan.vpp);
+  int offset = 0;
+  for (int vs = 0; vs < pp * v; ++vs) {
+    const int c = vs / pp, s = vs % pp;
+    const int n = chunk_layers(plan, s, stages[s], c);
+    if (s == stage && c == chunk) {
+      std::vector<int> ids(std::max(0, n));
+      for (int i = 0; i < n; ++i) ids[i] = offset + i;
+      return ids;
+    }
+    offset += n;
+  }
+  return {};
+}
+
+std::vector<int> stage_layer_ids(const ParallelPlan& plan, int num_layers, int stage) {
+  std::vector<int> ids;
+  for (int c = 0; c < std::max(1, plan.vpp); ++c) {
+    const std::vector<int> part = chunk_layer_ids(plan, num_layers, stage, c);
+    ids.insert(ids.end(), part.begin(), part.end());
+  }
+  return ids;
+}
+
 }  // namespace strata

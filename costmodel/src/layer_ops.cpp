@@ -1,5 +1,7 @@
 #include "costmodel/layer_ops.h"
 
+#include <algorithm>
+
 namespace strata {
 
 namespace {
@@ -44,7 +46,14 @@ double total_flops(const std::vector<Op>& ops) {
   return f;
 }
 
-LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s) {
+double causal_keys_per_query(double seq, double window) {
+  if (window <= 0 || window >= seq) return seq / 2;
+  return window - window * window / (2 * seq);
+}
+
+LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s) { return decoder_layer_ops(m, s, m.layer_kind(0)); }
+
+LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind kind) {
   LayerOps L;
   const int eb = s.element_bytes;
   const double tp = s.tp;
@@ -54,18 +63,53 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s) {
   const double T = b * seq;            // tokens per GPU
   const double h = static_cast<double>(m.hidden_size);
   const double kv = static_cast<double>(m.kv_hidden());
+  const double qh = static_cast<double>(m.q_hidden());
   const double heads = m.num_attention_heads / tp;
   const double d = static_cast<double>(m.head_dim());
   // With sequence parallelism the norms/dropouts run on T/tp tokens (Korthikanti 2022, §4.2.2).
   const double T_sp = s.sequence_parallel ? T / tp : T;
   const double dropout_mask = m.dropout ? 1.0 : 0.0;  // 1-byte mask per element
+  // Keys per query: causal half of the sequence, or the sliding window (Beltagy et al. 2020;
+  // FlashAttention's window_size skips the tiles outside it).
+  const double window = kind.sliding_window ? static_cast<double>(m.sliding_window) : 0.0;
+  const double keys_fraction = causal_keys_per_query(seq_full, window) / seq_full;
 
   auto& F = L.forward;
   auto& B = L.backward;
   // Norm: read x, write y (+ stats); backward reads x, y-grad, writes x-grad (+ gamma grad).
   F.push_back(elementwise("input_norm", T_sp * h, 2.0 * eb, 5));
-  Op qkv = gemm("qkv_proj", T, (h + 2 * kv) / tp, h, eb);
-  F.push_back(qkv);
+  // Query/key/value projections. MLA (DeepSeek-V2 §2.1; Megatron-Core MLASelfAttention): the down
+  // projections to the q and kv latents run whole on every TP rank, each latent is RMS-normed, then
+  // up-projected per head (split over TP); the decoupled rope key comes out of the kv down
+  // projection and is shared by the heads.
+  std::vector<Op> proj_in;  // the GEMMs producing Q, K, V, in forward order
+  std::vector<Op> proj_norms;
+  double qk_dim = d, v_dim = d, q_out = qh / tp, kv_out = 2 * kv / tp;
+  if (m.mla) {
+    const double ql = static_cast<double>(m.mla->q_lora_rank), kl = static_cast<double>(m.mla->kv_lora_rank);
+    const double rope = static_cast<double>(m.mla->qk_rope_head_dim);
+    qk_dim = static_cast<double>(m.mla->qk_nope_head_dim) + rope;
+    v_dim = static_cast<double>(m.mla->v_head_dim);
+    if (ql > 0) {
+      proj_in.push_back(gemm("q_down_proj", T, ql, h, eb));
+      proj_norms.push_back(elementwise("q_latent_norm", T * ql, 2.0 * eb, 5));
+      proj_in.push_back(gemm("q_up_proj", T, heads * qk_dim, ql, eb));
+    } else {
+      proj_in.push_back(gemm("q_proj", T, heads * qk_dim, h, eb));
+    }
+    proj_in.push_back(gemm("kv_down_proj", T, kl + rope, h, eb));
+    proj_norms.push_back(elementwise("kv_latent_norm", T * kl, 2.0 * eb, 5));
+    proj_in.push_back(gemm("kv_up_proj", T, heads * (static_cast<double>(m.mla->qk_nope_head_dim) + v_dim), kl, eb));
+    // Rotary embedding applied to the rope part of every query head and the shared rope key.
+    proj_norms.push_back(elementwise("rope", T * (heads + 1) * rope, 2.0 * eb, 6));
+    q_out = heads * qk_dim;
+    kv_out = heads * (qk_dim + v_dim);
+  } else {
+    proj_in.push_back(gemm("qkv_proj", T, (qh + 2 * kv) / tp, h, eb));
+    if (m.qk_layernorm) proj_norms.push_back(elementwise("qk_norm", T * (qh + kv) / tp, 2.0 * eb, 5));
+  }
+  F.insert(F.end(), proj_in.begin(), proj_in.end());
+  F.insert(F.end(), proj_norms.begin(), proj_norms.end());
 
   // Attention core. Causal masking halves the work only for kernels that skip masked tiles
   // (FlashAttention); unfused Megatron attention computes the full s x s scores then masks.
@@ -77,10 +121,11 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s) {
     a.kind = OpKind::attention;
     a.m = seq;
     a.n = seq_full;
-    a.k = d;
+    a.k = qk_dim;
     a.batch = b * heads;
-    a.flops = 4.0 * b * heads * seq * seq_full * d * 0.5;  // QK^T and PV, causal half (Dao 2022)
-    a.bytes = (T * (h + 2 * kv) / tp + T * h / tp) * eb;
+    // QK^T (qk_dim) and PV (v_dim) over the keys each query sees (Dao 2022).
+    a.flops = 2.0 * b * heads * seq * seq_full * keys_fraction * (qk_dim + v_dim);
+    a.bytes = (T * (q_out + kv_out) + T * heads * v_dim) * eb;
     attn_fwd.push_back(a);
     Op ab = a;
     ab.name = "flash_attention_bwd";
@@ -89,10 +134,10 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s) {
     attn_bwd.push_back(ab);
   } else {
     const double scores = b * heads * seq * seq_full;
-    Op qk = gemm("attn_scores", seq, seq_full, d, eb, b * heads);
+    Op qk = gemm("attn_scores", seq, seq_full, qk_dim, eb, b * heads);
     Op sm = elementwise("softmax", scores, (2.0 + dropout_mask) * eb, 5);  // fused scale-mask-softmax
     if (m.dropout) sm.bytes += scores * (eb + 1);                        // dropout output + mask
-    Op av = gemm("attn_values", seq, d, seq_full, eb, b * heads);
+    Op av = gemm("attn_values", seq, v_dim, seq_full, eb, b * heads);
     attn_fwd = {qk, sm, av};
     add_gemm_backward(attn_bwd, av, eb);
     attn_bwd.push_back(elementwise("softmax_bwd", scores, 3.0 * eb + dropout_mask, 4));
@@ -111,49 +156,85 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s) {
   auto fp8_cast = [&](std::vector<Op>& ops, const char* name, double elements) {
     if (s.fp8_linears) ops.push_back(elementwise(name, elements, eb + 2.0, 2));
   };
-  Op proj = gemm("out_proj", T, h, h / tp, eb);
-  fp8_cast(F, "fp8_cast_attention_out", T * h / tp);
+  const double attn_out = heads * v_dim;  // per-GPU width of the attention output
+  Op proj = gemm("out_proj", T, h, attn_out, eb);
+  fp8_cast(F, "fp8_cast_attention_out", T * attn_out);
   F.push_back(proj);
   F.push_back(elementwise("bias_dropout_add", T_sp * h, 3.0 * eb + dropout_mask));
   F.push_back(elementwise("post_attn_norm", T_sp * h, 2.0 * eb, 5));
 
-  // MLP (dense or the local experts of an MoE layer).
-  double f = static_cast<double>(m.ffn_hidden_size);
-  double mlp_tokens = T;
+  // MLP: dense, or an MoE layer's router, token permutation, local experts and shared experts.
+  const bool gated = m.gated_mlp();
+  std::vector<Op> mlp_fwd, mlp_bwd;
+  auto add_mlp = [&](const char* fc1_name, const char* act_name, const char* act_bwd_name, const char* fc2_name, double tokens,
+                     double f, double batch) {
+    // tokens: rows of each GEMM of the group (per expert for grouped expert GEMMs), batch: experts.
+    Op fc1 = gemm(fc1_name, tokens, (gated ? 2 : 1) * f, h, eb, batch);
+    Op fc2 = gemm(fc2_name, tokens, h, f, eb, batch);
+    const double rows = tokens * batch;
+    mlp_fwd.push_back(fc1);
+    mlp_fwd.push_back(elementwise(act_name, rows * f, (gated ? 3.0 : 2.0) * eb, 8));
+    mlp_fwd.push_back(fc2);
+    // Backward (reverse order inside the group).
+    std::vector<Op> bwd;
+    fp8_cast(bwd, "fp8_cast_grad_fc2_out", rows * h);
+    add_gemm_backward(bwd, fc2, eb);
+    bwd.push_back(elementwise(act_bwd_name, rows * f, (gated ? 5.0 : 3.0) * eb, 8));
+    fp8_cast(bwd, "fp8_cast_grad_fc1_out", rows * (gated ? 2 : 1) * f);
+    add_gemm_backward(bwd, fc1, eb);
+    mlp_bwd.insert(mlp_bwd.begin(), bwd.begin(), bwd.end());
+  };
   Op router;
-  bool moe = m.moe.has_value();
-  if (moe) {
-    f = static_cast<double>(m.moe->expert_ffn_hidden_size);
-    // Each token visits top_k experts; with EP, a rank serves its num_experts/ep experts on the
-    // tokens routed to them, which on average is T*top_k tokens per rank.
-    mlp_tokens = T * m.moe->top_k;
-    router = gemm("router", T, m.moe->num_experts, h, eb);
+  if (kind.moe && m.moe) {
+    const double E = m.moe->num_experts;
+    // Router logits on this rank's (sequence-parallel) tokens, kept in bf16 under fp8; then score
+    // function + top-k over the experts (Megatron-Core TopKRouter, fp32).
+    router = gemm("router", T_sp, E, h, eb);
     router.bf16_under_fp8 = true;
-    F.push_back(router);
+    mlp_fwd.push_back(router);
+    mlp_fwd.push_back(elementwise("router_topk", T_sp * E, 4.0 + 4.0, 10));
+    // Local experts: the tp*dp*cp ranks of a stage share the expert work evenly whatever the
+    // EP x ETP split (memory_model's moe_tokens_per_gpu): top_k * T * etp / tp token-expert
+    // pairs on 1/etp of each expert's FFN, times the busiest rank's imbalance. They run as a
+    // grouped GEMM over the num_experts/ep local experts at the per-expert token count
+    // (Megatron-Core TEGroupedMLP).
+    const double pairs = T * m.moe->top_k * s.etp / tp * s.moe_imbalance;
+    const double local = std::max(1.0, E / s.ep);
+    const double fe = static_cast<double>(m.moe->expert_ffn_hidden_size) / s.etp;
+    // Permute (gather the routed copies of each token into expert order) and unpermute (scatter
+    // back and sum the top_k outputs weighted by their probabilities): read and write h per pair
+    // (Megatron-Core moe_utils permute/unpermute, fused in TE).
+    mlp_fwd.push_back(elementwise("moe_permute", pairs * h, 2.0 * eb, 1));
+    add_mlp("expert_fc1", "expert_activation", "expert_activation_bwd", "expert_fc2", pairs / local, fe, local);
+    mlp_fwd.push_back(elementwise("moe_unpermute", pairs * h, 2.0 * eb, 2));
+    mlp_bwd.insert(mlp_bwd.begin(), elementwise("moe_unpermute_bwd", pairs * h, 3.0 * eb, 2));
+    mlp_bwd.push_back(elementwise("moe_permute_bwd", pairs * h, 2.0 * eb, 1));
+    if (m.moe->shared_expert_ffn_hidden_size > 0)
+      add_mlp("shared_fc1", "shared_activation", "shared_activation_bwd", "shared_fc2", T, static_cast<double>(m.moe->shared_expert_ffn_hidden_size) / tp, 1);
+    mlp_bwd.push_back(elementwise("router_topk_bwd", T_sp * E, 4.0 + 4.0, 6));
+    add_gemm_backward(mlp_bwd, router, eb);
+  } else {
+    add_mlp("fc1", "activation", "activation_bwd", "fc2", T, static_cast<double>(m.ffn_hidden_size) / tp, 1);
   }
-  const bool swiglu = m.activation == Activation::swiglu;
-  Op fc1 = gemm("fc1", mlp_tokens, (swiglu ? 2 : 1) * f / tp, h, eb);
-  F.push_back(fc1);
-  F.push_back(elementwise("activation", mlp_tokens * f / tp, (swiglu ? 3.0 : 2.0) * eb, 8));
-  Op fc2 = gemm("fc2", mlp_tokens, h, f / tp, eb);
-  F.push_back(fc2);
+  F.insert(F.end(), mlp_fwd.begin(), mlp_fwd.end());
   F.push_back(elementwise("bias_dropout_add", T_sp * h, 3.0 * eb + dropout_mask));
 
   // Backward in reverse order; elementwise backward moves about twice the forward bytes.
   B.push_back(elementwise("bias_dropout_add_bwd", T_sp * h, 2.0 * eb + dropout_mask));
-  fp8_cast(B, "fp8_cast_grad_fc2_out", mlp_tokens * h);
-  add_gemm_backward(B, fc2, eb);
-  B.push_back(elementwise("activation_bwd", mlp_tokens * f / tp, (swiglu ? 5.0 : 3.0) * eb, 8));
-  fp8_cast(B, "fp8_cast_grad_fc1_out", mlp_tokens * (swiglu ? 2 : 1) * f / tp);
-  add_gemm_backward(B, fc1, eb);
-  if (moe) add_gemm_backward(B, router, eb);
+  B.insert(B.end(), mlp_bwd.begin(), mlp_bwd.end());
   B.push_back(elementwise("post_attn_norm_bwd", T_sp * h, 4.0 * eb, 8));
   B.push_back(elementwise("bias_dropout_add_bwd", T_sp * h, 2.0 * eb + dropout_mask));
   fp8_cast(B, "fp8_cast_grad_out_proj_out", T * h);
   add_gemm_backward(B, proj, eb);
   B.insert(B.end(), attn_bwd.begin(), attn_bwd.end());
-  fp8_cast(B, "fp8_cast_grad_qkv_out", T * (h + 2 * kv) / tp);
-  add_gemm_backward(B, qkv, eb);
+  for (auto it = proj_norms.rbegin(); it != proj_norms.rend(); ++it) {
+    Op nb = elementwise("latent_norm_bwd", it->bytes / (2.0 * eb), 4.0 * eb, 8);
+    B.push_back(nb);
+  }
+  for (auto it = proj_in.rbegin(); it != proj_in.rend(); ++it) {
+    fp8_cast(B, "fp8_cast_grad_qkv_out", it->m * it->n);
+    add_gemm_backward(B, *it, eb);
+  }
   B.push_back(elementwise("input_norm_bwd", T_sp * h, 4.0 * eb, 8));
   return L;
 }
@@ -192,14 +273,38 @@ LayerOps output_layer_ops(const ModelSpec& m, const LayerShape& s) {
 }
 
 double layer_model_flops_fwd(const ModelSpec& m, double tokens, double seq) {
+  const int n = std::max(1, m.num_layers);
+  double sum = 0;
+  for (int i = 0; i < n; ++i) sum += layer_model_flops_fwd(m, tokens, seq, m.layer_kind(i));
+  return sum / n;
+}
+
+double layer_model_flops_fwd(const ModelSpec& m, double tokens, double seq, LayerKind kind) {
   const double h = static_cast<double>(m.hidden_size);
-  const double kv = static_cast<double>(m.kv_hidden());
-  double f = static_cast<double>(m.ffn_hidden_size);
-  double mlp_mult = m.activation == Activation::swiglu ? 3 : 2;
-  double mlp = mlp_mult * h * f;
-  if (m.moe) mlp = mlp_mult * h * static_cast<double>(m.moe->expert_ffn_hidden_size) * m.moe->top_k + h * m.moe->num_experts;
-  double matmul_params = h * (h + 2 * kv) + h * h + mlp;
-  return 2.0 * matmul_params * tokens + 4.0 * tokens * seq * h;
+  const double mlp_mult = m.gated_mlp() ? 3 : 2;
+  double mlp = mlp_mult * h * static_cast<double>(m.ffn_hidden_size);
+  if (kind.moe && m.moe)
+    mlp = mlp_mult * h * (static_cast<double>(m.moe->expert_ffn_hidden_size) * m.moe->top_k +
+                          static_cast<double>(m.moe->shared_expert_ffn_hidden_size)) +
+          h * m.moe->num_experts;
+  // Attention matmul weights (MLA's down/up projections included), excluding biases and norms.
+  double attn_params = 0, qk_dim = static_cast<double>(m.head_dim()), v_dim = qk_dim;
+  if (m.mla) {
+    const double H = m.num_attention_heads;
+    const double ql = static_cast<double>(m.mla->q_lora_rank), kl = static_cast<double>(m.mla->kv_lora_rank);
+    qk_dim = static_cast<double>(m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim);
+    v_dim = static_cast<double>(m.mla->v_head_dim);
+    attn_params = (ql > 0 ? h * ql + ql * H * qk_dim : h * H * qk_dim) +
+                  h * (kl + static_cast<double>(m.mla->qk_rope_head_dim)) +
+                  kl * H * (static_cast<double>(m.mla->qk_nope_head_dim) + v_dim) + H * v_dim * h;
+  } else {
+    const double qh = static_cast<double>(m.q_hidden()), kv = static_cast<double>(m.kv_hidden());
+    attn_params = h * (qh + 2 * kv) + qh * h;
+  }
+  // Scores and values over the full (non-causal-skipped) sequence, or the window: 2 matmuls.
+  const double keys = kind.sliding_window && m.sliding_window > 0 ? std::min(seq, static_cast<double>(m.sliding_window)) : seq;
+  const double attn_core = 2.0 * tokens * keys * m.num_attention_heads * (qk_dim + v_dim);
+  return 2.0 * (attn_params + mlp) * tokens + attn_core;
 }
 
 }  // namespace strata

@@ -49,42 +49,80 @@ bool te_fp8(const Job& job) {
   return job.training.precision == Precision::fp8 && job.runtime.framework != Framework::fsdp;
 }
 
-double decoder_params_per_gpu(const Job& job, int layers) {
+namespace {
+
+// Per-GPU parameters of decoder layer `layer`, split into the part sharded over TP (attention,
+// norms, dense MLP, shared experts, router) and the routed experts, which sit on the EP x ETP grid
+// (Megatron-Core MoE: each EP rank holds num_experts/ep experts, each split over etp ranks).
+ParamSplit layer_params_per_gpu(const Job& job, int layer) {
   const ModelSpec& m = job.model;
   const ParallelPlan& p = job.plan;
-  const double h = static_cast<double>(m.hidden_size);
-  double layer = m.layer_params();
-  if (m.moe) {
-    // Experts are split across EP ranks and each expert's FFN across TP ranks.
-    const double f = static_cast<double>(m.moe->expert_ffn_hidden_size);
-    const double expert = (m.activation == Activation::swiglu ? 3 : 2) * h * f;
-    const double experts = m.moe->num_experts * expert;
-    layer = (layer - experts) / p.tp + experts / (static_cast<double>(p.tp) * p.ep);
+  ParamSplit out;
+  if (m.is_moe_layer(layer)) {
+    out.dense = (m.attention_params() + m.layer_norm_params() + m.shared_expert_params() + m.router_params()) / p.tp;
+    out.expert = m.moe->num_experts * m.expert_params() / (static_cast<double>(p.ep) * std::max(1, p.etp));
   } else {
-    layer /= p.tp;
+    out.dense = m.layer_params_at(layer) / p.tp;
   }
-  return layers * layer;
+  return out;
 }
 
-double stage_params_per_gpu(const Job& job, int stage, int layers) {
+// The stage's layer indices; `layers` differing from the plan's split (a caller asking about a
+// hypothetical stage) takes that many layers from where the stage starts.
+std::vector<int> layer_ids_of(const Job& job, int stage, int layers) {
+  std::vector<int> ids = stage_layer_ids(job.plan, job.model.num_layers, stage);
+  if (static_cast<int>(ids.size()) == layers) return ids;
+  const int first = ids.empty() ? 0 : ids.front();
+  ids.assign(std::max(0, layers), 0);
+  for (int i = 0; i < layers; ++i) ids[i] = (first + i) % std::max(1, job.model.num_layers);
+  return ids;
+}
+
+}  // namespace
+
+ParamSplit decoder_param_split(const Job& job, int stage, int layers) {
+  ParamSplit sum;
+  for (int id : layer_ids_of(job, stage, layers)) {
+    const ParamSplit l = layer_params_per_gpu(job, id);
+    sum.dense += l.dense;
+    sum.expert += l.expert;
+  }
+  return sum;
+}
+
+double decoder_params_per_gpu(const Job& job, int layers) {
+  // The mean layer of the model, `layers` times.
+  const int n = std::max(1, job.model.num_layers);
+  double sum = 0;
+  for (int i = 0; i < n; ++i) sum += layer_params_per_gpu(job, i).total();
+  return layers * sum / n;
+}
+
+ParamSplit stage_param_split(const Job& job, int stage, int layers) {
   const ModelSpec& m = job.model;
   const ParallelPlan& p = job.plan;
   const double h = static_cast<double>(m.hidden_size);
-  double params = decoder_params_per_gpu(job, layers);
+  ParamSplit params = decoder_param_split(job, stage, layers);
   const double vocab = static_cast<double>(padded_vocab_size(job)) * h / p.tp;
   if (stage == 0) {
-    params += vocab;
-    if (m.position_embedding == PositionEmbedding::learned) params += static_cast<double>(job.training.seq_length) * h;
+    params.dense += vocab;
+    if (m.position_embedding == PositionEmbedding::learned) params.dense += static_cast<double>(job.training.seq_length) * h;
   }
   if (stage == p.pp - 1) {
     // Untied output layer, or the tied copy Megatron keeps on the last stage when pp > 1.
-    if (!m.tied_embeddings || p.pp > 1) params += vocab;
-    params += 2 * h;
+    if (!m.tied_embeddings || p.pp > 1) params.dense += vocab;
+    params.dense += 2 * h;
   }
   return params;
 }
 
+double stage_params_per_gpu(const Job& job, int stage, int layers) { return stage_param_split(job, stage, layers).total(); }
+
 double layer_activation_bytes(const Job& job, RecomputeGranularity g) {
+  return layer_activation_bytes(job, g, job.model.layer_kind(0));
+}
+
+double layer_activation_bytes(const Job& job, RecomputeGranularity g, LayerKind kind) {
   const ModelSpec& m = job.model;
   const ParallelPlan& p = job.plan;
   const double eb = activation_bytes(job.training.precision);
@@ -92,6 +130,7 @@ double layer_activation_bytes(const Job& job, RecomputeGranularity g) {
   const double b = p.micro_batch_size;
   const double h = static_cast<double>(m.hidden_size);
   const double kv = static_cast<double>(m.kv_hidden());
+  const double qh = static_cast<double>(m.q_hidden());
   const double t = p.tp;
   const double sp = (p.sequence_parallel && p.tp > 1) ? t : 1.0;  // divisor of the non-TP-sharded tensors
   const double sbh = s * b * h;
@@ -107,12 +146,39 @@ double layer_activation_bytes(const Job& job, RecomputeGranularity g) {
   const double proj_in = fp8 ? (job.runtime.flash_attention ? eb + 1.0 : 1.0) : eb;
   // Attention block (Korthikanti §4.1): norm input, QKV input, Q+K+V, output-projection input,
   // dropout mask.
-  double attn = eb * sbh / sp + gemm_in * sbh / sp + eb * s * b * (h + 2 * kv) / t + proj_in * sbh / t + mask * sbh / sp;
-  // MLP block: norm input, fc1 input, activation input (2f for SwiGLU's gate+up), fc2 input, mask.
-  double f = static_cast<double>(m.moe ? m.moe->expert_ffn_hidden_size : m.ffn_hidden_size);
-  double mlp_tokens = m.moe ? s * b * m.moe->top_k : s * b;
-  double act_in = (m.activation == Activation::swiglu ? 2 : 1) * f;
-  double mlp = eb * sbh / sp + gemm_in * sbh / sp + eb * mlp_tokens * act_in / t + gemm_in * mlp_tokens * f / t + mask * sbh / sp;
+  double attn = 0;
+  if (m.mla) {
+    // Multi-latent attention (Megatron-Core MLASelfAttention): the down projections run on every TP
+    // rank (not split), so their outputs are whole: the q latent (norm input and up-projection
+    // input), the kv latent + shared rope key, its norm input and up-projection input; then the
+    // per-head Q, K (nope+rope) and V, and the output projection's input.
+    const double H = m.num_attention_heads;
+    const double ql = static_cast<double>(m.mla->q_lora_rank), kl = static_cast<double>(m.mla->kv_lora_rank);
+    const double dqk = static_cast<double>(m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim);
+    const double dv = static_cast<double>(m.mla->v_head_dim);
+    attn = eb * sbh / sp + gemm_in * sbh / sp + (eb + gemm_in) * s * b * ql +
+           eb * s * b * (kl + static_cast<double>(m.mla->qk_rope_head_dim)) + gemm_in * s * b * kl +
+           eb * s * b * H * (2 * dqk + dv) / t + proj_in * s * b * H * dv / t + mask * sbh / sp;
+  } else {
+    attn = eb * sbh / sp + gemm_in * sbh / sp + eb * s * b * (qh + 2 * kv) / t + proj_in * s * b * qh / t + mask * sbh / sp;
+  }
+  // MLP block: norm input, fc1 input, activation input (2f for gated units), fc2 input, mask.
+  const double gate = m.gated_mlp() ? 2 : 1;
+  auto dense_mlp = [&](double f) { return eb * s * b * gate * f / t + gemm_in * s * b * f / t; };
+  double mlp = eb * sbh / sp + mask * sbh / sp;
+  if (kind.moe) {
+    // Router input (the norm output, kept for the router's weight gradient) and its fp32 scores;
+    // the local experts' tokens: top_k copies of each token spread over EP x ETP like their FLOPs
+    // (moe_tokens_per_gpu), stored as fc1 input, activation input, fc2 input and the expert output
+    // the unpermute/combine needs; the shared experts like a dense MLP.
+    const double fe = static_cast<double>(m.moe->expert_ffn_hidden_size) / std::max(1, p.etp);
+    const double tok = moe_tokens_per_gpu(job, s * b);
+    mlp += eb * sbh / sp + 4.0 * s * b * m.moe->num_experts / sp;
+    mlp += gemm_in * tok * h + eb * tok * gate * fe + gemm_in * tok * fe + eb * tok * h;
+    if (m.moe->shared_expert_ffn_hidden_size > 0) mlp += dense_mlp(static_cast<double>(m.moe->shared_expert_ffn_hidden_size));
+  } else {
+    mlp += gemm_in * sbh / sp + dense_mlp(static_cast<double>(m.ffn_hidden_size));
+  }
   // Attention scores: softmax output (eb), dropout mask (1) and dropout output (eb) per score,
   // 5as^2b/t for fp16 with dropout; absent with flash attention or selective recompute.
   const double S = static_cast<double>(job.training.seq_length);
@@ -124,11 +190,24 @@ double layer_activation_bytes(const Job& job, RecomputeGranularity g) {
   return attn + mlp + scores;
 }
 
+double moe_tokens_per_gpu(const Job& job, double tokens) {
+  const ModelSpec& m = job.model;
+  const ParallelPlan& p = job.plan;
+  if (!m.moe) return 0;
+  // The expert work of a stage's tp*dp*cp ranks is spread evenly over them whatever the EP x ETP
+  // split: a rank serves top_k * tokens * etp / tp token-expert pairs on 1/etp of each expert's FFN
+  // (tokens = this rank's micro-batch tokens; with tp > 1, sequence parallelism splits them over
+  // TP first). The busiest rank gets the load-imbalance factor more, capped by the capacity factor
+  // when tokens are dropped.
+  return tokens * m.moe->top_k * std::max(1, p.etp) / p.tp * effective_moe_imbalance(job.runtime);
+}
+
 MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_flight_chunks) {
   const ParallelPlan& p = job.plan;
   const Framework fw = job.runtime.framework;
   MemoryBreakdown mb;
-  const double params = stage_params_per_gpu(job, stage, layers);
+  const ParamSplit split = stage_param_split(job, stage, layers);
+  const double params = split.total();
   const bool fp32_model = job.training.precision == Precision::fp32 || job.training.precision == Precision::tf32;
   const double weight_b = fp32_model ? 4 : 2;
   // Megatron accumulates into fp32 main_grad buffers; DeepSpeed keeps grads in the model dtype.
@@ -141,6 +220,11 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
   if (fw == Framework::deepspeed && !fp32_model) opt_b += p.zero_stage >= 1 ? 6 : 4;
   // Optimizer state is sharded over the data-parallel group, which includes CP ranks in Megatron.
   const double shard = static_cast<double>(p.dp) * p.cp;
+  // Routed-expert states shard over the expert-data-parallel group instead (Megatron's distributed
+  // optimizer keeps a separate buffer for expert parameters over that group).
+  const double expert_shard = std::max(1, p.expert_data_parallel());
+  const double expert_frac = params > 0 ? split.expert / params : 0;
+  const double shard_mix = (1 - expert_frac) / shard + expert_frac / expert_shard;  // mean 1/shard per parameter
   double w = params * weight_b, gr = params * grad_b, opt = params * opt_b;
   if (fw == Framework::fsdp) {
     // FULL_SHARD with mixed precision: sharded fp32 params, grads and Adam moments; the bf16
@@ -150,13 +234,13 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
     gr = params * 4 / shard;
     opt = params * 8 / shard;
   } else {
-    if (p.distributed_optimizer || p.zero_stage >= 1) opt /= shard;
-    if (p.zero_stage >= 2) gr /= shard;
-    if (p.zero_stage >= 3) w /= shard;
+    if (p.distributed_optimizer || p.zero_stage >= 1) opt *= shard_mix;
+    if (p.zero_stage >= 2) gr *= shard_mix;
+    if (p.zero_stage >= 3) w *= shard_mix;
   }
   // Transformer Engine keeps an fp8 copy of each decoder linear's weight and of its transpose
   // between micro-batches (cast on the first micro-batch, is_first_microbatch): 2 bytes/param.
-  if (te_fp8(job)) w += 2.0 * decoder_params_per_gpu(job, layers);
+  if (te_fp8(job)) w += 2.0 * decoder_param_split(job, stage, layers).total();
   mb.weights_GiB = w / kGiB;
   mb.gradients_GiB = gr / kGiB;
   mb.optimizer_GiB = opt / kGiB;
@@ -169,13 +253,23 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
   if (g == RecomputeGranularity::full)
     n_full = p.recompute.num_layers < 0 ? layers : std::min(layers, p.recompute.num_layers);
   const double full_store = layer_activation_bytes(job, RecomputeGranularity::full);
-  const double normal_store = layer_activation_bytes(job, g == RecomputeGranularity::selective ? RecomputeGranularity::selective
-                                                                                              : RecomputeGranularity::none);
+  // Mean stored bytes over the stage's layers (MoE and dense layers differ), and the largest
+  // layer's working set while it is recomputed.
+  const RecomputeGranularity kept = g == RecomputeGranularity::selective ? RecomputeGranularity::selective : RecomputeGranularity::none;
+  double normal_store = 0, largest_layer = 0;
+  {
+    const std::vector<int> ids = layer_ids_of(job, stage, layers);
+    for (int id : ids) {
+      normal_store += layer_activation_bytes(job, kept, job.model.layer_kind(id));
+      largest_layer = std::max(largest_layer, layer_activation_bytes(job, RecomputeGranularity::none, job.model.layer_kind(id)));
+    }
+    if (!ids.empty()) normal_store /= static_cast<double>(ids.size());
+  }
   const double per_chunk_layers = static_cast<double>(layers) / p.vpp;
   const double full_frac = layers > 0 ? static_cast<double>(n_full) / layers : 0;
   double per_mb = per_chunk_layers * (full_frac * full_store + (1 - full_frac) * normal_store);
   double act = peak_in_flight_chunks * per_mb;
-  if (n_full > 0) act += layer_activation_bytes(job, RecomputeGranularity::none);
+  if (n_full > 0) act += largest_layer;
   const double eb = activation_bytes(job.training.precision);
   const double tokens = static_cast<double>(job.training.seq_length) / p.cp * p.micro_batch_size;
   if (stage == 0) act += peak_in_flight_chunks * eb * tokens * static_cast<double>(job.model.hidden_size) / (p.sequence_parallel ? p.tp : 1);

@@ -21,7 +21,8 @@ Activation parse_activation(const JsonReader& r, const std::string& key) {
   std::string v = lower(r.get_string(key));
   if (v == "gelu" || v == "gelu_new" || v == "gelu_pytorch_tanh" || v == "gelu_fast") return Activation::gelu;
   if (v == "swiglu" || v == "silu" || v == "swish") return Activation::swiglu;
-  r.fail(key, "expected \"gelu\" or \"swiglu\", found \"" + v + "\"");
+  if (v == "geglu") return Activation::geglu;
+  r.fail(key, "expected \"gelu\" or \"swiglu\", found \"" + v + "\" (\"geglu\", Gemma's gated GELU, is accepted too)");
 }
 
 Normalization parse_norm(const JsonReader& r, const std::string& key) {
@@ -41,15 +42,42 @@ PositionEmbedding parse_pos(const JsonReader& r, const std::string& key) {
 
 bool looks_like_hf(const json& j) {
   return j.is_object() && (j.contains("architectures") || j.contains("model_type") ||
-                           j.contains("num_hidden_layers") || j.contains("n_layer"));
+                           j.contains("num_hidden_layers") || j.contains("n_layer") || j.contains("text_config"));
 }
 
-// Hugging Face config.json: Llama/Mistral/Mixtral/Qwen (num_hidden_layers, intermediate_size),
-// GPT-2/GPT-J style (n_layer, n_embd, n_head), BLOOM (n_layer, hidden_size, n_head), MPT
-// (n_layers, d_model, n_heads, expansion_ratio), Falcon. Keys not used are ignored on purpose:
-// HF configs carry many unrelated fields.
-ModelSpec model_from_hf(const json& j, const std::string& where, const std::string& path) {
+bool one_of(const std::string& v, std::initializer_list<const char*> set) {
+  for (const char* s : set)
+    if (v == s) return true;
+  return false;
+}
+
+// A per-layer 0/1 list (moe_layer_pattern, sliding_window_pattern): num_layers entries of 0 or 1.
+std::vector<int> read_pattern(const JsonReader& r, const std::string& key, int num_layers) {
+  const json& a = r.raw(key);
+  if (!a.is_array() || static_cast<int>(a.size()) != num_layers)
+    r.fail(key, "expected a list of " + std::to_string(num_layers) + " entries (one per layer), each 0 or 1");
+  std::vector<int> out;
+  for (const auto& e : a) {
+    if (!e.is_number_integer() || (e.get<std::int64_t>() != 0 && e.get<std::int64_t>() != 1))
+      r.fail(key, "expected a list of " + std::to_string(num_layers) + " entries (one per layer), each 0 or 1");
+    out.push_back(e.get<int>());
+  }
+  return out;
+}
+
+// Hugging Face config.json of the decoder-only families (model_type): llama (2/3/3.1), mistral,
+// mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, deepseek_v2, deepseek_v3, kimi_k2, gpt_oss, gemma,
+// gemma2, gemma3(_text), glm, glm4, glm4_moe, phi3, olmo2, olmo3, falcon, gpt_neox, bloom, gpt2,
+// mpt, llama4(_text). Multimodal wrappers (Gemma-3, Llama-4) are read through their text_config.
+// Keys not used are ignored on purpose: HF configs carry many unrelated fields. Architectures whose
+// layers strata cannot cost (state-space/linear-attention hybrids, encoder-decoder) are refused
+// with the model_type and the unsupported feature.
+ModelSpec model_from_hf(const json& top, const std::string& where, const std::string& top_path) {
+  const bool wrapped = top.contains("text_config") && top["text_config"].is_object() && !top.contains("num_hidden_layers");
+  const json& j = wrapped ? top["text_config"] : top;
+  const std::string path = wrapped ? top_path + "/text_config" : top_path;
   JsonReader r(j, where, path);
+  JsonReader rtop(top, where, top_path);
   ModelSpec m;
   auto pick_int = [&](std::initializer_list<const char*> keys, std::int64_t lo, std::int64_t hi,
                       const char* what) -> std::int64_t {
@@ -57,20 +85,52 @@ ModelSpec model_from_hf(const json& j, const std::string& where, const std::stri
       if (r.has(k)) return r.get_int(k, lo, hi);
     std::string names;
     for (const char* k : keys) names += std::string(names.empty() ? "" : " or ") + k;
-    throw InputError(where, "/" + std::string(*keys.begin()), std::string("missing ") + what + " (looked for " + names + ")");
+    throw InputError(where, path + "/" + std::string(*keys.begin()), std::string("missing ") + what + " (looked for " + names + ")");
   };
-  std::string type = lower(r.opt_string("model_type").value_or(""));
-  m.name = r.opt_string("_name_or_path").value_or(type.empty() ? where : type);
+  std::string type = lower(rtop.opt_string("model_type").value_or(r.opt_string("model_type").value_or("")));
+  auto refuse = [&](const std::string& key, const std::string& what) {
+    throw InputError(where, path + "/" + key,
+                     "model_type \"" + type + "\": " + what + " is not supported by strata's cost model");
+  };
+  if (rtop.has("is_encoder_decoder") && rtop.raw("is_encoder_decoder").is_boolean() && rtop.get_bool("is_encoder_decoder"))
+    refuse("is_encoder_decoder", "an encoder-decoder model");
+  for (const char* k : {"layers_block_type", "hybrid_override_pattern", "attn_type_list", "ssm_cfg", "mamba_d_state",
+                        "linear_num_value_heads", "attn_layer_period"})
+    if (r.has(k)) refuse(k, "a hybrid of attention and state-space/linear-attention layers");
+  if (wrapped) {
+    if (type.ends_with("_text")) type.resize(type.size() - 5);
+  } else if (r.has("vision_config") && !r.has("num_hidden_layers")) {
+    refuse("vision_config", "a vision model without a text_config");
+  }
+  if (auto t = r.opt_string("model_type")) {
+    std::string inner = lower(*t);
+    if (inner.ends_with("_text")) inner.resize(inner.size() - 5);
+    if (!inner.empty()) type = inner;
+  }
+  m.name = rtop.opt_string("_name_or_path").value_or(type.empty() ? where : type);
   m.source = "Hugging Face config.json: " + where;
   m.num_layers = static_cast<int>(pick_int({"num_hidden_layers", "n_layer", "n_layers", "num_layers"}, 1, kMaxLayers, "the layer count"));
   m.hidden_size = pick_int({"hidden_size", "n_embd", "d_model"}, 1, kMaxDim, "the hidden size");
-  m.num_attention_heads = static_cast<int>(pick_int({"num_attention_heads", "n_head", "n_heads"}, 1, kMaxDim, "the head count"));
+  m.num_attention_heads = static_cast<int>(pick_int({"num_attention_heads", "n_head", "n_heads", "num_heads"}, 1, kMaxDim, "the head count"));
   m.num_query_groups = m.num_attention_heads;
   if (r.has("num_key_value_heads")) m.num_query_groups = static_cast<int>(r.get_int("num_key_value_heads", 1, kMaxDim));
+  else if (r.has("num_kv_heads")) m.num_query_groups = static_cast<int>(r.get_int("num_kv_heads", 1, kMaxDim));
+  else if (r.has("multi_query_group_num")) m.num_query_groups = static_cast<int>(r.get_int("multi_query_group_num", 1, kMaxDim));
   else if (r.has("attn_config") && j["attn_config"].is_object() && j["attn_config"].contains("kv_n_heads"))
     m.num_query_groups = static_cast<int>(r.child("attn_config").get_int("kv_n_heads", 1, kMaxDim));
   else if (r.has("multi_query") && r.get_bool("multi_query")) m.num_query_groups = 1;
-  if (r.has("intermediate_size")) m.ffn_hidden_size = r.get_int("intermediate_size", 1, kMaxDim);
+  if (type == "falcon" && r.has("new_decoder_architecture") && r.get_bool("new_decoder_architecture") && !r.has("num_kv_heads"))
+    m.num_query_groups = m.num_attention_heads;
+  if (r.has("head_dim")) {
+    const std::int64_t d = r.get_int("head_dim", 1, kMaxDim);
+    if (d * m.num_attention_heads != m.hidden_size) m.kv_channels = d;
+  } else if (!r.has("kv_lora_rank") && m.hidden_size % m.num_attention_heads != 0) {
+    throw InputError(where, path + "/hidden_size", "model_type \"" + type + "\": hidden_size " + std::to_string(m.hidden_size) +
+                                                       " is not divisible by num_attention_heads " +
+                                                       std::to_string(m.num_attention_heads) + " and no head_dim is given");
+  }
+  if (r.has("intermediate_size_mlp")) m.ffn_hidden_size = r.get_int("intermediate_size_mlp", 1, kMaxDim);  // Llama-4 dense layers
+  else if (r.has("intermediate_size")) m.ffn_hidden_size = r.get_int("intermediate_size", 1, kMaxDim);
   else if (r.has("n_inner")) m.ffn_hidden_size = r.get_int("n_inner", 1, kMaxDim);
   else if (r.has("ffn_hidden_size")) m.ffn_hidden_size = r.get_int("ffn_hidden_size", 1, kMaxDim);
   else if (r.has("expansion_ratio")) {
@@ -79,26 +139,158 @@ ModelSpec model_from_hf(const json& j, const std::string& where, const std::stri
       r.fail("expansion_ratio", "gives an FFN size of " + std::to_string(ffn) + "; expected 1.." + std::to_string(kMaxDim));
     m.ffn_hidden_size = static_cast<std::int64_t>(ffn);
   }
-  else m.ffn_hidden_size = 4 * m.hidden_size;  // GPT-2/BLOOM convention when absent
-  m.vocab_size = pick_int({"vocab_size", "padded_vocab_size"}, 1, kMaxDim, "the vocabulary size");
+  else m.ffn_hidden_size = 4 * m.hidden_size;  // GPT-2/BLOOM/Falcon convention when absent
+  // Gemma-3's text_config leaves the vocabulary at the Gemma3TextConfig default.
+  if (type == "gemma3" && !r.has("vocab_size") && !r.has("padded_vocab_size")) m.vocab_size = 262208;
+  else m.vocab_size = pick_int({"vocab_size", "padded_vocab_size"}, 1, kMaxDim, "the vocabulary size");
   m.max_seq_length = 2048;
   for (const char* k : {"max_position_embeddings", "n_positions", "max_seq_len", "seq_length"})
     if (r.has(k)) { m.max_seq_length = r.get_int(k, 1, kMaxDim * 64); break; }
-  std::string act = lower(r.opt_string("hidden_act").value_or(r.opt_string("activation_function").value_or("")));
-  bool gated = type == "llama" || type == "mistral" || type == "mixtral" || type == "qwen2" || type == "gemma";
-  m.activation = (act == "silu" || act == "swiglu" || gated) ? Activation::swiglu : Activation::gelu;
-  m.normalization = (r.has("rms_norm_eps") || gated) ? Normalization::rmsnorm : Normalization::layernorm;
-  m.tied_embeddings = r.opt_bool("tie_word_embeddings", !gated);
-  if (type == "bloom" || type == "mpt" || (r.has("alibi") && r.get_bool("alibi"))) m.position_embedding = PositionEmbedding::alibi;
-  else if (r.has("rope_theta") || gated) m.position_embedding = PositionEmbedding::rope;
+
+  // Families with a gated MLP, RMSNorm, RoPE and bias-free linears (the Llama recipe).
+  const bool llama_like = one_of(type, {"llama", "llama4", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe",
+                                        "deepseek_v2", "deepseek_v3", "kimi_k2", "gpt_oss", "gemma", "gemma2", "gemma3",
+                                        "glm", "glm4", "glm4_moe", "phi3", "olmo2", "olmo3", "granite", "granitemoe",
+                                        "deepseek", "ernie4_5", "ernie4_5_moe", "smollm3", "exaone4", "minimax", "hunyuan"});
+  const bool gemma = one_of(type, {"gemma", "gemma2", "gemma3"});
+  std::string act = lower(r.opt_string("hidden_activation").value_or(
+      r.opt_string("hidden_act").value_or(r.opt_string("activation_function").value_or(""))));
+  if (gemma) m.activation = Activation::geglu;  // GeGLU (Gemma report §2)
+  else if (act == "silu" || act == "swiglu" || act == "swish" || llama_like) m.activation = Activation::swiglu;
+  else m.activation = Activation::gelu;
+  const bool layernorm_family = one_of(type, {"gpt2", "gpt_neox", "falcon", "bloom", "mpt", "gptj", "opt", "phi", "gpt_bigcode", "stablelm"});
+  m.normalization = (r.has("rms_norm_eps") || (llama_like && !layernorm_family)) ? Normalization::rmsnorm : Normalization::layernorm;
+  for (const char* k : {"rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "layernorm_epsilon", "norm_eps"})
+    if (r.has(k) && r.raw(k).is_number()) { m.norm_epsilon = r.get_number(k); break; }
+  // HF's PretrainedConfig ties by default; the Llama-recipe configs override it to false, Gemma keeps it.
+  m.tied_embeddings = r.opt_bool("tie_word_embeddings", rtop.opt_bool("tie_word_embeddings", !llama_like || gemma));
+
+  // Linear biases: GPT-2/NeoX/BLOOM/MPT carry them everywhere; Falcon and others say so in `bias`;
+  // Llama-style configs in attention_bias/mlp_bias; Qwen2 has a QKV bias only (no key for it).
+  if (type == "mpt") m.add_linear_bias = !r.opt_bool("no_bias", false);
+  else if (r.has("bias") && r.raw("bias").is_boolean()) m.add_linear_bias = r.get_bool("bias");
+  else if (type == "gpt_oss") m.add_linear_bias = true;  // attention, expert and router linears all carry biases
+  else if (llama_like) m.add_linear_bias = r.opt_bool("mlp_bias", false) && r.opt_bool("attention_bias", false);
+  else m.add_linear_bias = true;
+  if (!m.add_linear_bias)
+    m.add_qkv_bias = one_of(type, {"qwen2", "qwen2_moe"}) || r.opt_bool("attention_bias", false) || r.opt_bool("qkv_bias", false) ||
+                     r.opt_bool("add_qkv_bias", false);
+  m.qk_layernorm = one_of(type, {"qwen3", "qwen3_moe", "olmo2", "olmo3", "gemma3"}) || r.opt_bool("use_qk_norm", false) ||
+                   r.opt_bool("qk_layernorm", false);
+
+  if (type == "bloom" || type == "mpt" || (r.has("alibi") && r.raw("alibi").is_boolean() && r.get_bool("alibi")) ||
+      (r.has("attn_config") && j["attn_config"].is_object() && j["attn_config"].value("alibi", false)))
+    m.position_embedding = PositionEmbedding::alibi;
+  else if (r.has("rope_theta") || r.has("rotary_emb_base") || r.has("rotary_pct") || llama_like || type == "falcon" || type == "gpt_neox")
+    m.position_embedding = PositionEmbedding::rope;
   else m.position_embedding = PositionEmbedding::learned;
+  for (const char* k : {"rope_theta", "rotary_emb_base"})
+    if (r.has(k) && r.raw(k).is_number()) { m.rotary_base = r.get_number(k); break; }
+  for (const char* k : {"partial_rotary_factor", "rotary_pct"})
+    if (r.has(k) && r.raw(k).is_number()) { m.rotary_percent = r.get_number(k); break; }
+  if (r.has("rope_scaling") && r.raw("rope_scaling").is_object()) {
+    JsonReader rs = r.child("rope_scaling");
+    m.rope_scaling = lower(rs.opt_string("rope_type").value_or(rs.opt_string("type").value_or("")));
+    if (m.rope_scaling == "default") m.rope_scaling.clear();
+  }
   for (const char* k : {"hidden_dropout", "resid_pdrop", "attention_dropout", "attn_pdrop"})
     if (r.has(k) && r.raw(k).is_number() && r.get_number(k) > 0) m.dropout = true;
-  if (r.has("num_local_experts")) {
+
+  // ---- sliding-window attention ----
+  const bool window_off = r.has("use_sliding_window") && r.raw("use_sliding_window").is_boolean() && !r.get_bool("use_sliding_window");
+  if (r.has("sliding_window") && r.raw("sliding_window").is_number() && !window_off) {
+    m.sliding_window = r.get_int("sliding_window", 0, kMaxDim * 64);
+    if (r.has("layer_types") && r.raw("layer_types").is_array()) {
+      const json& lt = r.raw("layer_types");
+      if (static_cast<int>(lt.size()) != m.num_layers)
+        r.fail("layer_types", "expected " + std::to_string(m.num_layers) + " entries, one per layer");
+      for (const auto& e : lt) {
+        const std::string v = e.is_string() ? e.get<std::string>() : "";
+        if (v == "sliding_attention") m.sliding_window_pattern.push_back(1);
+        else if (v == "full_attention") m.sliding_window_pattern.push_back(0);
+        else refuse("layer_types", "layer type \"" + v + "\"");
+      }
+    } else if (type == "gemma3" || r.has("sliding_window_pattern")) {
+      // Gemma-3: every sliding_window_pattern-th layer (default 6) is global (HF Gemma3TextConfig).
+      const int every = static_cast<int>(r.opt_int("sliding_window_pattern", 1, kMaxLayers).value_or(6));
+      for (int i = 0; i < m.num_layers; ++i) m.sliding_window_pattern.push_back((i + 1) % every == 0 ? 0 : 1);
+    } else if (type == "gemma2") {
+      for (int i = 0; i < m.num_layers; ++i) m.sliding_window_pattern.push_back(i % 2 == 0 ? 1 : 0);  // even layers local
+    } else if (r.has("max_window_layers") && type.starts_with("qwen")) {
+      // Qwen2: the first max_window_layers layers use the window (when use_sliding_window is on).
+      const std::int64_t n = r.get_int("max_window_layers", 0, kMaxLayers);
+      for (int i = 0; i < m.num_layers; ++i) m.sliding_window_pattern.push_back(i < n ? 1 : 0);
+    }
+    if (m.sliding_window == 0) m.sliding_window_pattern.clear();
+  }
+
+  // ---- multi-latent attention (DeepSeek-V2/V3, Kimi-K2) ----
+  if (r.has("kv_lora_rank")) {
+    MlaSpec a;
+    a.q_lora_rank = r.opt_int("q_lora_rank", 0, kMaxDim).value_or(0);
+    a.kv_lora_rank = r.get_int("kv_lora_rank", 1, kMaxDim);
+    a.qk_nope_head_dim = r.get_int("qk_nope_head_dim", 1, kMaxDim);
+    a.qk_rope_head_dim = r.get_int("qk_rope_head_dim", 1, kMaxDim);
+    a.v_head_dim = r.get_int("v_head_dim", 1, kMaxDim);
+    m.mla = a;
+    m.num_query_groups = m.num_attention_heads;  // MLA up-projects K and V per head
+    m.kv_channels = a.qk_nope_head_dim + a.qk_rope_head_dim;
+    m.add_qkv_bias = false;
+  }
+
+  // ---- mixture of experts ----
+  std::optional<std::int64_t> experts;
+  for (const char* k : {"n_routed_experts", "num_local_experts", "num_experts"})
+    if (r.has(k) && r.raw(k).is_number()) { experts = r.get_int(k, 0, 1 << 16); break; }
+  if (experts && *experts > 0) {
     MoeSpec moe;
-    moe.num_experts = static_cast<int>(r.get_int("num_local_experts", 1, 1 << 16));
-    moe.top_k = static_cast<int>(r.opt_int("num_experts_per_tok", 1, 1 << 16).value_or(2));
-    moe.expert_ffn_hidden_size = m.ffn_hidden_size;
+    moe.num_experts = static_cast<int>(*experts);
+    std::optional<std::int64_t> k = r.opt_int("num_experts_per_tok", 1, 1 << 16);
+    if (!k) k = r.opt_int("experts_per_token", 1, 1 << 16);
+    if (!k) k = r.opt_int("moe_topk", 1, 1 << 16);
+    if (!k) refuse("num_experts_per_tok", "an MoE config without num_experts_per_tok (top-k)");
+    moe.top_k = static_cast<int>(*k);
+    if (r.has("moe_intermediate_size")) moe.expert_ffn_hidden_size = r.get_int("moe_intermediate_size", 1, kMaxDim);
+    else if (r.has("intermediate_size")) moe.expert_ffn_hidden_size = r.get_int("intermediate_size", 1, kMaxDim);
+    else moe.expert_ffn_hidden_size = m.ffn_hidden_size;
+    if (r.has("n_shared_experts") && r.raw("n_shared_experts").is_number())
+      moe.shared_expert_ffn_hidden_size = r.get_int("n_shared_experts", 0, 1 << 16) * moe.expert_ffn_hidden_size;
+    if (r.has("shared_expert_intermediate_size"))  // Qwen2-MoE: one gated shared expert of this size
+      moe.shared_expert_ffn_hidden_size = r.get_int("shared_expert_intermediate_size", 0, kMaxDim);
+    if (type == "llama4") moe.shared_expert_ffn_hidden_size = moe.expert_ffn_hidden_size;  // one shared expert per MoE layer
+    moe.router_score_function = lower(r.opt_string("scoring_func").value_or("softmax"));
+    if (type == "llama4") moe.router_score_function = "sigmoid";
+    if (!one_of(moe.router_score_function, {"softmax", "sigmoid"})) refuse("scoring_func", "router score function \"" + moe.router_score_function + "\"");
+    moe.router_bias = type == "gpt_oss" || lower(r.opt_string("topk_method").value_or("")) == "noaux_tc";
+    // Which layers are MoE layers (the rest run a dense MLP of intermediate_size).
+    std::vector<int> pattern(m.num_layers, 1);
+    if (r.has("first_k_dense_replace") || r.has("moe_layer_freq")) {
+      // DeepSeek-V2/V3 (modeling_deepseek.py): layer i is MoE iff i >= first_k_dense_replace and
+      // i % moe_layer_freq == 0.
+      const auto first_dense = r.opt_int("first_k_dense_replace", 0, kMaxLayers).value_or(0);
+      const auto freq = r.opt_int("moe_layer_freq", 1, kMaxLayers).value_or(1);
+      for (int i = 0; i < m.num_layers; ++i) pattern[i] = (i >= first_dense && i % freq == 0) ? 1 : 0;
+    } else if (r.has("interleave_moe_layer_step")) {
+      // Llama-4 (HF Llama4TextConfig): MoE layers step-1, 2*step-1, ...
+      const auto step = r.get_int("interleave_moe_layer_step", 1, kMaxLayers);
+      for (int i = 0; i < m.num_layers; ++i) pattern[i] = (i + 1) % step == 0 ? 1 : 0;
+    } else if (r.has("decoder_sparse_step") || r.has("mlp_only_layers")) {
+      // Qwen2/3-MoE (modeling_qwen3_moe.py): MoE iff i not in mlp_only_layers and (i+1) % step == 0.
+      const auto step = r.opt_int("decoder_sparse_step", 1, kMaxLayers).value_or(1);
+      for (int i = 0; i < m.num_layers; ++i) pattern[i] = (i + 1) % step == 0 ? 1 : 0;
+      if (r.has("mlp_only_layers")) {
+        const json& only = r.raw("mlp_only_layers");
+        if (!only.is_array()) r.fail("mlp_only_layers", "expected a list of layer indices");
+        for (const auto& e : only) {
+          if (!e.is_number_integer() || e.get<std::int64_t>() < 0 || e.get<std::int64_t>() >= m.num_layers)
+            r.fail("mlp_only_layers", "expected layer indices 0.." + std::to_string(m.num_layers - 1));
+          pattern[e.get<int>()] = 0;
+        }
+      }
+    }
+    if (std::find(pattern.begin(), pattern.end(), 0) != pattern.end()) moe.layer_pattern = pattern;
+    if (std::find(pattern.begin(), pattern.end(), 1) == pattern.end())
+      refuse("num_hidden_layers", "an MoE config whose layer pattern leaves no MoE layer");
     m.moe = moe;
   }
   return m;
@@ -106,7 +298,14 @@ ModelSpec model_from_hf(const json& j, const std::string& where, const std::stri
 
 }  // namespace
 
-const char* to_string(Activation a) { return a == Activation::gelu ? "gelu" : "swiglu"; }
+const char* to_string(Activation a) {
+  switch (a) {
+    case Activation::gelu: return "gelu";
+    case Activation::swiglu: return "swiglu";
+    case Activation::geglu: return "geglu";
+  }
+  return "?";
+}
 const char* to_string(Normalization n) { return n == Normalization::layernorm ? "layernorm" : "rmsnorm"; }
 const char* to_string(PositionEmbedding p) {
   switch (p) {
@@ -117,18 +316,96 @@ const char* to_string(PositionEmbedding p) {
   return "?";
 }
 
-double ModelSpec::layer_params() const {
+bool ModelSpec::is_moe_layer(int layer) const {
+  if (!moe) return false;
+  if (moe->layer_pattern.empty()) return true;
+  return layer >= 0 && layer < static_cast<int>(moe->layer_pattern.size()) && moe->layer_pattern[layer] != 0;
+}
+
+int ModelSpec::num_moe_layers() const {
+  int n = 0;
+  for (int i = 0; i < num_layers; ++i) n += is_moe_layer(i) ? 1 : 0;
+  return n;
+}
+
+bool ModelSpec::uses_sliding_window(int layer) const {
+  if (sliding_window <= 0) return false;
+  if (sliding_window_pattern.empty()) return true;
+  return layer >= 0 && layer < static_cast<int>(sliding_window_pattern.size()) && sliding_window_pattern[layer] != 0;
+}
+
+int ModelSpec::full_attention_every() const {
+  if (sliding_window <= 0 || sliding_window_pattern.empty()) return 0;
+  for (int n = 1; n <= num_layers; ++n) {
+    bool ok = true;
+    for (int i = 0; i < num_layers && ok; ++i) ok = uses_sliding_window(i) == ((i + 1) % n != 0);
+    if (ok) return n;
+  }
+  return 0;
+}
+
+double ModelSpec::attention_params() const {
   const double h = static_cast<double>(hidden_size);
-  const double kv = static_cast<double>(kv_hidden());
-  const bool biases = normalization == Normalization::layernorm;  // GPT/BLOOM/MPT-style linears carry biases
-  double attn = h * (h + 2 * kv) + h * h + (biases ? (h + 2 * kv) + h : 0);
-  auto mlp_params = [&](double f) {
-    return activation == Activation::swiglu ? 3 * h * f : 2 * h * f + (biases ? f + h : 0);
-  };
-  double mlp = moe ? moe->num_experts * mlp_params(static_cast<double>(moe->expert_ffn_hidden_size)) + h * moe->num_experts
-                   : mlp_params(static_cast<double>(ffn_hidden_size));
-  double norms = (normalization == Normalization::layernorm ? 4 : 2) * h;
-  return attn + mlp + norms;
+  const double heads = num_attention_heads;
+  if (mla) {
+    // DeepSeek-V2 §2.1 (modeling_deepseek.py DeepseekV2Attention): q_a (h x q_lora) + its RMSNorm
+    // + q_b (q_lora x heads*(nope+rope)), or q_proj when q_lora_rank is 0; kv_a (h x kv_lora+rope)
+    // + its RMSNorm + kv_b (kv_lora x heads*(nope+v)); o_proj (heads*v x h).
+    const double qk = static_cast<double>(mla->qk_nope_head_dim + mla->qk_rope_head_dim);
+    const double ql = static_cast<double>(mla->q_lora_rank), kl = static_cast<double>(mla->kv_lora_rank);
+    const double q = ql > 0 ? h * ql + ql + ql * heads * qk : h * heads * qk;
+    const double kv = h * (kl + static_cast<double>(mla->qk_rope_head_dim)) + kl +
+                      kl * heads * static_cast<double>(mla->qk_nope_head_dim + mla->v_head_dim);
+    const double o = heads * static_cast<double>(mla->v_head_dim) * h;
+    return q + kv + o + (add_linear_bias ? h : 0);
+  }
+  const double qd = static_cast<double>(q_hidden()), kv = static_cast<double>(kv_hidden());
+  double p = h * (qd + 2 * kv) + qd * h;
+  if (add_linear_bias) p += (qd + 2 * kv) + h;
+  else if (add_qkv_bias) p += qd + 2 * kv;
+  if (qk_layernorm) p += 2.0 * static_cast<double>(head_dim());  // q_norm, k_norm gains shared by the heads
+  return p;
+}
+
+namespace {
+double mlp_params_of(const ModelSpec& m, double f) {
+  const double h = static_cast<double>(m.hidden_size);
+  const bool gated = m.gated_mlp();
+  double p = (gated ? 3 : 2) * h * f;
+  if (m.add_linear_bias) p += (gated ? 2 : 1) * f + h;
+  return p;
+}
+}  // namespace
+
+double ModelSpec::dense_mlp_params() const { return mlp_params_of(*this, static_cast<double>(ffn_hidden_size)); }
+double ModelSpec::expert_params() const { return moe ? mlp_params_of(*this, static_cast<double>(moe->expert_ffn_hidden_size)) : 0; }
+double ModelSpec::shared_expert_params() const {
+  return moe && moe->shared_expert_ffn_hidden_size > 0 ? mlp_params_of(*this, static_cast<double>(moe->shared_expert_ffn_hidden_size)) : 0;
+}
+double ModelSpec::router_params() const {
+  return moe ? (static_cast<double>(hidden_size) + (moe->router_bias ? 1 : 0)) * moe->num_experts : 0;
+}
+double ModelSpec::layer_norm_params() const {
+  return (normalization == Normalization::layernorm ? 4 : 2) * static_cast<double>(hidden_size);
+}
+
+double ModelSpec::layer_params_at(int layer) const {
+  const double mlp = is_moe_layer(layer) ? moe->num_experts * expert_params() + shared_expert_params() + router_params()
+                                         : dense_mlp_params();
+  return attention_params() + mlp + layer_norm_params();
+}
+
+double ModelSpec::active_layer_params_at(int layer) const {
+  const double mlp = is_moe_layer(layer) ? moe->top_k * expert_params() + shared_expert_params() + router_params()
+                                         : dense_mlp_params();
+  return attention_params() + mlp + layer_norm_params();
+}
+
+double ModelSpec::layer_params() const {
+  if (num_layers <= 0) return layer_params_at(0);
+  double sum = 0;
+  for (int i = 0; i < num_layers; ++i) sum += layer_params_at(i);
+  return sum / num_layers;
 }
 
 double ModelSpec::embedding_params(std::int64_t seq_length) const {
@@ -140,11 +417,19 @@ double ModelSpec::embedding_params(std::int64_t seq_length) const {
 }
 
 double ModelSpec::total_params(std::int64_t seq_length) const {
-  return num_layers * layer_params() + embedding_params(seq_length);
+  double sum = 0;
+  for (int i = 0; i < num_layers; ++i) sum += layer_params_at(i);
+  return sum + embedding_params(seq_length);
+}
+
+double ModelSpec::active_params() const {
+  double sum = 0;
+  for (int i = 0; i < num_layers; ++i) sum += active_layer_params_at(i);
+  return sum + embedding_params(max_seq_length);
 }
 
 void validate_model(const ModelSpec& m, const std::string& where, const std::string& path) {
-  if (m.hidden_size % m.num_attention_heads != 0)
+  if (m.kv_channels == 0 && !m.mla && m.hidden_size % m.num_attention_heads != 0)
     throw InputError(where, path + "/hidden_size", "hidden_size " + std::to_string(m.hidden_size) +
                                                 " is not divisible by num_attention_heads " + std::to_string(m.num_attention_heads));
   if (m.num_query_groups > m.num_attention_heads || m.num_attention_heads % m.num_query_groups != 0)
@@ -152,6 +437,12 @@ void validate_model(const ModelSpec& m, const std::string& where, const std::str
                                                      " must divide num_attention_heads " + std::to_string(m.num_attention_heads));
   if (m.moe && (m.moe->top_k < 1 || m.moe->top_k > m.moe->num_experts))
     throw InputError(where, path + "/moe/top_k", "top_k must be between 1 and num_experts");
+  if (m.moe && !m.moe->layer_pattern.empty() && static_cast<int>(m.moe->layer_pattern.size()) != m.num_layers)
+    throw InputError(where, path + "/moe/layer_pattern", "expected " + std::to_string(m.num_layers) + " entries, one per layer");
+  if (!m.sliding_window_pattern.empty() && static_cast<int>(m.sliding_window_pattern.size()) != m.num_layers)
+    throw InputError(where, path + "/sliding_window_pattern", "expected " + std::to_string(m.num_layers) + " entries, one per layer");
+  if (m.rotary_percent <= 0 || m.rotary_percent > 1)
+    throw InputError(where, path + "/rotary_percent", "expected a fraction in (0, 1]");
 }
 
 ModelSpec model_from_json(const json& j, const std::string& where, const std::string& path) {
@@ -163,7 +454,9 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
   JsonReader r(j, where, path);
   r.reject_unknown_keys({"name", "aliases", "source", "num_layers", "hidden_size", "num_attention_heads",
                          "num_query_groups", "ffn_hidden_size", "vocab_size", "max_seq_length", "activation",
-                         "normalization", "tied_embeddings", "position_embedding", "dropout", "moe", "notes"});
+                         "normalization", "tied_embeddings", "position_embedding", "dropout", "moe", "notes", "head_dim",
+                         "add_linear_bias", "add_qkv_bias", "qk_layernorm", "rotary_base", "rotary_percent", "norm_epsilon",
+                         "rope_scaling", "sliding_window", "sliding_window_pattern", "mla", "parameters"});
   ModelSpec m;
   m.name = r.get_string("name");
   m.aliases = r.opt_string_list("aliases");
@@ -180,13 +473,45 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
   m.tied_embeddings = r.opt_bool("tied_embeddings", true);
   m.position_embedding = r.has("position_embedding") ? parse_pos(r, "position_embedding") : PositionEmbedding::learned;
   m.dropout = r.opt_bool("dropout", false);
+  if (r.has("head_dim")) {
+    const std::int64_t d = r.get_int("head_dim", 1, kMaxDim);
+    if (d * m.num_attention_heads != m.hidden_size) m.kv_channels = d;
+  }
+  // Older model files carry no bias keys: GPT-style LayerNorm models had biases, RMSNorm ones not.
+  m.add_linear_bias = r.opt_bool("add_linear_bias", m.normalization == Normalization::layernorm);
+  m.add_qkv_bias = r.opt_bool("add_qkv_bias", false);
+  m.qk_layernorm = r.opt_bool("qk_layernorm", false);
+  m.rotary_base = r.opt_positive("rotary_base", 1e12).value_or(10000);
+  m.rotary_percent = r.opt_positive("rotary_percent", 1).value_or(1.0);
+  m.norm_epsilon = r.opt_positive("norm_epsilon", 1).value_or(1e-5);
+  m.rope_scaling = r.opt_string("rope_scaling").value_or("");
+  m.sliding_window = r.opt_int("sliding_window", 0, kMaxDim * 64).value_or(0);
+  if (r.has("sliding_window_pattern")) m.sliding_window_pattern = read_pattern(r, "sliding_window_pattern", m.num_layers);
+  if (r.has("mla")) {
+    JsonReader ar = r.child("mla");
+    ar.reject_unknown_keys({"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"});
+    MlaSpec a;
+    a.q_lora_rank = ar.opt_int("q_lora_rank", 0, kMaxDim).value_or(0);
+    a.kv_lora_rank = ar.get_int("kv_lora_rank", 1, kMaxDim);
+    a.qk_nope_head_dim = ar.get_int("qk_nope_head_dim", 1, kMaxDim);
+    a.qk_rope_head_dim = ar.get_int("qk_rope_head_dim", 1, kMaxDim);
+    a.v_head_dim = ar.get_int("v_head_dim", 1, kMaxDim);
+    m.mla = a;
+  }
   if (r.has("moe")) {
     JsonReader mr = r.child("moe");
-    mr.reject_unknown_keys({"num_experts", "top_k", "expert_ffn_hidden_size"});
+    mr.reject_unknown_keys({"num_experts", "top_k", "expert_ffn_hidden_size", "shared_expert_ffn_hidden_size", "layer_pattern",
+                            "router_score_function", "router_bias"});
     MoeSpec moe;
     moe.num_experts = static_cast<int>(mr.get_int("num_experts", 1, 1 << 16));
     moe.top_k = static_cast<int>(mr.get_int("top_k", 1, 1 << 16));
     moe.expert_ffn_hidden_size = mr.opt_int("expert_ffn_hidden_size", 1, kMaxDim).value_or(m.ffn_hidden_size);
+    moe.shared_expert_ffn_hidden_size = mr.opt_int("shared_expert_ffn_hidden_size", 0, kMaxDim).value_or(0);
+    if (mr.has("layer_pattern")) moe.layer_pattern = read_pattern(mr, "layer_pattern", m.num_layers);
+    moe.router_score_function = lower(mr.opt_string("router_score_function").value_or("softmax"));
+    if (!one_of(moe.router_score_function, {"softmax", "sigmoid"}))
+      mr.fail("router_score_function", "expected \"softmax\" or \"sigmoid\"");
+    moe.router_bias = mr.opt_bool("router_bias", false);
     m.moe = moe;
   }
   validate_model(m, where, path);
@@ -209,7 +534,28 @@ json model_to_json(const ModelSpec& m) {
             {"dropout", m.dropout}};
   if (!m.aliases.empty()) j["aliases"] = m.aliases;
   if (!m.source.empty()) j["source"] = m.source;
-  if (m.moe) j["moe"] = {{"num_experts", m.moe->num_experts}, {"top_k", m.moe->top_k}, {"expert_ffn_hidden_size", m.moe->expert_ffn_hidden_size}};
+  j["add_linear_bias"] = m.add_linear_bias;
+  if (m.add_qkv_bias) j["add_qkv_bias"] = true;
+  if (m.qk_layernorm) j["qk_layernorm"] = true;
+  if (m.kv_channels > 0) j["head_dim"] = m.kv_channels;
+  if (m.position_embedding == PositionEmbedding::rope) {
+    j["rotary_base"] = m.rotary_base;
+    if (m.rotary_percent != 1.0) j["rotary_percent"] = m.rotary_percent;
+  }
+  j["norm_epsilon"] = m.norm_epsilon;
+  if (!m.rope_scaling.empty()) j["rope_scaling"] = m.rope_scaling;
+  if (m.sliding_window > 0) j["sliding_window"] = m.sliding_window;
+  if (!m.sliding_window_pattern.empty()) j["sliding_window_pattern"] = m.sliding_window_pattern;
+  if (m.mla)
+    j["mla"] = {{"q_lora_rank", m.mla->q_lora_rank}, {"kv_lora_rank", m.mla->kv_lora_rank}, {"qk_nope_head_dim", m.mla->qk_nope_head_dim},
+                {"qk_rope_head_dim", m.mla->qk_rope_head_dim}, {"v_head_dim", m.mla->v_head_dim}};
+  if (m.moe) {
+    j["moe"] = {{"num_experts", m.moe->num_experts}, {"top_k", m.moe->top_k}, {"expert_ffn_hidden_size", m.moe->expert_ffn_hidden_size}};
+    if (m.moe->shared_expert_ffn_hidden_size > 0) j["moe"]["shared_expert_ffn_hidden_size"] = m.moe->shared_expert_ffn_hidden_size;
+    if (!m.moe->layer_pattern.empty()) j["moe"]["layer_pattern"] = m.moe->layer_pattern;
+    j["moe"]["router_score_function"] = m.moe->router_score_function;
+    if (m.moe->router_bias) j["moe"]["router_bias"] = true;
+  }
   return j;
 }
 

@@ -64,7 +64,7 @@ std::string check_plan(const Job& job) {
     return fmt::format("tp={} does not divide the {} attention heads", p.tp, m.num_attention_heads);
   if (m.num_query_groups % p.tp != 0)
     return fmt::format("tp={} does not divide the {} query groups (GQA)", p.tp, m.num_query_groups);
-  if (m.ffn_hidden_size % p.tp != 0 && !m.moe)
+  if (m.ffn_hidden_size % p.tp != 0 && (!m.moe || m.num_moe_layers() < m.num_layers))
     return fmt::format("tp={} does not divide ffn_hidden_size {}", p.tp, m.ffn_hidden_size);
   if (t.seq_length % p.cp != 0 || (p.cp > 1 && t.seq_length % (2 * p.cp) != 0))
     return fmt::format("cp={} needs the sequence length {} divisible by 2*cp (load-balanced causal split)", p.cp, t.seq_length);
@@ -95,11 +95,22 @@ std::string check_plan(const Job& job) {
   }
   if (p.zero_stage < 0 || p.zero_stage > 3) return "ZeRO stage must be 0..3";
   if (p.distributed_optimizer && p.zero_stage > 0) return "the distributed optimizer and ZeRO are alternatives; use one";
+  if (p.etp < 1) return "etp must be at least 1";
   if (m.moe) {
+    // Megatron-Core (parallel_state.py initialize_model_parallel): the expert grid etp x ep x edp
+    // must tile the tp*cp*dp ranks of a pipeline stage; each EP rank holds num_experts/ep experts
+    // (moe_layer.py), each split over etp ranks.
     if (m.moe->num_experts % p.ep != 0) return fmt::format("ep={} does not divide the {} experts", p.ep, m.moe->num_experts);
-    if ((p.dp * p.cp) % p.ep != 0) return fmt::format("ep={} must divide dp*cp = {}", p.ep, p.dp * p.cp);
-  } else if (p.ep != 1) {
-    return "ep > 1 needs a mixture-of-experts model";
+    if ((static_cast<std::int64_t>(p.tp) * p.dp * p.cp) % (static_cast<std::int64_t>(p.ep) * p.etp) != 0)
+      return fmt::format("ep*etp = {}*{} must divide tp*dp*cp = {}", p.ep, p.etp, p.tp * p.dp * p.cp);
+    if (m.moe->expert_ffn_hidden_size % p.etp != 0)
+      return fmt::format("etp={} does not divide the expert FFN size {}", p.etp, m.moe->expert_ffn_hidden_size);
+    if (m.moe->shared_expert_ffn_hidden_size % p.tp != 0)
+      return fmt::format("tp={} does not divide the shared-expert FFN size {}", p.tp, m.moe->shared_expert_ffn_hidden_size);
+    if (p.tp > 1 && !p.sequence_parallel)
+      return "MoE layers with tp > 1 need sequence parallelism (Megatron-Core's rule)";
+  } else if (p.ep != 1 || p.etp != 1) {
+    return "ep > 1 needs a mixture-of-experts model (so does etp > 1)";
   }
   if (job.training.precision == Precision::fp8 && job.cluster.gpu.fp8_tflops <= 0)
     return fmt::format("{} has no fp8 tensor cores", job.cluster.gpu.name);
@@ -133,7 +144,10 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   const GroupPlacement tp_g = place_group(p.tp, 1, gpn);
   const GroupPlacement cp_g = place_group(p.cp, p.tp, gpn);
   const GroupPlacement dp_g = place_group(p.dp * p.cp, p.tp, gpn);  // gradients reduce over dp x cp
-  const GroupPlacement ep_g = place_group(p.ep, p.tp * p.cp, gpn);
+  // Megatron-Core's expert grid orders ranks etp, ep, edp, pp (parallel_state.py): the EP x ETP
+  // group that exchanges tokens is etp*ep consecutive ranks.
+  const GroupPlacement ep_g = place_group(p.ep * p.etp, 1, gpn);
+  const GroupPlacement edp_g = place_group(p.expert_data_parallel(), p.ep * p.etp, gpn);
   const bool pp_inter_node = static_cast<std::int64_t>(p.tp) * p.cp * p.dp >= gpn;
 
   LayerShape shape;
@@ -142,17 +156,15 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   shape.tp = p.tp;
   shape.cp = p.cp;
   shape.ep = p.ep;
+  shape.etp = p.etp;
+  shape.moe_imbalance = m.moe ? effective_moe_imbalance(job.runtime) : 1.0;
   shape.sequence_parallel = sp;
   shape.flash_attention = job.runtime.flash_attention;
   shape.element_bytes = eb;
   shape.fp8_linears = job.training.precision == Precision::fp8 && cl.gpu.peak_flops(Precision::fp8) > 0;
   shape.vocab = padded_vocab_size(job);
 
-  // ---- one decoder layer -------------------------------------------------------------------
-  const LayerOps ops = decoder_layer_ops(m, shape);
-  LayerCost lc;
-  lc.fwd_compute = km.total_time(ops.forward);
-  lc.bwd_compute = km.total_time(ops.backward);
+  // ---- one decoder layer of each kind (MoE or dense MLP, sliding-window or full attention) ----
   const double tokens = static_cast<double>(p.micro_batch_size) * static_cast<double>(job.training.seq_length) / p.cp;
   const double act_bytes = tokens * static_cast<double>(m.hidden_size) * eb;
   // TP: two all-reduces per layer forward and two backward (Shoeybi et al. 2019, Fig. 4); with SP
@@ -160,51 +172,78 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   const double tp_collective = p.tp > 1 ? (sp ? 2 * comm.all_gather(act_bytes, tp_g) : comm.all_reduce(act_bytes, tp_g)) : 0;
   // --tp-comm-overlap pipelines TP collectives with the GEMMs; assume 80% hidden (a default).
   const double tp_exposed_frac = job.runtime.tp_comm_overlap ? 0.2 : 1.0;
-  lc.fwd_tp = 2 * tp_collective * tp_exposed_frac;
-  lc.bwd_tp = 2 * tp_collective * tp_exposed_frac;
-  if (job.runtime.async_tp_allreduce && p.tp > 1) {
-    // Each of the two backward collectives hides behind the weight-gradient GEMM of the
-    // column-parallel layer whose input gradient it reduces; overlapped NCCL kernels still slow
-    // the GEMM they share the GPU with (overlap_interference).
-    const double c = tp_collective * tp_exposed_frac;
-    lc.bwd_tp = 0;
-    for (const auto& op : ops.backward)
-      if (op.weight_grad && (std::string_view(op.name) == "qkv_proj" || std::string_view(op.name) == "fc1")) {
-        const double window = km.time(op).time_s;
-        lc.bwd_tp += std::max(0.0, c - window) + cal.kernel.overlap_interference * std::min(c, window);
-      }
-  }
-  // CP: ring exchange of K and V blocks, overlapped with the attention blocks it feeds (Liu et al.
-  // 2023 ring attention; Megatron-Core CP); backward also returns dK, dV.
-  if (p.cp > 1) {
-    const double kv_bytes = tokens * 2.0 * static_cast<double>(m.kv_hidden()) / p.tp * eb;
-    const double ring_fwd = (p.cp - 1) * comm.p2p(kv_bytes, cp_g.spans_nodes());
-    double attn_fwd = 0, attn_bwd = 0;
-    for (const auto& op : ops.forward)
-      if (op.kind == OpKind::attention) attn_fwd += km.time(op).time_s;
-    for (const auto& op : ops.backward)
-      if (op.kind == OpKind::attention) attn_bwd += km.time(op).time_s;
-    lc.fwd_cp = std::max(0.0, ring_fwd - attn_fwd);
-    lc.bwd_cp = std::max(0.0, 2 * ring_fwd - attn_bwd);
-  }
-  if (m.moe && p.ep > 1) {
-    // Token dispatch and combine: two all-to-alls forward, two backward (GShard; Megatron-Core MoE).
-    const double a2a = comm.all_to_all(act_bytes * m.moe->top_k, ep_g);
-    lc.fwd_ep = 2 * a2a;
-    lc.bwd_ep = 2 * a2a;
-  }
-  switch (p.recompute.granularity) {
-    case RecomputeGranularity::none: break;
-    case RecomputeGranularity::selective:
-      lc.recompute = km.total_time(ops.selective_recompute);
-      lc.recompute_flops = total_flops(ops.selective_recompute);
-      break;
-    case RecomputeGranularity::full:
-      // The whole forward runs again, its TP/CP/EP communication included.
-      lc.recompute = lc.fwd_compute;
-      lc.recompute_flops = total_flops(ops.forward);
-      break;
-  }
+  auto layer_cost = [&](LayerKind kind) {
+    const LayerOps ops = decoder_layer_ops(m, shape, kind);
+    LayerCost lc;
+    lc.fwd_compute = km.total_time(ops.forward);
+    lc.bwd_compute = km.total_time(ops.backward);
+    lc.fwd_tp = 2 * tp_collective * tp_exposed_frac;
+    lc.bwd_tp = 2 * tp_collective * tp_exposed_frac;
+    if (job.runtime.async_tp_allreduce && p.tp > 1) {
+      // Each of the two backward collectives hides behind the weight-gradient GEMM of the
+      // column-parallel layer whose input gradient it reduces; overlapped NCCL kernels still slow
+      // the GEMM they share the GPU with (overlap_interference).
+      const double c = tp_collective * tp_exposed_frac;
+      lc.bwd_tp = 0;
+      for (const auto& op : ops.backward)
+        if (op.weight_grad && (std::string_view(op.name) == "qkv_proj" || std::string_view(op.name) == "fc1" ||
+                               std::string_view(op.name) == "q_up_proj" || std::string_view(op.name) == "expert_fc1")) {
+          const double window = km.time(op).time_s;
+          lc.bwd_tp += std::max(0.0, c - window) + cal.kernel.overlap_interference * std::min(c, window);
+        }
+    }
+    // CP: ring exchange of K and V blocks, overlapped with the attention blocks it feeds (Liu et al.
+    // 2023 ring attention; Megatron-Core CP); backward also returns dK, dV.
+    if (p.cp > 1) {
+      const double kv_bytes = tokens * 2.0 * static_cast<double>(m.kv_hidden()) / p.tp * eb;
+      const double ring_fwd = (p.cp - 1) * comm.p2p(kv_bytes, cp_g.spans_nodes());
+      double attn_fwd = 0, attn_bwd = 0;
+      for (const auto& op : ops.forward)
+        if (op.kind == OpKind::attention) attn_fwd += km.time(op).time_s;
+      for (const auto& op : ops.backward)
+        if (op.kind == OpKind::attention) attn_bwd += km.time(op).time_s;
+      lc.fwd_cp = std::max(0.0, ring_fwd - attn_fwd);
+      lc.bwd_cp = std::max(0.0, 2 * ring_fwd - attn_bwd);
+    }
+    if (kind.moe && m.moe && p.ep * p.etp > 1) {
+      // Token dispatch and combine: two all-to-alls forward, two backward (GShard; Megatron-Core
+      // MoEAlltoAllTokenDispatcher). Each rank sends its (sequence-parallel) tokens' top_k copies,
+      // times the routing imbalance, over the EP x ETP group; ranks of the group on other nodes
+      // go over the network (the comm model places the group: ep ranks are etp apart,
+      // parallel_state.py's expert grid). With --overlap-moe-expert-parallel-comm the all-to-all
+      // runs behind another micro-batch's compute (Megatron's 1F1B A2A overlap).
+      const double tokens_sp = sp ? tokens / p.tp : tokens;
+      const double bytes = tokens_sp * m.moe->top_k * static_cast<double>(m.hidden_size) * eb * shape.moe_imbalance;
+      const double a2a = comm.all_to_all(bytes, ep_g);
+      const double hidden = job.runtime.moe_a2a_overlap ? 1.0 - cal.kernel.overlap_interference : 0.0;
+      lc.fwd_ep = 2 * a2a * (1 - hidden);
+      lc.bwd_ep = 2 * a2a * (1 - hidden);
+    }
+    switch (p.recompute.granularity) {
+      case RecomputeGranularity::none: break;
+      case RecomputeGranularity::selective:
+        lc.recompute = km.total_time(ops.selective_recompute);
+        lc.recompute_flops = total_flops(ops.selective_recompute);
+        break;
+      case RecomputeGranularity::full:
+        // The whole forward runs again, its TP/CP/EP communication included.
+        lc.recompute = lc.fwd_compute;
+        lc.recompute_flops = total_flops(ops.forward);
+        break;
+    }
+    return lc;
+  };
+  // At most four kinds of layers: cost each once.
+  std::vector<std::pair<LayerKind, LayerCost>> kind_costs;
+  kind_costs.reserve(4);  // cost_of hands out references: never reallocate
+  auto cost_of = [&](int layer) -> const LayerCost& {
+    const LayerKind kind = m.layer_kind(layer);
+    for (const auto& kc : kind_costs)
+      if (kc.first == kind) return kc.second;
+    kind_costs.emplace_back(kind, layer_cost(kind));
+    return kind_costs.back().second;
+  };
+  for (int i = 0; i < m.num_layers; ++i) cost_of(i);
 
   // ---- embedding and output layer -----------------------------------------------------------
   const LayerOps emb = embedding_ops(m, shape);
@@ -242,29 +281,41 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     if (p.recompute.granularity != RecomputeGranularity::full) return 0;
     return p.recompute.num_layers < 0 ? layers : std::min(layers, p.recompute.num_layers);
   };
-  const double layer_fwd = lc.fwd_compute + lc.fwd_tp + lc.fwd_cp + lc.fwd_ep;
-  const double layer_bwd = lc.bwd_compute + lc.bwd_tp + lc.bwd_cp + lc.bwd_ep;
-  const double layer_refwd = lc.fwd_tp + lc.fwd_cp + lc.fwd_ep;  // comm re-done by full recompute
+  auto layer_fwd = [](const LayerCost& lc) { return lc.fwd_compute + lc.fwd_tp + lc.fwd_cp + lc.fwd_ep; };
+  auto layer_bwd = [](const LayerCost& lc) { return lc.bwd_compute + lc.bwd_tp + lc.bwd_cp + lc.bwd_ep; };
+  auto layer_refwd = [](const LayerCost& lc) { return lc.fwd_tp + lc.fwd_cp + lc.fwd_ep; };  // comm re-done by full recompute
   // Without gradient-accumulation fusion every micro-batch reads the fresh weight gradient and
   // read-modify-writes the accumulation buffer (fp32 main_grad in Megatron, model dtype in DeepSpeed).
   const bool sharded_grads = job.runtime.framework == Framework::fsdp || p.zero_stage >= 2;
   const double accum_bytes_per_param = (job.runtime.fused_grad_accumulation || sharded_grads) ? 0.0
                                        : job.runtime.framework == Framework::megatron ? eb + 8.0 : 3.0 * eb;
+  std::vector<double> stage_recompute_flops(p.pp, 0);  // per micro-batch, per GPU
   for (int s = 0; s < p.pp; ++s) {
     const int layers = stage_layers[s];
     const int nfull = full_layers(layers);
     const double full_frac = layers > 0 ? static_cast<double>(nfull) / layers : 0;
-    const double rec_per_layer = p.recompute.granularity == RecomputeGranularity::full
-                                     ? full_frac * (lc.recompute + layer_refwd)
-                                     : lc.recompute;
+    const bool full = p.recompute.granularity == RecomputeGranularity::full;
+    auto rec_per_layer = [&](const LayerCost& lc) { return full ? full_frac * (lc.recompute + layer_refwd(lc)) : lc.recompute; };
     const double accum_stage = stage_params_per_gpu(job, s, layers) * accum_bytes_per_param /
                                (cl.gpu.hbm_GBps * 1e9 * cal.kernel.memory_efficiency);
     for (int c = 0; c < v; ++c) {
-      // Uneven stages under interleaving split into chunks of whole layers (chunk_layers).
-      const double in_chunk = chunk_layers(p, s, layers, c);
+      // Uneven stages under interleaving split into chunks of whole layers (chunk_layers); each
+      // chunk sums the costs of the layers it holds (dense-first and MoE layers differ).
+      const std::vector<int> ids = chunk_layer_ids(p, m.num_layers, s, c);
+      const double in_chunk = static_cast<double>(ids.size());
       const double accum_chunk = layers > 0 ? accum_stage * in_chunk / layers : 0.0;
-      double f = in_chunk * layer_fwd;
-      double b = in_chunk * (layer_bwd + rec_per_layer);
+      double f = 0, b = 0;
+      for (int id : ids) {
+        const LayerCost& lc = cost_of(id);
+        f += layer_fwd(lc);
+        b += layer_bwd(lc) + rec_per_layer(lc);
+        sc[s].compute += lc.fwd_compute + lc.bwd_compute;
+        sc[s].recompute += (full ? full_frac : 1.0) * lc.recompute;
+        sc[s].tp += lc.fwd_tp + lc.bwd_tp + (full ? full_frac : 0.0) * lc.fwd_tp;
+        sc[s].cp += lc.fwd_cp + lc.bwd_cp + (full ? full_frac : 0.0) * lc.fwd_cp;
+        sc[s].ep += lc.fwd_ep + lc.bwd_ep + (full ? full_frac : 0.0) * lc.fwd_ep;
+        stage_recompute_flops[s] += (full ? full_frac : 1.0) * lc.recompute_flops;
+      }
       if (s == 0 && c == 0) { f += emb_fwd; b += emb_bwd; }
       if (s == p.pp - 1 && c == v - 1) { f += out_fwd; b += out_bwd; }
       const double send_fwd = (s < p.pp - 1 || c < v - 1) ? blocking_send : 0.0;  // activation to the next stage
@@ -278,12 +329,8 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
       sc[s].bwd += b;
     }
     const bool first = s == 0, last = s == p.pp - 1;
-    sc[s].compute = layers * (lc.fwd_compute + lc.bwd_compute) + (first ? emb_fwd_compute + emb_bwd_compute : 0) +
-                    (last ? out_fwd_compute + out_bwd_compute : 0) + accum_stage;
-    sc[s].recompute = p.recompute.granularity == RecomputeGranularity::full ? nfull * lc.recompute : layers * lc.recompute;
-    sc[s].tp = layers * (lc.fwd_tp + lc.bwd_tp) + nfull * lc.fwd_tp + (first ? edge_tp : 0) + (last ? edge_tp : 0);
-    sc[s].cp = layers * (lc.fwd_cp + lc.bwd_cp) + nfull * lc.fwd_cp;
-    sc[s].ep = layers * (lc.fwd_ep + lc.bwd_ep) + nfull * lc.fwd_ep;
+    sc[s].compute += (first ? emb_fwd_compute + emb_bwd_compute : 0) + (last ? out_fwd_compute + out_bwd_compute : 0) + accum_stage;
+    sc[s].tp += (first ? edge_tp : 0) + (last ? edge_tp : 0);
   }
 
   const PipelineResult pr = simulate_pipeline(pin, trace);
@@ -306,9 +353,25 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     tied_embedding_sync = comm.all_reduce(embedding_per_gpu * grad_bytes, ends_g);
   }
   for (int s = 0; s < p.pp; ++s) {
-    const double params = stage_params_per_gpu(job, s, stage_layers[s]);
+    const ParamSplit split = stage_param_split(job, s, stage_layers[s]);
+    const double params = split.total();
+    // Routed-expert gradients reduce over the expert-data-parallel group, the rest over dp*cp
+    // (Megatron-Core's separate expert gradient buffers).
+    const double edp = std::max(1, p.expert_data_parallel());
+    auto rs = [&](double bytes_dense, double bytes_expert) {
+      return (dp_shard > 1 ? comm.reduce_scatter(bytes_dense, dp_g) : 0.0) +
+             (edp > 1 && bytes_expert > 0 ? comm.reduce_scatter(bytes_expert, edp_g) : 0.0);
+    };
+    auto ag = [&](double bytes_dense, double bytes_expert) {
+      return (dp_shard > 1 ? comm.all_gather(bytes_dense, dp_g) : 0.0) +
+             (edp > 1 && bytes_expert > 0 ? comm.all_gather(bytes_expert, edp_g) : 0.0);
+    };
+    auto ar = [&](double bytes_dense, double bytes_expert) {
+      return (dp_shard > 1 ? comm.all_reduce(bytes_dense, dp_g) : 0.0) +
+             (edp > 1 && bytes_expert > 0 ? comm.all_reduce(bytes_expert, edp_g) : 0.0);
+    };
     double dp_time = 0, hidden = 0;  // hidden: the part of dp_time that runs behind compute
-    if (dp_shard > 1) {
+    if (dp_shard > 1 || (edp > 1 && split.expert > 0)) {
       if (fw == Framework::fsdp || p.zero_stage >= 3) {
         // Parameters gathered for forward and again for backward, gradients reduce-scattered, for
         // every micro-batch; prefetching overlaps them with the compute of each micro-batch.
@@ -324,8 +387,8 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
         // (the bottleneck ZeRO++, Wang et al. 2023 §2, sets out to remove).
         if (fw == Framework::fsdp) hidden = std::min(dp_time, (sc[s].fwd + sc[s].bwd) * static_cast<double>(micro_batches));
       } else if (p.distributed_optimizer || p.zero_stage >= 1) {
-        const double reduce_scatter = comm.reduce_scatter(params * grad_bytes, dp_g);
-        const double all_gather = comm.all_gather(params * weight_bytes, dp_g);
+        const double reduce_scatter = rs(split.dense * grad_bytes, split.expert * grad_bytes);
+        const double all_gather = ag(split.dense * weight_bytes, split.expert * weight_bytes);
         dp_time = reduce_scatter + all_gather;
         // Each collective hides only behind its own window: the gradient reduce-scatter behind the
         // last micro-batch's backward (--overlap-grad-reduce), the parameter all-gather behind the
@@ -335,7 +398,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
         hidden = std::min(reduce_scatter, job.runtime.overlap_grad_reduce ? sc[s].bwd : 0.0) +
                  std::min(all_gather, gather_overlaps ? sc[s].fwd : 0.0);
       } else {
-        dp_time = comm.all_reduce(params * grad_bytes, dp_g);
+        dp_time = ar(split.dense * grad_bytes, split.expert * grad_bytes);
         hidden = std::min(dp_time, job.runtime.overlap_grad_reduce ? sc[s].bwd : 0.0);
       }
     }
@@ -347,7 +410,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     // DeepSpeed's pipeline `_exec_reduce_tied_grads`). Counted with the gradient synchronization.
     if (s == 0 || s == p.pp - 1) dp_exposed[s] += tied_embedding_sync;
     const bool sharded = fw == Framework::fsdp || p.distributed_optimizer || p.zero_stage >= 1;
-    const double updated = sharded ? params / dp_shard : params;
+    const double updated = sharded ? split.dense / dp_shard + split.expert / edp : params;
     opt_time[s] = updated * kAdamBytesPerParam / (cl.gpu.hbm_GBps * 1e9 * cal.kernel.memory_efficiency);
     stage_finish[s] = pr.end_s[s] + dp_exposed[s] + opt_time[s] + job.runtime.step_overhead_s;
   }
@@ -379,17 +442,14 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   const double gbs = static_cast<double>(job.training.global_batch_size);
   const double seq = static_cast<double>(job.training.seq_length);
   pred.tokens_per_sec_per_gpu = gbs * seq / pred.iteration_time_s / world;
-  const double layer_model = layer_model_flops_fwd(m, seq, seq);
+  double layers_model = 0;
+  for (int i = 0; i < m.num_layers; ++i) layers_model += layer_model_flops_fwd(m, seq, seq, m.layer_kind(i));
   const double logits_model = 2.0 * seq * static_cast<double>(m.hidden_size) * static_cast<double>(m.vocab_size);
-  const double model_flops = 3.0 * gbs * (m.num_layers * layer_model + logits_model);
+  const double model_flops = 3.0 * gbs * (layers_model + logits_model);
   const double peak = cl.gpu.peak_flops(job.training.precision);
   pred.mfu = model_flops / (pred.iteration_time_s * world * peak);
   double rec_flops = 0;
-  for (int s = 0; s < p.pp; ++s) {
-    const int layers = stage_layers[s];
-    const int nfull = full_layers(layers);
-    rec_flops += (p.recompute.granularity == RecomputeGranularity::full ? nfull : layers) * lc.recompute_flops;
-  }
+  for (int s = 0; s < p.pp; ++s) rec_flops += stage_recompute_flops[s];
   // lc.recompute_flops is per GPU for one micro-batch of one TP/CP shard: scale to the whole job.
   const double hw_extra = rec_flops * static_cast<double>(micro_batches) * p.dp * p.tp * p.cp;
   pred.hfu = (model_flops + hw_extra) / (pred.iteration_time_s * world * peak);

@@ -19,7 +19,13 @@ void register_list(CLI::App& app, CommandContext& ctx) {
     for (const auto& e : entries) {
       std::string aliases;
       for (const auto& a : e.aliases) aliases += (aliases.empty() ? "" : ", ") + a;
-      fmt::print("{:<20} {:<28} {}\n", e.id, e.name, aliases);
+      if (*kind == "models") {
+        // Parameters at the model's own maximum sequence length (only learned positions depend on it).
+        const ModelSpec m = catalog.model(e.path);
+        fmt::print("{:<20} {:<28} {:>7.1f}B total {:>6.1f}B active  {}\n", e.id, e.name, m.total_params() / 1e9, m.active_params() / 1e9, aliases);
+      } else {
+        fmt::print("{:<20} {:<28} {}\n", e.id, e.name, aliases);
+      }
     }
     ctx.exit_code = 0;
   });

@@ -69,6 +69,12 @@ void add_workload_options(CLI::App& app, JobOptions& o) {
   app.add_option("--memory-reserve", o.memory_reserve_GiB, "GiB of GPU memory to keep free beyond the modelled buffers and fragmentation (default 2)");
   app.add_option("--step-overhead", o.step_overhead_s,
                  "Seconds of host-side work per training step outside the modelled GPU work: optimizer dispatch, host syncs, logging, data loading (default 0.1, a guess; measure it for your stack)");
+  app.add_option("--moe-load-imbalance", o.moe_load_imbalance,
+                 "MoE: routed tokens of the busiest expert-parallel rank over the mean (1 = balanced, e.g. force-balanced "
+                 "benchmarks; default 1.2, a guess for auxiliary-loss balanced routing)");
+  app.add_option("--moe-capacity-factor", o.moe_capacity_factor,
+                 "MoE: expert capacity factor, tokens beyond it are dropped (Megatron --moe-expert-capacity-factor; default 0 = dropless)");
+  app.add_flag("--moe-a2a-overlap", o.moe_a2a_overlap, "MoE: the expert-parallel all-to-all overlaps computation (Megatron --overlap-moe-expert-parallel-comm)");
 }
 
 void add_megatron_option(CLI::App& app, JobOptions& o) {
@@ -83,6 +89,7 @@ void add_plan_options(CLI::App& app, JobOptions& o) {
   app.add_option("--dp", o.dp, "Data-parallel size (default: gpus / (tp*pp*cp))");
   app.add_option("--cp", o.cp, "Context-parallel size");
   app.add_option("--ep", o.ep, "Expert-parallel size (MoE)");
+  app.add_option("--etp", o.etp, "Expert-tensor-parallel size (MoE; default 1: experts not split)");
   app.add_option("--vpp", o.vpp, "Virtual pipeline chunks per rank (interleaved 1F1B)");
   app.add_option("--mbs", o.mbs, "Micro-batch size");
   app.add_flag("--sp", o.sp, "Sequence parallelism");
@@ -144,6 +151,13 @@ void apply_hardware_options(const JobOptions& o, const Catalog& catalog, Job& jo
   if (!(o.step_overhead_s >= 0 && o.step_overhead_s <= RuntimeOptions::kMaxStepOverheadS))
     throw InputError(kCmd, "--step-overhead", "expected 0..3600 seconds");
   job.runtime.step_overhead_s = o.step_overhead_s;
+  if (!(o.moe_load_imbalance >= 1 && o.moe_load_imbalance <= 64))
+    throw InputError(kCmd, "--moe-load-imbalance", "expected a factor from 1 (balanced) to 64");
+  job.runtime.moe_load_imbalance = o.moe_load_imbalance;
+  if (!(o.moe_capacity_factor >= 0 && o.moe_capacity_factor <= 1024))
+    throw InputError(kCmd, "--moe-capacity-factor", "expected 0 (dropless) or a capacity factor up to 1024");
+  job.runtime.moe_capacity_factor = o.moe_capacity_factor;
+  job.runtime.moe_a2a_overlap = o.moe_a2a_overlap;
   if (o.calibration_file) {
     CalibrationFile f = load_calibration_file(*o.calibration_file, catalog);
     // Figures measured on one GPU say nothing about another.
@@ -200,7 +214,7 @@ Job build_workload(const JobOptions& o, const Catalog& catalog) {
 std::optional<PlanProblem> check_plan_input(const Job& job) {
   const ParallelPlan& p = job.plan;
   const std::pair<const char*, int> sizes[] = {{"tp", p.tp}, {"pp", p.pp}, {"dp", p.dp}, {"cp", p.cp}, {"ep", p.ep},
-                                               {"vpp", p.vpp}, {"micro_batch_size", p.micro_batch_size}};
+                                               {"etp", p.etp}, {"vpp", p.vpp}, {"micro_batch_size", p.micro_batch_size}};
   for (const auto& [name, v] : sizes)
     if (v < 1 || v > kMaxParallelSize)
       return PlanProblem{name, "expected 1.." + std::to_string(kMaxParallelSize) + ", found " + std::to_string(v)};
@@ -269,7 +283,7 @@ MegatronLaunch read_launch_file(const JobOptions& o, const Catalog& catalog) {
       {o.tp_comm_overlap, "--tp-comm-overlap"}, {o.no_async_tp_allreduce, "--no-async-tp-allreduce"},
       {o.no_overlap_grad_reduce, "--no-overlap-grad-reduce"}, {o.no_overlap_param_gather, "--no-overlap-param-gather"}, {o.no_grad_accumulation_fusion, "--no-grad-accumulation-fusion"},
       {o.vocab_divisor.has_value(), "--make-vocab-size-divisible-by"}, {o.tp.has_value(), "--tp"}, {o.pp.has_value(), "--pp"},
-      {o.dp.has_value(), "--dp"}, {o.cp.has_value(), "--cp"}, {o.ep.has_value(), "--ep"}, {o.vpp.has_value(), "--vpp"},
+      {o.dp.has_value(), "--dp"}, {o.cp.has_value(), "--cp"}, {o.ep.has_value(), "--ep"}, {o.etp.has_value(), "--etp"}, {o.vpp.has_value(), "--vpp"},
       {o.mbs.has_value(), "--mbs"}, {o.sp, "--sp"}, {!o.recompute.empty(), "--recompute"},
       {o.recompute_layers.has_value(), "--recompute-layers"}, {o.dist_opt, "--dist-opt"}, {o.zero != 0, "--zero"},
       {!o.stage_layers.empty(), "--stage-layers"}};
@@ -370,6 +384,7 @@ Job build_job(const JobOptions& o, const Catalog& catalog, std::vector<std::stri
   p.pp = positive(o.pp, "--pp", 1);
   p.cp = positive(o.cp, "--cp", 1);
   p.ep = positive(o.ep, "--ep", 1);
+  p.etp = positive(o.etp, "--etp", 1);
   p.vpp = positive(o.vpp, "--vpp", 1);
   p.micro_batch_size = positive(o.mbs, "--mbs", 1);
   const std::int64_t mp = static_cast<std::int64_t>(p.tp) * p.pp * p.cp;
@@ -425,7 +440,7 @@ Job build_job(const JobOptions& o, const Catalog& catalog, std::vector<std::stri
   }
   if (auto problem = check_plan_input(job)) {
     static const std::pair<const char*, const char*> flags[] = {
-        {"tp", "--tp"}, {"pp", "--pp"}, {"dp", "--dp"}, {"cp", "--cp"}, {"ep", "--ep"}, {"vpp", "--vpp"},
+        {"tp", "--tp"}, {"pp", "--pp"}, {"dp", "--dp"}, {"cp", "--cp"}, {"ep", "--ep"}, {"etp", "--etp"}, {"vpp", "--vpp"},
         {"micro_batch_size", "--mbs"}, {"gpus", "--gpus"}, {"global_batch_size", "--global-batch"},
         {"stages", "--stage-layers"}, {"recompute_layers", "--recompute-layers"}};
     std::string flag = problem->field;

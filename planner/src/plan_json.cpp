@@ -14,8 +14,11 @@ nlohmann::json plan_to_json(const Job& job, const Prediction& prediction) {
   nlohmann::json stages = nlohmann::json::array();
   for (int l : resolve_stage_layers(p, job.model.num_layers)) stages.push_back(l);
   nlohmann::json cluster = cluster_to_json(job.cluster);
+  nlohmann::json model = model_to_json(job.model);
+  // Informational (read back and ignored): every token passes through `active` of the `total`.
+  model["parameters"] = {{"total", job.model.total_params(job.training.seq_length)}, {"active", job.model.active_params()}};
   nlohmann::json j = {{"schema_version", kPlanSchemaVersion},
-          {"model", model_to_json(job.model)},
+          {"model", model},
           {"gpu", gpu_to_json(job.cluster.gpu)},
           {"cluster", cluster},
           {"num_gpus", p.world_size()},
@@ -34,13 +37,17 @@ nlohmann::json plan_to_json(const Job& job, const Prediction& prediction) {
             {"async_tp_allreduce", job.runtime.async_tp_allreduce},
             {"make_vocab_size_divisible_by", job.runtime.vocab_divisor},
             {"memory_reserve_GiB", job.runtime.memory_reserve_GiB},
-            {"step_overhead_s", job.runtime.step_overhead_s}}},
+            {"step_overhead_s", job.runtime.step_overhead_s},
+            {"moe_load_imbalance", job.runtime.moe_load_imbalance},
+            {"moe_capacity_factor", job.runtime.moe_capacity_factor},
+            {"moe_a2a_overlap", job.runtime.moe_a2a_overlap}}},
           {"parallel",
            {{"tp", p.tp},
             {"pp", p.pp},
             {"dp", p.dp},
             {"cp", p.cp},
             {"ep", p.ep},
+            {"etp", p.etp},
             {"sequence_parallel", p.sequence_parallel},
             {"vpp", p.vpp},
             {"micro_batch_size", p.micro_batch_size},
@@ -136,7 +143,7 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
     JsonReader rt = r.child("runtime");
     rt.reject_unknown_keys({"framework", "flash_attention", "overlap_grad_reduce", "overlap_param_gather", "fused_grad_accumulation",
                             "tp_comm_overlap", "async_tp_allreduce", "make_vocab_size_divisible_by", "memory_reserve_GiB",
-                            "step_overhead_s"});
+                            "step_overhead_s", "moe_load_imbalance", "moe_capacity_factor", "moe_a2a_overlap"});
     if (rt.has("framework")) {
       auto fw = parse_framework(rt.get_string("framework"));
       if (!fw) rt.fail("framework", "expected megatron, deepspeed or fsdp");
@@ -156,10 +163,17 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
     job.runtime.step_overhead_s = rt.has("step_overhead_s") ? rt.get_number("step_overhead_s") : RuntimeOptions::kDefaultStepOverheadS;
     if (!(job.runtime.step_overhead_s >= 0 && job.runtime.step_overhead_s <= RuntimeOptions::kMaxStepOverheadS))
       rt.fail("step_overhead_s", "expected 0..3600 seconds");
+    job.runtime.moe_load_imbalance = rt.has("moe_load_imbalance") ? rt.get_number("moe_load_imbalance") : RuntimeOptions::kDefaultMoeLoadImbalance;
+    if (!(job.runtime.moe_load_imbalance >= 1 && job.runtime.moe_load_imbalance <= 64))
+      rt.fail("moe_load_imbalance", "expected a factor from 1 (balanced) to 64");
+    job.runtime.moe_capacity_factor = rt.has("moe_capacity_factor") ? rt.get_number("moe_capacity_factor") : 0.0;
+    if (!(job.runtime.moe_capacity_factor >= 0 && job.runtime.moe_capacity_factor <= 1024))
+      rt.fail("moe_capacity_factor", "expected 0 (dropless) or a capacity factor up to 1024");
+    job.runtime.moe_a2a_overlap = rt.opt_bool("moe_a2a_overlap", false);
   }
 
   JsonReader pr = r.child("parallel");
-  pr.reject_unknown_keys({"tp", "pp", "dp", "cp", "ep", "sequence_parallel", "vpp", "micro_batch_size", "zero_stage",
+  pr.reject_unknown_keys({"tp", "pp", "dp", "cp", "ep", "etp", "sequence_parallel", "vpp", "micro_batch_size", "zero_stage",
                           "distributed_optimizer"});
   ParallelPlan& p = job.plan;
   constexpr std::int64_t kMax = 1000000;
@@ -168,6 +182,7 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
   p.dp = static_cast<int>(pr.get_int("dp", 1, kMax));
   p.cp = static_cast<int>(pr.opt_int("cp", 1, kMax).value_or(1));
   p.ep = static_cast<int>(pr.opt_int("ep", 1, kMax).value_or(1));
+  p.etp = static_cast<int>(pr.opt_int("etp", 1, kMax).value_or(1));
   p.sequence_parallel = pr.opt_bool("sequence_parallel", false);
   p.vpp = static_cast<int>(pr.opt_int("vpp", 1, kMax).value_or(1));
   p.micro_batch_size = static_cast<int>(pr.get_int("micro_batch_size", 1, kMax));

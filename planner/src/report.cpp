@@ -8,6 +8,7 @@ std::string plan_summary(const ParallelPlan& p) {
   std::string s = fmt::format("tp={} pp={} dp={}", p.tp, p.pp, p.dp);
   if (p.cp > 1) s += fmt::format(" cp={}", p.cp);
   if (p.ep > 1) s += fmt::format(" ep={}", p.ep);
+  if (p.etp > 1) s += fmt::format(" etp={}", p.etp);
   if (p.sequence_parallel) s += " sp";
   if (p.vpp > 1) s += fmt::format(" vpp={}", p.vpp);
   s += fmt::format(" mbs={} recompute={}", p.micro_batch_size, to_string(p.recompute.granularity));
@@ -26,9 +27,9 @@ std::string plan_summary(const ParallelPlan& p) {
 std::string prediction_report(const Job& job, const Prediction& pred) {
   std::string out;
   const auto& p = job.plan;
-  out += fmt::format("model     {} ({:.1f}B parameters), seq {}, global batch {}, {}\n", job.model.name,
-                     job.model.total_params(job.training.seq_length) / 1e9, job.training.seq_length,
-                     job.training.global_batch_size, to_string(job.training.precision));
+  out += fmt::format("model     {} ({:.1f}B parameters, {:.1f}B active), seq {}, global batch {}, {}\n", job.model.name,
+                     job.model.total_params(job.training.seq_length) / 1e9, job.model.active_params() / 1e9,
+                     job.training.seq_length, job.training.global_batch_size, to_string(job.training.precision));
   out += fmt::format("cluster   {} x {} ({}, {} GPUs/node)\n", p.world_size(), job.cluster.gpu.name, job.cluster.name,
                      job.cluster.gpus_per_node);
   out += fmt::format("plan      {}; {} micro-batches per iteration\n", plan_summary(p), job.num_micro_batches());

@@ -23,6 +23,7 @@ nlohmann::json plan_brief(const ParallelPlan& p) {
           {"dp", p.dp},
           {"cp", p.cp},
           {"ep", p.ep},
+          {"etp", p.etp},
           {"sequence_parallel", p.sequence_parallel},
           {"vpp", p.vpp},
           {"micro_batch_size", p.micro_batch_size},

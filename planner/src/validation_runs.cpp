@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <optional>
 #include <regex>
 
 #include <fmt/format.h>
@@ -142,6 +143,45 @@ void apply_interconnect(const std::string& text, ClusterSpec& c, std::vector<std
   if (std::regex_search(text, m, intra_re)) c.intra_node_GBps = number_in_text(m[1].str(), 1, 1e6, where, "interconnect", text);
 }
 
+// The integer after `"key": ` in free text (the recipe knobs a record's notes quote), if any.
+std::optional<int> knob_int(const std::string& text, const std::string& key) {
+  const std::string needle = "\"" + key + "\": ";
+  const auto at = text.find(needle);
+  if (at == std::string::npos) return std::nullopt;
+  std::size_t i = at + needle.size(), j = i;
+  while (j < text.size() && j < i + 6 && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
+  if (j == i) return std::nullopt;
+  return std::stoi(text.substr(i, j - i));
+}
+
+// MoE runtime settings a record states in its notes: force-balanced routing or token dropping with
+// padding to capacity (both give every expert the mean token count), the expert tensor parallel
+// size and the all-to-all overlap of the recipe. Unstated: the documented defaults, reported.
+void apply_moe_runtime(const nlohmann::json& r, Job& job, std::vector<std::string>& as) {
+  const std::string notes = text_of(r, "notes") + " " + text_of(r, "arch_notes");
+  RuntimeOptions& rt = job.runtime;
+  if (contains(notes, "force-balance") || contains(notes, "force_load_balancing=true")) {
+    rt.moe_load_imbalance = 1.0;
+  } else if (contains(notes, "capacity factor 1") || contains(notes, "capacity-factor 1")) {
+    rt.moe_capacity_factor = 1.0;
+  } else {
+    as.push_back(fmt::format("MoE routing balance not stated; assumed the default load imbalance {:g}", rt.moe_load_imbalance));
+  }
+  if (contains(notes, "pad-expert-input-to-capacity") || contains(notes, "pad to capacity")) {
+    rt.moe_capacity_factor = 1.0;  // fixed-size expert GEMMs of exactly capacity tokens
+    rt.moe_load_imbalance = 1.0;
+  }
+  auto etp = knob_int(notes, "expert_tensor_parallel_size");
+  if (!etp) etp = knob_int(notes, "etp");
+  if (etp && *etp >= 1) job.plan.etp = *etp;
+  rt.moe_a2a_overlap = contains(notes, "\"moe_a2a_overlap\": true");
+  // Megatron-LM refuses MoE with tensor parallelism but no sequence parallelism (validate_args).
+  if (job.plan.tp > 1 && !job.plan.sequence_parallel) {
+    job.plan.sequence_parallel = true;
+    as.push_back("MoE with tp > 1: sequence parallelism on (Megatron requires it)");
+  }
+}
+
 Job job_from_record(const nlohmann::json& r, const std::string& where, const Catalog& catalog, ValidationRun& run) {
   JsonReader rd(r, where);
   // The free-text fields are read with std::regex, whose backtracking recurses per character: keep
@@ -169,7 +209,15 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
                                                   : PositionEmbedding::learned;
   // Megatron's GPT recipes train with hidden/attention dropout 0.1; Llama/MPT/BLOOM-style do not.
   m.dropout = lower(text_of(r, "model_family")) == "gpt" && !contains(arch, "no dropout");
+  m.add_linear_bias = m.normalization == Normalization::layernorm;  // GPT-style records: biases; Llama-style: none
   validate_model(m, where);
+  // MoE and MLA records carry the model's config.json, which defines the architecture (the flat
+  // keys above are a summary of it).
+  if (r.contains("model_config") && !r["model_config"].is_null()) {
+    const std::string name = m.name;
+    m = model_from_json(r["model_config"], where, "/model_config");
+    if (!name.empty()) m.name = name;
+  }
 
   std::vector<std::string>& as = run.assumptions;
   GpuSpec gpu = resolve_gpu(text_of(r, "gpu_type"), number_of(r, "gpu_memory_gb"), catalog, as, where);
@@ -258,6 +306,7 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   // Async backward TP all-reduce: Megatron-LM from 2022, Megatron-DeepSpeed from its 2023 rebase.
   rt.async_tp_allreduce = year == 0 ? rt.framework == Framework::megatron
                                     : year >= (rt.framework == Framework::megatron ? 2022 : 2023);
+  if (m.moe) apply_moe_runtime(r, job, as);
   return job;
 }
 

@@ -140,7 +140,10 @@ std::vector<ParallelPlan> uniform_grid(const Job& w, const SearchOptions& o) {
         if (w.training.global_batch_size % dp != 0) continue;
         const std::vector<int> eps = moe ? divisors(w.model.moe->num_experts) : std::vector<int>{1};
         for (int ep : eps) {
-          if ((dp * cp) % ep != 0) continue;
+         // Expert tensor parallelism: experts whole (etp 1) or split like the dense layers (etp tp),
+         // the two layouts Megatron-Core recipes use; ep*etp must tile tp*dp*cp (check_plan).
+         for (int etp : (moe && tp > 1) ? std::vector<int>{1, tp} : std::vector<int>{1}) {
+          if ((static_cast<std::int64_t>(tp) * dp * cp) % (static_cast<std::int64_t>(ep) * etp) != 0) continue;
           for (int vpp : divisors(w.model.num_layers / pp)) {
             if (vpp > 1 && (pp < 2 || w.model.num_layers % (pp * vpp) != 0)) continue;
             for (int mbs : divisors(per_replica)) {
@@ -155,6 +158,7 @@ std::vector<ParallelPlan> uniform_grid(const Job& w, const SearchOptions& o) {
                   p.dp = dp;
                   p.cp = cp;
                   p.ep = ep;
+                  p.etp = etp;
                   p.vpp = vpp;
                   p.micro_batch_size = mbs;
                   p.sequence_parallel = sp;
@@ -165,6 +169,7 @@ std::vector<ParallelPlan> uniform_grid(const Job& w, const SearchOptions& o) {
               }
             }
           }
+         }
         }
       }
     }
@@ -181,7 +186,7 @@ std::uint64_t plan_hash(const ParallelPlan& p) {
       h *= 1099511628211ull;
     }
   };
-  for (std::int64_t v : {std::int64_t{p.tp}, std::int64_t{p.pp}, std::int64_t{p.dp}, std::int64_t{p.cp}, std::int64_t{p.ep},
+  for (std::int64_t v : {std::int64_t{p.tp}, std::int64_t{p.pp}, std::int64_t{p.dp}, std::int64_t{p.cp}, std::int64_t{p.ep}, std::int64_t{p.etp},
                          std::int64_t{p.sequence_parallel}, std::int64_t{p.vpp}, std::int64_t{p.micro_batch_size},
                          static_cast<std::int64_t>(p.recompute.granularity), std::int64_t{p.recompute.num_layers},
                          std::int64_t{p.zero_stage}, std::int64_t{p.distributed_optimizer}})
@@ -193,7 +198,7 @@ std::uint64_t plan_hash(const ParallelPlan& p) {
 
 bool plan_less(const ParallelPlan& a, const ParallelPlan& b) {
   auto key = [](const ParallelPlan& p) {
-    return std::tie(p.tp, p.pp, p.dp, p.cp, p.ep, p.sequence_parallel, p.vpp, p.micro_batch_size, p.recompute.granularity,
+    return std::tie(p.tp, p.pp, p.dp, p.cp, p.ep, p.etp, p.sequence_parallel, p.vpp, p.micro_batch_size, p.recompute.granularity,
                     p.recompute.num_layers, p.zero_stage, p.distributed_optimizer, p.stage_layers);
   };
   return key(a) < key(b);

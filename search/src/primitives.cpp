@@ -232,6 +232,12 @@ void toggles(Builder& b) {
       p.ep /= 2;
       b.add("ep-", p, false);
     }
+    // Expert tensor parallelism: split each expert like the dense layers (etp = tp), or not.
+    if (b.from.plan.tp > 1) {
+      p = b.from.plan;
+      p.etp = p.etp == 1 ? p.tp : 1;
+      b.add("etp", p, false);
+    }
   }
 }
 
@@ -293,6 +299,7 @@ bool move_relieves(const std::string& name, const std::string& k) {
   if (name == "dist-opt") return k == "memory" || k == "optimizer" || k == "dp_comm";
   if (name == "ep+") return k == "memory";
   if (name == "ep-") return k == "cp_comm";
+  if (name == "etp") return k == "memory" || k == "cp_comm" || k == "compute";
   if (name.starts_with("layer@memory")) return k == "memory";
   if (name.starts_with("layer@time") || name == "rebalance") return k == "stage_time" || k == "bubble" || k == "recompute";
   return false;

@@ -172,3 +172,90 @@ TEST_CASE("output_layer_ops: logits GEMM is 2*T*h*V/t forward and twice that bac
     if (op.kind == OpKind::gemm) CHECK(op.bf16_under_fp8);
 }
 }
+
+TEST_SUITE("costmodel") {
+namespace {
+double gemm_flops_named(const std::vector<Op>& ops, std::initializer_list<const char*> names) {
+  double f = 0;
+  for (const auto& op : ops)
+    for (const char* n : names)
+      if (std::string_view(op.name) == n && op.kind == OpKind::gemm) f += op.flops;
+  return f;
+}
+}  // namespace
+
+TEST_CASE("decoder_layer_ops: MoE layers run top_k experts per token as grouped GEMMs at the per-expert token count") {
+  ModelSpec m = test::catalog().model("qwen3-30b-a3b");
+  LayerShape s;
+  s.seq = 4096;
+  const double T = 4096, h = 2048, f = 768, k = 8, E = 128;
+  for (int ep : {1, 8, 16}) {
+    CAPTURE(ep);
+    s.ep = ep;
+    const LayerOps ops = decoder_layer_ops(m, s, LayerKind{true, false});
+    // 6*T*k*h*f per GPU whatever ep (the experts' work is shared evenly), plus the router GEMM.
+    CHECK(gemm_flops_named(ops.forward, {"expert_fc1", "expert_fc2"}) == doctest::Approx(6 * T * k * h * f).epsilon(1e-12));
+    CHECK(gemm_flops_named(ops.forward, {"router"}) == doctest::Approx(2 * T * E * h).epsilon(1e-12));
+    for (const auto& op : ops.forward)
+      if (std::string_view(op.name) == "expert_fc1") {
+        CHECK(op.batch == doctest::Approx(E / ep));     // local experts
+        CHECK(op.m == doctest::Approx(T * k / (E / ep)));  // tokens per local expert
+      }
+  }
+  SUBCASE("the busiest rank's imbalance scales the expert work; expert TP splits each expert") {
+    s.ep = 8;
+    s.moe_imbalance = 1.25;
+    CHECK(gemm_flops_named(decoder_layer_ops(m, s, LayerKind{true, false}).forward, {"expert_fc1", "expert_fc2"}) ==
+          doctest::Approx(1.25 * 6 * T * k * h * f).epsilon(1e-12));
+    s.moe_imbalance = 1;
+    s.tp = 2;
+    s.sequence_parallel = true;
+    s.etp = 2;  // each rank: all T*k pairs on half of each expert
+    CHECK(gemm_flops_named(decoder_layer_ops(m, s, LayerKind{true, false}).forward, {"expert_fc1", "expert_fc2"}) ==
+          doctest::Approx(6 * T * k * h * f / 2).epsilon(1e-12));
+    s.etp = 1;  // each rank: half the pairs on whole experts
+    CHECK(gemm_flops_named(decoder_layer_ops(m, s, LayerKind{true, false}).forward, {"expert_fc1", "expert_fc2"}) ==
+          doctest::Approx(6 * T * k * h * f / 2).epsilon(1e-12));
+  }
+  SUBCASE("a dense-first layer runs the dense MLP, and shared experts run on every token") {
+    ModelSpec ds = test::catalog().model("deepseek-v3");
+    CHECK(gemm_flops_named(decoder_layer_ops(ds, s, ds.layer_kind(0)).forward, {"fc1", "fc2"}) ==
+          doctest::Approx(6 * T * 7168.0 * 18432).epsilon(1e-12));
+    CHECK(gemm_flops_named(decoder_layer_ops(ds, s, ds.layer_kind(3)).forward, {"shared_fc1", "shared_fc2"}) ==
+          doctest::Approx(6 * T * 7168.0 * 2048).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("decoder_layer_ops: multi-latent attention GEMM FLOPs are 2*T times its projection weights") {
+  ModelSpec m = test::catalog().model("deepseek-v3");
+  LayerShape s;
+  s.seq = 4096;
+  const double T = 4096, h = 7168, H = 128, ql = 1536, kl = 512, nope = 128, rope = 64, v = 128;
+  const double weights = h * ql + ql * H * (nope + rope) + h * (kl + rope) + kl * H * (nope + v) + H * v * h;
+  CHECK(gemm_flops_named(decoder_layer_ops(m, s).forward, {"q_down_proj", "q_up_proj", "kv_down_proj", "kv_up_proj", "out_proj"}) ==
+        doctest::Approx(2 * T * weights).epsilon(1e-12));
+  // The attention core: QK^T over nope+rope dims and PV over v dims, causal half.
+  double attn = 0;
+  for (const auto& op : decoder_layer_ops(m, s).forward)
+    if (op.kind == OpKind::attention) attn += op.flops;
+  CHECK(attn == doctest::Approx(2 * T * T / 2 * H * (nope + rope + v)).epsilon(1e-12));
+}
+
+TEST_CASE("decoder_layer_ops: sliding-window layers attend to the window only") {
+  ModelSpec m = test::catalog().model("gpt-oss-120b");
+  LayerShape s;
+  s.seq = 4096;
+  auto attn = [&](LayerKind kind) {
+    double f = 0;
+    for (const auto& op : decoder_layer_ops(m, s, kind).forward)
+      if (op.kind == OpKind::attention) f += op.flops;
+    return f;
+  };
+  const double full = attn(LayerKind{true, false}), local = attn(LayerKind{true, true});
+  CHECK(full == doctest::Approx(2.0 * 4096 * 4096 / 2 * 64 * (64 + 64)));
+  // Mean keys per query under a 128-token window: w - w^2/(2s).
+  CHECK(local / full == doctest::Approx((128 - 128.0 * 128 / (2 * 4096)) / (4096 / 2.0)).epsilon(1e-12));
+  CHECK(causal_keys_per_query(4096, 0) == 2048);
+  CHECK(causal_keys_per_query(4096, 8192) == 2048);
+}
+}

@@ -315,3 +315,47 @@ TEST_CASE("1F1B in-flight micro-batches") {
   }
 }
 }
+
+TEST_SUITE("costmodel") {
+TEST_CASE("stage_params_per_gpu: routed experts split over ep x etp, the rest over tp, dense-first layers per stage") {
+  Job job = test::workload("deepseek-v3", "dgx-h100-ndr", 1024, 4096);
+  job.plan.tp = 1;
+  job.plan.pp = 1;
+  job.plan.dp = 64;
+  job.plan.ep = 64;
+  const ModelSpec& m = job.model;
+  const ParamSplit all = stage_param_split(job, 0, m.num_layers);
+  CHECK(all.expert == doctest::Approx(58.0 * 256 * m.expert_params() / 64).epsilon(1e-12));
+  CHECK(all.dense + all.expert * 64 == doctest::Approx(m.total_params(4096) + 0).epsilon(1e-9));
+  // Two stages: the first holds the three dense layers, so fewer expert parameters.
+  job.plan.pp = 2;
+  job.plan.dp = 32;
+  job.plan.ep = 32;
+  const ParamSplit first = stage_param_split(job, 0, 31), last = stage_param_split(job, 1, 30);
+  CHECK(first.expert == doctest::Approx(28.0 * 256 * m.expert_params() / 32).epsilon(1e-12));
+  CHECK(last.expert == doctest::Approx(30.0 * 256 * m.expert_params() / 32).epsilon(1e-12));
+  // Expert optimizer states shard over the expert-data-parallel group: ep 32 of 32 ranks leaves 1.
+  job.plan.distributed_optimizer = true;
+  CHECK(job.plan.expert_data_parallel() == 1);
+  const MemoryBreakdown ep32 = stage_memory(job, 1, 30, 1);
+  job.plan.ep = 8;  // edp 4: the expert states shard 4 ways, the expert weights are 4x larger
+  CHECK(job.plan.expert_data_parallel() == 4);
+  const MemoryBreakdown ep8 = stage_memory(job, 1, 30, 1);
+  CHECK(ep8.optimizer_GiB == doctest::Approx(ep32.optimizer_GiB).epsilon(1e-9));
+  const double bf16_bytes = 2, GiB = 1024.0 * 1024 * 1024;
+  CHECK(ep8.weights_GiB - ep32.weights_GiB == doctest::Approx(3 * last.expert * bf16_bytes / GiB).epsilon(1e-9));
+}
+
+TEST_CASE("layer_activation_bytes: MoE layers store the routed token copies") {
+  Job job = test::workload("qwen3-30b-a3b", "dgx-h100-ndr", 256, 4096);
+  job.plan.dp = 8;
+  job.plan.ep = 8;
+  job.runtime.moe_load_imbalance = 1.0;
+  const double moe = layer_activation_bytes(job, RecomputeGranularity::none, LayerKind{true, false});
+  job.runtime.moe_load_imbalance = 1.5;
+  CHECK(layer_activation_bytes(job, RecomputeGranularity::none, LayerKind{true, false}) > moe);
+  job.runtime.moe_capacity_factor = 1.0;  // drops tokens beyond the mean: no imbalance left
+  CHECK(layer_activation_bytes(job, RecomputeGranularity::none, LayerKind{true, false}) == doctest::Approx(moe).epsilon(1e-12));
+  CHECK(moe_tokens_per_gpu(job, 4096) == doctest::Approx(4096.0 * 8));
+}
+}

@@ -256,3 +256,215 @@ TEST_CASE("model_to_json") {
   }
 }
 }
+
+namespace {
+ModelSpec hf_model(const std::string& name) {
+  const std::string path = test::data_file("hf/" + name + ".json");
+  return model_from_json(load_json_file(path), path);
+}
+}  // namespace
+
+TEST_SUITE("costmodel") {
+// tests/data/hf/*.json are the published Hugging Face config.json files (model repos of the same
+// name); the expected counts are the ones their model cards / technical reports publish.
+TEST_CASE("Hugging Face config.json: total and active parameters match the published counts") {
+  struct Case {
+    const char* file;
+    double total, active;  // active 0: a dense model (active == total); < 0: not published in our convention
+    double eps;
+  };
+  const Case cases[] = {
+      {"deepseek-v3", 671e9, 37e9, 0.02},        // DeepSeek-V3 report: 671B total, 37B activated (MTP module excluded)
+      {"deepseek-v2", 236e9, 21e9, 0.02},        // DeepSeek-V2 report: 236B, 21B activated
+      {"kimi-k2", 1.04e12, 32e9, 0.03},          // Kimi-K2 model card: 1T (1.04T) total, 32B activated (both rounded)
+      {"qwen3-30b-a3b", 30.5e9, 3.3e9, 0.02},    // Qwen3 model card: 30.5B total, 3.3B activated
+      {"qwen3-235b-a22b", 235e9, 22e9, 0.02},    // Qwen3 model card: 235B total, 22B activated
+      {"qwen1.5-moe-a2.7b", 14.3e9, 2.7e9, 0.02},  // Qwen1.5-MoE model card: 14.3B total, 2.7B activated
+      {"mixtral-8x7b", 46.7e9, 12.9e9, 0.01},    // Mistral AI: 46.7B total, 12.9B active
+      {"llama-4-maverick", 400e9, 17e9, 0.02},   // Meta: 17B active, 400B total (text decoder)
+      {"qwen3-32b", 32.8e9, 0, 0.01},            // Qwen3 model card: 32.8B
+      {"llama-3.1-8b", 8.03e9, 0, 0.01},         // HF: 8,030,261,248
+      {"mistral-7b-v0.1", 7.24e9, 0, 0.01},      // HF: 7,241,732,096
+      {"gemma-3-27b", 27.0e9, 0, 0.02},          // Gemma 3 report: 27B (text decoder ~27.0B + 0.4B vision)
+      {"gemma-2-9b", 9.24e9, 0, 0.01},           // HF: 9,241,705,984
+      {"glm-4.5", 355e9, -1, 0.02},              // Z.ai: 355B total (with the MTP layer, not modelled); its 32B active leaves out the embeddings
+      {"phi-3-mini-4k", 3.8e9, 0, 0.01},         // Phi-3 report: 3.8B
+      {"phi-4", 14.7e9, 0, 0.01},                // Phi-4 report: 14B (HF: 14.7B)
+      {"olmo-2-7b", 7.3e9, 0, 0.01},             // OLMo 2 report: 7.3B
+      {"gpt-neox-20b", 20.55e9, 0, 0.01},        // Black et al. 2022: 20.55B
+      {"bloom-176b", 176.2e9, 0, 0.01},          // BigScience: 176,247,271,424
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.file);
+    const ModelSpec m = hf_model(c.file);
+    CHECK(m.total_params() == doctest::Approx(c.total).epsilon(c.eps));
+    if (c.active > 0) CHECK(m.active_params() == doctest::Approx(c.active).epsilon(c.eps));
+    else if (c.active == 0) CHECK(m.active_params() == doctest::Approx(m.total_params()).epsilon(1e-12));
+  }
+  SUBCASE("GPT-OSS: OpenAI's model card counts 116.8B total and 5.13B active without the input embedding") {
+    const ModelSpec m = hf_model("gpt-oss-120b");
+    CHECK(m.total_params() == doctest::Approx(116.83e9).epsilon(0.01));
+    const double input_embedding = static_cast<double>(m.vocab_size * m.hidden_size);
+    CHECK(m.active_params() - input_embedding == doctest::Approx(5.13e9).epsilon(0.02));
+    const ModelSpec small = hf_model("gpt-oss-20b");
+    CHECK(small.total_params() == doctest::Approx(20.91e9).epsilon(0.01));
+    CHECK(small.active_params() - static_cast<double>(small.vocab_size * small.hidden_size) == doctest::Approx(3.61e9).epsilon(0.02));
+  }
+}
+
+TEST_CASE("Hugging Face config.json: the architecture details are read") {
+  SUBCASE("DeepSeek-V3: MLA, dense-first layers, shared expert, sigmoid router with expert bias") {
+    const ModelSpec m = hf_model("deepseek-v3");
+    REQUIRE(m.mla.has_value());
+    CHECK(m.mla->q_lora_rank == 1536);
+    CHECK(m.mla->kv_lora_rank == 512);
+    CHECK(m.mla->qk_nope_head_dim == 128);
+    CHECK(m.mla->qk_rope_head_dim == 64);
+    CHECK(m.mla->v_head_dim == 128);
+    REQUIRE(m.moe.has_value());
+    CHECK(m.moe->num_experts == 256);
+    CHECK(m.moe->top_k == 8);
+    CHECK(m.moe->expert_ffn_hidden_size == 2048);
+    CHECK(m.moe->shared_expert_ffn_hidden_size == 2048);
+    CHECK(m.ffn_hidden_size == 18432);
+    CHECK(m.num_moe_layers() == 58);
+    CHECK_FALSE(m.is_moe_layer(2));
+    CHECK(m.is_moe_layer(3));
+    CHECK(m.moe->router_score_function == "sigmoid");
+    CHECK(m.moe->router_bias);
+    CHECK(m.rope_scaling == "yarn");
+    CHECK_FALSE(m.add_linear_bias);
+  }
+  SUBCASE("Qwen3: head_dim, QK norm, no biases") {
+    const ModelSpec m = hf_model("qwen3-32b");
+    CHECK(m.head_dim() == 128);
+    CHECK(m.kv_channels == 128);  // 5120 / 64 = 80 would be wrong
+    CHECK(m.qk_layernorm);
+    CHECK_FALSE(m.add_linear_bias);
+    CHECK_FALSE(m.add_qkv_bias);
+    CHECK(m.rotary_base == 1e6);
+    CHECK(m.norm_epsilon == 1e-6);
+    CHECK(m.sliding_window == 0);  // use_sliding_window false
+    const ModelSpec moe = hf_model("qwen3-30b-a3b");
+    CHECK(moe.num_moe_layers() == 48);
+    CHECK(moe.moe->layer_pattern.empty());
+  }
+  SUBCASE("Qwen2-MoE: shared expert, QKV bias") {
+    const ModelSpec m = hf_model("qwen1.5-moe-a2.7b");
+    CHECK(m.moe->shared_expert_ffn_hidden_size == 5632);
+    CHECK(m.add_qkv_bias);
+    CHECK_FALSE(m.add_linear_bias);
+  }
+  SUBCASE("Qwen3-MoE mlp_only_layers and decoder_sparse_step make dense layers") {
+    json j = load_json_file(test::data_file("hf/qwen3-30b-a3b.json"));
+    j["mlp_only_layers"] = {0, 1};
+    j["decoder_sparse_step"] = 2;
+    const ModelSpec m = model_from_json(j, "config.json");
+    CHECK_FALSE(m.is_moe_layer(0));
+    CHECK_FALSE(m.is_moe_layer(1));
+    CHECK_FALSE(m.is_moe_layer(2));
+    CHECK(m.is_moe_layer(3));
+    CHECK(m.num_moe_layers() == 23);
+    j["mlp_only_layers"] = {48};
+    CHECK(input_error([&] { model_from_json(j, "config.json"); }).find("/mlp_only_layers") != std::string::npos);
+  }
+  SUBCASE("GPT-OSS: alternating sliding/full attention, head_dim, biases") {
+    const ModelSpec m = hf_model("gpt-oss-120b");
+    CHECK(m.sliding_window == 128);
+    CHECK(m.uses_sliding_window(0));
+    CHECK_FALSE(m.uses_sliding_window(1));
+    CHECK(m.full_attention_every() == 2);
+    CHECK(m.head_dim() == 64);
+    CHECK(m.q_hidden() == 4096);
+    CHECK(m.add_linear_bias);
+    CHECK(m.moe->num_experts == 128);
+    CHECK(m.moe->top_k == 4);
+    CHECK(m.moe->router_bias);
+  }
+  SUBCASE("Gemma-3 and Llama-4: the text_config wrapper") {
+    const ModelSpec g = hf_model("gemma-3-27b");
+    CHECK(g.num_layers == 62);
+    CHECK(g.activation == Activation::geglu);
+    CHECK(g.tied_embeddings);
+    CHECK(g.qk_layernorm);
+    CHECK(g.sliding_window == 1024);
+    CHECK(g.full_attention_every() == 6);
+    const ModelSpec l = hf_model("llama-4-maverick");
+    CHECK(l.num_layers == 48);
+    CHECK(l.ffn_hidden_size == 16384);  // intermediate_size_mlp of the dense layers
+    CHECK(l.moe->expert_ffn_hidden_size == 8192);
+    CHECK(l.moe->shared_expert_ffn_hidden_size == 8192);
+    CHECK(l.num_moe_layers() == 24);
+    CHECK_FALSE(l.is_moe_layer(0));
+    CHECK(l.is_moe_layer(1));
+  }
+  SUBCASE("Gemma-2 alternates local and global layers") {
+    const ModelSpec m = hf_model("gemma-2-9b");
+    CHECK(m.head_dim() == 256);
+    CHECK(m.full_attention_every() == 2);
+  }
+  SUBCASE("GLM-4.5: head_dim (hidden not divisible by heads), partial rotary, QKV bias") {
+    const ModelSpec m = hf_model("glm-4.5");
+    CHECK(m.head_dim() == 128);
+    CHECK(m.rotary_percent == 0.5);
+    CHECK(m.add_qkv_bias);
+    CHECK(m.qk_layernorm);
+    CHECK(m.num_moe_layers() == 89);
+    // Z.ai's 32B active parameters without the two embedding tables (1.55B).
+    CHECK(m.active_params() - 2.0 * static_cast<double>(m.vocab_size * m.hidden_size) == doctest::Approx(32e9).epsilon(0.02));
+  }
+  SUBCASE("GPT-NeoX, BLOOM, Falcon: LayerNorm families") {
+    const ModelSpec neox = hf_model("gpt-neox-20b");
+    CHECK(neox.normalization == Normalization::layernorm);
+    CHECK(neox.add_linear_bias);
+    CHECK(neox.rotary_percent == 0.25);
+    CHECK(neox.position_embedding == PositionEmbedding::rope);
+    const ModelSpec bloom = hf_model("bloom-176b");
+    CHECK(bloom.position_embedding == PositionEmbedding::alibi);
+    CHECK(bloom.tied_embeddings);
+    const ModelSpec falcon = hf_model("falcon-40b");
+    CHECK(falcon.num_query_groups == 8);
+    CHECK_FALSE(falcon.add_linear_bias);
+    CHECK(falcon.position_embedding == PositionEmbedding::rope);
+  }
+  SUBCASE("Mistral 7B v0.1 uses its window on every layer") {
+    const ModelSpec m = hf_model("mistral-7b-v0.1");
+    CHECK(m.sliding_window == 4096);
+    CHECK(m.uses_sliding_window(31));
+  }
+  SUBCASE("unsupported architectures are refused naming model_type") {
+    json j = load_json_file(test::data_file("hf/llama-3.1-8b.json"));
+    j["model_type"] = "jamba";
+    j["layers_block_type"] = json::array({"mamba", "attention"});
+    std::string msg = input_error([&] { model_from_json(j, "config.json"); });
+    CHECK(msg.find("model_type \"jamba\"") != std::string::npos);
+    CHECK(msg.find("state-space") != std::string::npos);
+    j = load_json_file(test::data_file("hf/gpt-oss-120b.json"));
+    j["layer_types"][3] = "linear_attention";
+    CHECK(input_error([&] { model_from_json(j, "config.json"); }).find("layer type \"linear_attention\"") != std::string::npos);
+  }
+  SUBCASE("every config round-trips through the strata format") {
+    for (const char* f : {"deepseek-v3", "gpt-oss-120b", "llama-4-maverick", "gemma-3-27b", "glm-4.5", "qwen3-32b"}) {
+      CAPTURE(f);
+      const ModelSpec m = hf_model(f);
+      CHECK(model_from_json(model_to_json(m), "rt.json") == m);
+    }
+  }
+}
+
+TEST_CASE("validation records' model_config objects read as the models they name") {
+  const json runs = load_json_file(std::string(STRATA_SOURCE_DIR) + "/../shared/validation/modern_runs.json");
+  int n = 0;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (!runs[i].contains("model_config")) continue;
+    CAPTURE(runs[i]["id"].get<std::string>());
+    const ModelSpec m = model_from_json(runs[i]["model_config"], "modern_runs.json", "/" + std::to_string(i) + "/model_config");
+    CHECK(m.num_layers == runs[i]["num_layers"].get<int>());
+    CHECK(m.hidden_size == runs[i]["hidden_size"].get<std::int64_t>());
+    CHECK(m.moe.has_value());
+    if (!runs[i]["params_b"].is_null()) CHECK(m.total_params() / 1e9 == doctest::Approx(runs[i]["params_b"].get<double>()).epsilon(0.02));
+    ++n;
+  }
+  CHECK(n > 0);
+}
+}

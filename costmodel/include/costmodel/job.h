@@ -27,6 +27,11 @@ struct ParallelPlan {
   int dp = 1;
   int cp = 1;
   int ep = 1;
+  // Expert tensor parallelism: each expert's FFN split over etp ranks (Megatron
+  // --expert-tensor-parallel-size). Experts live on an EP x ETP grid inside the tp*dp*cp ranks of
+  // a stage; the rest of it, world/(pp*ep*etp), is the expert-data-parallel group
+  // (megatron/core/parallel_state.py, the expert RankGenerator "tp-ep-dp-pp" with tp=etp).
+  int etp = 1;
   bool sequence_parallel = false;
   int vpp = 1;  // virtual pipeline chunks per rank (interleaved 1F1B when > 1)
   int micro_batch_size = 1;
@@ -37,6 +42,8 @@ struct ParallelPlan {
   std::vector<int> stage_layers;
 
   int world_size() const { return tp * pp * dp * cp; }
+  // Ranks that hold the same experts and reduce their gradients: world/(pp*ep*etp).
+  int expert_data_parallel() const { return ep * etp > 0 ? tp * dp * cp / (ep * etp) : 1; }
   bool operator==(const ParallelPlan&) const = default;
 };
 
@@ -76,6 +83,19 @@ struct RuntimeOptions {
   int vocab_divisor = kDefaultVocabDivisor;
   static constexpr int kDefaultVocabDivisor = 128;
   static constexpr int kMaxVocabDivisor = 1 << 16;
+  // MoE routing. The busiest expert-parallel rank gets moe_load_imbalance times the mean number of
+  // routed tokens, and the step waits for it. 1.0 is perfectly balanced routing, what the published
+  // Megatron-Bridge MoE benchmarks force (moe_router_force_load_balancing) and what `validate`
+  // uses for records that say so. The default 1.2 for real (auxiliary-loss balanced) routing is a
+  // round guess, not a fit: no measured per-rank token counts are in the validation data.
+  double moe_load_imbalance = kDefaultMoeLoadImbalance;
+  static constexpr double kDefaultMoeLoadImbalance = 1.2;
+  // Expert capacity factor (Megatron --moe-expert-capacity-factor): tokens beyond capacity *
+  // mean are dropped, so no expert processes more than that. 0 = dropless (Megatron's default).
+  double moe_capacity_factor = 0;
+  // Overlap of the MoE all-to-all with computation (Megatron --overlap-moe-expert-parallel-comm,
+  // DeepSeek-V3's dual-batch overlap): off unless set.
+  bool moe_a2a_overlap = false;
   double memory_reserve_GiB = 0;     // set aside for CUDA context, NCCL, allocator slack (see memory model)
   // Host-side cost of one training step outside the GPU work the model times: Python dispatch of
   // the optimizer and gradient clipping, host synchronizations (fp16 overflow check, grad-norm and
@@ -114,6 +134,15 @@ std::vector<int> resolve_stage_layers(const ParallelPlan& plan, int num_layers);
 // `_vocab_size_with_padding`; GPT-2's 50257 becomes 51200 at tp=8, the V of Narayanan et al.
 // 2021). FSDP stacks use the vocabulary as the model config gives it (MPT's config pads to 50368).
 std::int64_t padded_vocab_size(const Job& job);
+
+// The factor by which the busiest EP rank's routed tokens exceed the mean: moe_load_imbalance,
+// capped by the capacity factor when tokens are dropped (never below 1).
+double effective_moe_imbalance(const RuntimeOptions& rt);
+
+// Global decoder-layer indices (0-based) that model chunk `chunk` of pipeline stage `stage` holds
+// (virtual stage chunk*pp + stage, Megatron's interleaved order), and all of a stage's layers.
+std::vector<int> chunk_layer_ids(const ParallelPlan& plan, int num_layers, int stage, int chunk);
+std::vector<int> stage_layer_ids(const ParallelPlan& plan, int num_layers, int stage);
 
 // Layers of model chunk `chunk` (0..vpp-1) of a stage holding `stage_layers` layers under
 // interleaved 1F1B. The stage's layers split as evenly as possible over its chunks; remainder

@@ -31,6 +31,9 @@ struct LayerShape {
   int tp = 1;
   int cp = 1;
   int ep = 1;
+  int etp = 1;
+  // Busiest EP rank's routed tokens over the mean (effective_moe_imbalance).
+  double moe_imbalance = 1.0;
   bool sequence_parallel = false;
   bool flash_attention = true;
   int element_bytes = 2;
@@ -47,6 +50,9 @@ struct LayerOps {
   std::vector<Op> selective_recompute;
 };
 
+// One decoder layer of the given kind (MoE or dense MLP, sliding-window or full attention); the
+// two-argument form is the model's first layer.
+LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind kind);
 LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s);
 LayerOps embedding_ops(const ModelSpec& m, const LayerShape& s);
 // Final norm, logits GEMM and vocab-parallel cross entropy.
@@ -57,6 +63,13 @@ double total_flops(const std::vector<Op>& ops);
 // Model FLOPs of one decoder layer forward for `tokens` tokens with full (non-causal-skipped)
 // attention: 2*params_matmul*tokens + 4*tokens*seq*h, the convention behind reported MFU figures
 // (PaLM appendix B; Megatron's 24bsh^2 + 4bs^2h per layer, Narayanan et al. 2021 eq. 3).
+// For MoE models: top_k routed experts + shared experts per token, at the model's mean layer
+// (dense-first layers and the MoE layers averaged); sliding-window layers attend to the window.
 double layer_model_flops_fwd(const ModelSpec& m, double tokens, double seq);
+double layer_model_flops_fwd(const ModelSpec& m, double tokens, double seq, LayerKind kind);
+
+// Mean number of keys a query attends to under causal masking over `seq` keys, limited to a
+// sliding window of `window` keys (0 = none): seq/2 without a window, w - w^2/(2 seq) with one.
+double causal_keys_per_query(double seq, double window);
 
 }  // namespace strata

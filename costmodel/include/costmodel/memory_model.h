@@ -8,9 +8,20 @@
 
 namespace strata {
 
-// Parameters held by one GPU of `stage` (TP/EP-sharded, before any ZeRO sharding).
+// Per-GPU parameters split by how they are sharded: `dense` over TP (and their gradients over the
+// dp*cp data-parallel group), `expert` (routed experts) over EP x ETP (and their gradients over the
+// expert-data-parallel group, ParallelPlan::expert_data_parallel()).
+struct ParamSplit {
+  double dense = 0;
+  double expert = 0;
+  double total() const { return dense + expert; }
+};
+// Parameters held by one GPU of `stage` (TP/EP/ETP-sharded, before any ZeRO sharding).
 double stage_params_per_gpu(const Job& job, int stage, int layers);
-// The part of them in `layers` decoder layers (no embedding or output layer).
+ParamSplit stage_param_split(const Job& job, int stage, int layers);
+// The part of them in the stage's `layers` decoder layers (no embedding or output layer).
+ParamSplit decoder_param_split(const Job& job, int stage, int layers);
+// `layers` mean decoder layers of the model (dense and MoE layers averaged).
 double decoder_params_per_gpu(const Job& job, int layers);
 // Whether the job trains in fp8 through Transformer Engine (Megatron, Megatron-DeepSpeed), whose
 // fp8 weight caches and fp8-saved GEMM inputs change the memory.
@@ -29,6 +40,14 @@ int nccl_communicators(const Job& job, int stage);
 // In fp8 (te_fp8) the inputs of the QKV, fc1 and fc2 linears are stored as fp8 (1 byte), and the
 // output projection's input gets an fp8 copy beside the bf16 attention output.
 double layer_activation_bytes(const Job& job, RecomputeGranularity g);
+// The same for one kind of layer (MoE or dense MLP, multi-latent attention): MoE layers store the
+// router input, the permuted tokens of the local experts (top_k copies of each token, shared over
+// EP x ETP as the FLOPs are) and the shared experts' tensors.
+double layer_activation_bytes(const Job& job, RecomputeGranularity g, LayerKind kind);
+
+// Token-expert pairs the busiest GPU's local experts process for `tokens` tokens of its micro-batch
+// (see the formula's comment); 0 for a dense model.
+double moe_tokens_per_gpu(const Job& job, double tokens);
 
 // Breakdown for one stage given how many chunk-micro-batches it holds at its peak and how many
 // of its layers are fully recomputed.

@@ -9,15 +9,46 @@
 
 namespace strata {
 
-enum class Activation { gelu, swiglu };
+// geglu: gated GELU (Gemma's GeGLU), the same three-matrix shape as SwiGLU.
+enum class Activation { gelu, swiglu, geglu };
 enum class Normalization { layernorm, rmsnorm };
 enum class PositionEmbedding { learned, rope, alibi };
 
 struct MoeSpec {
-  int num_experts = 0;
+  int num_experts = 0;  // routed experts
   int top_k = 0;
   std::int64_t expert_ffn_hidden_size = 0;
+  // Total FFN size of the shared (always-active) experts of an MoE layer: n_shared_experts *
+  // moe_intermediate_size (Megatron --moe-shared-expert-intermediate-size); 0 = none.
+  std::int64_t shared_expert_ffn_hidden_size = 0;
+  // One entry per decoder layer: 1 = MoE layer, 0 = dense MLP of ModelSpec::ffn_hidden_size
+  // (Megatron --moe-layer-freq list form). Empty = every layer is an MoE layer.
+  std::vector<int> layer_pattern;
+  // Router score function: "softmax" (Mixtral, Qwen, DeepSeek-V2, GPT-OSS) or "sigmoid"
+  // (DeepSeek-V3, Kimi-K2; Megatron --moe-router-score-function).
+  std::string router_score_function = "softmax";
+  // A learned per-expert router bias (GPT-OSS's router linear bias, DeepSeek-V3's
+  // e_score_correction_bias; Megatron --moe-router-enable-expert-bias for the latter).
+  bool router_bias = false;
   bool operator==(const MoeSpec&) const = default;
+};
+
+// Multi-latent attention (DeepSeek-V2, arXiv:2405.04434 §2.1; Megatron --multi-latent-attention).
+struct MlaSpec {
+  std::int64_t q_lora_rank = 0;  // 0: queries are not compressed (DeepSeek-V2-Lite)
+  std::int64_t kv_lora_rank = 0;
+  std::int64_t qk_nope_head_dim = 0;
+  std::int64_t qk_rope_head_dim = 0;
+  std::int64_t v_head_dim = 0;
+  bool operator==(const MlaSpec&) const = default;
+};
+
+// What sets one decoder layer's cost apart from another's: an MoE or a dense MLP, a
+// sliding-window or full attention. A model has at most four kinds of layers.
+struct LayerKind {
+  bool moe = false;
+  bool sliding_window = false;
+  bool operator==(const LayerKind&) const = default;
 };
 
 struct ModelSpec {
@@ -36,15 +67,60 @@ struct ModelSpec {
   bool tied_embeddings = true;
   PositionEmbedding position_embedding = PositionEmbedding::learned;
   bool dropout = false;  // hidden + attention dropout during training (GPT-3/Megatron GPT: yes)
+  // Head dimension when it is not hidden/heads (Qwen3, Gemma, GLM-4.5, GPT-OSS; Megatron
+  // --kv-channels); 0 = hidden/heads.
+  std::int64_t kv_channels = 0;
+  // Biases on every linear layer (GPT-2/3, BLOOM, MPT, Falcon-style; Megatron
+  // --disable-bias-linear when false). Llama/Mistral/Qwen/DeepSeek: false.
+  bool add_linear_bias = true;
+  bool add_qkv_bias = false;  // bias on the QKV projection only (Qwen2, GLM-4; Megatron --add-qkv-bias)
+  bool qk_layernorm = false;  // per-head query/key norms (Qwen3, OLMo-2, Gemma-3; Megatron --qk-layernorm)
+  double rotary_base = 10000;       // rope_theta (rope models only)
+  double rotary_percent = 1.0;      // partial rotary (GLM, GPT-NeoX, Phi; Megatron --rotary-percent)
+  double norm_epsilon = 1e-5;       // rms_norm_eps / layer_norm_eps
+  std::string rope_scaling;         // "" none, else Hugging Face rope_scaling.rope_type ("llama3", "yarn")
+  // Sliding-window (local) attention: the window in tokens (0 = none) and which layers use it, one
+  // entry per layer (1 = sliding window, 0 = full attention). An empty pattern with a window means
+  // every layer uses the window (Mistral 7B v0.1). GPT-OSS alternates [1, 0, 1, 0, ...]; Gemma-3
+  // has five local layers per global one. full_attention_every() gives Megatron's
+  // --window-attn-skip-freq when the pattern is that periodic form.
+  std::int64_t sliding_window = 0;
+  std::vector<int> sliding_window_pattern;
   std::optional<MoeSpec> moe;
+  std::optional<MlaSpec> mla;
 
-  std::int64_t head_dim() const { return hidden_size / num_attention_heads; }
+  std::int64_t head_dim() const { return kv_channels > 0 ? kv_channels : hidden_size / num_attention_heads; }
   std::int64_t kv_hidden() const { return head_dim() * num_query_groups; }
-  // Parameters of one decoder layer (weights + biases/norm gains).
+  std::int64_t q_hidden() const { return head_dim() * num_attention_heads; }
+  bool gated_mlp() const { return activation != Activation::gelu; }
+  bool is_moe_layer(int layer) const;
+  int num_moe_layers() const;
+  bool uses_sliding_window(int layer) const;
+  LayerKind layer_kind(int layer) const { return {is_moe_layer(layer), uses_sliding_window(layer)}; }
+  // N when layer i (1-based) uses full attention exactly when i % N == 0, every other layer the
+  // window (Megatron --window-attn-skip-freq); 0 when there is no window or no such period.
+  int full_attention_every() const;
+
+  // Parameters of parts of one decoder layer (weights + biases + norm gains).
+  double attention_params() const;
+  double dense_mlp_params() const;
+  double expert_params() const;  // one routed expert
+  double shared_expert_params() const;
+  double router_params() const;
+  double layer_norm_params() const;  // the layer's two norms
+  double layer_params_at(int layer) const;
+  // Active parameters of one layer per token: top_k routed experts, shared experts, router.
+  double active_layer_params_at(int layer) const;
+  // Mean parameters per decoder layer (exact for dense models).
   double layer_params() const;
   // Embedding table (+ learned positions) and, when untied, the output layer.
   double embedding_params(std::int64_t seq_length) const;
   double total_params(std::int64_t seq_length) const;
+  double total_params() const { return total_params(max_seq_length); }
+  // Parameters one token passes through: every non-expert parameter, top_k routed experts and the
+  // shared experts, both embedding tables (the convention of DeepSeek-V3's 37B and Qwen3's
+  // "A3B"/"A22B"; OpenAI's 5.1B for GPT-OSS-120B leaves the input embedding out).
+  double active_params() const;
 
   bool operator==(const ModelSpec&) const = default;
 };

@@ -36,8 +36,12 @@ struct JobOptions {
   double memory_reserve_GiB = 2.0;
   // Host-side per-step overhead (RuntimeOptions::step_overhead_s): a default, stated in the output.
   double step_overhead_s = RuntimeOptions::kDefaultStepOverheadS;
+  // MoE routing (RuntimeOptions::moe_load_imbalance / moe_capacity_factor): documented defaults.
+  double moe_load_imbalance = RuntimeOptions::kDefaultMoeLoadImbalance;
+  double moe_capacity_factor = 0;
+  bool moe_a2a_overlap = false;
   // Plan flags (predict; plan uses them as constraints later).
-  std::optional<int> tp, pp, dp, cp, ep, vpp, mbs;
+  std::optional<int> tp, pp, dp, cp, ep, etp, vpp, mbs;
   bool sp = false;
   std::string recompute;  // empty: none
   std::optional<int> recompute_layers;
