@@ -43,9 +43,88 @@ std::vector<int> virtual_stage_layers(const ParallelPlan& p, const std::vector<i
   return v;
 }
 
-// Linear-layer biases: GPT-2/GPT-3/BLOOM/MPT-style models (LayerNorm) carry them, Llama-style
-// (RMSNorm) models do not. Megatron adds them unless --disable-bias-linear.
-bool linear_biases(const ModelSpec& m) { return m.normalization == Normalization::layernorm; }
+// A per-layer 0/1 pattern as the Python list expression Megatron's --moe-layer-freq and
+// --window-attn-skip-freq evaluate (arguments.py moe_freq_type), run-length encoded:
+// [0,0,0,1,1] -> "([0]*3+[1]*2)".
+std::string pattern_expression(const std::vector<int>& pattern) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < pattern.size();) {
+    std::size_t j = i;
+    while (j < pattern.size() && pattern[j] == pattern[i]) ++j;
+    if (i > 0) s += "+";
+    s += fmt::format("[{}]*{}", pattern[i], j - i);
+    i = j;
+  }
+  return s + ")";
+}
+
+// A float flag's value without trailing zeros (1e-05, 0.5).
+std::string number(double v) { return fmt::format("{}", v); }
+
+// The model-defining flags: shape, attention variant, activations, norms, positions, MoE routing.
+void model_flags(std::vector<std::string>& a, const ModelSpec& m) {
+  opt(a, "--num-layers", m.num_layers);
+  opt(a, "--hidden-size", m.hidden_size);
+  opt(a, "--ffn-hidden-size", m.ffn_hidden_size);
+  opt(a, "--num-attention-heads", m.num_attention_heads);
+  if (m.mla) {
+    // Multi-latent attention (Megatron-Core MLASelfAttention): queries and keys/values through
+    // low-rank latents; the per-head dims replace kv_channels and query groups.
+    flag(a, "--multi-latent-attention");
+    if (m.mla->q_lora_rank > 0) opt(a, "--q-lora-rank", m.mla->q_lora_rank);
+    opt(a, "--kv-lora-rank", m.mla->kv_lora_rank);
+    opt(a, "--qk-head-dim", m.mla->qk_nope_head_dim);
+    opt(a, "--qk-pos-emb-head-dim", m.mla->qk_rope_head_dim);
+    opt(a, "--v-head-dim", m.mla->v_head_dim);
+  } else {
+    if (m.num_query_groups != m.num_attention_heads) {
+      flag(a, "--group-query-attention");
+      opt(a, "--num-query-groups", m.num_query_groups);
+    }
+    if (m.kv_channels > 0 && m.kv_channels * m.num_attention_heads != m.hidden_size) opt(a, "--kv-channels", m.kv_channels);
+  }
+  if (m.activation == Activation::swiglu) flag(a, "--swiglu");
+  if (m.normalization == Normalization::rmsnorm) opt(a, "--normalization", "RMSNorm");
+  if (m.norm_epsilon != 1e-5) opt(a, "--norm-epsilon", number(m.norm_epsilon));  // Megatron's default: 1e-5
+  if (!m.add_linear_bias) flag(a, "--disable-bias-linear");
+  if (m.add_qkv_bias && !m.add_linear_bias) flag(a, "--add-qkv-bias");
+  if (m.qk_layernorm) flag(a, "--qk-layernorm");
+  if (!m.tied_embeddings) flag(a, "--untie-embeddings-and-output-weights");
+  if (m.position_embedding == PositionEmbedding::rope) {
+    opt(a, "--position-embedding-type", "rope");
+    opt(a, "--rotary-base", static_cast<std::int64_t>(m.rotary_base));
+    if (m.rotary_percent != 1.0) opt(a, "--rotary-percent", number(m.rotary_percent));
+    if (m.rope_scaling == "llama3") flag(a, "--use-rope-scaling");  // Llama 3.1's frequency scaling (factor 8)
+  } else if (m.position_embedding == PositionEmbedding::learned) {
+    opt(a, "--position-embedding-type", "learned_absolute");
+  }
+  if (m.sliding_window > 0) {
+    // Window attention (left window, no look-ahead) on the layers the pattern marks 1.
+    opt(a, "--window-size", fmt::format("({},0)", m.sliding_window));
+    if (!m.sliding_window_pattern.empty()) opt(a, "--window-attn-skip-freq", pattern_expression(m.sliding_window_pattern));
+  }
+  opt(a, "--vocab-size", m.vocab_size);
+  if (!m.dropout) {
+    opt(a, "--attention-dropout", "0.0");
+    opt(a, "--hidden-dropout", "0.0");
+  }
+  if (m.moe) {
+    const MoeSpec& e = *m.moe;
+    opt(a, "--num-experts", e.num_experts);
+    opt(a, "--moe-router-topk", e.top_k);
+    opt(a, "--moe-ffn-hidden-size", e.expert_ffn_hidden_size);
+    if (e.shared_expert_ffn_hidden_size > 0) opt(a, "--moe-shared-expert-intermediate-size", e.shared_expert_ffn_hidden_size);
+    if (!e.layer_pattern.empty()) opt(a, "--moe-layer-freq", pattern_expression(e.layer_pattern));
+    if (e.router_score_function != "softmax") opt(a, "--moe-router-score-function", e.router_score_function);
+    if (e.router_bias && e.router_score_function == "sigmoid") flag(a, "--moe-router-enable-expert-bias");
+    // What the cost model times: tokens dispatched by all-to-all over the expert-parallel group
+    // (Megatron-Core MoEAlltoAllTokenDispatcher) and each local expert's GEMMs run on its own
+    // tokens, Megatron's default SequentialMLP. --moe-grouped-gemm is not written: its check asks
+    // the GPU for its compute capability (arguments.py), which an argument check without a GPU
+    // cannot answer, so such a launch cannot be verified before it runs.
+    opt(a, "--moe-token-dispatcher-type", "alltoall");
+  }
+}
 
 // The pipeline split: Megatron's default even split when it equals strata's, else the flags that
 // give strata's split (first/last stage sizes, or the explicit per-virtual-stage layout).
@@ -111,6 +190,9 @@ std::optional<std::string> megatron_launch_refusal(const Job& job) {
       return "the plan is modelled for PyTorch FSDP (FULL_SHARD, as llm-foundry runs it), which Megatron-LM does not run: "
              "launch it with that stack";
   }
+  if (job.model.activation == Activation::geglu)
+    return "the model's gated GELU (GeGLU, Gemma) has no Megatron-LM flag (--swiglu is gated SiLU, --quick-geglu another "
+           "approximation): a launch would train another model";
   if (job.model.position_embedding == PositionEmbedding::alibi)
     return "the model uses ALiBi positions, which Megatron-LM does not implement (BLOOM and MPT trained with Megatron-DeepSpeed and "
            "llm-foundry): no Megatron-LM launch trains this model";
@@ -126,37 +208,7 @@ std::vector<std::string> megatron_args(const Job& job) {
   const ModelSpec& m = job.model;
   const ParallelPlan& p = job.plan;
   std::vector<std::string> a;
-  // Model.
-  opt(a, "--num-layers", m.num_layers);
-  opt(a, "--hidden-size", m.hidden_size);
-  opt(a, "--ffn-hidden-size", m.ffn_hidden_size);
-  opt(a, "--num-attention-heads", m.num_attention_heads);
-  if (m.num_query_groups != m.num_attention_heads) {
-    flag(a, "--group-query-attention");
-    opt(a, "--num-query-groups", m.num_query_groups);
-  }
-  if (m.activation == Activation::swiglu) flag(a, "--swiglu");
-  if (m.normalization == Normalization::rmsnorm) opt(a, "--normalization", "RMSNorm");
-  if (!linear_biases(m)) flag(a, "--disable-bias-linear");
-  if (!m.tied_embeddings) flag(a, "--untie-embeddings-and-output-weights");
-  if (m.position_embedding == PositionEmbedding::rope) opt(a, "--position-embedding-type", "rope");
-  else if (m.position_embedding == PositionEmbedding::learned) opt(a, "--position-embedding-type", "learned_absolute");
-  opt(a, "--vocab-size", m.vocab_size);
-  if (!m.dropout) {
-    opt(a, "--attention-dropout", "0.0");
-    opt(a, "--hidden-dropout", "0.0");
-  }
-  if (m.moe) {
-    opt(a, "--num-experts", m.moe->num_experts);
-    opt(a, "--moe-router-topk", m.moe->top_k);
-    opt(a, "--moe-ffn-hidden-size", m.moe->expert_ffn_hidden_size);
-    // What the cost model times: tokens dispatched by all-to-all over the expert-parallel group
-    // (Megatron-Core MoEAlltoAllTokenDispatcher) and each local expert's GEMMs run on its own
-    // tokens, Megatron's default SequentialMLP. --moe-grouped-gemm is not written: its check asks
-    // the GPU for its compute capability (arguments.py), which an argument check without a GPU
-    // cannot answer, so such a launch cannot be verified before it runs.
-    opt(a, "--moe-token-dispatcher-type", "alltoall");
-  }
+  model_flags(a, m);
   // Batch.
   opt(a, "--micro-batch-size", p.micro_batch_size);
   opt(a, "--global-batch-size", job.training.global_batch_size);
@@ -168,9 +220,9 @@ std::vector<std::string> megatron_args(const Job& job) {
   if (p.cp > 1) opt(a, "--context-parallel-size", p.cp);
   if (m.moe) {
     if (p.ep > 1) opt(a, "--expert-model-parallel-size", p.ep);
-    // The cost and memory models split each expert's GEMMs over the tensor-parallel ranks
-    // (Megatron's default expert tensor parallel size is tp); said explicitly.
-    opt(a, "--expert-tensor-parallel-size", p.tp);
+    // Megatron's default expert tensor parallel size is tp; strata's plan names its own.
+    opt(a, "--expert-tensor-parallel-size", p.etp);
+    if (job.runtime.moe_capacity_factor > 0) opt(a, "--moe-expert-capacity-factor", number(job.runtime.moe_capacity_factor));
   }
   if (p.sequence_parallel && p.tp > 1) flag(a, "--sequence-parallel");
   pipeline_split(a, job);
@@ -239,6 +291,13 @@ LaunchPlan megatron_launch(const Job& job, bool feasible, const std::string& inf
     return l;
   }
   l.megatron_args = megatron_args(job);
+  const ModelSpec& m = job.model;
+  if (m.moe && m.moe->router_bias && m.moe->router_score_function != "sigmoid")
+    l.notes.push_back("the model's router has a linear bias (GPT-OSS); Megatron-Core's router has none (its expert bias is for "
+                      "sigmoid routing): the launch trains without it, num_experts parameters per MoE layer fewer");
+  if (!m.rope_scaling.empty() && m.rope_scaling != "llama3")
+    l.notes.push_back("rope scaling \"" + m.rope_scaling + "\" is a long-context extension the launch does not set (it does not change "
+                      "the cost); add Megatron's flags for it if this run extends the context");
   // Megatron-LM asserts CUDA_DEVICE_MAX_CONNECTIONS=1 with tensor or context parallelism before
   // Blackwell, so kernels queue in issue order and the TP/CP communication overlaps as scheduled
   // (arguments.py validate_args); Megatron-FSDP wants it unset (more than one connection).

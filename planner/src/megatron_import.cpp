@@ -1,6 +1,7 @@
 #include "planner/megatron_import.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -29,6 +30,12 @@ constexpr FlagSpec kFlags[] = {
     {"--use-rotary-position-embeddings", false}, {"--no-position-embedding", false}, {"--vocab-size", true},
     {"--tokenizer-type", true}, {"--pad-vocab-size-to", true}, {"--attention-dropout", true}, {"--hidden-dropout", true}, {"--num-experts", true},
     {"--moe-router-topk", true}, {"--moe-ffn-hidden-size", true}, {"--max-position-embeddings", true},
+    {"--disable-bias-linear", false}, {"--add-qkv-bias", false}, {"--qk-layernorm", false}, {"--norm-epsilon", true},
+    {"--rotary-base", true}, {"--rotary-percent", true}, {"--use-rope-scaling", false}, {"--window-size", true},
+    {"--window-attn-skip-freq", true}, {"--multi-latent-attention", false}, {"--q-lora-rank", true}, {"--kv-lora-rank", true},
+    {"--qk-head-dim", true}, {"--qk-pos-emb-head-dim", true}, {"--v-head-dim", true},
+    {"--moe-shared-expert-intermediate-size", true}, {"--moe-layer-freq", true}, {"--moe-router-score-function", true},
+    {"--moe-router-enable-expert-bias", false}, {"--expert-tensor-parallel-size", true}, {"--moe-expert-capacity-factor", true},
     // Batch and precision.
     {"--seq-length", true}, {"--micro-batch-size", true}, {"--global-batch-size", true}, {"--fp16", false},
     {"--bf16", false}, {"--fp8-format", true},
@@ -235,6 +242,99 @@ class LayoutParser {
   std::size_t pos_ = 0;
 };
 
+// Megatron's per-layer pattern flags (--moe-layer-freq, --window-attn-skip-freq; arguments.py
+// moe_freq_type): an integer N (1 = every layer), or a Python list expression of 0/1 such as
+// "([0]*3+[1]*58)" or "([1]*3+[0])*2". Parsed here without evaluating Python: lists of 0/1,
+// '+' to concatenate, '*' a whole number to repeat, parentheses; at most `layers` entries.
+class PatternParser {
+ public:
+  PatternParser(const std::string& s, std::string where, std::string flag, int layers)
+      : s_(s), where_(std::move(where)), flag_(std::move(flag)), layers_(layers) {}
+
+  std::vector<int> parse() {
+    std::vector<int> v = sum();
+    skip();
+    if (pos_ != s_.size()) fail("unexpected '" + std::string(1, s_[pos_]) + "'");
+    if (static_cast<int>(v.size()) != layers_)
+      fail("gives " + std::to_string(v.size()) + " layers, the model has " + std::to_string(layers_));
+    return v;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    throw InputError(where_, flag_, "\"" + s_ + "\" " + what + " (expected an integer or a list expression like ([0]*3+[1]*58))");
+  }
+  void skip() {
+    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t')) ++pos_;
+  }
+  bool eat(char c) {
+    skip();
+    if (pos_ < s_.size() && s_[pos_] == c) return ++pos_, true;
+    return false;
+  }
+  long whole() {
+    skip();
+    long v = 0;
+    const std::size_t start = pos_;
+    while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9' && v <= layers_) v = v * 10 + (s_[pos_++] - '0');
+    if (pos_ == start) fail("needs a number at position " + std::to_string(pos_));
+    return v;
+  }
+  void grow(std::vector<int>& v, const std::vector<int>& more) {
+    if (v.size() + more.size() > static_cast<std::size_t>(layers_)) fail("is longer than the model's " + std::to_string(layers_) + " layers");
+    v.insert(v.end(), more.begin(), more.end());
+  }
+  std::vector<int> sum() {
+    std::vector<int> v;
+    do grow(v, product());
+    while (eat('+'));
+    return v;
+  }
+  std::vector<int> product() {
+    std::vector<int> a = atom();
+    while (eat('*')) {
+      const long n = whole();
+      std::vector<int> r;
+      for (long i = 0; i < n; ++i) grow(r, a);
+      a = r;
+    }
+    return a;
+  }
+  std::vector<int> atom() {
+    if (eat('(')) {
+      std::vector<int> v = sum();
+      if (!eat(')')) fail("misses a ')'");
+      return v;
+    }
+    if (!eat('[')) fail("needs a list or '(' at position " + std::to_string(pos_));
+    std::vector<int> v;
+    if (eat(']')) return v;
+    do {
+      const long x = whole();
+      if (x > 1) fail("lists 0 or 1 per layer, found " + std::to_string(x));
+      grow(v, {static_cast<int>(x)});
+    } while (eat(','));
+    if (!eat(']')) fail("misses a ']'");
+    return v;
+  }
+
+  const std::string& s_;
+  std::string where_, flag_;
+  int layers_;
+  std::size_t pos_ = 0;
+};
+
+// A pattern flag's layers: 1 for the layers it marks. `every`: an integer N marks layer i (0-based)
+// when i % N == 0 for --moe-layer-freq; --window-attn-skip-freq N marks all but every Nth layer.
+std::vector<int> read_pattern(const Flags& f, const std::string& where, const std::string& flag, int layers, bool skip_freq) {
+  const std::string text = *f.text(flag);
+  std::vector<int> v;
+  if (text.find('[') != std::string::npos) return PatternParser(text, where, flag, layers).parse();
+  const std::int64_t n = f.integer(flag, 1, layers).value_or(1);
+  for (int i = 0; i < layers; ++i) v.push_back(skip_freq ? ((i + 1) % n != 0 ? 1 : 0) : (i % n == 0 ? 1 : 0));
+  return v;
+}
+
 ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* base, std::vector<std::string>& notes) {
   const bool shapes = f.has("--num-layers") || f.has("--hidden-size") || f.has("--num-attention-heads");
   if (!shapes) {
@@ -254,10 +354,27 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
   m.num_query_groups = f.has("--group-query-attention")
                            ? static_cast<int>(f.integer("--num-query-groups", 1, 1 << 20).value_or(1))
                            : m.num_attention_heads;
-  if (auto kv = f.integer("--kv-channels", 1, kMaxDim); kv && *kv * m.num_attention_heads != m.hidden_size)
-    throw InputError(where, "--kv-channels", "strata models heads of hidden_size / num_attention_heads = " +
-                                                 std::to_string(m.hidden_size / m.num_attention_heads) + " channels, found " +
-                                                 std::to_string(*kv));
+  if (auto kv = f.integer("--kv-channels", 1, kMaxDim); kv && *kv * m.num_attention_heads != m.hidden_size) m.kv_channels = *kv;
+  if (f.has("--multi-latent-attention")) {
+    // Megatron's MLA defaults (arguments.py): no q compression, kv rank 32, dims 128/64/128.
+    MlaSpec mla;
+    mla.q_lora_rank = f.integer("--q-lora-rank", 1, kMaxDim).value_or(0);
+    mla.kv_lora_rank = f.integer("--kv-lora-rank", 1, kMaxDim).value_or(32);
+    mla.qk_nope_head_dim = f.integer("--qk-head-dim", 1, kMaxDim).value_or(128);
+    mla.qk_rope_head_dim = f.integer("--qk-pos-emb-head-dim", 1, kMaxDim).value_or(64);
+    mla.v_head_dim = f.integer("--v-head-dim", 1, kMaxDim).value_or(128);
+    m.mla = mla;
+    // A query/key head is the non-rotary and the rotary part together (the model reader's convention).
+    m.kv_channels = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
+  }
+  // Megatron adds biases to every linear layer unless --disable-bias-linear.
+  m.add_linear_bias = !f.has("--disable-bias-linear");
+  m.add_qkv_bias = f.has("--add-qkv-bias");
+  m.qk_layernorm = f.has("--qk-layernorm");
+  m.norm_epsilon = f.number("--norm-epsilon", 0, 1).value_or(1e-5);
+  m.rotary_base = static_cast<double>(f.integer("--rotary-base", 1, std::int64_t{1} << 40).value_or(10000));
+  m.rotary_percent = f.number("--rotary-percent", 0, 1).value_or(1.0);
+  if (f.has("--use-rope-scaling")) m.rope_scaling = "llama3";
   m.activation = f.has("--swiglu") ? Activation::swiglu : Activation::gelu;
   // Megatron's default FFN width: 4h, or for SwiGLU 2/3 of it rounded down to a multiple of 64
   // (arguments.py), which keeps the parameter count of the 4h GELU MLP.
@@ -307,7 +424,30 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
     moe.num_experts = static_cast<int>(*f.integer("--num-experts", 1, 1 << 16));
     moe.top_k = static_cast<int>(f.integer("--moe-router-topk", 1, 1 << 16).value_or(2));
     moe.expert_ffn_hidden_size = f.integer("--moe-ffn-hidden-size", 1, kMaxDim).value_or(m.ffn_hidden_size);
+    moe.shared_expert_ffn_hidden_size = f.integer("--moe-shared-expert-intermediate-size", 1, kMaxDim).value_or(0);
+    if (f.has("--moe-layer-freq")) {
+      moe.layer_pattern = read_pattern(f, where, "--moe-layer-freq", m.num_layers, false);
+      if (std::all_of(moe.layer_pattern.begin(), moe.layer_pattern.end(), [](int x) { return x == 1; })) moe.layer_pattern.clear();
+    }
+    moe.router_score_function = f.text("--moe-router-score-function").value_or("softmax");
+    if (moe.router_score_function != "softmax" && moe.router_score_function != "sigmoid")
+      throw InputError(where, "--moe-router-score-function", "expected softmax or sigmoid, found \"" + moe.router_score_function + "\"");
+    moe.router_bias = f.has("--moe-router-enable-expert-bias");
     m.moe = moe;
+  }
+  if (auto window = f.text("--window-size")) {
+    // Megatron's (left, right) window; strata models causal windows: right must be 0 (or -1).
+    long left = 0, right = 0;
+    char close = 0;
+    if (std::sscanf(window->c_str(), " (%ld , %ld %c", &left, &right, &close) != 3 || close != ')' || left < 1 || left > kMaxDim ||
+        (right != 0 && right != -1))
+      throw InputError(where, "--window-size", "expected (left, 0) with a positive left window, found \"" + *window + "\"");
+    m.sliding_window = left;
+    if (f.has("--window-attn-skip-freq")) {
+      m.sliding_window_pattern = read_pattern(f, where, "--window-attn-skip-freq", m.num_layers, true);
+      if (std::all_of(m.sliding_window_pattern.begin(), m.sliding_window_pattern.end(), [](int x) { return x == 1; }))
+        m.sliding_window_pattern.clear();
+    }
   }
   return m;
 }
@@ -424,6 +564,8 @@ MegatronLaunch read_megatron_launch(const std::string& text, const std::string& 
   p.pp = static_cast<int>(f.integer("--pipeline-model-parallel-size", 1, kMaxParallel).value_or(1));
   p.cp = static_cast<int>(f.integer("--context-parallel-size", 1, kMaxParallel).value_or(1));
   p.ep = static_cast<int>(f.integer("--expert-model-parallel-size", 1, kMaxParallel).value_or(1));
+  // Megatron's expert tensor parallel size defaults to the tensor-parallel size.
+  p.etp = out.model.moe ? static_cast<int>(f.integer("--expert-tensor-parallel-size", 1, kMaxParallel).value_or(p.tp)) : 1;
   p.dp = 0;
   p.sequence_parallel = f.has("--sequence-parallel");
   p.micro_batch_size = static_cast<int>(f.required("--micro-batch-size", 1, kMaxParallel, "Megatron needs the micro-batch size"));
@@ -460,6 +602,7 @@ MegatronLaunch read_megatron_launch(const std::string& text, const std::string& 
     rt.fused_grad_accumulation = !f.has("--no-gradient-accumulation-fusion");
   }
   rt.tp_comm_overlap = f.has("--tp-comm-overlap");
+  rt.moe_capacity_factor = f.number("--moe-expert-capacity-factor", 0, 1024).value_or(0);
   rt.vocab_divisor = static_cast<int>(f.integer("--make-vocab-size-divisible-by", 1, RuntimeOptions::kMaxVocabDivisor)
                                           .value_or(RuntimeOptions::kDefaultVocabDivisor));
   // Megatron-Core with Transformer Engine picks flash or cuDNN fused attention unless told otherwise;

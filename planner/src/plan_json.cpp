@@ -86,6 +86,7 @@ nlohmann::json launch_to_json(const LaunchPlan& l) {
   for (const auto& [k, v] : l.env) env[k] = v;
   j["env"] = env;
   j["megatron_args"] = l.megatron_args;
+  if (!l.notes.empty()) j["notes"] = l.notes;
   return j;
 }
 

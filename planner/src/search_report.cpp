@@ -105,6 +105,7 @@ std::string search_report(const SearchResult& r, const SearchOptions& o, const s
   } else {
     out += "\nMegatron-LM flags:\n  " + join_args(launch.megatron_args) + "\n";
     for (const auto& [k, v] : launch.env) out += "  environment: " + k + "=" + v + "\n";
+    for (const auto& n : launch.notes) out += "  note: " + n + "\n";
   }
   return out;
 }

@@ -100,6 +100,29 @@ TEST_CASE("megatron_import") {
     check_round_trip(moe);
   }
 
+  SUBCASE("today's models read back whole: MLA, MoE layer patterns, shared experts, windows, head dims") {
+    for (const std::string name : {"deepseek-v3", "qwen3-30b-a3b", "gpt-oss-120b", "llama-4-maverick"}) {
+      CAPTURE(name);
+      Job job = test::gpt3_175b_job();
+      job.model = test::catalog().model(name);
+      job.plan = ParallelPlan{};
+      job.plan.tp = 2;
+      job.plan.dp = 8;
+      job.plan.ep = 8;
+      job.plan.sequence_parallel = true;
+      job.training = {256, 4096, Precision::bf16, "adam"};
+      const std::vector<std::string> flags = megatron_args(job);
+      REQUIRE_FALSE(flags.empty());
+      ModelSpec back = read("torchrun pretrain_gpt.py " + join_args(flags)).model;
+      back.name = job.model.name;
+      back.source = job.model.source;
+      back.aliases = job.model.aliases;
+      if (job.model.moe && job.model.moe->router_bias && job.model.moe->router_score_function != "sigmoid")
+        back.moe->router_bias = true;  // GPT-OSS's router bias has no Megatron flag (a launch note says so)
+      back.rope_scaling = job.model.rope_scaling == "llama3" ? back.rope_scaling : job.model.rope_scaling;
+      CHECK(model_to_json(back).dump() == model_to_json(job.model).dump());
+    }
+  }
   SUBCASE("Megatron's defaults where the flags are silent") {
     const MegatronLaunch l = read("--num-layers 2 --hidden-size 768 --num-attention-heads 12 --seq-length 1024 "
                                   "--micro-batch-size 4 --vocab-size 1000 --swiglu --group-query-attention");
@@ -223,7 +246,9 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
     CHECK(has(error_of(base + "--recompute-granularity full --recompute-method even"), "--recompute-method: expected uniform or block"));
     CHECK(has(error_of(base + "--normalization BatchNorm"), "--normalization: expected LayerNorm or RMSNorm"));
     CHECK(has(error_of(base + "--attention-backend magic"), "--attention-backend: expected flash, fused"));
-    CHECK(has(error_of(base + "--kv-channels 32"), "--kv-channels: strata models heads of hidden_size / num_attention_heads = 64"));
+    CHECK(has(error_of(base + "--num-experts 8 --moe-layer-freq '([0]*3+[1]*4)'"), "gives 7 layers, the model has 8"));
+    CHECK(has(error_of(base + "--num-experts 8 --moe-layer-freq '([0]*3+[2]*5)'"), "lists 0 or 1 per layer"));
+    CHECK(has(error_of(base + "--window-size '(128,64)'"), "--window-size: expected (left, 0)"));
     CHECK(has(error_of(base + "--fp8-format e5m2"), "--fp8-format: expected hybrid or e4m3"));
     CHECK(has(error_of(base + "--hidden-dropout 1.5"), "--hidden-dropout: expected a number"));
     CHECK(has(error_of(base + "--pipeline-model-parallel-size 3 --num-layers-per-virtual-pipeline-stage 2"),

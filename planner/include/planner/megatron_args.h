@@ -21,6 +21,8 @@ struct LaunchPlan {
   int nnodes = 1;
   int nproc_per_node = 1;
   std::int64_t num_micro_batches = 0;  // per data-parallel replica and iteration
+  // What of the modelled job the flags cannot say (the launch still runs; the difference is named).
+  std::vector<std::string> notes;
 };
 
 // Why Megatron-LM cannot run this job as strata models it, or nullopt. A runtime Megatron-LM does
