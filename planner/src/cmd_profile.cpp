@@ -73,6 +73,9 @@ void register_profile(CLI::App& app, CommandContext& ctx, const std::string& com
     for (std::int64_t s : a->seq)
       if (s < 1 || s > kMaxProfileSeq)
         throw InputError("command line", "--seq", "expected sequence lengths 1.." + std::to_string(kMaxProfileSeq) + ", found " + std::to_string(s));
+    if (a->list && (!a->out.empty() || !a->chrome_trace.empty()))
+      throw InputError("command line", a->out.empty() ? "--chrome-trace" : "--out",
+                       "--list only prints the suite and measures nothing; it would be ignored");
     if (a->list) {
       auto ops = profiler::kernel_suite(catalog, suite);
       for (const auto& o : ops)

@@ -37,6 +37,7 @@ struct WhatifArgs {
   double static_fraction = kDefaultGpuStaticPowerFraction;
   std::optional<double> deadline_days;
   int max_gpus = 16384;
+  bool max_gpus_given = false;
   std::string csv_file, plot_file;
   bool json = false;
   bool quiet = false;
@@ -115,6 +116,8 @@ void run_whatif(const WhatifArgs& a, CommandContext& ctx) {
   if (a.deadline_days && !(*a.deadline_days > 0 && *a.deadline_days <= 36500))
     throw InputError(kCmd, "--deadline-days", "expected a positive number of days, at most 36500 (100 years)");
   if (a.max_gpus < 1 || a.max_gpus > 10000000) throw InputError(kCmd, "--max-gpus", "expected 1..10,000,000");
+  if (a.max_gpus_given && (!a.deadline_days || !a.gpus_list.empty()))
+    throw InputError(kCmd, "--max-gpus", "only bounds the GPU counts --deadline-days tries without --gpus; it would be ignored here");
   if (a.price && !(*a.price >= 0 && *a.price <= 1e6)) throw InputError(kCmd, "--price-per-gpu-hour", "expected a USD amount 0..1000000");
   if (a.carbon && !(*a.carbon >= 0 && *a.carbon <= 5000)) throw InputError(kCmd, "--carbon-intensity", "expected 0..5000 g CO2 per kWh");
   if (a.pue && !(*a.pue >= 1 && *a.pue <= 5)) throw InputError(kCmd, "--pue", "expected a power usage effectiveness between 1 and 5");
@@ -276,7 +279,10 @@ void register_whatif(CLI::App& app, CommandContext& ctx) {
   cmd->add_flag("--json", a->json, "Print the rows (and deadline answers) as JSON instead of the table");
   cmd->add_option("--plot", a->plot_file, "Write the scaling curves (time-to-train and cost vs GPUs) as SVG to this file");
   cmd->add_flag("-q,--quiet", a->quiet, "No progress bar or summary on stderr");
-  cmd->callback([a, &ctx] { run_whatif(*a, ctx); });
+  cmd->callback([a, cmd, &ctx] {
+    a->max_gpus_given = cmd->count("--max-gpus") > 0;
+    run_whatif(*a, ctx);
+  });
 }
 
 }  // namespace strata
