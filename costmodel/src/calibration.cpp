@@ -28,6 +28,11 @@ Calibration default_calibration(const GpuSpec& gpu) {
 Calibration calibration_from_json(const json& j, const std::string& where, const std::string& path) {
   JsonReader r(j, where, path);
   r.reject_unknown_keys({"schema_version", "source", "gpu", "kernel", "comm", "fit", "notes"});
+  // Only the schema this strata writes (calibration_to_json): a newer file may mean something else
+  // by the same keys. Files without the key (hand-written ones) are read as schema 1.
+  if (r.has("schema_version") && r.get_int("schema_version", 0, 1000000) != kCalibrationSchemaVersion)
+    r.fail("schema_version", "this strata reads calibration schema version " + std::to_string(kCalibrationSchemaVersion) +
+                                 ", found " + r.raw("schema_version").dump());
   Calibration c;
   c.source = r.opt_string("source").value_or(where);
   if (r.has("kernel")) {
@@ -60,7 +65,7 @@ Calibration calibration_from_json(const json& j, const std::string& where, const
 }
 
 json calibration_to_json(const Calibration& c) {
-  return {{"schema_version", 1},
+  return {{"schema_version", kCalibrationSchemaVersion},
           {"source", c.source},
           {"kernel",
            {{"gemm_efficiency", c.kernel.gemm_efficiency},

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "costmodel/errors.h"
+#include "costmodel/file_io.h"
 #include "costmodel/json_reader.h"
 
 #ifndef STRATA_DATA_DIR
@@ -41,6 +42,19 @@ std::string kind_dir(const std::string& kind) {
 
 std::string singular(const std::string& kind) { return kind.substr(0, kind.size() - 1); }
 
+// A loose match ("H100-SXM5-80GB-HBM3" for h100-sxm) must not swallow words that name another
+// variant of the part: "A100 80GB PCIe" extends "A100-80GB" (the SXM4 module) but is the PCIe card,
+// with other clocks, power and links. `extra` is the normalized text beyond the matched name.
+bool names_other_variant(const std::string& extra, const std::vector<std::string>& entry_names) {
+  for (const char* word : {"pcie", "sxm", "nvl", "oam", "mxm", "nvlink"}) {
+    if (extra.find(word) == std::string::npos) continue;
+    bool entry_has_it = false;
+    for (const auto& n : entry_names) entry_has_it = entry_has_it || normalize_name(n).find(word) != std::string::npos;
+    if (!entry_has_it) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::vector<Catalog::Entry> Catalog::list(const std::string& kind) const {
@@ -74,7 +88,9 @@ std::string Catalog::resolve(const std::string& kind, const std::string& query, 
   if (query.empty()) throw InputError("command line", flag, "expected a " + singular(kind) + " name or a path to a JSON file");
   std::error_code ec;
   if (query.find('/') != std::string::npos || query.ends_with(".json")) {
-    if (!fs::is_regular_file(query, ec)) throw InputError(query, "", "no such file (given to " + flag + ")");
+    if (!fs::exists(query, ec)) throw InputError(query, "", "no such file (given to " + flag + ")");
+    // A directory, FIFO or device: say what it is (the reader refuses it without blocking on it).
+    if (!fs::is_regular_file(query, ec)) (void)read_input_file(query, kMaxJsonInputBytes, "a JSON document", flag);
     return query;
   }
   auto entries = list(kind);
@@ -96,7 +112,7 @@ std::string Catalog::resolve(const std::string& kind, const std::string& query, 
     for (const auto& n : {e.id, e.name}) {
       std::string nn = normalize_name(n);
       if (nn.size() < 3) continue;
-      if (q.starts_with(nn) && nn.size() >= best_len) {
+      if (q.starts_with(nn) && nn.size() >= best_len && !names_other_variant(q.substr(nn.size()), names_of(e))) {
         if (nn.size() > best_len) hits.clear();
         best_len = nn.size();
         if (std::find(hits.begin(), hits.end(), &e) == hits.end()) hits.push_back(&e);

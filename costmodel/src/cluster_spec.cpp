@@ -24,9 +24,13 @@ ClusterSpec cluster_from_json(const json& j, const std::string& where, const Gpu
   if (r.has("price_per_gpu_hour_usd")) c.price_per_gpu_hour_usd = r.get_positive("price_per_gpu_hour_usd", 1e6);
   c.price_source = r.opt_string("price_source").value_or("");
   if (r.has("carbon_intensity_g_per_kWh")) c.carbon_intensity_g_per_kWh = r.get_positive("carbon_intensity_g_per_kWh", 1e5);
-  c.pue = r.opt_positive("pue", 10).value_or(1.2);
+  // Power usage effectiveness is facility power / IT power: 1 at best (all power reaches the IT
+  // equipment), never below; the same 1..5 range as whatif --pue.
+  c.pue = r.opt_number("pue").value_or(1.2);
+  if (!(c.pue >= 1 && c.pue <= 5)) r.fail("pue", "expected a power usage effectiveness between 1 and 5, found " + r.raw("pue").dump());
   c.host_power_W_per_node = r.has("host_power_W_per_node") ? r.get_number("host_power_W_per_node") : 0;
-  if (c.host_power_W_per_node < 0) r.fail("host_power_W_per_node", "expected a non-negative number");
+  if (c.host_power_W_per_node < 0 || c.host_power_W_per_node > 1e6)
+    r.fail("host_power_W_per_node", "expected a non-negative number of W per node, at most 1000000");
   return c;
 }
 

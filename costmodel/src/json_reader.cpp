@@ -1,8 +1,9 @@
 #include "costmodel/json_reader.h"
 
+#include "costmodel/file_io.h"
+
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <sstream>
 
 namespace strata {
@@ -54,18 +55,8 @@ json parse_json_text(const std::string& text, const std::string& where) {
 }
 
 json load_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "", "cannot open the file for reading");
-  // Read in blocks up to a cap, so a device or pipe (/dev/zero) cannot exhaust memory.
-  constexpr std::size_t kMaxBytes = std::size_t{64} << 20;
-  std::string text;
-  char buf[65536];
-  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-    text.append(buf, static_cast<std::size_t>(in.gcount()));
-    if (text.size() > kMaxBytes) throw InputError(path, "", "the file is larger than 64 MiB; expected a JSON document");
-  }
-  if (in.bad()) throw InputError(path, "", "error while reading the file (is it a directory?)");
-  return parse_json_text(text, path);
+  // One bounded reader for every input file: regular files only, at most 64 MiB (file_io.h).
+  return parse_json_text(read_input_file(path, kMaxJsonInputBytes, "a JSON document"), path);
 }
 
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates) {

@@ -1,12 +1,12 @@
 // strata calibrate: fit the kernel model's coefficients to CUPTI profiles (SEER classes, Eigen
 // least squares), or one kernel-throughput factor to measured training steps, and write a
 // calibration JSON that predict/plan/whatif/validate read.
-#include <fstream>
 
 #include <fmt/format.h>
 
 #include "costmodel/catalog.h"
 #include "costmodel/errors.h"
+#include "costmodel/file_io.h"
 #include "costmodel/json_reader.h"
 #include "planner/commands.h"
 #include "planner/step_calibration.h"
@@ -51,9 +51,7 @@ void write_calibration(const nlohmann::json& j, const std::string& out) {
   // The file must read back exactly as predict/plan/validate will read it.
   (void)calibration_from_json(j, out.empty() ? "calibration" : out);
   if (out.empty()) return;
-  std::ofstream f(out);
-  if (!f) throw InputError("command line", "--output", "cannot write \"" + out + "\"");
-  f << j.dump(2) << "\n";
+  write_output_file(out, j.dump(2) + "\n", "--output");
 }
 
 void calibrate_from_steps(const CalibrateArgs& a) {

@@ -1,18 +1,21 @@
 // strata plan: search for the fastest plan that fits, print it with why it wins and the
 // Megatron-LM flags that run it; -o/--json write the plan JSON that `strata predict --plan` reads.
-#include <fstream>
+#include <charconv>
+#include <cstdint>
 #include <memory>
 
 #include <fmt/format.h>
 
 #include "costmodel/catalog.h"
 #include "costmodel/errors.h"
+#include "costmodel/file_io.h"
 #include "costmodel/predictor.h"
 #include "planner/commands.h"
 #include "planner/job_options.h"
 #include "planner/plan_json.h"
 #include "planner/search_report.h"
 #include "search/searcher.h"
+#include "search/threads.h"
 
 namespace strata {
 
@@ -23,7 +26,7 @@ constexpr const char* kCmd = "command line";
 struct PlanArgs {
   JobOptions job;
   std::string algorithm = "bottleneck";
-  std::uint64_t seed = 0;
+  std::string seed = "0";
   int threads = 0;
   int max_trials = 0;
   bool quiet = false;
@@ -41,6 +44,16 @@ std::optional<int> positive(const std::optional<int>& v, const char* flag) {
   return v;
 }
 
+// Read as text: a numeric option would wrap -1 to 2^64-1 and 2^64 to 0 instead of refusing them.
+std::uint64_t parse_seed(const std::string& text) {
+  std::uint64_t v = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+  if (text.empty() || ec != std::errc() || ptr != end)
+    throw InputError(kCmd, "--seed", fmt::format("expected a seed 0..{}, found \"{}\"", UINT64_MAX, text));
+  return v;
+}
+
 // `launched_gpus`: the world size of a --megatron-args launch, used when --gpus is not given.
 SearchOptions search_options(const PlanArgs& a, std::optional<int> launched_gpus) {
   SearchOptions o;
@@ -49,7 +62,10 @@ SearchOptions search_options(const PlanArgs& a, std::optional<int> launched_gpus
   if (a.algorithm == "bottleneck") o.algorithm = SearchAlgorithm::bottleneck;
   else if (a.algorithm == "exhaustive") o.algorithm = SearchAlgorithm::exhaustive;
   else throw InputError(kCmd, "--search", "expected bottleneck or exhaustive, found \"" + a.algorithm + "\"");
-  o.seed = a.seed;
+  o.seed = parse_seed(a.seed);
+  if (a.threads < 0) throw InputError(kCmd, "--threads", "expected 0 (OpenMP's default) or a positive thread count, found " + std::to_string(a.threads));
+  if (a.threads > available_cores() && !a.quiet)
+    fmt::print(stderr, "note: --threads {} capped at the {} cores this process may use\n", a.threads, available_cores());
   o.threads = a.threads;
   o.max_trials = a.max_trials;
   o.progress = !a.quiet;
@@ -119,9 +135,7 @@ void register_plan(CLI::App& app, CommandContext& ctx) {
     if (current) plan["search"]["megatron_launch"] = launch_to_json(*current, result.best.prediction);
     else if (launch) plan["search"]["megatron_launch"] = {{"file", a->job.megatron_args}, {"feasible", false}, {"notes", launch_notes}};
     if (!a->out_file.empty()) {
-      std::ofstream out(a->out_file);
-      if (!out) throw InputError(kCmd, "--output", "cannot write \"" + a->out_file + "\"");
-      out << plan.dump(2) << "\n";
+      write_output_file(a->out_file, plan.dump(2) + "\n", "--output");
     }
     if (!a->launch_dir.empty()) {
       const LaunchPlan l = megatron_launch(result.best.job, result.best.prediction.feasible, result.best.prediction.reason);
@@ -129,7 +143,11 @@ void register_plan(CLI::App& app, CommandContext& ctx) {
       write_launch_script(a->launch_dir, launch_script(result.best.job, l));
       if (!a->json) fmt::print(stderr, "wrote {}/launch.sh\n", a->launch_dir);
     }
-    if (a->json) fmt::print("{}\n", plan.dump(2));
+    if (a->json) {
+      fmt::print("{}\n", plan.dump(2));
+      // Timings are not part of the JSON, which is byte-identical across runs and thread counts.
+      if (!a->quiet) fmt::print(stderr, "strata: search took {:.2f} s\n", result.seconds);
+    }
     else {
       fmt::print("{}", search_report(result, options, &flips));
       if (current) fmt::print("{}", launch_report(*current, &result.best.prediction));

@@ -1,4 +1,5 @@
-#include <fstream>
+#include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <stdexcept>
 
@@ -6,6 +7,7 @@
 
 #include "costmodel/catalog.h"
 #include "costmodel/errors.h"
+#include "costmodel/file_io.h"
 #include "costmodel/json_reader.h"
 #include "costmodel/predictor.h"
 #include "costmodel/sensitivity.h"
@@ -28,10 +30,53 @@ struct PredictArgs {
   bool sensitivity = false;
 };
 
-void write_file(const std::string& path, const std::string& text, const char* flag) {
-  std::ofstream out(path);
-  if (!out) throw InputError("command line", flag, "cannot write \"" + path + "\"");
-  out << text;
+
+// A trace holds one event per forward and backward of every micro-batch on every (virtual) stage,
+// each a JSON object of some hundred bytes, several times that while it is built: a schedule of
+// millions of operations would take gigabytes. Refused before anything is simulated.
+constexpr std::int64_t kMaxTraceOps = std::int64_t{1} << 18;
+void refuse_oversized_trace(const Job& job) {
+  const ParallelPlan& p = job.plan;
+  const std::int64_t per_step = std::max<std::int64_t>(1, std::int64_t{p.dp} * p.micro_batch_size);
+  const std::int64_t micro_batches = std::max<std::int64_t>(1, job.training.global_batch_size / per_step);
+  const std::int64_t ops = micro_batches * std::max(1, p.pp) * std::max(1, p.vpp) * 2;  // each factor is bounded by check_plan_input
+  if (ops > kMaxTraceOps)
+    throw InputError("command line", "--trace",
+                     fmt::format("the schedule has {} forward and backward operations ({} micro-batches x {} pipeline stages x {} "
+                                 "chunks x 2); a trace holds at most {}: trace a smaller global batch, or predict without --trace",
+                                 ops, micro_batches, p.pp, p.vpp, kMaxTraceOps));
+}
+
+// `predict --plan FILE`: the file fixes the model, hardware, batch, runtime and plan. Of the other
+// flags, those that only adjust the prediction are applied (a calibration for the plan's GPU, the
+// memory reserve, the host overhead); any other would be silently ignored, so it is refused.
+void apply_plan_file_overrides(const CLI::App& cmd, const PredictArgs& a, const Catalog& catalog, Job& job) {
+  static const std::vector<std::string> kOutputFlags = {"--plan", "--json", "--output", "--sensitivity", "--trace", "--help"};
+  for (const CLI::Option* opt : cmd.get_options()) {
+    if (opt->count() == 0) continue;
+    const std::string name = opt->get_name();
+    if (std::find(kOutputFlags.begin(), kOutputFlags.end(), name) != kOutputFlags.end()) continue;
+    if (name == "--calibration") {
+      CalibrationFile f = load_calibration_file(*a.job.calibration_file, catalog);
+      if (!f.gpu.empty() && f.gpu != job.cluster.gpu.name)
+        throw InputError(*a.job.calibration_file, "/gpu",
+                         "calibrated on " + f.gpu + ", but the plan in " + a.plan_file + " runs on " + job.cluster.gpu.name);
+      job.calibration = std::move(f.calibration);
+    } else if (name == "--memory-reserve") {
+      if (!std::isfinite(a.job.memory_reserve_GiB) || a.job.memory_reserve_GiB < 0 || a.job.memory_reserve_GiB >= job.cluster.gpu.memory_GiB)
+        throw InputError("command line", name, "expected 0 <= GiB < the GPU's memory");
+      job.runtime.memory_reserve_GiB = a.job.memory_reserve_GiB;
+    } else if (name == "--step-overhead") {
+      if (!(a.job.step_overhead_s >= 0 && a.job.step_overhead_s <= RuntimeOptions::kMaxStepOverheadS))
+        throw InputError("command line", name, "expected 0..3600 seconds");
+      job.runtime.step_overhead_s = a.job.step_overhead_s;
+    } else {
+      throw InputError("command line", name,
+                       "would be ignored: the plan file " + a.plan_file +
+                           " fixes the model, hardware, batch and plan (only --calibration, --memory-reserve and "
+                           "--step-overhead adjust it); edit the file, or predict from flags without --plan");
+    }
+  }
 }
 
 }  // namespace
@@ -48,18 +93,25 @@ void register_predict(CLI::App& app, CommandContext& ctx) {
   cmd->add_flag("--sensitivity", a->sensitivity,
                 "Also show how the iteration time changes when each default efficiency, latency or overhead is 10% worse");
   cmd->add_option("--trace", a->trace_file, "Write the simulated pipeline schedule as a Chrome/Perfetto trace (JSON) to this file");
-  cmd->callback([a, &ctx] {
+  cmd->callback([a, cmd, &ctx] {
     Catalog catalog(Catalog::default_data_dir());
     if (!a->plan_file.empty() && !a->job.megatron_args.empty())
       throw InputError("command line", "--megatron-args", "give either --plan or --megatron-args");
     std::vector<std::string> launch_notes;
-    Job job = a->plan_file.empty() ? build_job(a->job, catalog, &launch_notes) : plan_from_json(load_json_file(a->plan_file), a->plan_file);
+    Job job;
+    if (a->plan_file.empty()) {
+      job = build_job(a->job, catalog, &launch_notes);
+    } else {
+      job = plan_from_json(load_json_file(a->plan_file), a->plan_file);
+      apply_plan_file_overrides(*cmd, *a, catalog, job);
+    }
+    if (!a->trace_file.empty()) refuse_oversized_trace(job);
     std::vector<PipelineEvent> events;
     Prediction pred = predict(job, a->trace_file.empty() ? nullptr : &events);
     if (!a->trace_file.empty()) {
       if (events.empty())
         fmt::print(stderr, "strata: no schedule to trace ({}); writing an empty trace\n", pred.reason.empty() ? "nothing simulated" : pred.reason);
-      write_file(a->trace_file, chrome_trace(job, pred, events).dump() + "\n", "--trace");
+      write_output_file(a->trace_file, chrome_trace(job, pred, events).dump() + "\n", "--trace");
     }
     nlohmann::json plan = plan_to_json(job, pred);
     if (!a->job.megatron_args.empty()) plan["megatron_launch"] = {{"file", a->job.megatron_args}, {"notes", launch_notes}};
@@ -74,7 +126,7 @@ void register_predict(CLI::App& app, CommandContext& ctx) {
                                job.cluster.name + "; please report this input");
     // File names given by the user end up in the JSON; replace bytes that are not UTF-8.
     const std::string text = plan.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
-    if (!a->out_file.empty()) write_file(a->out_file, text + "\n", "--output");
+    if (!a->out_file.empty()) write_output_file(a->out_file, text + "\n", "--output");
     if (a->json) fmt::print("{}\n", text);
     else {
       fmt::print("{}{}", prediction_report(job, pred), a->sensitivity ? sensitivity_report(sensitivity) : "");

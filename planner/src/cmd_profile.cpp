@@ -29,6 +29,10 @@ struct ProfileArgs {
   bool list = false;
 };
 
+// Far beyond any GPU's tensor-parallel group or any measured sequence; keeps every shape finite.
+constexpr int kMaxProfileTp = 1024;
+constexpr std::int64_t kMaxProfileSeq = std::int64_t{1} << 24;
+
 }  // namespace
 
 const char* const kNoCudaMessage =
@@ -61,6 +65,17 @@ void register_profile(CLI::App& app, CommandContext& ctx, const std::string& com
       if (p != "bf16" && p != "fp16" && p != "fp8" && p != "fp32")
         throw InputError("command line", "--precisions", "expected bf16, fp16, fp8 or fp32, found \"" + p + "\"");
     suite.precisions = a->precisions;
+    // Every size is a divisor or a multiplier in the suite's shapes: 0 divides by zero, a negative
+    // one gives negative FLOPs.
+    for (int tp : a->tp)
+      if (tp < 1 || tp > kMaxProfileTp)
+        throw InputError("command line", "--tp", "expected tensor-parallel sizes 1.." + std::to_string(kMaxProfileTp) + ", found " + std::to_string(tp));
+    for (std::int64_t s : a->seq)
+      if (s < 1 || s > kMaxProfileSeq)
+        throw InputError("command line", "--seq", "expected sequence lengths 1.." + std::to_string(kMaxProfileSeq) + ", found " + std::to_string(s));
+    if (a->list && (!a->out.empty() || !a->chrome_trace.empty()))
+      throw InputError("command line", a->out.empty() ? "--chrome-trace" : "--out",
+                       "--list only prints the suite and measures nothing; it would be ignored");
     if (a->list) {
       auto ops = profiler::kernel_suite(catalog, suite);
       for (const auto& o : ops)

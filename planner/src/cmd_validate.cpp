@@ -66,6 +66,12 @@ void register_validate(CLI::App& app, CommandContext& ctx) {
   cmd->callback([a, &ctx] {
     Catalog catalog(Catalog::default_data_dir());
     auto runs = select_runs(load_validation_runs(load_json_file(a->runs_file), a->runs_file, catalog), a->only);
+    // An empty selection would print an empty table and exit 0: a typo in --only must not pass as a result.
+    if (!a->only.empty() && runs.empty()) {
+      std::string wanted;
+      for (const auto& o : a->only) wanted += (wanted.empty() ? "\"" : ", \"") + o + "\"";
+      throw InputError("command line", "--only", "no run of " + a->runs_file + " has an id or source_group containing " + wanted);
+    }
     const std::set<std::string> fitted = a->calibration.empty() ? std::set<std::string>{} : apply_calibration(runs, a->calibration, catalog);
     // Absolute and signed percentage errors: MAPE, and the bias (+: predicted too fast or too big).
     struct Acc {

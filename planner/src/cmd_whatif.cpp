@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <fstream>
+
 #include <set>
 #include <sstream>
 
@@ -13,6 +13,7 @@
 
 #include "costmodel/catalog.h"
 #include "costmodel/errors.h"
+#include "costmodel/file_io.h"
 #include "planner/commands.h"
 #include "planner/energy_model.h"
 #include "planner/job_options.h"
@@ -36,6 +37,7 @@ struct WhatifArgs {
   double static_fraction = kDefaultGpuStaticPowerFraction;
   std::optional<double> deadline_days;
   int max_gpus = 16384;
+  bool max_gpus_given = false;
   std::string csv_file, plot_file;
   bool json = false;
   bool quiet = false;
@@ -81,13 +83,6 @@ std::vector<T> unique_in_order(std::vector<T> v) {
   return out;
 }
 
-void write_file(const std::string& path, const std::string& text, const char* flag) {
-  std::ofstream out(path);
-  if (!out) throw InputError(kCmd, flag, "cannot write \"" + path + "\"");
-  out << text;
-  if (!out) throw InputError(kCmd, flag, "failed writing \"" + path + "\"");
-}
-
 void remove_option(CLI::App& app, const std::string& name) {
   if (CLI::Option* o = app.get_option_no_throw(name)) app.remove_option(o);
 }
@@ -118,9 +113,12 @@ void run_whatif(const WhatifArgs& a, CommandContext& ctx) {
   if (a.batch_list.empty() && !launch) throw InputError(kCmd, "--global-batch", "expected a positive number of sequences (or a comma-separated list)");
   if (a.gpus_list.empty() && !a.deadline_days)
     throw InputError(kCmd, "--gpus", "give --gpus LIST (e.g. 64,128,256), or --deadline-days to find the GPU count");
-  if (a.deadline_days && !(*a.deadline_days > 0)) throw InputError(kCmd, "--deadline-days", "expected a positive number of days");
+  if (a.deadline_days && !(*a.deadline_days > 0 && *a.deadline_days <= 36500))
+    throw InputError(kCmd, "--deadline-days", "expected a positive number of days, at most 36500 (100 years)");
   if (a.max_gpus < 1 || a.max_gpus > 10000000) throw InputError(kCmd, "--max-gpus", "expected 1..10,000,000");
-  if (a.price && !(*a.price >= 0)) throw InputError(kCmd, "--price-per-gpu-hour", "expected a non-negative USD amount");
+  if (a.max_gpus_given && (!a.deadline_days || !a.gpus_list.empty()))
+    throw InputError(kCmd, "--max-gpus", "only bounds the GPU counts --deadline-days tries without --gpus; it would be ignored here");
+  if (a.price && !(*a.price >= 0 && *a.price <= 1e6)) throw InputError(kCmd, "--price-per-gpu-hour", "expected a USD amount 0..1000000");
   if (a.carbon && !(*a.carbon >= 0 && *a.carbon <= 5000)) throw InputError(kCmd, "--carbon-intensity", "expected 0..5000 g CO2 per kWh");
   if (a.pue && !(*a.pue >= 1 && *a.pue <= 5)) throw InputError(kCmd, "--pue", "expected a power usage effectiveness between 1 and 5");
   if (a.host_power && !(*a.host_power >= 0 && *a.host_power <= 1e6)) throw InputError(kCmd, "--host-power", "expected 0..1e6 W per node");
@@ -224,7 +222,7 @@ void run_whatif(const WhatifArgs& a, CommandContext& ctx) {
   std::vector<DeadlineAnswer> answers;
   if (a.deadline_days) answers = answer_deadline(rows, *a.deadline_days * 86400);
 
-  if (!a.csv_file.empty()) write_file(a.csv_file, whatif_csv(rows), "--csv");
+  if (!a.csv_file.empty()) write_output_file(a.csv_file, whatif_csv(rows), "--csv");
   if (!a.plot_file.empty()) {
     PlotOptions po;
     const SweepRow& r0 = rows.front();
@@ -232,7 +230,7 @@ void run_whatif(const WhatifArgs& a, CommandContext& ctx) {
     po.subtitle = fmt::format("{}{}{}", wctx.vary_seq ? std::string("seq swept") : fmt::format("seq {}", r0.job.training.seq_length),
                               wctx.vary_batch ? std::string(", batch swept") : fmt::format(", global batch {}", r0.point.global_batch),
                               a.price ? fmt::format(", ${:.2f}/GPU-h", *a.price) : std::string(", default preset prices (guesses)"));
-    write_file(a.plot_file, svg_line_charts(whatif_panels(rows, wctx), po), "--plot");
+    write_output_file(a.plot_file, svg_line_charts(whatif_panels(rows, wctx), po), "--plot");
   }
   if (a.json) {
     fmt::print("{}\n", whatif_json(rows, answers, wctx).dump(2));
@@ -281,7 +279,10 @@ void register_whatif(CLI::App& app, CommandContext& ctx) {
   cmd->add_flag("--json", a->json, "Print the rows (and deadline answers) as JSON instead of the table");
   cmd->add_option("--plot", a->plot_file, "Write the scaling curves (time-to-train and cost vs GPUs) as SVG to this file");
   cmd->add_flag("-q,--quiet", a->quiet, "No progress bar or summary on stderr");
-  cmd->callback([a, &ctx] { run_whatif(*a, ctx); });
+  cmd->callback([a, cmd, &ctx] {
+    a->max_gpus_given = cmd->count("--max-gpus") > 0;
+    run_whatif(*a, ctx);
+  });
 }
 
 }  // namespace strata

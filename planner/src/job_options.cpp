@@ -3,14 +3,14 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <fstream>
-#include <iostream>
+#include <filesystem>
 #include <numeric>
 #include <sstream>
 
 #include <fmt/format.h>
 
 #include "costmodel/errors.h"
+#include "costmodel/file_io.h"
 #include "costmodel/json_reader.h"
 #include "planner/megatron_import.h"
 
@@ -222,6 +222,14 @@ std::optional<PlanProblem> check_plan_input(const Job& job) {
   const std::int64_t world = std::int64_t{p.tp} * p.pp * p.dp * p.cp;
   if (world > kMaxGpus)
     return PlanProblem{"gpus", "tp*pp*dp*cp = " + std::to_string(world) + " GPUs; at most " + std::to_string(kMaxGpus) + " are supported"};
+  // Settings that contradict each other whatever the model: the request is wrong, not infeasible.
+  if (p.vpp > 1 && p.pp < 2)
+    return PlanProblem{"vpp", "interleaved pipelining (vpp " + std::to_string(p.vpp) + ") needs a pipeline of pp >= 2 stages"};
+  if (p.zero_stage < 0 || p.zero_stage > 3)
+    return PlanProblem{"zero_stage", "expected ZeRO stage 0, 1, 2 or 3, found " + std::to_string(p.zero_stage)};
+  if (p.distributed_optimizer && p.zero_stage > 0)
+    return PlanProblem{"zero_stage", "ZeRO stage " + std::to_string(p.zero_stage) +
+                                         " and the distributed optimizer both shard the optimizer state and are alternatives; give one"};
   const std::int64_t virtual_stages = std::int64_t{p.pp} * p.vpp;
   if (virtual_stages > kMaxVirtualStages)
     return PlanProblem{"vpp", "pp*vpp = " + std::to_string(virtual_stages) + " virtual pipeline stages; at most " +
@@ -257,19 +265,12 @@ std::optional<PlanProblem> check_plan_input(const Job& job) {
 
 namespace {
 
-// `path` "-" reads standard input (a launch piped in).
+// `path` "-" reads standard input (a launch piped in); otherwise a regular file (file_io.h).
 std::string read_text_file(const std::string& path, const char* flag) {
-  std::ostringstream ss;
-  if (path == "-") {
-    ss << std::cin.rdbuf();
-  } else {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(kCmd, flag, "cannot read \"" + path + "\"");
-    ss << in.rdbuf();
-  }
-  constexpr std::size_t kMaxLaunchBytes = 16 << 20;  // a launch script, not a dataset
-  if (ss.str().size() > kMaxLaunchBytes) throw InputError(path, "", "larger than 16 MiB; expected a launch script or a list of flags");
-  return ss.str();
+  std::error_code ec;
+  if (path != "-" && !std::filesystem::exists(path, ec) && !std::filesystem::is_symlink(path, ec))
+    throw InputError(kCmd, flag, "cannot read \"" + path + "\": no such file");
+  return read_input_file(path, kMaxScriptInputBytes, "a launch script or a list of flags", flag, /*allow_stdin=*/true);
 }
 
 }  // namespace
@@ -442,7 +443,7 @@ Job build_job(const JobOptions& o, const Catalog& catalog, std::vector<std::stri
     static const std::pair<const char*, const char*> flags[] = {
         {"tp", "--tp"}, {"pp", "--pp"}, {"dp", "--dp"}, {"cp", "--cp"}, {"ep", "--ep"}, {"etp", "--etp"}, {"vpp", "--vpp"},
         {"micro_batch_size", "--mbs"}, {"gpus", "--gpus"}, {"global_batch_size", "--global-batch"},
-        {"stages", "--stage-layers"}, {"recompute_layers", "--recompute-layers"}};
+        {"stages", "--stage-layers"}, {"recompute_layers", "--recompute-layers"}, {"zero_stage", "--zero"}};
     std::string flag = problem->field;
     for (const auto& [field, f] : flags)
       if (problem->field == field) flag = f;

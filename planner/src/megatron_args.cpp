@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
-#include <fstream>
 #include <system_error>
 
 #include <fmt/format.h>
 
 #include "costmodel/errors.h"
+#include "costmodel/file_io.h"
 
 namespace strata {
 
@@ -361,23 +361,10 @@ void write_launch_script(const std::string& dir, const std::string& script) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir)) throw InputError("command line", "--emit-launch", "cannot create the directory \"" + dir + "\"");
-  const fs::path path = fs::path(dir) / "launch.sh";
-  const fs::path tmp = fs::path(dir) / ".launch.sh.tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << script;
-    out.flush();
-    if (!out) {
-      fs::remove(tmp, ec);
-      throw InputError("command line", "--emit-launch", "cannot write \"" + path.string() + "\"");
-    }
-  }
-  fs::permissions(tmp, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec, fs::perm_options::add, ec);
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw InputError("command line", "--emit-launch", "cannot write \"" + path.string() + "\"");
-  }
+  const std::string path = (fs::path(dir) / "launch.sh").string();
+  write_output_file(path, script, "--emit-launch");
+  fs::permissions(path, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec, fs::perm_options::add, ec);
+  if (ec) throw InputError("command line", "--emit-launch", "cannot make \"" + path + "\" executable: " + ec.message());
 }
 
 }  // namespace strata

@@ -70,6 +70,37 @@ std::string base_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+bool is_torchrun_flag(const std::string& name) {
+  return name == "--nnodes" || name == "--nproc-per-node" || name == "--nproc_per_node" || name == "--num_nodes" ||
+         name == "--num_gpus";
+}
+
+// A launch command: one that runs a Python script (pretrain_gpt.py, directly or through torchrun or
+// deepspeed) and gives it model or plan flags itself. Flags collected in variables or arrays are
+// shared; two commands that each give their own would be merged flag by flag into a job neither
+// runs (the branches of an if, a second experiment), so the file is refused instead.
+void refuse_two_launches(const ScriptWords& script, const std::string& where) {
+  std::map<int, std::pair<bool, bool>> runs_python_and_has_flags;
+  std::map<int, int> first_line;
+  for (std::size_t i = 0; i < script.words.size(); ++i) {
+    const std::string& w = script.words[i];
+    const int cmd = script.word_command[i];
+    auto& [python, flags] = runs_python_and_has_flags[cmd];
+    if (!first_line.count(cmd)) first_line[cmd] = script.word_line[i];
+    if (w.ends_with(".py")) python = true;
+    const std::string name = w.substr(0, w.find('='));
+    if (name.starts_with("--") && find_flag(name) && !is_torchrun_flag(name)) flags = true;
+  }
+  std::vector<int> lines;
+  for (const auto& [cmd, what] : runs_python_and_has_flags)
+    if (what.first && what.second) lines.push_back(first_line[cmd]);
+  if (lines.size() < 2) return;
+  std::string list;
+  for (int l : lines) list += (list.empty() ? "" : ", ") + std::to_string(l);
+  throw InputError(where, "", std::to_string(lines.size()) + " launch commands with their own Megatron flags (lines " + list +
+                                  "); strata reads one launch and will not merge two: keep one of them in the file");
+}
+
 // The flags of the launch, last occurrence winning as in argparse.
 class Flags {
  public:
@@ -335,6 +366,24 @@ std::vector<int> read_pattern(const Flags& f, const std::string& where, const st
   return v;
 }
 
+// --model beside a launch that gives its own shape: the launch's shape is used and --model only
+// fills what the flags leave out (the vocabulary); when the two describe different models, say so.
+void note_other_model(const Flags& f, const ModelSpec* base, std::vector<std::string>& notes) {
+  if (!base) return;
+  const std::pair<const char*, std::int64_t> shape[] = {{"--num-layers", base->num_layers},
+                                                        {"--hidden-size", base->hidden_size},
+                                                        {"--num-attention-heads", base->num_attention_heads}};
+  for (const auto& [flag, value] : shape) {
+    const auto launch_value = f.integer(flag, 1, kMaxDim);
+    if (launch_value && *launch_value != value) {
+      notes.push_back(fmt::format("--model {} has {} {}, the launch {} {}: the launch's model is predicted; --model only fills "
+                                  "what its flags leave out (the vocabulary size)",
+                                  base->name, flag, value, flag, *launch_value));
+      return;
+    }
+  }
+}
+
 ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* base, std::vector<std::string>& notes) {
   const bool shapes = f.has("--num-layers") || f.has("--hidden-size") || f.has("--num-attention-heads");
   if (!shapes) {
@@ -345,6 +394,7 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
   }
   ModelSpec m;
   m.name = "megatron launch (" + base_name(where) + ")";
+  note_other_model(f, base, notes);
   m.source = "Megatron-LM flags in " + where;
   const std::string why = "Megatron needs it with the other model flags";
   m.num_layers = static_cast<int>(f.required("--num-layers", 1, 1 << 20, why));
@@ -535,7 +585,8 @@ void read_recompute(const Flags& f, const std::string& where, ParallelPlan& p, s
 
 MegatronLaunch read_megatron_launch(const std::string& text, const std::string& where, const ModelSpec* base) {
   MegatronLaunch out;
-  const ScriptWords script = read_script_words(text);
+  const ScriptWords script = read_script_words(text, where);
+  refuse_two_launches(script, where);
   const Flags f(script, where, out.notes);
 
   out.model = read_model(f, where, base, out.notes);
@@ -639,7 +690,7 @@ std::string megatron_flag_for(const std::string& plan_field) {
       {"cp", "--context-parallel-size"},          {"ep", "--expert-model-parallel-size"},
       {"vpp", "--num-layers-per-virtual-pipeline-stage"}, {"micro_batch_size", "--micro-batch-size"},
       {"global_batch_size", "--global-batch-size"}, {"stages", "--pipeline-model-parallel-size"},
-      {"recompute_layers", "--recompute-num-layers"}, {"dp", "--nnodes"}, {"gpus", "--nnodes"}};
+      {"recompute_layers", "--recompute-num-layers"}, {"dp", "--nnodes"}, {"gpus", "--nnodes"}, {"zero_stage", "--zero-stage"}};
   for (const auto& [field, flag] : kFields)
     if (plan_field == field) return flag;
   return plan_field;

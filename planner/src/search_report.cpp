@@ -58,8 +58,9 @@ std::string search_report(const SearchResult& r, const SearchOptions& o, const s
   const Job& job = r.best.job;
   const Prediction& pred = r.best.prediction;
   std::string out;
-  out += fmt::format("search    {} (seed {}): {} plans predicted, {} ruled out by memory, {:.2f} s", to_string(o.algorithm), o.seed,
-                     r.plans_evaluated, r.plans_ruled_out_by_memory, r.seconds);
+  out += fmt::format("search    {} (seed {}): {} plans predicted, {} single-micro-batch predictions for time lower bounds, {} "
+                     "ruled out by memory, {:.2f} s",
+                     to_string(o.algorithm), o.seed, r.plans_evaluated, r.bound_predictions, r.plans_ruled_out_by_memory, r.seconds);
   out += o.algorithm == SearchAlgorithm::exhaustive ? fmt::format(", grid of {} plans\n", r.grid_size)
                                                     : fmt::format(", {} starts\n", r.starts);
   out += prediction_report(job, pred);
@@ -180,8 +181,8 @@ nlohmann::json search_to_json(const SearchResult& r, const SearchOptions& o, con
   for (const RankedPlan& x : r.runners_up) ru.push_back(ranked_json(x));
   nlohmann::json j = {{"algorithm", to_string(o.algorithm)},
                       {"plans_evaluated", r.plans_evaluated},
+                      {"lower_bound_predictions", r.bound_predictions},
                       {"plans_ruled_out_by_memory", r.plans_ruled_out_by_memory},
-                      {"seconds", r.seconds},
                       {"seed", o.seed},
                       {"runtime", o.runtime},
                       {"runners_up", ru}};

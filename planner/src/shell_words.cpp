@@ -2,7 +2,11 @@
 
 #include <cctype>
 #include <cstdint>
+#include <algorithm>
 #include <optional>
+#include <string_view>
+
+#include "costmodel/errors.h"
 
 namespace strata {
 
@@ -83,7 +87,7 @@ class Arithmetic {
     }
     if (std::isdigit(static_cast<unsigned char>(c))) {
       const std::size_t start = pos_;
-      while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_]))) ++pos_;
+      while (pos_ < s_.size() && (is_name_char(s_[pos_]) || s_[pos_] == '#')) ++pos_;
       return integer(s_.substr(start, pos_ - start));
     }
     if (is_name_start(c)) {
@@ -97,12 +101,34 @@ class Arithmetic {
     }
     return std::nullopt;
   }
+  // A bash integer constant (bash(1), ARITHMETIC EVALUATION): a leading 0 means octal (040 is 32,
+  // 08 is an error), 0x hexadecimal, BASE#DIGITS any base from 2 to 36; otherwise decimal. A
+  // variable's value is read the same way. Anything else, or a value beyond int64, is not resolved.
   static std::optional<std::int64_t> integer(const std::string& text) {
-    if (text.empty() || text.size() > 18) return std::nullopt;  // 18 digits always fit in int64
+    int base = 10;
+    std::string digits = text;
+    if (const std::size_t hash = text.find('#'); hash != std::string::npos) {
+      const auto b = digits_in_base(text.substr(0, hash), 10);
+      if (!b || *b < 2 || *b > 36) return std::nullopt;
+      base = static_cast<int>(*b);
+      digits = text.substr(hash + 1);
+    } else if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
+      base = 16;
+      digits = text.substr(2);
+    } else if (text.size() > 1 && text[0] == '0') {
+      base = 8;
+      digits = text.substr(1);
+    }
+    return digits_in_base(digits, base);
+  }
+  static std::optional<std::int64_t> digits_in_base(const std::string& digits, int base) {
+    if (digits.empty()) return std::nullopt;
     std::int64_t v = 0;
-    for (char d : text) {
-      if (!std::isdigit(static_cast<unsigned char>(d))) return std::nullopt;
-      v = v * 10 + (d - '0');
+    for (char ch : digits) {
+      const unsigned char u = static_cast<unsigned char>(std::tolower(static_cast<unsigned char>(ch)));
+      const int d = std::isdigit(u) ? u - '0' : std::isalpha(u) ? u - 'a' + 10 : 99;
+      if (d >= base) return std::nullopt;  // bash: "value too great for base"
+      if (__builtin_mul_overflow(v, base, &v) || __builtin_add_overflow(v, d, &v)) return std::nullopt;
     }
     return v;
   }
@@ -126,7 +152,7 @@ std::size_t matching_close(const std::string& s, std::size_t open) {
 
 class Lexer {
  public:
-  explicit Lexer(const std::string& text) : s_(text) {}
+  Lexer(const std::string& text, const std::string& where) : s_(text), where_(where) {}
 
   ScriptWords run() {
     while (i_ < s_.size()) step();
@@ -136,6 +162,20 @@ class Lexer {
 
  private:
   static constexpr int kMaxExpansionDepth = 16;
+
+  // Variable values copied into words and other values, in bytes, over the whole script. A short
+  // script can double a variable into gigabytes (A=$A$A nine times over a long value); a real
+  // launch script expands to kilobytes.
+  void charge(std::size_t bytes) {
+    expanded_ += bytes;
+    if (expanded_ > kExpansionBudget)
+      throw InputError(where_, "", "the script's variables expand to more than " + std::to_string(kExpansionBudget >> 20) +
+                                       " MiB of text (a variable doubled again and again?); strata reads launch scripts "
+                                       "of ordinary size");
+  }
+  void note_used(const std::string& name) {
+    if (used_.empty() || used_.back() != name) used_.push_back(name);
+  }
 
   // Expands the expansion starting at s[i] == '$' into `word`; returns the index after it.
   std::size_t expand(const std::string& s, std::size_t i, std::string& word, int depth) {
@@ -149,6 +189,7 @@ class Lexer {
       if (end == std::string::npos || end < i + 4 || s[end - 2] != ')') return literal_rest(s, i, word);
       const std::string inner = expand_all(s.substr(i + 3, end - 2 - (i + 3)), depth + 1);
       auto v = Arithmetic(inner, out_.variables, used_).evaluate();
+      charge(inner.size());
       word += v ? std::to_string(*v) : s.substr(i, end - i);
       return end;
     }
@@ -167,13 +208,15 @@ class Lexer {
       const std::string name = body.substr(0, k), rest = body.substr(k);
       auto it = out_.variables.find(name);
       const bool set = it != out_.variables.end();
-      if (set) used_.push_back(name);
+      if (set) note_used(name);
       if (!name.empty() && rest.empty() && set) {
+        charge(it->second.size());
         word += it->second;
       } else if (!name.empty() && (rest.starts_with(":-") || rest.starts_with(":=") || rest.starts_with("-"))) {
         const bool colon = rest[0] == ':';
         const bool use_value = set && (!colon || !it->second.empty());
         const std::string fallback = expand_all(rest.substr(colon ? 2 : 1), depth + 1);
+        charge(use_value ? it->second.size() : fallback.size());
         word += use_value ? it->second : fallback;
         if (!use_value && rest.starts_with(":=")) assign(name, fallback);
       } else {
@@ -185,7 +228,10 @@ class Lexer {
       std::size_t k = i + 1;
       while (k < s.size() && is_name_char(s[k])) ++k;
       auto it = out_.variables.find(s.substr(i + 1, k - i - 1));
-      if (it != out_.variables.end()) used_.push_back(it->first);
+      if (it != out_.variables.end()) {
+        note_used(it->first);
+        charge(it->second.size());
+      }
       word += it != out_.variables.end() ? it->second : s.substr(i, k - i);
       return k;
     }
@@ -232,6 +278,8 @@ class Lexer {
     } else {
       out_.words.push_back(word_);
       out_.word_variables.push_back(used_);
+      out_.word_line.push_back(line_at(i_));
+      out_.word_command.push_back(command_);
     }
     used_.clear();
     word_.clear();
@@ -257,10 +305,22 @@ class Lexer {
       while (i_ < s_.size() && s_[i_] != '\n') ++i_;
       return;
     }
+    if (c == '<' && s_.compare(i_, 3, "<<<") == 0) {  // a here-string: the next word is data, but one word
+      end_word();
+      i_ += 3;
+      return;
+    }
+    if (c == '<' && s_.compare(i_, 2, "<<") == 0) {
+      end_word();
+      read_heredoc_operator();
+      return;
+    }
     if (std::isspace(static_cast<unsigned char>(c)) || c == ';' || c == '&' || c == '|' || c == '(' || c == ')' ||
         c == '<' || c == '>') {
       end_word();
+      if (c == '\n' || c == ';' || c == '&' || c == '|') ++command_;
       ++i_;
+      if (c == '\n') skip_heredoc_bodies();
       return;
     }
     if (c == '\'') {
@@ -306,11 +366,65 @@ class Lexer {
   }
 
   void assign(const std::string& name, const std::string& value) {
+    charge(value.size());
     out_.variables[name] = value;
     out_.assignments[name].push_back(value);
   }
 
+  // `<<WORD`, `<<-WORD`, `<<'WORD'`, `<<"WORD"`: the lines after this command line, up to the
+  // line holding only WORD, are the command's input, not its arguments (bash(1), Here Documents).
+  // A notes block (`cat <<EOF ... --tensor-model-parallel-size 8 ... EOF`) must not be read as flags.
+  void read_heredoc_operator() {
+    i_ += 2;
+    bool strip_tabs = false;
+    if (i_ < s_.size() && s_[i_] == '-') {
+      strip_tabs = true;
+      ++i_;
+    }
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t')) ++i_;
+    std::string delimiter;
+    while (i_ < s_.size() && !std::isspace(static_cast<unsigned char>(s_[i_])) && std::string_view(";&|<>()").find(s_[i_]) == std::string_view::npos) {
+      if (s_[i_] != '\'' && s_[i_] != '"' && s_[i_] != '\\') delimiter += s_[i_];
+      ++i_;
+    }
+    if (!delimiter.empty()) pending_heredocs_.push_back({delimiter, strip_tabs});
+  }
+  // At the end of a command line: skip the bodies of the here-documents it opened.
+  void skip_heredoc_bodies() {
+    for (const auto& [delimiter, strip_tabs] : pending_heredocs_) {
+      while (i_ < s_.size()) {
+        std::size_t end = s_.find('\n', i_);
+        if (end == std::string::npos) end = s_.size();
+        std::string_view line(s_.data() + i_, end - i_);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (strip_tabs) line.remove_prefix(std::min(line.find_first_not_of('\t'), line.size()));
+        i_ = std::min(end + 1, s_.size());
+        if (line == delimiter) break;
+      }
+    }
+    pending_heredocs_.clear();
+  }
+
+  // 1-based line of offset `pos` (called with non-decreasing positions).
+  int line_at(std::size_t pos) {
+    pos = std::min(pos, s_.size());
+    for (; counted_upto_ < pos; ++counted_upto_)
+      if (s_[counted_upto_] == '\n') ++line_;
+    return line_;
+  }
+
+  struct Heredoc {
+    std::string delimiter;
+    bool strip_tabs;
+  };
+
   const std::string& s_;
+  const std::string& where_;
+  std::size_t expanded_ = 0;
+  std::vector<Heredoc> pending_heredocs_;
+  int command_ = 0;
+  int line_ = 1;
+  std::size_t counted_upto_ = 0;
   std::size_t i_ = 0;
   std::string word_;
   std::vector<std::string> used_;  // variables expanded into the current word
@@ -322,7 +436,7 @@ class Lexer {
 
 }  // namespace
 
-ScriptWords read_script_words(const std::string& text) { return Lexer(text).run(); }
+ScriptWords read_script_words(const std::string& text, const std::string& where) { return Lexer(text, where).run(); }
 
 bool has_unresolved_expansion(const std::string& word) { return word.find_first_of("$`") != std::string::npos; }
 

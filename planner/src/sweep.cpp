@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "planner/energy_model.h"
+#include "search/threads.h"
 
 namespace strata {
 
@@ -98,6 +99,7 @@ void fill_capacity(SweepRow& row, const CapacityOptions& opts) {
 
 std::vector<SweepRow> run_sweep(const std::vector<SweepPoint>& points, const WorkloadFn& workload, const SearchFn& search,
                                 const CostModel& model, const CapacityOptions& opts, const ProgressFn& progress) {
+  check_openmp_can_start();
   // Workloads are resolved serially (catalog reads, input errors) before the parallel part.
   std::map<int, Job> workloads;
   for (const auto& p : points)
@@ -107,7 +109,7 @@ std::vector<SweepRow> run_sweep(const std::vector<SweepPoint>& points, const Wor
   std::vector<SweepRow> rows(points.size());
   std::vector<std::string> errors(points.size());
   std::size_t done = 0;
-#pragma omp parallel for schedule(dynamic)
+#pragma omp parallel for schedule(dynamic) num_threads(search_threads(0))
   for (long i = 0; i < n; ++i) {
     SweepRow& row = rows[i];
     row.point = points[i];

@@ -35,13 +35,28 @@ std::optional<double> number_of(const nlohmann::json& r, const char* key) {
   return it->get<double>();
 }
 
-// A measured figure: absent or null when not published, else a positive finite number.
-std::optional<double> measured(const nlohmann::json& r, const char* key, const std::string& where) {
+// Plausible ranges of measured figures. Far wider than any real run, but a step of 1e300 s or a
+// millionth of a token per second is a typo or a unit error, and fitting a calibration to it (or
+// scoring a prediction against it) would only spread the error.
+struct MeasuredRange {
+  double lo, hi;
+  const char* unit;
+};
+constexpr MeasuredRange kIterationTimeRange{1e-4, 1e5, "seconds (a training step of 0.1 ms to about a day)"};
+constexpr MeasuredRange kTokensRange{1e-3, 1e8, "tokens/s per GPU"};
+constexpr MeasuredRange kMemoryRange{1e-3, 1e4, "GB per GPU"};
+
+// A measured figure: absent or null when not published, else a finite number within `range`.
+std::optional<double> measured(const nlohmann::json& r, const char* key, const std::string& where, const MeasuredRange& range) {
   auto it = r.find(key);
   if (it == r.end() || it->is_null()) return std::nullopt;
   if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() <= 0)
     throw InputError(where, "/" + std::string(key), "expected a positive number or null, found " + it->dump());
-  return it->get<double>();
+  const double v = it->get<double>();
+  if (v < range.lo || v > range.hi)
+    throw InputError(where, "/" + std::string(key),
+                     fmt::format("expected {:g}..{:g} {}, found {}", range.lo, range.hi, range.unit, it->dump()));
+  return v;
 }
 
 // A count or rate read out of free text: digits only, within [lo, hi], else the record is rejected.
@@ -330,12 +345,12 @@ std::vector<ValidationRun> load_validation_runs(const nlohmann::json& j, const s
     run.source_group = text_of(r, "source_group");
     run.tier = text_of(r, "tier");
     try {
-      run.measured_tokens_per_sec_per_gpu = measured(r, "meas_tokens_per_sec_per_gpu", path);
-      if (!run.measured_tokens_per_sec_per_gpu) run.measured_tokens_per_sec_per_gpu = measured(r, "derived_tokens_per_sec_per_gpu", path);
-      run.measured_iteration_time_s = measured(r, "meas_iteration_time_s", path);
-      if (!run.measured_iteration_time_s) run.measured_iteration_time_s = measured(r, "derived_iteration_time_s", path);
+      run.measured_tokens_per_sec_per_gpu = measured(r, "meas_tokens_per_sec_per_gpu", path, kTokensRange);
+      if (!run.measured_tokens_per_sec_per_gpu) run.measured_tokens_per_sec_per_gpu = measured(r, "derived_tokens_per_sec_per_gpu", path, kTokensRange);
+      run.measured_iteration_time_s = measured(r, "meas_iteration_time_s", path, kIterationTimeRange);
+      if (!run.measured_iteration_time_s) run.measured_iteration_time_s = measured(r, "derived_iteration_time_s", path, kIterationTimeRange);
       // Published "GB" memory figures come from nvidia-smi / torch.cuda, which count GiB.
-      run.measured_memory_GiB = measured(r, "meas_per_gpu_memory_gb", path);
+      run.measured_memory_GiB = measured(r, "meas_per_gpu_memory_gb", path, kMemoryRange);
       run.job = job_from_record(r, path, catalog, run);
       // A record with only a measured iteration time (a team's own runs) gets its tokens/s/GPU
       // the way the published ones derive it: global batch x sequence / (time x GPUs).

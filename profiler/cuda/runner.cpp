@@ -14,6 +14,7 @@
 #include "cupti_activity_source.h"
 #include "device_info.h"
 #include "microbench.h"
+#include "costmodel/file_io.h"
 #include "profiler/activity_buffers.h"
 #include "profiler/chrome_trace.h"
 #include "profiler/launch_book.h"
@@ -153,8 +154,7 @@ int run_profile(const Catalog& catalog, const ProfileOptions& o) {
     if (db.dropped_records) db.notes.push_back(fmt::format("CUPTI dropped {} records (buffers full)", db.dropped_records));
     save_profile(db, o.out);
     if (!o.chrome_trace.empty()) {
-      std::ofstream t(o.chrome_trace);
-      t << chrome_trace(db).dump() << "\n";
+      write_output_file(o.chrome_trace, chrome_trace(db).dump() + "\n", "--chrome-trace");
     }
     fmt::print("strata profile: {} records of {} ops on {} -> {}\n", db.records.size(), db.ops.size() - skipped, dev.name, o.out);
     fmt::print("next: strata calibrate --profile {} -o configs/calibration/<gpu id>.json\n", o.out);

@@ -1,9 +1,10 @@
 #include "profiler/profile_db.h"
 
 #include <ctime>
-#include <fstream>
+
 
 #include "costmodel/errors.h"
+#include "costmodel/file_io.h"
 #include "costmodel/json_reader.h"
 
 namespace strata::profiler {
@@ -140,10 +141,7 @@ ProfileDb profile_from_json(const nlohmann::json& j, const std::string& where) {
 ProfileDb load_profile(const std::string& path) { return profile_from_json(load_json_file(path), path); }
 
 void save_profile(const ProfileDb& p, const std::string& path) {
-  std::ofstream out(path);
-  if (!out) throw InputError("command line", path, "cannot write the profile file");
-  out << profile_to_json(p).dump(1) << "\n";
-  if (!out) throw InputError("command line", path, "error while writing the profile file");
+  write_output_file(path, profile_to_json(p).dump(1) + "\n", "--out");
 }
 
 std::string utc_now_iso8601() {

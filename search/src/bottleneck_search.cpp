@@ -1,5 +1,7 @@
 #include "search/bottleneck_search.h"
 
+#include "search/threads.h"
+
 #include <algorithm>
 #include <limits>
 #include <numeric>
@@ -201,7 +203,7 @@ BottleneckOutcome bottleneck_search(Evaluator& ev) {
   const int per_start = o.max_trials > 0 ? std::max(10, o.max_trials / out.starts) : kDefaultTrialsPerStart;
   std::vector<EvalPtr> results(starts.size());
   const int n = static_cast<int>(starts.size());
-  const int threads = o.threads > 0 ? o.threads : omp_get_max_threads();
+  const int threads = search_threads(o.threads);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
   for (int i = 0; i < n; ++i) results[i] = climb_from(ev, starts[i], o.seed + static_cast<std::uint64_t>(i), per_start);
   for (const EvalPtr& e : results)

@@ -81,6 +81,11 @@ Evaluator::Bounds Evaluator::bounds(const ParallelPlan& plan) {
 
 double Evaluator::time_lower_bound(const ParallelPlan& plan) { return bounds(plan).fill; }
 
+std::int64_t Evaluator::bound_predictions() const {
+  std::lock_guard lock(mu_);
+  return static_cast<std::int64_t>(bounds_.size());
+}
+
 double Evaluator::busy_lower_bound(const ParallelPlan& plan) { return bounds(plan).busy; }
 
 EvalPtr Evaluator::evaluate(const ParallelPlan& plan, double must_beat_s) {

@@ -1,5 +1,7 @@
 #include "search/exhaustive_search.h"
 
+#include "search/threads.h"
+
 #include <algorithm>
 #include <limits>
 
@@ -20,7 +22,7 @@ ExhaustiveOutcome exhaustive_search(Evaluator& ev) {
   ExhaustiveOutcome out;
   out.grid_size = static_cast<std::int64_t>(grid.size());
   const int n = static_cast<int>(grid.size());
-  const int threads = ev.options().threads > 0 ? ev.options().threads : omp_get_max_threads();
+  const int threads = search_threads(ev.options().threads);
   constexpr double kInf = std::numeric_limits<double>::infinity();
 
   // Branch and bound over the whole grid (exact: a plan is skipped only when its time lower bound

@@ -11,6 +11,7 @@
 #include "search/evaluator.h"
 #include "search/exhaustive_search.h"
 #include "search/fit_analysis.h"
+#include "search/threads.h"
 
 namespace strata {
 
@@ -37,6 +38,7 @@ void validate(const SearchOptions& o) {
   if (o.runtime != "megatron") throw InputError("command line", "--runtime", "expected megatron, found \"" + o.runtime + "\"");
   if (o.threads < 0) throw InputError("command line", "--threads", "expected 0 (OpenMP's default) or a positive thread count");
   if (o.max_trials < 0) throw InputError("command line", "--max-trials", "expected 0 (the default budget) or a positive number");
+  check_openmp_can_start();
 }
 
 SearchResult search_once(const Job& workload, const SearchOptions& options, const CostModel& model) {
@@ -60,6 +62,7 @@ SearchResult search_once(const Job& workload, const SearchOptions& options, cons
   }
   ev.finish_progress();
   r.plans_evaluated = ev.predictions();
+  r.bound_predictions = ev.bound_predictions();
   r.plans_ruled_out_by_memory = ev.pruned();
 
   if (best && best->feasible) {
@@ -128,8 +131,10 @@ SearchResult search_plans(const Job& workload, const SearchOptions& options, con
       Job job = second.best.job;
       job.runtime.memory_reserve_GiB = workload.runtime.memory_reserve_GiB;
       r.with_headroom = RankedPlan{job, model.predict(job)};
+      r.plans_evaluated += 1;
     }
     r.plans_evaluated += second.plans_evaluated;
+    r.bound_predictions += second.bound_predictions;
     r.plans_ruled_out_by_memory += second.plans_ruled_out_by_memory;
     r.seconds += second.seconds;
   }

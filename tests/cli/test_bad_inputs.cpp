@@ -108,7 +108,7 @@ TEST_CASE("bad plan files exit 1") {
       {"embedded model is invalid", "predict --plan $BAD/plan_model_heads.json", 1, "plan_model_heads.json: /model/hidden_size: hidden_size 8001 is not divisible"},
       {"too many virtual stages", "predict --plan $BAD/plan_vpp_huge.json", 1, "/parallel/vpp: pp*vpp = 4000000 virtual pipeline stages"},
       {"negative memory reserve", "predict --plan $BAD/plan_memory_reserve.json", 1, "/runtime/memory_reserve_GiB: expected 0 <= GiB"},
-      {"not a file", "predict --plan " + std::string(STRATA_SOURCE_DIR) + "/tests", 1, "error while reading the file"},
+      {"not a file", "predict --plan " + std::string(STRATA_SOURCE_DIR) + "/tests", 1, "/tests: is a directory; expected a regular file"},
       {"missing file", "predict --plan $BAD/no_such_plan.json", 1, "no_such_plan.json: cannot open the file for reading"},
   });
 }

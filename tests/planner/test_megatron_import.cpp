@@ -231,6 +231,29 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
     CHECK(has(error_of(batch), "--num-layers: missing"));
   }
 
+  SUBCASE("two launch commands with their own flags are refused, not merged") {
+    const std::string shape = "--num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 128 --micro-batch-size 1 --vocab-size 100";
+    const std::string two = "torchrun pretrain_gpt.py " + shape + " --tensor-model-parallel-size 2\n" +
+                            "if [ -n \"$X\" ]; then\n  torchrun pretrain_gpt.py " + shape + " --tensor-model-parallel-size 4\nfi\n";
+    CHECK(error_of(two) == "launch.sh: 2 launch commands with their own Megatron flags (lines 1, 3); strata reads one launch "
+                           "and will not merge two: keep one of them in the file");
+    // Flags shared through variables or arrays, one launch line: read as before.
+    CHECK(read("ARGS=(" + shape + ")\nPAR=\"--tensor-model-parallel-size 2\"\ntorchrun pretrain_gpt.py ${ARGS[@]} $PAR\n"
+               "python tools/checkpoint_util.py --load x\n").plan.tp == 1);
+    CHECK(read("torchrun pretrain_gpt.py " + shape + " --tensor-model-parallel-size 2\necho done\n").plan.tp == 2);
+    // A here-document of notes is not a second launch, nor flags.
+    CHECK(read("cat <<EOF\npretrain_gpt.py --tensor-model-parallel-size 8\nEOF\ntorchrun pretrain_gpt.py " + shape).plan.tp == 1);
+  }
+
+  SUBCASE("--model naming another model than the launch's shape: a note says which is predicted") {
+    const ModelSpec llama = test::catalog().model("llama3-8b");
+    const std::string gpt = "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 --micro-batch-size 1 --vocab-size 51200";
+    const MegatronLaunch l = read(gpt, &llama);
+    CHECK(l.model.num_layers == 24);
+    CHECK(has_note(l, "--model " + llama.name + " has --num-layers 32, the launch --num-layers 24: the launch's model is predicted"));
+    CHECK_FALSE(has_note(read(gpt), "the launch's model is predicted"));  // no --model, no note
+  }
+
   SUBCASE("bad launches are errors naming the file and the flag") {
     const std::string base = "--num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 128 --micro-batch-size 1 --vocab-size 100 ";
     CHECK(error_of(base + "--tensor-model-parallel-size $TP") ==

@@ -36,7 +36,7 @@ TEST_CASE("search_to_json: how the search ran and its runners-up") {
   CHECK(j["plans_evaluated"] == 42);
   CHECK(j["seed"] == 9);
   CHECK(j["starts"] == 5);
-  CHECK(j["seconds"] == 0.25);
+  CHECK_FALSE(j.contains("seconds"));  // wall-clock time would make the plan JSON differ between runs
   CHECK_FALSE(j.contains("threads"));
   REQUIRE(j["runners_up"].size() == 1);
   CHECK(j["runners_up"][0]["plan"]["micro_batch_size"] == 2);

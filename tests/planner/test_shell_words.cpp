@@ -3,8 +3,10 @@
 #include <random>
 
 #include "planner/shell_words.h"
+#include "test_util.h"
 
 using namespace strata;
+namespace test = strata::test;
 
 namespace {
 
@@ -61,6 +63,40 @@ TEST_CASE("shell_words") {
   SUBCASE("arithmetic: precedence, unary minus, overflow is unresolved") {
     CHECK(words_of("A=3\n$((2+A*4)) $((-(A-5))) $((7%4)) $((9223372036854775807+1)) $((99999999999999999999))") ==
           Words{"14", "2", "3", "$((9223372036854775807+1))", "$((99999999999999999999))"});
+  }
+  SUBCASE("arithmetic constants as bash reads them: leading 0 octal, 0x hex, BASE#digits") {
+    CHECK(words_of("$(( 040 )) $((0x10)) $((0X1f)) $((2#101)) $((10#08)) $((36#z)) $((0)) $((00))") ==
+          Words{"32", "16", "31", "5", "8", "35", "0", "0"});
+    // bash: "value too great for base"; strata leaves them unresolved, which callers refuse.
+    CHECK(words_of("$(( 08 )) $((09)) $((2#102)) $((1#1)) $((37#1)) $((0x))") ==
+          Words{"$(( 08 ))", "$((09))", "$((2#102))", "$((1#1))", "$((37#1))", "$((0x))"});
+    CHECK(words_of("N=010\n$((N * 2))") == Words{"16"});  // a variable's value is read the same way
+  }
+  SUBCASE("here-documents are their command's input, not words") {
+    CHECK(words_of("cat <<EOF > notes\n--tp 8\nEOF\n--pp 2") == Words{"cat", "notes", "--pp", "2"});
+    CHECK(words_of("cat <<'END' | tee x\n--tp 8\n  END\nEND\n--a") == Words{"cat", "tee", "x", "--a"});
+    CHECK(words_of("cat <<-\"E\"\n\t--tp 8\n\tE\n--b") == Words{"cat", "--b"});  // <<- strips leading tabs
+    CHECK(words_of("cat <<A <<B\n1\nA\n2\nB\n--c") == Words{"cat", "--c"});
+    CHECK(words_of("cat <<EOF\n--never-closed") == Words{"cat"});
+    CHECK(words_of("x=$((1 << 2)) y <<<word") == Words{"y", "word"});  // a shift and a here-string are not here-documents
+  }
+  SUBCASE("each word's line and command") {
+    const ScriptWords s = read_script_words("a b\nc; d | e \\\n f\n\n'g\nh' i");
+    REQUIRE(s.words == Words{"a", "b", "c", "d", "e", "f", "g\nh", "i"});
+    CHECK(s.word_line == std::vector<int>{1, 1, 2, 2, 2, 3, 6, 6});
+    CHECK(s.word_command[0] == s.word_command[1]);
+    CHECK(s.word_command[2] != s.word_command[3]);  // ';'
+    CHECK(s.word_command[3] != s.word_command[4]);  // '|'
+    CHECK(s.word_command[4] == s.word_command[5]);  // a continued line is one command
+    CHECK(s.word_command[5] != s.word_command[6]);
+  }
+  SUBCASE("the expansion budget: a variable doubled again and again is refused") {
+    std::string text = "A=" + std::string(64, 'x') + "\n";
+    for (int i = 0; i < 9; ++i) text += "A=$A$A$A$A$A$A$A$A\n";
+    const std::string msg = test::input_error([&] { read_script_words(text, "boom.sh"); });
+    CHECK(msg.find("boom.sh: the script's variables expand to more than 4 MiB") != std::string::npos);
+    // Within the budget the same construction is read.
+    CHECK(read_script_words("A=xy\nA=$A$A\nA=${A}$A\n$A").words == Words{"xyxyxyxy"});
   }
   SUBCASE("unterminated quotes and brackets end at the end of the text without crashing") {
     CHECK(words_of("--a 'open") == Words{"--a", "open"});

@@ -79,6 +79,8 @@ struct GpuSpec;
 Calibration default_calibration(const GpuSpec& gpu);
 
 // `path` is the JSON path of the object inside its file ("" at the top, "/calibration" in a plan).
+// The calibration file schema written by calibration_to_json and the only one read.
+inline constexpr int kCalibrationSchemaVersion = 1;
 Calibration calibration_from_json(const nlohmann::json& j, const std::string& where, const std::string& path = "");
 nlohmann::json calibration_to_json(const Calibration& c);
 

@@ -94,7 +94,8 @@ inline constexpr std::int64_t kMaxScheduledChunks = 1 << 22;     // micro-batche
 
 // A request the cost model cannot or must not evaluate, found before any prediction: a size out of
 // the limits above, a global batch not divisible by dp * micro-batch size, stage layer counts that
-// do not match pp or the model. `field` is one of tp, pp, dp, cp, ep, vpp, micro_batch_size, gpus,
+// do not match pp or the model, settings that contradict each other (vpp > 1 without a pipeline, ZeRO
+// with the distributed optimizer). `field` is one of tp, pp, dp, cp, ep, vpp, micro_batch_size, gpus, zero_stage,
 // global_batch_size, stages, recompute_layers; callers name the matching flag or JSON path.
 struct PlanProblem {
   std::string field;

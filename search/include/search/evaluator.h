@@ -72,6 +72,9 @@ class Evaluator {
   // Cost-model predictions made (cache misses that passed the memory pre-check).
   std::int64_t predictions() const { return predictions_.load(); }
   std::int64_t pruned() const { return pruned_.load(); }
+  // Single-micro-batch predictions made for time lower bounds (one per distinct plan bounded):
+  // real cost-model work, reported beside the full predictions.
+  std::int64_t bound_predictions() const;
   // Every legal plan scored so far, in plan_less order (deterministic whatever the threads did).
   std::vector<EvalPtr> all() const;
   // Ends the progress line (a newline) if one was printed.

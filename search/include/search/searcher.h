@@ -54,7 +54,8 @@ struct SearchResult {
   // When `best` is tight (over kTightMemoryFraction of the usable memory): the fastest plan that
   // is not, found by a second search with that much less memory, if one exists.
   std::optional<RankedPlan> with_headroom;
-  std::int64_t plans_evaluated = 0;  // cost-model predictions made
+  std::int64_t plans_evaluated = 0;  // full cost-model predictions of plans
+  std::int64_t bound_predictions = 0;  // single-micro-batch predictions for time lower bounds
   std::int64_t plans_ruled_out_by_memory = 0;  // rejected by the memory pre-check, not predicted
   int starts = 0;                    // bottleneck search: initial plans climbed from
   std::int64_t grid_size = 0;        // exhaustive search: legal plans in the uniform grid

@@ -1,0 +1,22 @@
+// `strata calibrate --steps FILE`: measured training steps in the runs format, the fit of one
+// kernel-throughput factor, and the calibration it writes, which must read back (as predict will).
+#include "fuzz_common.h"
+#include "planner/step_calibration.h"
+#include "planner/validation_runs.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  try {
+    const strata::json j = strata::parse_json_text(strata::fuzz::as_text(data, size), "steps.json");
+    auto runs = strata::load_validation_runs(j, "steps.json", strata::fuzz::catalog());
+    // The fit predicts every run some 45 times: keep an input to a handful of runs.
+    if (runs.size() > 4) runs.resize(4);
+    const strata::StepFit fit = strata::fit_step_times(std::move(runs), "steps.json");
+    const strata::json written = strata::step_fit_to_json(fit, "steps.json");
+    // What calibrate writes must read back and predict finite numbers.
+    const strata::Calibration back = strata::calibration_from_json(written, "calibration.json");
+    (void)strata::step_fit_report(fit);
+    (void)back;
+  } catch (const strata::InputError&) {
+  }
+  return 0;
+}

@@ -1,0 +1,20 @@
+#pragma once
+// How many OpenMP threads strata runs: never more than the machine has. A request for 65,536
+// threads (--threads or OMP_NUM_THREADS) would otherwise make OpenMP try to start them all, which
+// ends in a crash; the search result does not depend on the count.
+
+namespace strata {
+
+// The cores this process may run on: the CPUs of its affinity mask (what OpenMP's omp_get_num_procs says).
+int available_cores();
+// `requested` 0: OpenMP's default (OMP_NUM_THREADS, else the cores); either way at most the cores.
+// Throws InputError when a file-size limit (ulimit -f) would keep the OpenMP runtime from starting.
+int search_threads(int requested);
+// Throws InputError when a file-size limit (ulimit -f) would keep the OpenMP runtime from starting
+// (it dies by a signal then); called before the first OpenMP call of a search or sweep.
+void check_openmp_can_start();
+// Called first thing in main, before any OpenMP call: an OMP_NUM_THREADS larger than the cores,
+// or not a positive number, is replaced by the core count so the runtime never starts more.
+void cap_openmp_threads_from_environment();
+
+}  // namespace strata
