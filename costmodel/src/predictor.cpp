@@ -213,8 +213,17 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
       // parallel_state.py's expert grid). With --overlap-moe-expert-parallel-comm the all-to-all
       // runs behind another micro-batch's compute (Megatron's 1F1B A2A overlap).
       const double tokens_sp = sp ? tokens / p.tp : tokens;
-      const double bytes = tokens_sp * m.moe->top_k * static_cast<double>(m.hidden_size) * eb * shape.moe_imbalance;
-      const double a2a = comm.all_to_all(bytes, ep_g);
+      const double token_bytes = tokens_sp * static_cast<double>(m.hidden_size) * eb * shape.moe_imbalance;
+      // Copies of a token that leave for each destination: the top_k experts are spread evenly
+      // over the group's n ranks on n/r nodes (r ranks per node). The plain all-to-all sends one
+      // copy per expert: k(r-1)/n stay on the node, k(n-r)/n cross the network. DeepEP/HybridEP
+      // (moe_token_dedup) send a token once per remote node and fan it out over NVLink there
+      // (DeepSeek-V3 report §3.2.2): (nodes-1)(1-(1-1/nodes)^k) network copies.
+      const double n = ep_g.size, r = std::min<double>(ep_g.ranks_per_node, n), nodes = std::max(1.0, n / r);
+      const double k = m.moe->top_k;
+      const double intra_copies = k * (r - 1) / n;
+      const double inter_copies = job.runtime.moe_token_dedup ? (nodes - 1) * (1 - std::pow(1 - 1 / nodes, k)) : k * (n - r) / n;
+      const double a2a = comm.all_to_all_two_level(token_bytes * intra_copies, token_bytes * inter_copies, ep_g);
       const double hidden = job.runtime.moe_a2a_overlap ? 1.0 - cal.kernel.overlap_interference : 0.0;
       lc.fwd_ep = 2 * a2a * (1 - hidden);
       lc.bwd_ep = 2 * a2a * (1 - hidden);

@@ -40,7 +40,8 @@ nlohmann::json plan_to_json(const Job& job, const Prediction& prediction) {
             {"step_overhead_s", job.runtime.step_overhead_s},
             {"moe_load_imbalance", job.runtime.moe_load_imbalance},
             {"moe_capacity_factor", job.runtime.moe_capacity_factor},
-            {"moe_a2a_overlap", job.runtime.moe_a2a_overlap}}},
+            {"moe_a2a_overlap", job.runtime.moe_a2a_overlap},
+            {"moe_token_dedup", job.runtime.moe_token_dedup}}},
           {"parallel",
            {{"tp", p.tp},
             {"pp", p.pp},
@@ -116,7 +117,8 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
     JsonReader rt = r.child("runtime");
     rt.reject_unknown_keys({"framework", "flash_attention", "overlap_grad_reduce", "overlap_param_gather", "fused_grad_accumulation",
                             "tp_comm_overlap", "async_tp_allreduce", "make_vocab_size_divisible_by", "memory_reserve_GiB",
-                            "step_overhead_s", "moe_load_imbalance", "moe_capacity_factor", "moe_a2a_overlap"});
+                            "step_overhead_s", "moe_load_imbalance", "moe_capacity_factor", "moe_a2a_overlap",
+                            "moe_token_dedup"});
     if (rt.has("framework")) {
       auto fw = parse_framework(rt.get_string("framework"));
       if (!fw) rt.fail("framework", "expected megatron, deepspeed or fsdp");
@@ -143,6 +145,7 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
     if (!(job.runtime.moe_capacity_factor >= 0 && job.runtime.moe_capacity_factor <= 1024))
       rt.fail("moe_capacity_factor", "expected 0 (dropless) or a capacity factor up to 1024");
     job.runtime.moe_a2a_overlap = rt.opt_bool("moe_a2a_overlap", false);
+    job.runtime.moe_token_dedup = rt.opt_bool("moe_token_dedup", false);
   }
 
   JsonReader pr = r.child("parallel");
