@@ -513,6 +513,11 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
         "kernel and network efficiencies are uncalibrated defaults (a stack tuned like Megatron-LM's; fit them to yours with "
         "`strata calibrate --steps` or `--profile`)");
   else pred.notes.push_back("kernel and network efficiencies calibrated: " + cal.source);
+  if (m.moe && job.runtime.moe_load_imbalance == RuntimeOptions::kDefaultMoeLoadImbalance &&
+      effective_moe_imbalance(job.runtime) > 1.0)
+    pred.notes.push_back(fmt::format("MoE: the busiest expert-parallel rank is assumed to get {:g}x the mean routed tokens, a default "
+                                     "guess for auxiliary-loss balanced routing (--moe-load-imbalance; 1 for force-balanced routing)",
+                                     job.runtime.moe_load_imbalance));
   if (job.runtime.step_overhead_s == RuntimeOptions::kDefaultStepOverheadS)
     pred.notes.push_back(fmt::format("host-side step overhead is a {:g} s default guess (--step-overhead)", job.runtime.step_overhead_s));
   return pred;
