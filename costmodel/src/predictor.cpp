@@ -108,7 +108,7 @@ std::string check_plan(const Job& job) {
     if (m.moe->shared_expert_ffn_hidden_size % p.tp != 0)
       return fmt::format("tp={} does not divide the shared-expert FFN size {}", p.tp, m.moe->shared_expert_ffn_hidden_size);
     if (p.tp > 1 && !p.sequence_parallel)
-      return "MoE layers with tp > 1 need sequence parallelism (Megatron-Core's rule)";
+      return "MoE layers with tp > 1 need sequence parallelism (Megatron-Core MoELayer.forward refuses to train without it)";
   } else if (p.ep != 1 || p.etp != 1) {
     return "ep > 1 needs a mixture-of-experts model (so does etp > 1)";
   }

@@ -177,7 +177,8 @@ void apply_moe_runtime(const nlohmann::json& r, Job& job, std::vector<std::strin
   rt.moe_a2a_overlap = contains(notes, "\"moe_a2a_overlap\": true");
   rt.moe_token_dedup = contains(notes, "\"moe_flex_dispatcher_backend\": \"deepep\"") ||
                        contains(notes, "\"moe_flex_dispatcher_backend\": \"hybridep\"");
-  // Megatron-LM refuses MoE with tensor parallelism but no sequence parallelism (validate_args).
+  // Megatron-Core refuses to train MoE with tensor parallelism but no sequence parallelism
+  // (MoELayer.forward, megatron/core/transformer/moe/moe_layer.py).
   if (job.plan.tp > 1 && !job.plan.sequence_parallel) {
     job.plan.sequence_parallel = true;
     as.push_back("MoE with tp > 1: sequence parallelism on (Megatron requires it)");
