@@ -310,7 +310,8 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     for (int c = 0; c < v; ++c) {
       // Uneven stages under interleaving split into chunks of whole layers (chunk_layers); each
       // chunk sums the costs of the layers it holds (dense-first and MoE layers differ).
-      const std::vector<int> ids = chunk_layer_ids(p, m.num_layers, s, c);
+      const std::vector<int> ids = m.uniform_layers() ? std::vector<int>(std::max(0, chunk_layers(p, s, layers, c)), 0)
+                                                      : chunk_layer_ids(p, m.num_layers, s, c);
       const double in_chunk = static_cast<double>(ids.size());
       const double accum_chunk = layers > 0 ? accum_stage * in_chunk / layers : 0.0;
       double f = 0, b = 0;
