@@ -506,3 +506,34 @@ TEST_CASE("measured on an H100 (configs/measurements): whole training iterations
   }
 }
 }
+
+TEST_SUITE("costmodel") {
+TEST_CASE("check_plan: Megatron-Core's expert-parallel rules") {
+  Job job = test::workload("qwen3-30b-a3b", "dgx-h100-ndr", 512, 4096);
+  job.plan.dp = 16;
+  job.plan.ep = 16;
+  CHECK(check_plan(job).empty());
+  job.plan.ep = 32;  // 128 experts would divide, but 32 does not fit the 16 ranks
+  CHECK(contains(check_plan(job), "ep*etp = 32*1 must divide tp*dp*cp = 16"));
+  job.plan.ep = 3;
+  CHECK(contains(check_plan(job), "ep=3 does not divide the 128 experts"));
+  // ep*etp may exceed dp when tp supplies the ranks (Megatron-Core's separate expert grid).
+  job.plan.tp = 2;
+  job.plan.dp = 8;
+  job.plan.ep = 16;
+  job.plan.sequence_parallel = true;
+  CHECK(check_plan(job).empty());
+  job.plan.etp = 2;
+  CHECK(contains(check_plan(job), "must divide tp*dp*cp"));
+  job.plan.ep = 8;
+  CHECK(check_plan(job).empty());
+  job.plan.sequence_parallel = false;
+  CHECK(contains(check_plan(job), "need sequence parallelism"));
+  job.plan.sequence_parallel = true;
+  job.plan.pp = 2;  // 32 GPUs: tp 2 x dp 8 ranks per stage hold ep 8 x etp 2
+  job.runtime.moe_a2a_overlap = true;
+  CHECK(contains(check_plan(job), "needs vpp > 1"));
+  job.plan.vpp = 2;
+  CHECK(check_plan(job).empty());
+}
+}
