@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "costmodel/json_reader.h"
 #include "costmodel/predictor.h"
@@ -240,5 +241,34 @@ TEST_CASE("load_validation_runs: MoE records take the architecture from model_co
   CHECK(d.job->model.mla.has_value());
   CHECK(d.job->model.num_moe_layers() == 3);
   CHECK(d.job->runtime.moe_capacity_factor == 1.0);  // capacity factor 1 with padding
+}
+}
+
+TEST_SUITE("planner") {
+// Regression guard for the MoE/MLA cost model on ../shared/validation/modern_runs.json: every MoE
+// record is predicted (no error, no OOM on runs that ran), and the measured memory of SimuMax's
+// layer-truncated DeepSeek-V2/V3 runs on B200 (max_memory_allocated) stays within 10% MAPE
+// (3.4% when written).
+TEST_CASE("MoE and MLA validation records: predicted, and DeepSeek memory within 10%") {
+  const std::string path = std::string(STRATA_SOURCE_DIR) + "/../shared/validation/modern_runs.json";
+  const auto runs = load_validation_runs(load_json_file(path), path, test::catalog());
+  double sum = 0;
+  int n = 0, moe = 0;
+  for (const ValidationRun& r : runs) {
+    if (!r.job || !r.job->model.moe) continue;
+    CAPTURE(r.id);
+    ++moe;
+    const Prediction p = predict(*r.job);
+    CHECK(p.iteration_time_s > 0);
+    if (r.id.find("simumax") != std::string::npos) {
+      CHECK(p.feasible);
+      REQUIRE(r.measured_memory_GiB);
+      sum += std::fabs(p.memory_per_gpu_GiB - *r.measured_memory_GiB) / *r.measured_memory_GiB;
+      ++n;
+    }
+  }
+  CHECK(moe >= 30);
+  REQUIRE(n > 0);
+  CHECK(sum / n < 0.10);
 }
 }
