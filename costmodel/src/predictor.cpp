@@ -472,7 +472,8 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   bd.compute_s = sc[crit].compute * mbs;
   bd.recompute_s = sc[crit].recompute * mbs;
   bd.tp_comm_s = sc[crit].tp * mbs;
-  bd.cp_comm_s = (sc[crit].cp + sc[crit].ep) * mbs;
+  bd.cp_comm_s = sc[crit].cp * mbs;
+  bd.ep_comm_s = sc[crit].ep * mbs;
   const double idle = std::max(0.0, pr.end_s[crit] - pr.busy_s[crit]);
   bd.pp_comm_s = std::min(idle, pp_exposed) + sc[crit].pp_blocking * mbs;
   bd.bubble_s = idle - std::min(idle, pp_exposed);
@@ -496,7 +497,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   const double T = pred.iteration_time_s;
   const int slowest = static_cast<int>(std::max_element(pr.busy_s.begin(), pr.busy_s.end()) - pr.busy_s.begin());
   struct Cand { const char* kind; double t; };
-  Cand cands[] = {{"bubble", bd.bubble_s - imbalance}, {"tp_comm", bd.tp_comm_s}, {"cp_comm", bd.cp_comm_s},
+  Cand cands[] = {{"bubble", bd.bubble_s - imbalance}, {"tp_comm", bd.tp_comm_s}, {"cp_comm", bd.cp_comm_s}, {"ep_comm", bd.ep_comm_s},
                   {"pp_comm", bd.pp_comm_s}, {"dp_comm", bd.dp_comm_s}, {"recompute", bd.recompute_s},
                   {"optimizer", bd.optimizer_s}, {"stage_time", imbalance}};
   const Cand* top = std::max_element(std::begin(cands), std::end(cands), [](const Cand& a, const Cand& b) { return a.t < b.t; });

@@ -14,8 +14,8 @@ namespace {
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 double breakdown_sum(const TimeBreakdown& b) {
-  return b.compute_s + b.recompute_s + b.tp_comm_s + b.cp_comm_s + b.pp_comm_s + b.dp_comm_s + b.bubble_s + b.optimizer_s +
-         b.step_overhead_s;
+  return b.compute_s + b.recompute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s + b.pp_comm_s + b.dp_comm_s + b.bubble_s +
+         b.optimizer_s + b.step_overhead_s;
 }
 
 Job llama3_70b_job() {
@@ -201,7 +201,7 @@ TEST_CASE("predict") {
             doctest::Approx(static_cast<double>(job.training.global_batch_size * job.training.seq_length)).epsilon(1e-12));
       // The breakdown of the critical stage adds up to the iteration time.
       CHECK(breakdown_sum(p.breakdown) == doctest::Approx(p.iteration_time_s).epsilon(1e-9));
-      for (double x : {p.breakdown.compute_s, p.breakdown.recompute_s, p.breakdown.tp_comm_s, p.breakdown.cp_comm_s,
+      for (double x : {p.breakdown.compute_s, p.breakdown.recompute_s, p.breakdown.tp_comm_s, p.breakdown.cp_comm_s, p.breakdown.ep_comm_s,
                        p.breakdown.pp_comm_s, p.breakdown.dp_comm_s, p.breakdown.bubble_s, p.breakdown.optimizer_s,
                        p.breakdown.step_overhead_s})
         CHECK(x >= 0);
