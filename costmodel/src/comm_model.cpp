@@ -59,8 +59,23 @@ double CommModel::all_gather(double bytes, GroupPlacement g) const {
 
 double CommModel::all_to_all(double bytes_per_rank, GroupPlacement g) const {
   if (g.size <= 1 || bytes_per_rank <= 0) return 0;
-  const double n = g.size;
-  return (n - 1) / n * bytes_per_rank / effective_bandwidth(bytes_per_rank, g) + latency_s(g);
+  // Uniform traffic: each peer gets 1/n of the rank's bytes; those on other nodes go over the
+  // network.
+  const double n = g.size, local = std::min<double>(g.ranks_per_node, n);
+  return all_to_all_two_level(bytes_per_rank * (local - 1) / n, bytes_per_rank * (n - local) / n, g);
+}
+
+double CommModel::all_to_all_two_level(double intra_bytes, double inter_bytes, GroupPlacement g) const {
+  if (g.size <= 1 || intra_bytes + inter_bytes <= 0) return 0;
+  // Unlike a ring, an all-to-all cannot borrow the other GPUs' NICs: each GPU sends its off-node
+  // share through its own NIC (rail-optimized nodes: one NIC per GPU) while its on-node share
+  // goes over NVLink at the same time; the slower of the two decides.
+  auto eff = [&](double bytes) { return bytes / (bytes + c_.half_bandwidth_bytes); };
+  const double nvlink = cl_.intra_node_GBps * 1e9 * c_.nvlink_efficiency;
+  const double nic = cl_.inter_node_GBps_per_gpu() * 1e9 * c_.network_efficiency;
+  const double t_intra = intra_bytes > 0 ? intra_bytes / (nvlink * eff(intra_bytes)) : 0.0;
+  const double t_inter = inter_bytes > 0 && g.spans_nodes() ? inter_bytes / (nic * eff(inter_bytes)) : 0.0;
+  return std::max(t_intra, t_inter) + latency_s(g);
 }
 
 double CommModel::p2p(double bytes, bool inter_node) const {

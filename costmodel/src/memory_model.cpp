@@ -70,6 +70,7 @@ ParamSplit layer_params_per_gpu(const Job& job, int layer) {
 // The stage's layer indices; `layers` differing from the plan's split (a caller asking about a
 // hypothetical stage) takes that many layers from where the stage starts.
 std::vector<int> layer_ids_of(const Job& job, int stage, int layers) {
+  if (job.model.uniform_layers()) return std::vector<int>(std::max(0, layers), 0);  // no need to place them
   std::vector<int> ids = stage_layer_ids(job.plan, job.model.num_layers, stage);
   if (static_cast<int>(ids.size()) == layers) return ids;
   const int first = ids.empty() ? 0 : ids.front();

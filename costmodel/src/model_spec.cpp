@@ -170,8 +170,9 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   if (type == "mpt") m.add_linear_bias = !r.opt_bool("no_bias", false);
   else if (r.has("bias") && r.raw("bias").is_boolean()) m.add_linear_bias = r.get_bool("bias");
   else if (type == "gpt_oss") m.add_linear_bias = true;  // attention, expert and router linears all carry biases
-  else if (llama_like) m.add_linear_bias = r.opt_bool("mlp_bias", false) && r.opt_bool("attention_bias", false);
-  else m.add_linear_bias = true;
+  else if (layernorm_family) m.add_linear_bias = true;
+  // Llama-style and unknown RMSNorm-era families: no biases unless the config says so.
+  else m.add_linear_bias = r.opt_bool("mlp_bias", false) && r.opt_bool("attention_bias", false);
   if (!m.add_linear_bias)
     m.add_qkv_bias = one_of(type, {"qwen2", "qwen2_moe"}) || r.opt_bool("attention_bias", false) || r.opt_bool("qkv_bias", false) ||
                      r.opt_bool("add_qkv_bias", false);
@@ -239,6 +240,21 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   }
 
   // ---- mixture of experts ----
+  // DBRX nests its MoE in ffn_config (moe_num_experts, moe_top_k, ffn_hidden_size).
+  if (r.has("ffn_config") && r.raw("ffn_config").is_object() && r.raw("ffn_config").contains("moe_num_experts")) {
+    JsonReader fr = r.child("ffn_config");
+    MoeSpec moe;
+    moe.num_experts = static_cast<int>(fr.get_int("moe_num_experts", 1, 1 << 16));
+    moe.top_k = static_cast<int>(fr.opt_int("moe_top_k", 1, 1 << 16).value_or(1));
+    moe.expert_ffn_hidden_size = fr.get_int("ffn_hidden_size", 1, kMaxDim);
+    m.ffn_hidden_size = moe.expert_ffn_hidden_size;
+    m.activation = Activation::swiglu;  // DBRX's GLU experts
+    m.normalization = Normalization::layernorm;
+    m.add_linear_bias = false;
+    m.position_embedding = PositionEmbedding::rope;
+    m.moe = moe;
+    return m;
+  }
   std::optional<std::int64_t> experts;
   for (const char* k : {"n_routed_experts", "num_local_experts", "num_experts"})
     if (r.has(k) && r.raw(k).is_number()) { experts = r.get_int(k, 0, 1 << 16); break; }

@@ -107,8 +107,10 @@ std::string check_plan(const Job& job) {
       return fmt::format("etp={} does not divide the expert FFN size {}", p.etp, m.moe->expert_ffn_hidden_size);
     if (m.moe->shared_expert_ffn_hidden_size % p.tp != 0)
       return fmt::format("tp={} does not divide the shared-expert FFN size {}", p.tp, m.moe->shared_expert_ffn_hidden_size);
+    if (job.runtime.moe_a2a_overlap && p.ep > 1 && p.pp > 1 && p.vpp < 2)
+      return "overlapping the MoE all-to-all with pp > 1 needs vpp > 1 (Megatron-Core TransformerConfig)";
     if (p.tp > 1 && !p.sequence_parallel)
-      return "MoE layers with tp > 1 need sequence parallelism (Megatron-Core's rule)";
+      return "MoE layers with tp > 1 need sequence parallelism (Megatron-Core MoELayer.forward refuses to train without it)";
   } else if (p.ep != 1 || p.etp != 1) {
     return "ep > 1 needs a mixture-of-experts model (so does etp > 1)";
   }
@@ -213,8 +215,17 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
       // parallel_state.py's expert grid). With --overlap-moe-expert-parallel-comm the all-to-all
       // runs behind another micro-batch's compute (Megatron's 1F1B A2A overlap).
       const double tokens_sp = sp ? tokens / p.tp : tokens;
-      const double bytes = tokens_sp * m.moe->top_k * static_cast<double>(m.hidden_size) * eb * shape.moe_imbalance;
-      const double a2a = comm.all_to_all(bytes, ep_g);
+      const double token_bytes = tokens_sp * static_cast<double>(m.hidden_size) * eb * shape.moe_imbalance;
+      // Copies of a token that leave for each destination: the top_k experts are spread evenly
+      // over the group's n ranks on n/r nodes (r ranks per node). The plain all-to-all sends one
+      // copy per expert: k(r-1)/n stay on the node, k(n-r)/n cross the network. DeepEP/HybridEP
+      // (moe_token_dedup) send a token once per remote node and fan it out over NVLink there
+      // (DeepSeek-V3 report §3.2.2): (nodes-1)(1-(1-1/nodes)^k) network copies.
+      const double n = ep_g.size, r = std::min<double>(ep_g.ranks_per_node, n), nodes = std::max(1.0, n / r);
+      const double k = m.moe->top_k;
+      const double intra_copies = k * (r - 1) / n;
+      const double inter_copies = job.runtime.moe_token_dedup ? (nodes - 1) * (1 - std::pow(1 - 1 / nodes, k)) : k * (n - r) / n;
+      const double a2a = comm.all_to_all_two_level(token_bytes * intra_copies, token_bytes * inter_copies, ep_g);
       const double hidden = job.runtime.moe_a2a_overlap ? 1.0 - cal.kernel.overlap_interference : 0.0;
       lc.fwd_ep = 2 * a2a * (1 - hidden);
       lc.bwd_ep = 2 * a2a * (1 - hidden);
@@ -301,7 +312,8 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     for (int c = 0; c < v; ++c) {
       // Uneven stages under interleaving split into chunks of whole layers (chunk_layers); each
       // chunk sums the costs of the layers it holds (dense-first and MoE layers differ).
-      const std::vector<int> ids = chunk_layer_ids(p, m.num_layers, s, c);
+      const std::vector<int> ids = m.uniform_layers() ? std::vector<int>(std::max(0, chunk_layers(p, s, layers, c)), 0)
+                                                      : chunk_layer_ids(p, m.num_layers, s, c);
       const double in_chunk = static_cast<double>(ids.size());
       const double accum_chunk = layers > 0 ? accum_stage * in_chunk / layers : 0.0;
       double f = 0, b = 0;
@@ -460,7 +472,8 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   bd.compute_s = sc[crit].compute * mbs;
   bd.recompute_s = sc[crit].recompute * mbs;
   bd.tp_comm_s = sc[crit].tp * mbs;
-  bd.cp_comm_s = (sc[crit].cp + sc[crit].ep) * mbs;
+  bd.cp_comm_s = sc[crit].cp * mbs;
+  bd.ep_comm_s = sc[crit].ep * mbs;
   const double idle = std::max(0.0, pr.end_s[crit] - pr.busy_s[crit]);
   bd.pp_comm_s = std::min(idle, pp_exposed) + sc[crit].pp_blocking * mbs;
   bd.bubble_s = idle - std::min(idle, pp_exposed);
@@ -484,7 +497,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   const double T = pred.iteration_time_s;
   const int slowest = static_cast<int>(std::max_element(pr.busy_s.begin(), pr.busy_s.end()) - pr.busy_s.begin());
   struct Cand { const char* kind; double t; };
-  Cand cands[] = {{"bubble", bd.bubble_s - imbalance}, {"tp_comm", bd.tp_comm_s}, {"cp_comm", bd.cp_comm_s},
+  Cand cands[] = {{"bubble", bd.bubble_s - imbalance}, {"tp_comm", bd.tp_comm_s}, {"cp_comm", bd.cp_comm_s}, {"ep_comm", bd.ep_comm_s},
                   {"pp_comm", bd.pp_comm_s}, {"dp_comm", bd.dp_comm_s}, {"recompute", bd.recompute_s},
                   {"optimizer", bd.optimizer_s}, {"stage_time", imbalance}};
   const Cand* top = std::max_element(std::begin(cands), std::end(cands), [](const Cand& a, const Cand& b) { return a.t < b.t; });
@@ -504,6 +517,11 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
         "kernel and network efficiencies are uncalibrated defaults (a stack tuned like Megatron-LM's; fit them to yours with "
         "`strata calibrate --steps` or `--profile`)");
   else pred.notes.push_back("kernel and network efficiencies calibrated: " + cal.source);
+  if (m.moe && job.runtime.moe_load_imbalance == RuntimeOptions::kDefaultMoeLoadImbalance &&
+      effective_moe_imbalance(job.runtime) > 1.0)
+    pred.notes.push_back(fmt::format("MoE: the busiest expert-parallel rank is assumed to get {:g}x the mean routed tokens, a default "
+                                     "guess for auxiliary-loss balanced routing (--moe-load-imbalance; 1 for force-balanced routing)",
+                                     job.runtime.moe_load_imbalance));
   if (job.runtime.step_overhead_s == RuntimeOptions::kDefaultStepOverheadS)
     pred.notes.push_back(fmt::format("host-side step overhead is a {:g} s default guess (--step-overhead)", job.runtime.step_overhead_s));
   return pred;

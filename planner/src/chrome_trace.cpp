@@ -65,7 +65,7 @@ nlohmann::json chrome_trace(const Job& job, const Prediction& pred, const std::v
   // Share of forward/backward time that is exposed TP/CP/EP communication (critical stage's
   // breakdown; per layer these are the same on every stage).
   const TimeBreakdown& b = pred.breakdown;
-  const double comm = b.tp_comm_s + b.cp_comm_s;
+  const double comm = b.tp_comm_s + b.cp_comm_s + b.ep_comm_s;
   const double work = b.compute_s + b.recompute_s + comm;
   const double comm_share = work > 0 ? comm / work : 0;
 
@@ -83,7 +83,7 @@ nlohmann::json chrome_trace(const Job& job, const Prediction& pred, const std::v
       if (rec > 0) ev.push_back(complete("R " + tag, "recompute", e.stage, kComputeLane, e.start_s, std::min(rec, dur), args));
     }
     if (comm_share > 0 && dur > 0)
-      ev.push_back(complete(fmt::format("TP/CP comm (exposed) {} {}", e.backward ? "B" : "F", tag), "tp_cp_comm", e.stage, kCommLane,
+      ev.push_back(complete(fmt::format("TP/CP/EP comm (exposed) {} {}", e.backward ? "B" : "F", tag), "tp_cp_comm", e.stage, kCommLane,
                             e.end_s - comm_share * dur, comm_share * dur, args));
     const int vs = e.chunk * p.pp + e.stage;
     if (p2p_s > 0 && !e.backward && vs < last_vs)

@@ -75,6 +75,8 @@ void add_workload_options(CLI::App& app, JobOptions& o) {
   app.add_option("--moe-capacity-factor", o.moe_capacity_factor,
                  "MoE: expert capacity factor, tokens beyond it are dropped (Megatron --moe-expert-capacity-factor; default 0 = dropless)");
   app.add_flag("--moe-a2a-overlap", o.moe_a2a_overlap, "MoE: the expert-parallel all-to-all overlaps computation (Megatron --overlap-moe-expert-parallel-comm)");
+  app.add_flag("--moe-token-dedup", o.moe_token_dedup,
+               "MoE: DeepEP/HybridEP dispatch, each token crosses the network once per destination node (Megatron --moe-flex-dispatcher-backend)");
 }
 
 void add_megatron_option(CLI::App& app, JobOptions& o) {
@@ -158,6 +160,7 @@ void apply_hardware_options(const JobOptions& o, const Catalog& catalog, Job& jo
     throw InputError(kCmd, "--moe-capacity-factor", "expected 0 (dropless) or a capacity factor up to 1024");
   job.runtime.moe_capacity_factor = o.moe_capacity_factor;
   job.runtime.moe_a2a_overlap = o.moe_a2a_overlap;
+  job.runtime.moe_token_dedup = o.moe_token_dedup;
   if (o.calibration_file) {
     CalibrationFile f = load_calibration_file(*o.calibration_file, catalog);
     // Figures measured on one GPU say nothing about another.

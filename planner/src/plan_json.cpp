@@ -40,7 +40,8 @@ nlohmann::json plan_to_json(const Job& job, const Prediction& prediction) {
             {"step_overhead_s", job.runtime.step_overhead_s},
             {"moe_load_imbalance", job.runtime.moe_load_imbalance},
             {"moe_capacity_factor", job.runtime.moe_capacity_factor},
-            {"moe_a2a_overlap", job.runtime.moe_a2a_overlap}}},
+            {"moe_a2a_overlap", job.runtime.moe_a2a_overlap},
+            {"moe_token_dedup", job.runtime.moe_token_dedup}}},
           {"parallel",
            {{"tp", p.tp},
             {"pp", p.pp},
@@ -96,6 +97,7 @@ std::string prediction_defect(const Prediction& p) {
       {"mfu", p.mfu}, {"hfu", p.hfu}, {"memory_per_gpu_GiB", p.memory_per_gpu_GiB},
       {"memory_capacity_GiB", p.memory_capacity_GiB}, {"breakdown/compute_s", p.breakdown.compute_s},
       {"breakdown/recompute_s", p.breakdown.recompute_s}, {"breakdown/tp_comm_s", p.breakdown.tp_comm_s},
+      {"breakdown/ep_comm_s", p.breakdown.ep_comm_s},
       {"breakdown/cp_comm_s", p.breakdown.cp_comm_s}, {"breakdown/pp_comm_s", p.breakdown.pp_comm_s},
       {"breakdown/dp_comm_s", p.breakdown.dp_comm_s}, {"breakdown/bubble_s", p.breakdown.bubble_s},
       {"breakdown/optimizer_s", p.breakdown.optimizer_s}, {"breakdown/step_overhead_s", p.breakdown.step_overhead_s}};
@@ -144,7 +146,8 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
     JsonReader rt = r.child("runtime");
     rt.reject_unknown_keys({"framework", "flash_attention", "overlap_grad_reduce", "overlap_param_gather", "fused_grad_accumulation",
                             "tp_comm_overlap", "async_tp_allreduce", "make_vocab_size_divisible_by", "memory_reserve_GiB",
-                            "step_overhead_s", "moe_load_imbalance", "moe_capacity_factor", "moe_a2a_overlap"});
+                            "step_overhead_s", "moe_load_imbalance", "moe_capacity_factor", "moe_a2a_overlap",
+                            "moe_token_dedup"});
     if (rt.has("framework")) {
       auto fw = parse_framework(rt.get_string("framework"));
       if (!fw) rt.fail("framework", "expected megatron, deepspeed or fsdp");
@@ -171,6 +174,7 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
     if (!(job.runtime.moe_capacity_factor >= 0 && job.runtime.moe_capacity_factor <= 1024))
       rt.fail("moe_capacity_factor", "expected 0 (dropless) or a capacity factor up to 1024");
     job.runtime.moe_a2a_overlap = rt.opt_bool("moe_a2a_overlap", false);
+    job.runtime.moe_token_dedup = rt.opt_bool("moe_token_dedup", false);
   }
 
   JsonReader pr = r.child("parallel");

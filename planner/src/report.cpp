@@ -46,7 +46,8 @@ std::string prediction_report(const Job& job, const Prediction& pred) {
   auto pct = [&](double t) { return 100 * t / pred.iteration_time_s; };
   out += "breakdown (critical stage):\n";
   const std::pair<const char*, double> parts[] = {{"compute", b.compute_s},       {"recompute", b.recompute_s},
-                                                   {"TP comm (exposed)", b.tp_comm_s}, {"CP/EP comm (exposed)", b.cp_comm_s},
+                                                   {"TP comm (exposed)", b.tp_comm_s}, {"CP comm (exposed)", b.cp_comm_s},
+                                                   {"EP comm (exposed)", b.ep_comm_s},
                                                    {"PP comm (exposed)", b.pp_comm_s}, {"pipeline bubble", b.bubble_s},
                                                    {"DP comm (exposed)", b.dp_comm_s}, {"optimizer step", b.optimizer_s},
                                                    {"step overhead (host)", b.step_overhead_s}};

@@ -190,7 +190,10 @@ void apply_moe_runtime(const nlohmann::json& r, Job& job, std::vector<std::strin
   if (!etp) etp = knob_int(notes, "etp");
   if (etp && *etp >= 1) job.plan.etp = *etp;
   rt.moe_a2a_overlap = contains(notes, "\"moe_a2a_overlap\": true");
-  // Megatron-LM refuses MoE with tensor parallelism but no sequence parallelism (validate_args).
+  rt.moe_token_dedup = contains(notes, "\"moe_flex_dispatcher_backend\": \"deepep\"") ||
+                       contains(notes, "\"moe_flex_dispatcher_backend\": \"hybridep\"");
+  // Megatron-Core refuses to train MoE with tensor parallelism but no sequence parallelism
+  // (MoELayer.forward, megatron/core/transformer/moe/moe_layer.py).
   if (job.plan.tp > 1 && !job.plan.sequence_parallel) {
     job.plan.sequence_parallel = true;
     as.push_back("MoE with tp > 1: sequence parallelism on (Megatron requires it)");
@@ -230,8 +233,10 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   // keys above are a summary of it).
   if (r.contains("model_config") && !r["model_config"].is_null()) {
     const std::string name = m.name;
+    const std::int64_t seq = m.max_seq_length;  // the record's seq_length, the run's sequence
     m = model_from_json(r["model_config"], where, "/model_config");
     if (!name.empty()) m.name = name;
+    m.max_seq_length = std::max(m.max_seq_length, seq);
   }
 
   std::vector<std::string>& as = run.assumptions;
@@ -251,10 +256,12 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
 
   TrainingSpec& t = job.training;
   t.global_batch_size = rd.get_int("global_batch_size", 1, std::int64_t{1} << 40);
-  t.seq_length = m.max_seq_length;
+  t.seq_length = rd.get_int("seq_length", 1, 1 << 24);
   const std::string prec = lower(text_of(r, "precision"));
   run.precision_text = prec;
-  if (prec.find("bf16") != std::string::npos && prec.find("fp16") == std::string::npos) t.precision = Precision::bf16;
+  // "FP8 (table); ... BF16 master": the math precision comes first, the master weights after.
+  if (prec.rfind("fp8", 0) == 0) t.precision = Precision::fp8;
+  else if (prec.find("bf16") != std::string::npos && prec.find("fp16") == std::string::npos) t.precision = Precision::bf16;
   else if (prec.find("fp16") != std::string::npos) t.precision = Precision::fp16;
   else if (prec.find("fp8") != std::string::npos) t.precision = Precision::fp8;
   else if (prec.find("fp32") != std::string::npos) t.precision = Precision::fp32;
@@ -322,6 +329,18 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   rt.async_tp_allreduce = year == 0 ? rt.framework == Framework::megatron
                                     : year >= (rt.framework == Framework::megatron ? 2022 : 2023);
   if (m.moe) apply_moe_runtime(r, job, as);
+  // Layers that do not split over pp*vpp virtual stages but do with the embedding and the loss
+  // counted as one layer each: Megatron's --account-for-embedding-in-pipeline-split and
+  // --account-for-loss-in-pipeline-split, which the Megatron-Bridge recipes use for such models
+  // (Qwen3-235B: 94 layers over pp 8 x vpp 4). The end stages get one layer fewer.
+  const int virtual_stages = p.pp * p.vpp;
+  if (p.vpp > 1 && p.stage_layers.empty() && m.num_layers % virtual_stages != 0 && (m.num_layers + 2) % virtual_stages == 0) {
+    p.stage_layers.assign(p.pp, (m.num_layers + 2) / p.pp);
+    p.stage_layers.front() -= 1;
+    p.stage_layers.back() -= 1;
+    as.push_back(fmt::format("{} layers over pp*vpp = {}: embedding and loss counted as a layer each in the pipeline split "
+                             "(Megatron --account-for-embedding/loss-in-pipeline-split)", m.num_layers, virtual_stages));
+  }
   return job;
 }
 

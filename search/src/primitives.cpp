@@ -298,8 +298,8 @@ bool move_relieves(const std::string& name, const std::string& k) {
   if (name == "sp") return k == "memory" || k == "tp_comm";
   if (name == "dist-opt") return k == "memory" || k == "optimizer" || k == "dp_comm";
   if (name == "ep+") return k == "memory";
-  if (name == "ep-") return k == "cp_comm";
-  if (name == "etp") return k == "memory" || k == "cp_comm" || k == "compute";
+  if (name == "ep-") return k == "ep_comm";
+  if (name == "etp") return k == "memory" || k == "ep_comm" || k == "compute";
   if (name.starts_with("layer@memory")) return k == "memory";
   if (name.starts_with("layer@time") || name == "rebalance") return k == "stage_time" || k == "bubble" || k == "recompute";
   return false;

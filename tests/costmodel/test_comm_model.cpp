@@ -130,3 +130,20 @@ TEST_CASE("CommModel::all_to_all") {
   CHECK(comm.all_to_all(2e8, place_group(8, 1, 8)) > comm.all_to_all(1e8, place_group(8, 1, 8)));
 }
 }
+
+TEST_SUITE("costmodel") {
+TEST_CASE("CommModel::all_to_all_two_level: off-node bytes go through the GPU's own NIC, on-node bytes over NVLink at once") {
+  const ClusterSpec cl = test::catalog().cluster("dgx-h100-ndr");
+  const CommCoefficients cc{};
+  const CommModel comm(cl, cc);
+  const GroupPlacement two_nodes = place_group(16, 1, 8);
+  const double B = 1e9;  // large: the message-size efficiency is ~1
+  const double nic = cl.inter_node_GBps_per_gpu() * 1e9 * cc.network_efficiency;
+  const double t = comm.all_to_all_two_level(0.1 * B, B, two_nodes);
+  // The NIC share decides: B / nic, not B / (8 NICs of the node).
+  CHECK(t == doctest::Approx(B / nic).epsilon(0.02));
+  CHECK(comm.all_to_all_two_level(0.1 * B, 2 * B, two_nodes) > 1.9 * t);
+  // Uniform traffic over 16 ranks on 2 nodes: half the bytes leave the node.
+  CHECK(comm.all_to_all(2 * B, two_nodes) == doctest::Approx(comm.all_to_all_two_level(2 * B * 7 / 16, 2 * B * 8 / 16, two_nodes)));
+}
+}

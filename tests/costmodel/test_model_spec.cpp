@@ -293,6 +293,8 @@ TEST_CASE("Hugging Face config.json: total and active parameters match the publi
       {"olmo-2-7b", 7.3e9, 0, 0.01},             // OLMo 2 report: 7.3B
       {"gpt-neox-20b", 20.55e9, 0, 0.01},        // Black et al. 2022: 20.55B
       {"bloom-176b", 176.2e9, 0, 0.01},          // BigScience: 176,247,271,424
+      {"dbrx", 132e9, 36e9, 0.02},               // Databricks: 132B total, 36B active (MoE nested in ffn_config)
+      {"olmoe-1b-7b", 6.92e9, 1.3e9, 0.02},      // OLMoE paper (Muennighoff et al. 2024): 6.9B total, 1.3B active
   };
   for (const auto& c : cases) {
     CAPTURE(c.file);
@@ -426,6 +428,11 @@ TEST_CASE("Hugging Face config.json: the architecture details are read") {
     CHECK(falcon.num_query_groups == 8);
     CHECK_FALSE(falcon.add_linear_bias);
     CHECK(falcon.position_embedding == PositionEmbedding::rope);
+  }
+  SUBCASE("OLMoE: an RMSNorm-era family the reader does not list gets no biases") {
+    const ModelSpec m = hf_model("olmoe-1b-7b");
+    CHECK_FALSE(m.add_linear_bias);
+    CHECK(m.moe->num_experts == 64);
   }
   SUBCASE("Mistral 7B v0.1 uses its window on every layer") {
     const ModelSpec m = hf_model("mistral-7b-v0.1");

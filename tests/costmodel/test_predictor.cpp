@@ -14,8 +14,8 @@ namespace {
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 double breakdown_sum(const TimeBreakdown& b) {
-  return b.compute_s + b.recompute_s + b.tp_comm_s + b.cp_comm_s + b.pp_comm_s + b.dp_comm_s + b.bubble_s + b.optimizer_s +
-         b.step_overhead_s;
+  return b.compute_s + b.recompute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s + b.pp_comm_s + b.dp_comm_s + b.bubble_s +
+         b.optimizer_s + b.step_overhead_s;
 }
 
 Job llama3_70b_job() {
@@ -201,7 +201,7 @@ TEST_CASE("predict") {
             doctest::Approx(static_cast<double>(job.training.global_batch_size * job.training.seq_length)).epsilon(1e-12));
       // The breakdown of the critical stage adds up to the iteration time.
       CHECK(breakdown_sum(p.breakdown) == doctest::Approx(p.iteration_time_s).epsilon(1e-9));
-      for (double x : {p.breakdown.compute_s, p.breakdown.recompute_s, p.breakdown.tp_comm_s, p.breakdown.cp_comm_s,
+      for (double x : {p.breakdown.compute_s, p.breakdown.recompute_s, p.breakdown.tp_comm_s, p.breakdown.cp_comm_s, p.breakdown.ep_comm_s,
                        p.breakdown.pp_comm_s, p.breakdown.dp_comm_s, p.breakdown.bubble_s, p.breakdown.optimizer_s,
                        p.breakdown.step_overhead_s})
         CHECK(x >= 0);
@@ -504,5 +504,36 @@ TEST_CASE("measured on an H100 (configs/measurements): whole training iterations
     const double predicted_GiB = p.memory_per_gpu_GiB - p.stages.at(0).memory.buffers_GiB;
     CHECK(std::fabs(predicted_GiB / m.at("peak_memory_reserved_GiB").get<double>() - 1) < 0.10);
   }
+}
+}
+
+TEST_SUITE("costmodel") {
+TEST_CASE("check_plan: Megatron-Core's expert-parallel rules") {
+  Job job = test::workload("qwen3-30b-a3b", "dgx-h100-ndr", 512, 4096);
+  job.plan.dp = 16;
+  job.plan.ep = 16;
+  CHECK(check_plan(job).empty());
+  job.plan.ep = 32;  // 128 experts would divide, but 32 does not fit the 16 ranks
+  CHECK(contains(check_plan(job), "ep*etp = 32*1 must divide tp*dp*cp = 16"));
+  job.plan.ep = 3;
+  CHECK(contains(check_plan(job), "ep=3 does not divide the 128 experts"));
+  // ep*etp may exceed dp when tp supplies the ranks (Megatron-Core's separate expert grid).
+  job.plan.tp = 2;
+  job.plan.dp = 8;
+  job.plan.ep = 16;
+  job.plan.sequence_parallel = true;
+  CHECK(check_plan(job).empty());
+  job.plan.etp = 2;
+  CHECK(contains(check_plan(job), "must divide tp*dp*cp"));
+  job.plan.ep = 8;
+  CHECK(check_plan(job).empty());
+  job.plan.sequence_parallel = false;
+  CHECK(contains(check_plan(job), "need sequence parallelism"));
+  job.plan.sequence_parallel = true;
+  job.plan.pp = 2;  // 32 GPUs: tp 2 x dp 8 ranks per stage hold ep 8 x etp 2
+  job.runtime.moe_a2a_overlap = true;
+  CHECK(contains(check_plan(job), "needs vpp > 1"));
+  job.plan.vpp = 2;
+  CHECK(check_plan(job).empty());
 }
 }

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "costmodel/json_reader.h"
 #include "costmodel/predictor.h"
@@ -209,5 +210,65 @@ TEST_CASE("load_validation_runs: an unknown GPU names the runs file and /gpu_typ
   CHECK(r.error.find("validation_runs_small.json") != std::string::npos);
   CHECK(r.error.find("/gpu_type") != std::string::npos);
   CHECK(r.error.find("--gpu") == std::string::npos);
+}
+}
+
+TEST_SUITE("planner") {
+TEST_CASE("load_validation_runs: MoE records take the architecture from model_config and the routing from the notes") {
+  const std::string path = std::string(STRATA_SOURCE_DIR) + "/../shared/validation/modern_runs.json";
+  const auto runs = load_validation_runs(load_json_file(path), path, test::catalog());
+  auto find = [&](const std::string& id) -> const ValidationRun& {
+    auto it = std::find_if(runs.begin(), runs.end(), [&](const ValidationRun& r) { return r.id == id; });
+    REQUIRE_MESSAGE(it != runs.end(), "no run " << id);
+    return *it;
+  };
+  const ValidationRun& q = find("mbridge26.04_h100_qwen3_235b_256gpu");
+  REQUIRE(q.job);
+  CHECK(q.job->model.moe.has_value());
+  CHECK(q.job->model.moe->expert_ffn_hidden_size == 1536);
+  CHECK(q.job->model.head_dim() == 128);
+  CHECK(q.job->training.seq_length == 4096);  // the run's sequence, not the config's 40960
+  CHECK(q.job->training.precision == Precision::fp8);
+  CHECK(q.job->runtime.moe_load_imbalance == 1.0);  // "force-balance"
+  CHECK(q.job->runtime.moe_a2a_overlap);
+  CHECK(q.job->plan.etp == 1);
+  CHECK(q.job->plan.sequence_parallel);
+  // 94 layers over pp 8 x vpp 4: the embedding and the loss take a layer's place each.
+  CHECK(q.job->plan.stage_layers == std::vector<int>{11, 12, 12, 12, 12, 12, 12, 11});
+  CHECK(check_plan(*q.job).empty());
+  const ValidationRun& d = find("simumax_b200_deepseekv3_l4_tp1_ep8_pp1_dp8_mbc4_cef");
+  REQUIRE(d.job);
+  CHECK(d.job->model.mla.has_value());
+  CHECK(d.job->model.num_moe_layers() == 3);
+  CHECK(d.job->runtime.moe_capacity_factor == 1.0);  // capacity factor 1 with padding
+}
+}
+
+TEST_SUITE("planner") {
+// Regression guard for the MoE/MLA cost model on ../shared/validation/modern_runs.json: every MoE
+// record is predicted (no error, no OOM on runs that ran), and the measured memory of SimuMax's
+// layer-truncated DeepSeek-V2/V3 runs on B200 (max_memory_allocated) stays within 10% MAPE
+// (3.4% when written).
+TEST_CASE("MoE and MLA validation records: predicted, and DeepSeek memory within 10%") {
+  const std::string path = std::string(STRATA_SOURCE_DIR) + "/../shared/validation/modern_runs.json";
+  const auto runs = load_validation_runs(load_json_file(path), path, test::catalog());
+  double sum = 0;
+  int n = 0, moe = 0;
+  for (const ValidationRun& r : runs) {
+    if (!r.job || !r.job->model.moe) continue;
+    CAPTURE(r.id);
+    ++moe;
+    const Prediction p = predict(*r.job);
+    CHECK(p.iteration_time_s > 0);
+    if (r.id.find("simumax") != std::string::npos) {
+      CHECK(p.feasible);
+      REQUIRE(r.measured_memory_GiB);
+      sum += std::fabs(p.memory_per_gpu_GiB - *r.measured_memory_GiB) / *r.measured_memory_GiB;
+      ++n;
+    }
+  }
+  CHECK(moe >= 30);
+  REQUIRE(n > 0);
+  CHECK(sum / n < 0.10);
 }
 }

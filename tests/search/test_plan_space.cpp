@@ -181,3 +181,23 @@ TEST_CASE("plan_hash and plan_less tell plans apart") {
   CHECK_FALSE(plan_less(a, a));
 }
 }
+
+TEST_SUITE("search") {
+TEST_CASE("uniform_grid: MoE models enumerate ep and etp on Megatron-Core's expert grid") {
+  Job w = test::workload("qwen3-30b-a3b", "dgx-h100-ndr", 512, 4096);
+  SearchOptions o;
+  o.num_gpus = 16;
+  const auto grid = uniform_grid(w, o);
+  std::set<int> eps, etps;
+  for (const ParallelPlan& p : grid) {
+    CHECK(w.model.moe->num_experts % p.ep == 0);
+    CHECK((p.tp * p.dp * p.cp) % (p.ep * p.etp) == 0);
+    CHECK((p.etp == 1 || p.etp == p.tp));
+    eps.insert(p.ep);
+    etps.insert(p.etp);
+  }
+  CHECK(eps.count(16) == 1);
+  CHECK(eps.count(1) == 1);
+  CHECK(etps.count(2) == 1);
+}
+}

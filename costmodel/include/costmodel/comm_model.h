@@ -25,6 +25,9 @@ class CommModel {
   double all_gather(double bytes, GroupPlacement g) const;
   double reduce_scatter(double bytes, GroupPlacement g) const { return all_gather(bytes, g); }
   double all_to_all(double bytes_per_rank, GroupPlacement g) const;
+  // An all-to-all whose per-rank traffic is split into bytes for peers on the same node (NVLink)
+  // and bytes for peers on other nodes (the GPU's own NIC): the MoE token dispatch.
+  double all_to_all_two_level(double intra_bytes, double inter_bytes, GroupPlacement g) const;
   double p2p(double bytes, bool inter_node) const;
   // Bus bandwidth (bytes/s) a large collective of this group reaches.
   double bus_bandwidth(GroupPlacement g) const;

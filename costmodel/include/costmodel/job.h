@@ -96,6 +96,10 @@ struct RuntimeOptions {
   // Overlap of the MoE all-to-all with computation (Megatron --overlap-moe-expert-parallel-comm,
   // DeepSeek-V3's dual-batch overlap): off unless set.
   bool moe_a2a_overlap = false;
+  // Token dispatch that sends a token once per destination node and forwards it over NVLink
+  // there (DeepEP, HybridEP: Megatron --moe-flex-dispatcher-backend deepep|hybridep) instead of
+  // once per chosen expert (the all-to-all dispatcher, Megatron's default).
+  bool moe_token_dedup = false;
   double memory_reserve_GiB = 0;     // set aside for CUDA context, NCCL, allocator slack (see memory model)
   // Host-side cost of one training step outside the GPU work the model times: Python dispatch of
   // the optimizer and gradient clipping, host synchronizations (fp16 overflow check, grad-norm and

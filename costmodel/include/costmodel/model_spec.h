@@ -97,6 +97,10 @@ struct ModelSpec {
   int num_moe_layers() const;
   bool uses_sliding_window(int layer) const;
   LayerKind layer_kind(int layer) const { return {is_moe_layer(layer), uses_sliding_window(layer)}; }
+  // Every layer of the same kind (no MoE or sliding-window pattern): layer 0 stands for all.
+  bool uniform_layers() const {
+    return (!moe || moe->layer_pattern.empty()) && (sliding_window <= 0 || sliding_window_pattern.empty());
+  }
   // N when layer i (1-based) uses full attention exactly when i % N == 0, every other layer the
   // window (Megatron --window-attn-skip-freq); 0 when there is no window or no such period.
   int full_attention_every() const;

@@ -38,6 +38,7 @@ struct TimeBreakdown {
   double recompute_s = 0;
   double tp_comm_s = 0;  // exposed
   double cp_comm_s = 0;  // exposed
+  double ep_comm_s = 0;  // exposed MoE all-to-all (dispatch and combine)
   double pp_comm_s = 0;  // exposed
   double dp_comm_s = 0;  // exposed
   double bubble_s = 0;

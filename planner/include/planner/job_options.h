@@ -40,6 +40,7 @@ struct JobOptions {
   double moe_load_imbalance = RuntimeOptions::kDefaultMoeLoadImbalance;
   double moe_capacity_factor = 0;
   bool moe_a2a_overlap = false;
+  bool moe_token_dedup = false;
   // Plan flags (predict; plan uses them as constraints later).
   std::optional<int> tp, pp, dp, cp, ep, etp, vpp, mbs;
   bool sp = false;
