@@ -37,6 +37,23 @@ std::vector<int> resolve_stage_layers(const ParallelPlan& plan, int num_layers) 
   return out;
 }
 
+std::vector<int> standard_stage_layers(int num_layers, int pp, int vpp) {
+  const int v = std::max(1, vpp);
+  if (pp <= 1 || num_layers <= 0 || static_cast<std::int64_t>(pp) * v > num_layers + 2) return {};
+  const int chunks = pp * v;
+  if (num_layers % chunks == 0) return {};
+  for (int extra : {2, 1}) {
+    if ((num_layers + extra) % chunks != 0) continue;
+    const int per_chunk = (num_layers + extra) / chunks;
+    if (per_chunk < 2) continue;  // a chunk would hold only the embedding or the loss
+    std::vector<int> out(pp, per_chunk * v);
+    out.back() -= 1;                  // the loss (and output layer) counted as a layer
+    if (extra == 2) out.front() -= 1;  // the embedding too
+    return out;
+  }
+  return {};
+}
+
 int chunk_layers(const ParallelPlan& plan, int stage, int stage_layers, int chunk) {
   const int v = std::max(1, plan.vpp);
   const int base = stage_layers / v, extra = stage_layers % v;

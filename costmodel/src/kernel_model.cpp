@@ -14,10 +14,10 @@ const char* to_string(KernelClass c) {
   return "?";
 }
 
-KernelModel::KernelModel(const GpuSpec& gpu, Precision precision, const KernelCoefficients& coeff)
-    : peak_flops_(gpu.peak_flops(precision)),
+KernelModel::KernelModel(const GpuSpec& gpu, Precision precision, const KernelCoefficients& coeff, LowPrecisionRecipe recipe)
+    : peak_flops_(precision == Precision::fp8 ? gpu.low_precision_peak_flops(recipe) : gpu.peak_flops(precision)),
       half_peak_flops_(precision == Precision::fp8 ? gpu.peak_flops(Precision::bf16) : gpu.peak_flops(precision)),
-      fp8_gemms_(precision == Precision::fp8 && gpu.peak_flops(Precision::fp8) > 0),
+      fp8_gemms_(precision == Precision::fp8 && gpu.low_precision_peak_flops(recipe) > 0),
       hbm_Bps_(gpu.hbm_GBps * 1e9),
       sms_(gpu.sm_count),
       c_(coeff) {

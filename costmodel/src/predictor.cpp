@@ -46,6 +46,24 @@ struct StageCost {
   double pp_blocking = 0;  // blocking p2p sends inside the stage's own ops (DeepSpeed), per micro-batch
 };
 
+// The part of a stage's data-parallel collective (`comm`: the gradient reduce-scatter or
+// all-reduce, or the parameter all-gather) that runs behind compute, given the stage's time for one
+// micro-batch through all its chunks in that direction (`pass`). Megatron-Core's
+// DistributedDataParallel reduces each model chunk's buckets as soon as that chunk's last
+// micro-batch has finished its backward (overlap_grad_reduce; param all-gathers likewise run ahead
+// of each chunk's first forward, overlap_param_gather), so under interleaved 1F1B the chunks'
+// collectives go out one after another through the drain: after chunk c's final backward the stage
+// still runs pp backward chunk-steps for each later chunk (Narayanan et al. 2021 §2.2 schedule).
+// Queued behind each other, the collectives finish max(comm/v - t, comm - (v-1) pp t - t) after the
+// last chunk-step t = pass/v; with v = 1 this is the bucketed overlap behind the last backward.
+double overlapped_dp_time(double comm, double pass, int vpp, int pp) {
+  const double v = std::max(1, vpp);
+  const double t = pass / v;
+  const double window = t + (v - 1) * pp * t;
+  const double exposed = std::max({0.0, comm / v - t, comm - window});
+  return comm - exposed;
+}
+
 std::string plan_text(const ParallelPlan& p) {
   return fmt::format("tp={} pp={} dp={} cp={}", p.tp, p.pp, p.dp, p.cp);
 }
@@ -101,8 +119,9 @@ std::string check_plan(const Job& job) {
   } else if (p.ep != 1) {
     return "ep > 1 needs a mixture-of-experts model";
   }
-  if (job.training.precision == Precision::fp8 && job.cluster.gpu.fp8_tflops <= 0)
-    return fmt::format("{} has no fp8 tensor cores", job.cluster.gpu.name);
+  if (job.training.precision == Precision::fp8) {
+    if (std::string why = job.cluster.gpu.recipe_unsupported(job.training.recipe); !why.empty()) return why;
+  }
   if (job.cluster.gpu.peak_flops(job.training.precision) <= 0)
     return fmt::format("{} lists no {} throughput", job.cluster.gpu.name, to_string(job.training.precision));
   if (p.recompute.granularity == RecomputeGranularity::full && p.recompute.num_layers == 0)
@@ -126,7 +145,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   const bool sp = p.sequence_parallel && p.tp > 1;
   const std::int64_t micro_batches = job.num_micro_batches();
 
-  KernelModel km(cl.gpu, job.training.precision, cal.kernel);
+  KernelModel km(cl.gpu, job.training.precision, cal.kernel, job.training.recipe);
   CommModel comm(cl, cal.comm);
   // Megatron rank order tp, cp, dp, pp (fastest first): each group's stride and placement.
   const int gpn = cl.gpus_per_node;
@@ -145,7 +164,8 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   shape.sequence_parallel = sp;
   shape.flash_attention = job.runtime.flash_attention;
   shape.element_bytes = eb;
-  shape.fp8_linears = job.training.precision == Precision::fp8 && cl.gpu.peak_flops(Precision::fp8) > 0;
+  shape.fp8_linears = job.training.precision == Precision::fp8 && cl.gpu.low_precision_peak_flops(job.training.recipe) > 0;
+  shape.recipe = job.training.recipe;
   shape.vocab = padded_vocab_size(job);
 
   // ---- one decoder layer -------------------------------------------------------------------
@@ -294,8 +314,11 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   // ---- data-parallel synchronization and optimizer step, per stage ---------------------------
   const Framework fw = job.runtime.framework;
   const bool fp32_model = job.training.precision == Precision::fp32 || job.training.precision == Precision::tf32;
-  const double grad_bytes = (fw == Framework::megatron || fp32_model) ? 4 : 2;
+  // Megatron reduces its fp32 main_grad buffer unless --grad-reduce-in-bf16; with fp8 parameters
+  // (--fp8-param-gather) the distributed optimizer all-gathers the linears' weights in fp8.
+  const double grad_bytes = fp32_model ? 4 : fw == Framework::megatron && !job.runtime.grad_reduce_in_bf16 ? 4 : 2;
   const double weight_bytes = fp32_model ? 4 : 2;
+  const bool fp8_params = te_fp8(job) && job.runtime.fp8_param_gather && job.training.recipe != LowPrecisionRecipe::nvfp4;
   const double dp_shard = static_cast<double>(p.dp) * p.cp;
   std::vector<double> dp_exposed(p.pp, 0), opt_time(p.pp, 0), stage_finish(p.pp, 0);
   double tied_embedding_sync = 0;
@@ -325,18 +348,19 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
         if (fw == Framework::fsdp) hidden = std::min(dp_time, (sc[s].fwd + sc[s].bwd) * static_cast<double>(micro_batches));
       } else if (p.distributed_optimizer || p.zero_stage >= 1) {
         const double reduce_scatter = comm.reduce_scatter(params * grad_bytes, dp_g);
-        const double all_gather = comm.all_gather(params * weight_bytes, dp_g);
+        const double linears = fp8_params ? decoder_params_per_gpu(job, stage_layers[s]) : 0.0;
+        const double all_gather = comm.all_gather((params - linears) * weight_bytes + linears * 1.0, dp_g);
         dp_time = reduce_scatter + all_gather;
         // Each collective hides only behind its own window: the gradient reduce-scatter behind the
         // last micro-batch's backward (--overlap-grad-reduce), the parameter all-gather behind the
         // next iteration's first forward (--overlap-param-gather). DeepSpeed ZeRO-1/2 gathers the
         // updated parameters inside its optimizer step (all_gather_dp_groups), never overlapped.
         const bool gather_overlaps = job.runtime.overlap_param_gather && fw != Framework::deepspeed;
-        hidden = std::min(reduce_scatter, job.runtime.overlap_grad_reduce ? sc[s].bwd : 0.0) +
-                 std::min(all_gather, gather_overlaps ? sc[s].fwd : 0.0);
+        hidden = (job.runtime.overlap_grad_reduce ? overlapped_dp_time(reduce_scatter, sc[s].bwd, p.vpp, p.pp) : 0.0) +
+                 (gather_overlaps ? overlapped_dp_time(all_gather, sc[s].fwd, p.vpp, p.pp) : 0.0);
       } else {
         dp_time = comm.all_reduce(params * grad_bytes, dp_g);
-        hidden = std::min(dp_time, job.runtime.overlap_grad_reduce ? sc[s].bwd : 0.0);
+        hidden = job.runtime.overlap_grad_reduce ? overlapped_dp_time(dp_time, sc[s].bwd, p.vpp, p.pp) : 0.0;
       }
     }
     // Overlapped communication is not free: it slows the compute it hides behind.

@@ -14,7 +14,7 @@ nlohmann::json plan_to_json(const Job& job, const Prediction& prediction) {
   nlohmann::json stages = nlohmann::json::array();
   for (int l : resolve_stage_layers(p, job.model.num_layers)) stages.push_back(l);
   nlohmann::json cluster = cluster_to_json(job.cluster);
-  return {{"schema_version", kPlanSchemaVersion},
+  nlohmann::json out = {{"schema_version", kPlanSchemaVersion},
           {"model", model_to_json(job.model)},
           {"gpu", gpu_to_json(job.cluster.gpu)},
           {"cluster", cluster},
@@ -53,6 +53,11 @@ nlohmann::json plan_to_json(const Job& job, const Prediction& prediction) {
           {"calibration", calibration_to_json(job.calibration)},
           {"prediction", prediction_to_json(prediction)},
           {"launch", {{"megatron_args", megatron_args(job)}}}};
+  // Written only where they apply, so bf16 plans read the same as before.
+  if (job.training.precision == Precision::fp8) out["training"]["fp8_recipe"] = to_string(job.training.recipe);
+  if (job.runtime.fp8_param_gather) out["runtime"]["fp8_param_gather"] = true;
+  if (job.runtime.grad_reduce_in_bf16) out["runtime"]["grad_reduce_in_bf16"] = true;
+  return out;
 }
 
 std::string prediction_defect(const Prediction& p) {
@@ -97,19 +102,24 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
   job.cluster = cluster_from_json(j.at("cluster"), where, gpu, "/cluster");
 
   JsonReader t = r.child("training");
-  t.reject_unknown_keys({"global_batch_size", "seq_length", "precision", "optimizer"});
+  t.reject_unknown_keys({"global_batch_size", "seq_length", "precision", "fp8_recipe", "optimizer"});
   job.training.global_batch_size = t.get_int("global_batch_size", 1, std::int64_t{1} << 40);
   job.training.seq_length = t.get_int("seq_length", 1, std::int64_t{1} << 24);
   auto prec = precision_from_string(t.get_string("precision"));
   if (!prec) t.fail("precision", "expected fp32, tf32, fp16, bf16 or fp8");
   job.training.precision = *prec;
+  if (t.has("fp8_recipe")) {
+    auto recipe = recipe_from_string(t.get_string("fp8_recipe"));
+    if (!recipe) t.fail("fp8_recipe", "expected delayed, tensorwise, blockwise, mxfp8 or nvfp4");
+    job.training.recipe = *recipe;
+  }
   job.training.optimizer = t.opt_string("optimizer").value_or("adam");
 
   if (r.has("runtime")) {
     JsonReader rt = r.child("runtime");
     rt.reject_unknown_keys({"framework", "flash_attention", "overlap_grad_reduce", "overlap_param_gather", "fused_grad_accumulation",
                             "tp_comm_overlap", "async_tp_allreduce", "make_vocab_size_divisible_by", "memory_reserve_GiB",
-                            "step_overhead_s"});
+                            "step_overhead_s", "fp8_param_gather", "grad_reduce_in_bf16"});
     if (rt.has("framework")) {
       auto fw = parse_framework(rt.get_string("framework"));
       if (!fw) rt.fail("framework", "expected megatron, deepspeed or fsdp");
@@ -120,6 +130,8 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
     job.runtime.overlap_param_gather = rt.opt_bool("overlap_param_gather", true);
     job.runtime.fused_grad_accumulation = rt.opt_bool("fused_grad_accumulation", true);
     job.runtime.tp_comm_overlap = rt.opt_bool("tp_comm_overlap", false);
+    job.runtime.fp8_param_gather = rt.opt_bool("fp8_param_gather", false);
+    job.runtime.grad_reduce_in_bf16 = rt.opt_bool("grad_reduce_in_bf16", false);
     job.runtime.async_tp_allreduce = rt.opt_bool("async_tp_allreduce", true);
     job.runtime.vocab_divisor = static_cast<int>(
         rt.opt_int("make_vocab_size_divisible_by", 1, RuntimeOptions::kMaxVocabDivisor).value_or(RuntimeOptions::kDefaultVocabDivisor));

@@ -59,7 +59,7 @@ TEST_CASE("load_validation_runs") {
     CHECK(j.model.dropout);                  // GPT recipes train with dropout
     CHECK(j.model.num_query_groups == 96);
     CHECK(j.model.tied_embeddings);
-    CHECK_FALSE(r.micro_batch_unknown);
+    CHECK_FALSE(r.unknown.micro_batch);
     CHECK(r.measured_tokens_per_sec_per_gpu == 150.0);
     CHECK_FALSE(r.measured_memory_GiB.has_value());
   }
@@ -97,7 +97,7 @@ TEST_CASE("load_validation_runs") {
     CHECK(j.model.position_embedding == PositionEmbedding::alibi);
     CHECK_FALSE(j.model.dropout);
     CHECK(j.runtime.flash_attention);
-    CHECK(r.micro_batch_unknown);
+    CHECK(r.unknown.micro_batch);
     CHECK(any_contains(r.assumptions, "micro_batch_size"));
   }
   SUBCASE("a per-node total read as such: \"1600 Gb/s node-node RoCE\"") {

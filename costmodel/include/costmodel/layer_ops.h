@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "costmodel/gpu_spec.h"
 #include "costmodel/model_spec.h"
 
 namespace strata {
@@ -37,6 +38,7 @@ struct LayerShape {
   // The decoder layers' linears run in fp8 through Transformer Engine, which casts each GEMM input
   // (with its transpose) to fp8 in extra memory-bound kernels.
   bool fp8_linears = false;
+  LowPrecisionRecipe recipe = LowPrecisionRecipe::delayed;  // how, when fp8_linears
   std::int64_t vocab = 0;  // vocabulary rows incl. framework padding (padded_vocab_size); 0: the model's
 };
 

@@ -22,6 +22,9 @@ struct JobOptions {
   std::optional<std::int64_t> global_batch;
   std::optional<std::int64_t> seq;
   std::string precision;  // empty: bf16
+  std::string fp8_recipe;  // empty: delayed (with --precision fp8)
+  bool fp8_param_gather = false;
+  bool grad_reduce_in_bf16 = false;
   std::string framework;  // empty: megatron
   std::optional<std::string> calibration_file;
   bool no_flash_attention = false;
