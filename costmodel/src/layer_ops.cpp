@@ -80,6 +80,7 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s) {
     a.k = d;
     a.batch = b * heads;
     a.flops = 4.0 * b * heads * seq * seq_full * d * 0.5;  // QK^T and PV, causal half (Dao 2022)
+    a.key_loop_scaling = s.attention_scales_with_seq;
     a.bytes = (T * (h + 2 * kv) / tp + T * h / tp) * eb;
     attn_fwd.push_back(a);
     Op ab = a;

@@ -18,6 +18,9 @@ struct KernelTime {
   double wave_utilization = 1;  // fraction of SM-tile slots doing useful work
 };
 
+// Flash attention's throughput at `keys` keys relative to its throughput at 2048 (see the .cpp).
+double key_loop_factor(double keys);
+
 class KernelModel {
  public:
   // `recipe` picks the tensor-core peak of low-precision GEMMs (fp4 for NVFP4, else fp8); it is
