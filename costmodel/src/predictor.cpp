@@ -102,7 +102,10 @@ std::string check_plan(const Job& job) {
   }
   if (p.vpp > 1) {
     if (p.pp < 2) return "interleaved pipelining (vpp > 1) needs pp >= 2";
-    if (p.stage_layers.empty() && m.num_layers % (p.pp * p.vpp) != 0)
+    // Layers that do not divide into pp x vpp chunks run with Megatron's layout that counts the
+    // embedding and loss as layers (standard_stage_layers); an even split may coincide with it.
+    if (p.stage_layers.empty() && m.num_layers % (p.pp * p.vpp) != 0 &&
+        standard_stage_layers(m.num_layers, p.pp, p.vpp) != resolve_stage_layers(p, m.num_layers))
       return fmt::format("{} layers are not divisible by pp*vpp = {}; give uneven --stage-layers to split them", m.num_layers,
                          p.pp * p.vpp);
     for (std::size_t s = 0; s < p.stage_layers.size(); ++s)
