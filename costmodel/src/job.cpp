@@ -22,6 +22,22 @@ const char* to_string(Framework f) {
   return "?";
 }
 
+const char* to_string(CpCommType t) {
+  switch (t) {
+    case CpCommType::p2p: return "p2p";
+    case CpCommType::a2a: return "a2a";
+    case CpCommType::allgather: return "allgather";
+  }
+  return "?";
+}
+
+std::optional<CpCommType> cp_comm_type_from_string(const std::string& s) {
+  if (s == "p2p") return CpCommType::p2p;
+  if (s == "a2a") return CpCommType::a2a;
+  if (s == "allgather") return CpCommType::allgather;
+  return std::nullopt;
+}
+
 std::int64_t padded_vocab_size(const Job& job) {
   const std::int64_t v = job.model.vocab_size;
   if (job.runtime.framework == Framework::fsdp || v <= 0) return v;

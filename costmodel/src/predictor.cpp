@@ -86,6 +86,10 @@ std::string check_plan(const Job& job) {
     return fmt::format("tp={} does not divide ffn_hidden_size {}", p.tp, m.ffn_hidden_size);
   if (t.seq_length % p.cp != 0 || (p.cp > 1 && t.seq_length % (2 * p.cp) != 0))
     return fmt::format("cp={} needs the sequence length {} divisible by 2*cp (load-balanced causal split)", p.cp, t.seq_length);
+  if (p.cp > 1 && job.runtime.cp_comm_type == CpCommType::a2a &&
+      (m.num_attention_heads % (p.tp * p.cp) != 0 || m.num_query_groups % (p.tp * p.cp) != 0))
+    return fmt::format("--cp-comm-type a2a needs the {} heads and {} query groups divisible by tp*cp = {}", m.num_attention_heads,
+                       m.num_query_groups, p.tp * p.cp);
   if (p.sequence_parallel && p.tp > 1 && (t.seq_length / p.cp) % p.tp != 0)
     return fmt::format("sequence parallelism needs the per-CP sequence {} divisible by tp={}", t.seq_length / p.cp, p.tp);
   const std::int64_t per_step = static_cast<std::int64_t>(p.dp) * p.micro_batch_size;
@@ -211,8 +215,29 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
       if (op.kind == OpKind::attention) attn_fwd += km.time(op).time_s;
     for (const auto& op : ops.backward)
       if (op.kind == OpKind::attention) attn_bwd += km.time(op).time_s;
-    lc.fwd_cp = std::max(0.0, ring_fwd - attn_fwd);
-    lc.bwd_cp = std::max(0.0, 2 * ring_fwd - attn_bwd);
+    switch (job.runtime.cp_comm_type) {
+      case CpCommType::p2p:
+        lc.fwd_cp = std::max(0.0, ring_fwd - attn_fwd);
+        lc.bwd_cp = std::max(0.0, 2 * ring_fwd - attn_bwd);
+        break;
+      case CpCommType::a2a: {
+        // --cp-comm-type a2a (DeepSpeed-Ulysses; Transformer Engine AttnFuncWithCPAndQKVOA2A):
+        // all-to-alls turn the sequence-sharded Q, K, V into head-sharded ones before attention
+        // and O back after it; backward does the same for dO and dQ, dK, dV. Nothing overlaps them.
+        const double q_bytes = tokens * static_cast<double>(m.hidden_size) / p.tp * eb;
+        const double a2a = 2 * comm.all_to_all(q_bytes, cp_g) + comm.all_to_all(kv_bytes, cp_g);
+        lc.fwd_cp = a2a;
+        lc.bwd_cp = a2a;
+        break;
+      }
+      case CpCommType::allgather:
+        // --cp-comm-type allgather (TE AttnFuncWithCPAndKVAllGather): K and V of the whole sequence
+        // are all-gathered before attention, dK and dV reduce-scattered after its backward; the
+        // attention of the local half runs behind the gather of the rest (about half hidden).
+        lc.fwd_cp = std::max(0.0, comm.all_gather(kv_bytes * p.cp, cp_g) - 0.5 * attn_fwd);
+        lc.bwd_cp = std::max(0.0, comm.reduce_scatter(kv_bytes * p.cp, cp_g) - 0.5 * attn_bwd);
+        break;
+    }
   }
   if (m.moe && p.ep > 1) {
     // Token dispatch and combine: two all-to-alls forward, two backward (GShard; Megatron-Core MoE).

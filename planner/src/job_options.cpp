@@ -56,6 +56,7 @@ void add_workload_options(CLI::App& app, JobOptions& o) {
                  "With --precision fp8: delayed | tensorwise | blockwise | mxfp8 | nvfp4 (Transformer Engine recipe; default delayed)");
   app.add_flag("--fp8-param-gather", o.fp8_param_gather, "fp8 parameters, no bf16 weight copy (Megatron --fp8-param-gather)");
   app.add_flag("--grad-reduce-in-bf16", o.grad_reduce_in_bf16, "bf16 gradient buffer and reduction (Megatron --grad-reduce-in-bf16)");
+  app.add_option("--cp-comm-type", o.cp_comm_type, "p2p | a2a | allgather: how context-parallel ranks exchange K/V (Megatron --cp-comm-type; default p2p)");
   app.add_option("--framework", o.framework, "megatron | deepspeed | fsdp (default megatron)");
   app.add_option("--calibration", o.calibration_file, "Calibration JSON from `strata calibrate` (default: configs/calibration/<gpu>.json if present)");
   app.add_flag("--no-flash-attention", o.no_flash_attention, "Unfused attention (materialized s x s scores)");
@@ -181,6 +182,11 @@ Job build_workload(const JobOptions& o, const Catalog& catalog) {
   }
   job.runtime.fp8_param_gather = o.fp8_param_gather;
   job.runtime.grad_reduce_in_bf16 = o.grad_reduce_in_bf16;
+  if (!o.cp_comm_type.empty()) {
+    auto cp = cp_comm_type_from_string(lower(o.cp_comm_type));
+    if (!cp) throw InputError(kCmd, "--cp-comm-type", "expected p2p, a2a or allgather, found \"" + o.cp_comm_type + "\"");
+    job.runtime.cp_comm_type = *cp;
+  }
   if (!o.global_batch || *o.global_batch < 1 || *o.global_batch > (std::int64_t{1} << 40))
     throw InputError(kCmd, "--global-batch", "expected a positive number of sequences");
   job.training.global_batch_size = *o.global_batch;
@@ -273,6 +279,7 @@ MegatronLaunch read_launch_file(const JobOptions& o, const Catalog& catalog) {
   const std::pair<bool, const char*> decided_by_launch[] = {
       {o.global_batch.has_value(), "--global-batch"}, {o.seq.has_value(), "--seq"}, {!o.precision.empty(), "--precision"}, {!o.fp8_recipe.empty(), "--fp8-recipe"},
       {o.fp8_param_gather, "--fp8-param-gather"}, {o.grad_reduce_in_bf16, "--grad-reduce-in-bf16"},
+      {!o.cp_comm_type.empty(), "--cp-comm-type"},
       {!o.framework.empty(), "--framework"}, {o.no_flash_attention, "--no-flash-attention"},
       {o.tp_comm_overlap, "--tp-comm-overlap"}, {o.no_async_tp_allreduce, "--no-async-tp-allreduce"},
       {o.no_overlap_grad_reduce, "--no-overlap-grad-reduce"}, {o.no_overlap_param_gather, "--no-overlap-param-gather"}, {o.no_grad_accumulation_fusion, "--no-grad-accumulation-fusion"},

@@ -57,6 +57,7 @@ nlohmann::json plan_to_json(const Job& job, const Prediction& prediction) {
   if (job.training.precision == Precision::fp8) out["training"]["fp8_recipe"] = to_string(job.training.recipe);
   if (job.runtime.fp8_param_gather) out["runtime"]["fp8_param_gather"] = true;
   if (job.runtime.grad_reduce_in_bf16) out["runtime"]["grad_reduce_in_bf16"] = true;
+  if (job.runtime.cp_comm_type != CpCommType::p2p) out["runtime"]["cp_comm_type"] = to_string(job.runtime.cp_comm_type);
   return out;
 }
 
@@ -119,7 +120,7 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
     JsonReader rt = r.child("runtime");
     rt.reject_unknown_keys({"framework", "flash_attention", "overlap_grad_reduce", "overlap_param_gather", "fused_grad_accumulation",
                             "tp_comm_overlap", "async_tp_allreduce", "make_vocab_size_divisible_by", "memory_reserve_GiB",
-                            "step_overhead_s", "fp8_param_gather", "grad_reduce_in_bf16"});
+                            "step_overhead_s", "fp8_param_gather", "grad_reduce_in_bf16", "cp_comm_type"});
     if (rt.has("framework")) {
       auto fw = parse_framework(rt.get_string("framework"));
       if (!fw) rt.fail("framework", "expected megatron, deepspeed or fsdp");
@@ -132,6 +133,11 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
     job.runtime.tp_comm_overlap = rt.opt_bool("tp_comm_overlap", false);
     job.runtime.fp8_param_gather = rt.opt_bool("fp8_param_gather", false);
     job.runtime.grad_reduce_in_bf16 = rt.opt_bool("grad_reduce_in_bf16", false);
+    if (rt.has("cp_comm_type")) {
+      auto cp = cp_comm_type_from_string(rt.get_string("cp_comm_type"));
+      if (!cp) rt.fail("cp_comm_type", "expected p2p, a2a or allgather");
+      job.runtime.cp_comm_type = *cp;
+    }
     job.runtime.async_tp_allreduce = rt.opt_bool("async_tp_allreduce", true);
     job.runtime.vocab_divisor = static_cast<int>(
         rt.opt_int("make_vocab_size_divisible_by", 1, RuntimeOptions::kMaxVocabDivisor).value_or(RuntimeOptions::kDefaultVocabDivisor));

@@ -337,6 +337,9 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   // that fp8 recipes use to fit; unless the record states them they are completed too.
   run.unknown.fp8_memory_options = t.precision == Precision::fp8 && rt.framework == Framework::megatron &&
                                    !(job.runtime.fp8_param_gather && job.runtime.grad_reduce_in_bf16);
+  // Megatron --cp-comm-type as records name it ("CP a2a", "cp-comm-type allgather").
+  if (says("cp a2a") || says("cp-comm-type a2a") || says("ulysses")) rt.cp_comm_type = CpCommType::a2a;
+  else if (says("cp allgather") || says("cp-comm-type allgather")) rt.cp_comm_type = CpCommType::allgather;
   if (says("overlap-grad-reduce/param-gather off") || says("no overlap flags")) {
     rt.overlap_grad_reduce = false;
     rt.overlap_param_gather = false;

@@ -2,6 +2,7 @@
 // The execution description: what is trained (TrainingSpec), how it is parallelized (ParallelPlan)
 // and which runtime features are on (RuntimeOptions). A Job bundles them with the model and cluster.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,15 @@ enum class Framework {
 };
 const char* to_string(Framework f);
 
+// How context-parallel ranks exchange keys and values (Megatron --cp-comm-type).
+enum class CpCommType {
+  p2p,        // ring of K/V blocks overlapped with attention (default)
+  a2a,        // all-to-all of Q, K, V and O around attention (DeepSpeed-Ulysses style)
+  allgather,  // all-gather of K, V before attention, reduce-scatter of dK, dV after
+};
+const char* to_string(CpCommType t);
+std::optional<CpCommType> cp_comm_type_from_string(const std::string& s);
+
 // Features of the training framework that change the physics, with Megatron-LM (2024+) defaults.
 struct RuntimeOptions {
   Framework framework = Framework::megatron;
@@ -73,6 +83,7 @@ struct RuntimeOptions {
   // Gradients accumulated and reduced in bf16 rather than fp32 (Megatron --grad-reduce-in-bf16,
   // DistributedDataParallelConfig.grad_reduce_in_fp32 = False): a 2-byte main_grad buffer.
   bool grad_reduce_in_bf16 = false;
+  CpCommType cp_comm_type = CpCommType::p2p;
   // Backward TP collectives of the column-parallel layers (QKV, fc1) run asynchronously behind
   // their weight-gradient GEMMs (Megatron-LM's async tensor-parallel all-reduce, 2022+, and
   // Megatron-DeepSpeed since its 2023 rebase; with SP the reduce-scatter overlaps the same GEMM).
