@@ -24,6 +24,41 @@ std::optional<Precision> precision_from_string(const std::string& s) {
   return std::nullopt;
 }
 
+const char* to_string(LowPrecisionRecipe r) {
+  switch (r) {
+    case LowPrecisionRecipe::delayed: return "delayed";
+    case LowPrecisionRecipe::tensorwise: return "tensorwise";
+    case LowPrecisionRecipe::blockwise: return "blockwise";
+    case LowPrecisionRecipe::mxfp8: return "mxfp8";
+    case LowPrecisionRecipe::nvfp4: return "nvfp4";
+  }
+  return "?";
+}
+
+std::optional<LowPrecisionRecipe> recipe_from_string(const std::string& s) {
+  if (s == "delayed") return LowPrecisionRecipe::delayed;
+  if (s == "tensorwise" || s == "current") return LowPrecisionRecipe::tensorwise;
+  if (s == "blockwise") return LowPrecisionRecipe::blockwise;
+  if (s == "mxfp8") return LowPrecisionRecipe::mxfp8;
+  if (s == "nvfp4") return LowPrecisionRecipe::nvfp4;
+  return std::nullopt;
+}
+
+double GpuSpec::low_precision_peak_flops(LowPrecisionRecipe r) const {
+  return (r == LowPrecisionRecipe::nvfp4 ? fp4_tflops : fp8_tflops) * 1e12;
+}
+
+std::string GpuSpec::recipe_unsupported(LowPrecisionRecipe r) const {
+  if (fp8_tflops <= 0) return name + " has no fp8 tensor cores";
+  // Block-scaled MMA (tcgen05 kind::mxf8f6f4 / kind::mxf4nvf4) is a Blackwell feature; Transformer
+  // Engine refuses MXFP8 and NVFP4 recipes below compute capability 10.0 (check_mxfp8_support,
+  // check_nvfp4_support in transformer_engine/pytorch/fp8.py).
+  if (r == LowPrecisionRecipe::mxfp8 && architecture != "blackwell")
+    return name + " has no MXFP8 block-scaled tensor cores (Blackwell and later)";
+  if (r == LowPrecisionRecipe::nvfp4 && fp4_tflops <= 0) return name + " has no fp4 tensor cores (NVFP4 needs Blackwell)";
+  return "";
+}
+
 int activation_bytes(Precision p) { return (p == Precision::fp32 || p == Precision::tf32) ? 4 : 2; }
 
 double GpuSpec::peak_flops(Precision p) const {
@@ -41,7 +76,7 @@ double GpuSpec::peak_flops(Precision p) const {
 GpuSpec gpu_from_json(const json& j, const std::string& where, const std::string& path) {
   JsonReader r(j, where, path);
   r.reject_unknown_keys({"name", "aliases", "memory_GiB", "fp32_tflops", "tf32_tflops", "fp16_tflops", "bf16_tflops",
-                         "fp8_tflops", "hbm_GBps", "sm_count", "l2_MiB", "boost_clock_MHz", "power_W", "nvlink_GBps",
+                         "fp8_tflops", "fp4_tflops", "hbm_GBps", "sm_count", "l2_MiB", "boost_clock_MHz", "power_W", "nvlink_GBps",
                          "pcie_GBps", "vendor", "architecture", "sources", "notes"});
   GpuSpec g;
   g.name = r.get_string("name");
@@ -54,6 +89,7 @@ GpuSpec gpu_from_json(const json& j, const std::string& where, const std::string
   g.fp16_tflops = r.get_positive("fp16_tflops", 1e6);
   g.bf16_tflops = r.opt_positive("bf16_tflops", 1e6).value_or(g.fp16_tflops);
   g.fp8_tflops = r.opt_positive("fp8_tflops", 1e6).value_or(0);
+  g.fp4_tflops = r.opt_positive("fp4_tflops", 1e6).value_or(0);
   g.hbm_GBps = r.get_positive("hbm_GBps", 1e6);
   g.sm_count = static_cast<int>(r.get_int("sm_count", 1, 100000));
   g.l2_MiB = r.opt_positive("l2_MiB", 1e6).value_or(0);
@@ -74,6 +110,7 @@ json gpu_to_json(const GpuSpec& g) {
             {"nvlink_GBps", g.nvlink_GBps}, {"pcie_GBps", g.pcie_GBps}};
   // Optional figures are written only when known (0 means absent and would not read back).
   j["fp8_tflops"] = g.fp8_tflops > 0 ? json(g.fp8_tflops) : json(nullptr);
+  if (g.fp4_tflops > 0) j["fp4_tflops"] = g.fp4_tflops;
   if (g.l2_MiB > 0) j["l2_MiB"] = g.l2_MiB;
   if (g.boost_clock_MHz > 0) j["boost_clock_MHz"] = g.boost_clock_MHz;
   return j;

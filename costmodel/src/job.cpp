@@ -22,6 +22,22 @@ const char* to_string(Framework f) {
   return "?";
 }
 
+const char* to_string(CpCommType t) {
+  switch (t) {
+    case CpCommType::p2p: return "p2p";
+    case CpCommType::a2a: return "a2a";
+    case CpCommType::allgather: return "allgather";
+  }
+  return "?";
+}
+
+std::optional<CpCommType> cp_comm_type_from_string(const std::string& s) {
+  if (s == "p2p") return CpCommType::p2p;
+  if (s == "a2a") return CpCommType::a2a;
+  if (s == "allgather") return CpCommType::allgather;
+  return std::nullopt;
+}
+
 std::int64_t padded_vocab_size(const Job& job) {
   const std::int64_t v = job.model.vocab_size;
   if (job.runtime.framework == Framework::fsdp || v <= 0) return v;
@@ -35,6 +51,23 @@ std::vector<int> resolve_stage_layers(const ParallelPlan& plan, int num_layers) 
   const int n = static_cast<int>(out.size());
   for (int i = 0; i < n; ++i) out[i] = num_layers / n + (i < num_layers % n ? 1 : 0);
   return out;
+}
+
+std::vector<int> standard_stage_layers(int num_layers, int pp, int vpp) {
+  const int v = std::max(1, vpp);
+  if (pp <= 1 || num_layers <= 0 || static_cast<std::int64_t>(pp) * v > num_layers + 2) return {};
+  const int chunks = pp * v;
+  if (num_layers % chunks == 0) return {};
+  for (int extra : {2, 1}) {
+    if ((num_layers + extra) % chunks != 0) continue;
+    const int per_chunk = (num_layers + extra) / chunks;
+    if (per_chunk < 2) continue;  // a chunk would hold only the embedding or the loss
+    std::vector<int> out(pp, per_chunk * v);
+    out.back() -= 1;                  // the loss (and output layer) counted as a layer
+    if (extra == 2) out.front() -= 1;  // the embedding too
+    return out;
+  }
+  return {};
 }
 
 int chunk_layers(const ParallelPlan& plan, int stage, int stage_layers, int chunk) {

@@ -14,10 +14,10 @@ const char* to_string(KernelClass c) {
   return "?";
 }
 
-KernelModel::KernelModel(const GpuSpec& gpu, Precision precision, const KernelCoefficients& coeff)
-    : peak_flops_(gpu.peak_flops(precision)),
+KernelModel::KernelModel(const GpuSpec& gpu, Precision precision, const KernelCoefficients& coeff, LowPrecisionRecipe recipe)
+    : peak_flops_(precision == Precision::fp8 ? gpu.low_precision_peak_flops(recipe) : gpu.peak_flops(precision)),
       half_peak_flops_(precision == Precision::fp8 ? gpu.peak_flops(Precision::bf16) : gpu.peak_flops(precision)),
-      fp8_gemms_(precision == Precision::fp8 && gpu.peak_flops(Precision::fp8) > 0),
+      fp8_gemms_(precision == Precision::fp8 && gpu.low_precision_peak_flops(recipe) > 0),
       hbm_Bps_(gpu.hbm_GBps * 1e9),
       sms_(gpu.sm_count),
       c_(coeff) {
@@ -46,6 +46,17 @@ double KernelModel::gemm_utilization(double m, double n, double batch, double* t
   return best;
 }
 
+double key_loop_factor(double keys) {
+  // A flash-attention query tile loads Q, then loops over 128-key blocks (a causal tile visits
+  // w = keys/256 of them on average), then rescales and writes O and the log-sum-exp: a fixed cost
+  // of c ~ 5 blocks per tile. Throughput follows w/(w + c) (fitted within 5% to the committed H100
+  // attention-scaling measurements, configs/measurements/README.md, forward and backward, 2k-16k
+  // tokens). Relative to 2048 tokens, the length the attention efficiencies describe.
+  constexpr double kFixedBlocks = 5, kReferenceBlocks = 2048.0 / 256;
+  const double w = std::max(1.0, keys / 256);
+  return (w / (w + kFixedBlocks)) / (kReferenceBlocks / (kReferenceBlocks + kFixedBlocks));
+}
+
 KernelTime KernelModel::time(const Op& op) const {
   KernelTime kt;
   const double launch = c_.launch_overhead_us * 1e-6;
@@ -69,6 +80,7 @@ KernelTime KernelModel::time(const Op& op) const {
   if (op.kind == OpKind::attention) {
     bool bwd = std::string_view(op.name).ends_with("_bwd");
     eff *= bwd ? c_.attention_bwd_efficiency : c_.attention_fwd_efficiency;
+    if (op.key_loop_scaling) eff *= key_loop_factor(op.n);
   } else if (fp8) {
     eff *= c_.fp8_gemm_factor;
   }

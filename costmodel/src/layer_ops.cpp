@@ -125,6 +125,7 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
     a.batch = b * heads;
     // QK^T (qk_dim) and PV (v_dim) over the keys each query sees (Dao 2022).
     a.flops = 2.0 * b * heads * seq * seq_full * keys_fraction * (qk_dim + v_dim);
+    a.key_loop_scaling = s.attention_scales_with_seq;
     a.bytes = (T * (q_out + kv_out) + T * heads * v_dim) * eb;
     attn_fwd.push_back(a);
     Op ab = a;
@@ -153,9 +154,37 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
   // attention output; backward casts the output gradient of each of the four linears
   // (fp8_cast_transpose_bgrad). Weights are cast once per iteration (cached over micro-batches,
   // is_first_microbatch) and are not counted.
+  //
+  // Bytes each cast moves per element, by recipe (Transformer Engine quantizers,
+  // transformer_engine/pytorch/tensor/*.py and common/cast/): delayed scaling reads the bf16 input
+  // once and writes the fp8 data and its transpose; current (tensorwise) scaling first reads the
+  // input for its amax (nvte_compute_amax), then casts, a second read; blockwise and MXFP8 write
+  // rowwise and columnwise copies with one scale per block (1x128 fp32, 32-element E8M0); NVFP4
+  // writes two 4-bit copies with an E4M3 scale per 16 and passes the weight-gradient operands
+  // through a 16x16 random Hadamard transform (NVIDIA, "Pretraining LLMs with NVFP4", 2025, §4),
+  // counted as one more read of the input.
+  const double cast_bytes = [&] {
+    switch (s.recipe) {
+      case LowPrecisionRecipe::delayed: return eb + 2.0;
+      case LowPrecisionRecipe::tensorwise: return 2.0 * eb + 2.0;
+      case LowPrecisionRecipe::blockwise: return eb + 2.0 + 8.0 / 128;
+      case LowPrecisionRecipe::mxfp8: return eb + 2.0 + 2.0 / 32;
+      case LowPrecisionRecipe::nvfp4: return 2.0 * eb + 1.0 + 2.0 / 16;
+    }
+    return eb + 2.0;
+  }();
   auto fp8_cast = [&](std::vector<Op>& ops, const char* name, double elements) {
-    if (s.fp8_linears) ops.push_back(elementwise(name, elements, eb + 2.0, 2));
+    if (s.fp8_linears) ops.push_back(elementwise(name, elements, cast_bytes, 2));
   };
+  // The norms and the activation function write quantized outputs directly only for delayed
+  // scaling and MXFP8 (fused norm/activation + quantize kernels); with current scaling, blockwise
+  // and NVFP4 Transformer Engine computes them in bf16 and quantizes in a separate pass (the
+  // "unfused" path of transformer_engine/pytorch/csrc/extensions/normalization.cpp and
+  // activation.cpp), since the scale needs the finished tensor.
+  const bool unfused_quantize = s.fp8_linears && (s.recipe == LowPrecisionRecipe::tensorwise ||
+                                                  s.recipe == LowPrecisionRecipe::blockwise ||
+                                                  s.recipe == LowPrecisionRecipe::nvfp4);
+  if (unfused_quantize) F.insert(F.begin() + 1, elementwise("quantize_qkv_input", T_sp * h, cast_bytes, 2));  // after input_norm
   const double attn_out = heads * v_dim;  // per-GPU width of the attention output
   Op proj = gemm("out_proj", T, h, attn_out, eb);
   fp8_cast(F, "fp8_cast_attention_out", T * attn_out);
@@ -172,8 +201,13 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
     Op fc1 = gemm(fc1_name, tokens, (gated ? 2 : 1) * f, h, eb, batch);
     Op fc2 = gemm(fc2_name, tokens, h, f, eb, batch);
     const double rows = tokens * batch;
+    // Unfused quantization of the GEMM inputs (see unfused_quantize): a dense MLP's norm output is
+    // quantized on this rank's sequence-parallel tokens, before the all-gather.
+    const double quantized_rows = batch == 1 && tokens == T ? T_sp : rows;
+    if (unfused_quantize) mlp_fwd.push_back(elementwise("quantize_fc1_input", quantized_rows * h, cast_bytes, 2));
     mlp_fwd.push_back(fc1);
     mlp_fwd.push_back(elementwise(act_name, rows * f, (gated ? 3.0 : 2.0) * eb, 8));
+    if (unfused_quantize) mlp_fwd.push_back(elementwise("quantize_fc2_input", rows * f, cast_bytes, 2));
     mlp_fwd.push_back(fc2);
     // Backward (reverse order inside the group).
     std::vector<Op> bwd;

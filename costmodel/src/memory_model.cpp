@@ -49,6 +49,26 @@ bool te_fp8(const Job& job) {
   return job.training.precision == Precision::fp8 && job.runtime.framework != Framework::fsdp;
 }
 
+double quantized_input_bytes(LowPrecisionRecipe r) {
+  switch (r) {
+    case LowPrecisionRecipe::delayed:
+    case LowPrecisionRecipe::tensorwise: return 1.0;
+    case LowPrecisionRecipe::blockwise: return 1.0 + 4.0 / 128;  // fp32 scale per 1x128 block
+    case LowPrecisionRecipe::mxfp8: return 1.0 + 1.0 / 32;      // E8M0 scale per 32 elements
+    case LowPrecisionRecipe::nvfp4: return 0.5 + 1.0 / 16;      // E2M1 data, E4M3 scale per 16
+  }
+  return 1.0;
+}
+
+double quantized_weight_cache_bytes(LowPrecisionRecipe r) {
+  // A GEMM reads each operand once along each of its two uses (forward: rows; backward dgrad:
+  // columns), so Transformer Engine keeps the weight quantized both ways: Float8Tensor data plus
+  // its cached transpose (Hopper's fp8 MMA is TN-only), or the rowwise and columnwise copies of
+  // MXFP8Tensor / NVFP4Tensor / Float8BlockwiseQTensor (transformer_engine/pytorch/tensor/).
+  return 2.0 * quantized_input_bytes(r);
+}
+
+
 namespace {
 
 // Per-GPU parameters of decoder layer `layer`, split into the part sharded over TP (attention,
@@ -143,8 +163,9 @@ double layer_activation_bytes(const Job& job, RecomputeGranularity g, LayerKind 
   // also the attention output, which flash attention keeps in bf16 for its own backward, so there
   // the fp8 copy comes on top.
   const bool fp8 = te_fp8(job);
-  const double gemm_in = fp8 ? 1.0 : eb;
-  const double proj_in = fp8 ? (job.runtime.flash_attention ? eb + 1.0 : 1.0) : eb;
+  const double q = quantized_input_bytes(job.training.recipe);
+  const double gemm_in = fp8 ? q : eb;
+  const double proj_in = fp8 ? (job.runtime.flash_attention ? eb + q : q) : eb;
   // Attention block (Korthikanti §4.1): norm input, QKV input, Q+K+V, output-projection input,
   // dropout mask.
   double attn = 0;
@@ -211,8 +232,9 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
   const double params = split.total();
   const bool fp32_model = job.training.precision == Precision::fp32 || job.training.precision == Precision::tf32;
   const double weight_b = fp32_model ? 4 : 2;
-  // Megatron accumulates into fp32 main_grad buffers; DeepSpeed keeps grads in the model dtype.
-  const double grad_b = (fp32_model || fw == Framework::megatron) ? 4 : 2;
+  // Megatron accumulates into fp32 main_grad buffers (2 bytes with --grad-reduce-in-bf16);
+  // DeepSpeed keeps grads in the model dtype.
+  const double grad_b = fp32_model ? 4 : fw == Framework::megatron && !job.runtime.grad_reduce_in_bf16 ? 4 : 2;
   // Mixed-precision Adam: fp32 master copy + two fp32 moments (12 B/param). Pure fp32 keeps no
   // master copy. DeepSpeed also materializes fp32 gradients for the master weights (+4: its
   // FP16_Optimizer and ZeRO-1/2's single_partition_of_fp32_groups grads), and ZeRO-1/2 keep the
@@ -239,9 +261,18 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
     if (p.zero_stage >= 2) gr *= shard_mix;
     if (p.zero_stage >= 3) w *= shard_mix;
   }
-  // Transformer Engine keeps an fp8 copy of each decoder linear's weight and of its transpose
-  // between micro-batches (cast on the first micro-batch, is_first_microbatch): 2 bytes/param.
-  if (te_fp8(job)) w += 2.0 * decoder_param_split(job, stage, layers).total();
+  // Transformer Engine keeps a quantized copy of each decoder linear's weight, both ways, between
+  // micro-batches (cast on the first micro-batch, is_first_microbatch): 2 bytes/param in fp8.
+  // With fp8 parameters (--fp8-param-gather; TE Float8Tensor params) that copy is the parameter
+  // itself and no bf16 weight exists beside it (Megatron-Core fp8_utils / TE
+  // fp8_model_init): the linears cost the quantized copy in place of their 2 bf16 bytes.
+  if (te_fp8(job)) {
+    const double linears = decoder_param_split(job, stage, layers).total();
+    double per_param = quantized_weight_cache_bytes(job.training.recipe);
+    if (job.runtime.fp8_param_gather && job.training.recipe != LowPrecisionRecipe::nvfp4) per_param -= weight_b;
+    if (p.zero_stage >= 3) per_param = std::max(0.0, per_param) / shard;
+    w += linears * per_param;
+  }
   mb.weights_GiB = w / kGiB;
   mb.gradients_GiB = gr / kGiB;
   mb.optimizer_GiB = opt / kGiB;

@@ -46,6 +46,24 @@ struct StageCost {
   double pp_blocking = 0;  // blocking p2p sends inside the stage's own ops (DeepSpeed), per micro-batch
 };
 
+// The part of a stage's data-parallel collective (`comm`: the gradient reduce-scatter or
+// all-reduce, or the parameter all-gather) that runs behind compute, given the stage's time for one
+// micro-batch through all its chunks in that direction (`pass`). Megatron-Core's
+// DistributedDataParallel reduces each model chunk's buckets as soon as that chunk's last
+// micro-batch has finished its backward (overlap_grad_reduce; param all-gathers likewise run ahead
+// of each chunk's first forward, overlap_param_gather), so under interleaved 1F1B the chunks'
+// collectives go out one after another through the drain: after chunk c's final backward the stage
+// still runs pp backward chunk-steps for each later chunk (Narayanan et al. 2021 §2.2 schedule).
+// Queued behind each other, the collectives finish max(comm/v - t, comm - (v-1) pp t - t) after the
+// last chunk-step t = pass/v; with v = 1 this is the bucketed overlap behind the last backward.
+double overlapped_dp_time(double comm, double pass, int vpp, int pp) {
+  const double v = std::max(1, vpp);
+  const double t = pass / v;
+  const double window = t + (v - 1) * pp * t;
+  const double exposed = std::max({0.0, comm / v - t, comm - window});
+  return comm - exposed;
+}
+
 std::string plan_text(const ParallelPlan& p) {
   return fmt::format("tp={} pp={} dp={} cp={}", p.tp, p.pp, p.dp, p.cp);
 }
@@ -68,6 +86,10 @@ std::string check_plan(const Job& job) {
     return fmt::format("tp={} does not divide ffn_hidden_size {}", p.tp, m.ffn_hidden_size);
   if (t.seq_length % p.cp != 0 || (p.cp > 1 && t.seq_length % (2 * p.cp) != 0))
     return fmt::format("cp={} needs the sequence length {} divisible by 2*cp (load-balanced causal split)", p.cp, t.seq_length);
+  if (p.cp > 1 && job.runtime.cp_comm_type == CpCommType::a2a &&
+      (m.num_attention_heads % (p.tp * p.cp) != 0 || m.num_query_groups % (p.tp * p.cp) != 0))
+    return fmt::format("--cp-comm-type a2a needs the {} heads and {} query groups divisible by tp*cp = {}", m.num_attention_heads,
+                       m.num_query_groups, p.tp * p.cp);
   if (p.sequence_parallel && p.tp > 1 && (t.seq_length / p.cp) % p.tp != 0)
     return fmt::format("sequence parallelism needs the per-CP sequence {} divisible by tp={}", t.seq_length / p.cp, p.tp);
   const std::int64_t per_step = static_cast<std::int64_t>(p.dp) * p.micro_batch_size;
@@ -84,7 +106,10 @@ std::string check_plan(const Job& job) {
   }
   if (p.vpp > 1) {
     if (p.pp < 2) return "interleaved pipelining (vpp > 1) needs pp >= 2";
-    if (p.stage_layers.empty() && m.num_layers % (p.pp * p.vpp) != 0)
+    // Layers that do not divide into pp x vpp chunks run with Megatron's layout that counts the
+    // embedding and loss as layers (standard_stage_layers); an even split may coincide with it.
+    if (p.stage_layers.empty() && m.num_layers % (p.pp * p.vpp) != 0 &&
+        standard_stage_layers(m.num_layers, p.pp, p.vpp) != resolve_stage_layers(p, m.num_layers))
       return fmt::format("{} layers are not divisible by pp*vpp = {}; give uneven --stage-layers to split them", m.num_layers,
                          p.pp * p.vpp);
     for (std::size_t s = 0; s < p.stage_layers.size(); ++s)
@@ -114,8 +139,9 @@ std::string check_plan(const Job& job) {
   } else if (p.ep != 1 || p.etp != 1) {
     return "ep > 1 needs a mixture-of-experts model (so does etp > 1)";
   }
-  if (job.training.precision == Precision::fp8 && job.cluster.gpu.fp8_tflops <= 0)
-    return fmt::format("{} has no fp8 tensor cores", job.cluster.gpu.name);
+  if (job.training.precision == Precision::fp8) {
+    if (std::string why = job.cluster.gpu.recipe_unsupported(job.training.recipe); !why.empty()) return why;
+  }
   if (job.cluster.gpu.peak_flops(job.training.precision) <= 0)
     return fmt::format("{} lists no {} throughput", job.cluster.gpu.name, to_string(job.training.precision));
   if (p.recompute.granularity == RecomputeGranularity::full && p.recompute.num_layers == 0)
@@ -139,7 +165,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   const bool sp = p.sequence_parallel && p.tp > 1;
   const std::int64_t micro_batches = job.num_micro_batches();
 
-  KernelModel km(cl.gpu, job.training.precision, cal.kernel);
+  KernelModel km(cl.gpu, job.training.precision, cal.kernel, job.training.recipe);
   CommModel comm(cl, cal.comm);
   // Megatron rank order tp, cp, dp, pp (fastest first): each group's stride and placement.
   const int gpn = cl.gpus_per_node;
@@ -163,7 +189,12 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   shape.sequence_parallel = sp;
   shape.flash_attention = job.runtime.flash_attention;
   shape.element_bytes = eb;
-  shape.fp8_linears = job.training.precision == Precision::fp8 && cl.gpu.peak_flops(Precision::fp8) > 0;
+  shape.fp8_linears = job.training.precision == Precision::fp8 && cl.gpu.low_precision_peak_flops(job.training.recipe) > 0;
+  shape.recipe = job.training.recipe;
+  // Megatron-Core runs Transformer Engine's fused (cuDNN) attention, whose rate grows with the keys
+  // per query tile (key_loop_factor). The FSDP and DeepSpeed stacks of the published runs used
+  // FlashAttention-2-era kernels, kept at the flat rate of the attention efficiencies.
+  shape.attention_scales_with_seq = job.runtime.framework == Framework::megatron;
   shape.vocab = padded_vocab_size(job);
 
   // ---- one decoder layer of each kind (MoE or dense MLP, sliding-window or full attention) ----
@@ -204,8 +235,29 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
         if (op.kind == OpKind::attention) attn_fwd += km.time(op).time_s;
       for (const auto& op : ops.backward)
         if (op.kind == OpKind::attention) attn_bwd += km.time(op).time_s;
-      lc.fwd_cp = std::max(0.0, ring_fwd - attn_fwd);
-      lc.bwd_cp = std::max(0.0, 2 * ring_fwd - attn_bwd);
+      switch (job.runtime.cp_comm_type) {
+        case CpCommType::p2p:
+          lc.fwd_cp = std::max(0.0, ring_fwd - attn_fwd);
+          lc.bwd_cp = std::max(0.0, 2 * ring_fwd - attn_bwd);
+          break;
+        case CpCommType::a2a: {
+          // --cp-comm-type a2a (DeepSpeed-Ulysses; Transformer Engine AttnFuncWithCPAndQKVOA2A):
+          // all-to-alls turn the sequence-sharded Q, K, V into head-sharded ones before attention
+          // and O back after it; backward does the same for dO and dQ, dK, dV. Nothing overlaps them.
+          const double q_bytes = tokens * static_cast<double>(m.hidden_size) / p.tp * eb;
+          const double a2a = 2 * comm.all_to_all(q_bytes, cp_g) + comm.all_to_all(kv_bytes, cp_g);
+          lc.fwd_cp = a2a;
+          lc.bwd_cp = a2a;
+          break;
+        }
+        case CpCommType::allgather:
+          // --cp-comm-type allgather (TE AttnFuncWithCPAndKVAllGather): K and V of the whole sequence
+          // are all-gathered before attention, dK and dV reduce-scattered after its backward; the
+          // attention of the local half runs behind the gather of the rest (about half hidden).
+          lc.fwd_cp = std::max(0.0, comm.all_gather(kv_bytes * p.cp, cp_g) - 0.5 * attn_fwd);
+          lc.bwd_cp = std::max(0.0, comm.reduce_scatter(kv_bytes * p.cp, cp_g) - 0.5 * attn_bwd);
+          break;
+      }
     }
     if (kind.moe && m.moe && p.ep * p.etp > 1) {
       // Token dispatch and combine: two all-to-alls forward, two backward (GShard; Megatron-Core
@@ -353,8 +405,11 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   // ---- data-parallel synchronization and optimizer step, per stage ---------------------------
   const Framework fw = job.runtime.framework;
   const bool fp32_model = job.training.precision == Precision::fp32 || job.training.precision == Precision::tf32;
-  const double grad_bytes = (fw == Framework::megatron || fp32_model) ? 4 : 2;
+  // Megatron reduces its fp32 main_grad buffer unless --grad-reduce-in-bf16; with fp8 parameters
+  // (--fp8-param-gather) the distributed optimizer all-gathers the linears' weights in fp8.
+  const double grad_bytes = fp32_model ? 4 : fw == Framework::megatron && !job.runtime.grad_reduce_in_bf16 ? 4 : 2;
   const double weight_bytes = fp32_model ? 4 : 2;
+  const bool fp8_params = te_fp8(job) && job.runtime.fp8_param_gather && job.training.recipe != LowPrecisionRecipe::nvfp4;
   const double dp_shard = static_cast<double>(p.dp) * p.cp;
   std::vector<double> dp_exposed(p.pp, 0), opt_time(p.pp, 0), stage_finish(p.pp, 0);
   double tied_embedding_sync = 0;
@@ -400,18 +455,21 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
         if (fw == Framework::fsdp) hidden = std::min(dp_time, (sc[s].fwd + sc[s].bwd) * static_cast<double>(micro_batches));
       } else if (p.distributed_optimizer || p.zero_stage >= 1) {
         const double reduce_scatter = rs(split.dense * grad_bytes, split.expert * grad_bytes);
-        const double all_gather = ag(split.dense * weight_bytes, split.expert * weight_bytes);
+        // With fp8 parameters (--fp8-param-gather) the decoder linears are gathered as fp8, 1 byte each.
+        const ParamSplit linears = fp8_params ? decoder_param_split(job, s, stage_layers[s]) : ParamSplit{};
+        const double all_gather = ag((split.dense - linears.dense) * weight_bytes + linears.dense,
+                                     (split.expert - linears.expert) * weight_bytes + linears.expert);
         dp_time = reduce_scatter + all_gather;
         // Each collective hides only behind its own window: the gradient reduce-scatter behind the
         // last micro-batch's backward (--overlap-grad-reduce), the parameter all-gather behind the
         // next iteration's first forward (--overlap-param-gather). DeepSpeed ZeRO-1/2 gathers the
         // updated parameters inside its optimizer step (all_gather_dp_groups), never overlapped.
         const bool gather_overlaps = job.runtime.overlap_param_gather && fw != Framework::deepspeed;
-        hidden = std::min(reduce_scatter, job.runtime.overlap_grad_reduce ? sc[s].bwd : 0.0) +
-                 std::min(all_gather, gather_overlaps ? sc[s].fwd : 0.0);
+        hidden = (job.runtime.overlap_grad_reduce ? overlapped_dp_time(reduce_scatter, sc[s].bwd, p.vpp, p.pp) : 0.0) +
+                 (gather_overlaps ? overlapped_dp_time(all_gather, sc[s].fwd, p.vpp, p.pp) : 0.0);
       } else {
         dp_time = ar(split.dense * grad_bytes, split.expert * grad_bytes);
-        hidden = std::min(dp_time, job.runtime.overlap_grad_reduce ? sc[s].bwd : 0.0);
+        hidden = job.runtime.overlap_grad_reduce ? overlapped_dp_time(dp_time, sc[s].bwd, p.vpp, p.pp) : 0.0;
       }
     }
     // Overlapped communication is not free: it slows the compute it hides behind.

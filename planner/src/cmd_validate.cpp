@@ -131,6 +131,7 @@ void register_validate(CLI::App& app, CommandContext& ctx) {
       out["tokens_per_sec_per_gpu"] = p.tokens_per_sec_per_gpu;
       out["memory_per_gpu_GiB"] = p.memory_per_gpu_GiB;
       out["feasible"] = p.feasible;
+      out["assumptions"] = run.assumptions;  // how fields the record leaves out were completed
       if (fitted.count(run.id) > 0) out["calibration_fit_run"] = true;  // the calibration was fitted to this run
       if (!p.feasible) out["infeasible_reason"] = p.reason;
       if (a->json) {

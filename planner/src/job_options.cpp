@@ -52,6 +52,11 @@ void add_workload_options(CLI::App& app, JobOptions& o) {
   app.add_option("--global-batch", o.global_batch, "Global batch size in sequences");
   app.add_option("--seq", o.seq, "Sequence length in tokens (default: the model's max_seq_length)");
   app.add_option("--precision", o.precision, "fp32 | tf32 | fp16 | bf16 | fp8 (default bf16)");
+  app.add_option("--fp8-recipe", o.fp8_recipe,
+                 "With --precision fp8: delayed | tensorwise | blockwise | mxfp8 | nvfp4 (Transformer Engine recipe; default delayed)");
+  app.add_flag("--fp8-param-gather", o.fp8_param_gather, "fp8 parameters, no bf16 weight copy (Megatron --fp8-param-gather)");
+  app.add_flag("--grad-reduce-in-bf16", o.grad_reduce_in_bf16, "bf16 gradient buffer and reduction (Megatron --grad-reduce-in-bf16)");
+  app.add_option("--cp-comm-type", o.cp_comm_type, "p2p | a2a | allgather: how context-parallel ranks exchange K/V (Megatron --cp-comm-type; default p2p)");
   app.add_option("--framework", o.framework, "megatron | deepspeed | fsdp (default megatron)");
   app.add_option("--calibration", o.calibration_file, "Calibration JSON from `strata calibrate` (default: configs/calibration/<gpu>.json if present)");
   app.add_flag("--no-flash-attention", o.no_flash_attention, "Unfused attention (materialized s x s scores)");
@@ -186,6 +191,19 @@ Job build_workload(const JobOptions& o, const Catalog& catalog) {
   auto prec = precision_from_string(lower(precision));
   if (!prec) throw InputError(kCmd, "--precision", "expected fp32, tf32, fp16, bf16 or fp8, found \"" + o.precision + "\"");
   job.training.precision = *prec;
+  if (!o.fp8_recipe.empty()) {
+    auto recipe = recipe_from_string(lower(o.fp8_recipe));
+    if (!recipe) throw InputError(kCmd, "--fp8-recipe", "expected delayed, tensorwise, blockwise, mxfp8 or nvfp4, found \"" + o.fp8_recipe + "\"");
+    if (job.training.precision != Precision::fp8) throw InputError(kCmd, "--fp8-recipe", "needs --precision fp8");
+    job.training.recipe = *recipe;
+  }
+  job.runtime.fp8_param_gather = o.fp8_param_gather;
+  job.runtime.grad_reduce_in_bf16 = o.grad_reduce_in_bf16;
+  if (!o.cp_comm_type.empty()) {
+    auto cp = cp_comm_type_from_string(lower(o.cp_comm_type));
+    if (!cp) throw InputError(kCmd, "--cp-comm-type", "expected p2p, a2a or allgather, found \"" + o.cp_comm_type + "\"");
+    job.runtime.cp_comm_type = *cp;
+  }
   if (!o.global_batch || *o.global_batch < 1 || *o.global_batch > (std::int64_t{1} << 40))
     throw InputError(kCmd, "--global-batch", "expected a positive number of sequences");
   job.training.global_batch_size = *o.global_batch;
@@ -282,7 +300,9 @@ MegatronLaunch read_launch_file(const JobOptions& o, const Catalog& catalog) {
   const std::string& file = o.megatron_args;
   // The launch decides these; a flag beside it would silently disagree with the file.
   const std::pair<bool, const char*> decided_by_launch[] = {
-      {o.global_batch.has_value(), "--global-batch"}, {o.seq.has_value(), "--seq"}, {!o.precision.empty(), "--precision"},
+      {o.global_batch.has_value(), "--global-batch"}, {o.seq.has_value(), "--seq"}, {!o.precision.empty(), "--precision"}, {!o.fp8_recipe.empty(), "--fp8-recipe"},
+      {o.fp8_param_gather, "--fp8-param-gather"}, {o.grad_reduce_in_bf16, "--grad-reduce-in-bf16"},
+      {!o.cp_comm_type.empty(), "--cp-comm-type"},
       {!o.framework.empty(), "--framework"}, {o.no_flash_attention, "--no-flash-attention"},
       {o.tp_comm_overlap, "--tp-comm-overlap"}, {o.no_async_tp_allreduce, "--no-async-tp-allreduce"},
       {o.no_overlap_grad_reduce, "--no-overlap-grad-reduce"}, {o.no_overlap_param_gather, "--no-overlap-param-gather"}, {o.no_grad_accumulation_fusion, "--no-grad-accumulation-fusion"},
@@ -441,6 +461,10 @@ Job build_job(const JobOptions& o, const Catalog& catalog, std::vector<std::stri
     }
     if (o.stage_layers.back() == ',')
       throw InputError(kCmd, "--stage-layers", "expected comma-separated positive layer counts, found a trailing comma");
+  } else if (p.pp >= 1 && p.pp <= kMaxParallelSize && p.vpp >= 1 && p.vpp <= kMaxParallelSize) {
+    // Layers that do not divide into pp x vpp chunks: Megatron's layout with the embedding and
+    // the loss counted as layers, where one exists.
+    p.stage_layers = standard_stage_layers(job.model.num_layers, p.pp, p.vpp);
   }
   if (auto problem = check_plan_input(job)) {
     static const std::pair<const char*, const char*> flags[] = {

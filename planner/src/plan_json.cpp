@@ -73,6 +73,11 @@ nlohmann::json plan_to_json(const Job& job, const Prediction& prediction) {
     }
     j["stage_chunks"] = chunks;
   }
+  // Written only where they apply, so bf16 plans read the same as before.
+  if (job.training.precision == Precision::fp8) j["training"]["fp8_recipe"] = to_string(job.training.recipe);
+  if (job.runtime.fp8_param_gather) j["runtime"]["fp8_param_gather"] = true;
+  if (job.runtime.grad_reduce_in_bf16) j["runtime"]["grad_reduce_in_bf16"] = true;
+  if (job.runtime.cp_comm_type != CpCommType::p2p) j["runtime"]["cp_comm_type"] = to_string(job.runtime.cp_comm_type);
   return j;
 }
 
@@ -134,12 +139,17 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
   job.cluster = cluster_from_json(j.at("cluster"), where, gpu, "/cluster");
 
   JsonReader t = r.child("training");
-  t.reject_unknown_keys({"global_batch_size", "seq_length", "precision", "optimizer"});
+  t.reject_unknown_keys({"global_batch_size", "seq_length", "precision", "fp8_recipe", "optimizer"});
   job.training.global_batch_size = t.get_int("global_batch_size", 1, std::int64_t{1} << 40);
   job.training.seq_length = t.get_int("seq_length", 1, std::int64_t{1} << 24);
   auto prec = precision_from_string(t.get_string("precision"));
   if (!prec) t.fail("precision", "expected fp32, tf32, fp16, bf16 or fp8");
   job.training.precision = *prec;
+  if (t.has("fp8_recipe")) {
+    auto recipe = recipe_from_string(t.get_string("fp8_recipe"));
+    if (!recipe) t.fail("fp8_recipe", "expected delayed, tensorwise, blockwise, mxfp8 or nvfp4");
+    job.training.recipe = *recipe;
+  }
   job.training.optimizer = t.opt_string("optimizer").value_or("adam");
 
   if (r.has("runtime")) {
@@ -147,7 +157,7 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
     rt.reject_unknown_keys({"framework", "flash_attention", "overlap_grad_reduce", "overlap_param_gather", "fused_grad_accumulation",
                             "tp_comm_overlap", "async_tp_allreduce", "make_vocab_size_divisible_by", "memory_reserve_GiB",
                             "step_overhead_s", "moe_load_imbalance", "moe_capacity_factor", "moe_a2a_overlap",
-                            "moe_token_dedup"});
+                            "moe_token_dedup", "fp8_param_gather", "grad_reduce_in_bf16", "cp_comm_type"});
     if (rt.has("framework")) {
       auto fw = parse_framework(rt.get_string("framework"));
       if (!fw) rt.fail("framework", "expected megatron, deepspeed or fsdp");
@@ -158,6 +168,13 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
     job.runtime.overlap_param_gather = rt.opt_bool("overlap_param_gather", true);
     job.runtime.fused_grad_accumulation = rt.opt_bool("fused_grad_accumulation", true);
     job.runtime.tp_comm_overlap = rt.opt_bool("tp_comm_overlap", false);
+    job.runtime.fp8_param_gather = rt.opt_bool("fp8_param_gather", false);
+    job.runtime.grad_reduce_in_bf16 = rt.opt_bool("grad_reduce_in_bf16", false);
+    if (rt.has("cp_comm_type")) {
+      auto cp = cp_comm_type_from_string(rt.get_string("cp_comm_type"));
+      if (!cp) rt.fail("cp_comm_type", "expected p2p, a2a or allgather");
+      job.runtime.cp_comm_type = *cp;
+    }
     job.runtime.async_tp_allreduce = rt.opt_bool("async_tp_allreduce", true);
     job.runtime.vocab_divisor = static_cast<int>(
         rt.opt_int("make_vocab_size_divisible_by", 1, RuntimeOptions::kMaxVocabDivisor).value_or(RuntimeOptions::kDefaultVocabDivisor));

@@ -7,6 +7,7 @@
 #include <regex>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "costmodel/errors.h"
 #include "costmodel/json_reader.h"
@@ -94,6 +95,53 @@ int publication_year(const std::string& s) {
       if (best == 0 || y < best) best = y;
     }
   return best;
+}
+
+// What a record's free-text precision says: the GEMM precision, and for fp8 the Transformer Engine
+// recipe and whether the parameters themselves are fp8. A low-precision format wins over the
+// "BF16 master" / "--bf16" that fp8 and fp4 runs also mention.
+struct PrecisionReading {
+  Precision precision = Precision::bf16;
+  LowPrecisionRecipe recipe = LowPrecisionRecipe::delayed;
+  bool fp8_params = false;
+  bool bf16_grads = false;
+  bool stated = true;
+  bool recipe_assumed = false;
+};
+
+PrecisionReading read_precision_text(const std::string& prec) {
+  PrecisionReading out;
+  auto has = [&](const char* s) { return prec.find(s) != std::string::npos; };
+  if (has("nvfp4") || has("fp4")) {
+    out.precision = Precision::fp8;
+    out.recipe = LowPrecisionRecipe::nvfp4;
+  } else if (has("mxfp8")) {
+    out.precision = Precision::fp8;
+    out.recipe = LowPrecisionRecipe::mxfp8;
+  } else if (has("fp8") || has("float8")) {
+    out.precision = Precision::fp8;
+    // "FP8-CS" and Megatron-Bridge's *_fp8_cs recipes are per-tensor current scaling, as is
+    // torchao's default Float8 training (tensorwise dynamic scaling).
+    if (has("fp8-cs") || has("fp8_cs") || has("current scaling") || has("tensorwise") || has("float8"))
+      out.recipe = LowPrecisionRecipe::tensorwise;
+    else if (has("blockwise") || has("block scaling") || has("block-scaling") || has("deepseek"))
+      out.recipe = LowPrecisionRecipe::blockwise;
+    else if (has("delayed") || has("amax history"))
+      out.recipe = LowPrecisionRecipe::delayed;
+    else
+      out.recipe_assumed = true;  // Transformer Engine's default recipe is delayed scaling
+    out.fp8_params = has("fp8 params") || has("fp8-param") || has("fp8_param") || has("fp8 weights");
+  } else if ((has("bf16") || has("bfloat16")) && !has("fp16")) {
+    out.precision = Precision::bf16;
+  } else if (has("fp16") || has("float16")) {  // "fp16 or bf16" reads as fp16, the older default
+    out.precision = Precision::fp16;
+  } else if (has("fp32") || has("tf32")) {
+    out.precision = Precision::fp32;
+  } else {
+    out.stated = false;
+  }
+  out.bf16_grads = has("grad-reduce-in-bf16") || has("bf16 grad");
+  return out;
 }
 
 GpuSpec resolve_gpu(const std::string& text, std::optional<double> memory_gb, const Catalog& catalog,
@@ -219,12 +267,17 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   m.ffn_hidden_size = rd.opt_int("ffn_hidden_size", 1, 1 << 24).value_or(4 * m.hidden_size);
   m.vocab_size = rd.get_int("vocab_size", 1, 1 << 24);
   m.max_seq_length = rd.get_int("seq_length", 1, 1 << 24);
-  m.activation = contains(arch, "swiglu") ? Activation::swiglu : Activation::gelu;
-  m.normalization = contains(arch, "rmsnorm") ? Normalization::rmsnorm : Normalization::layernorm;
-  m.tied_embeddings = !contains(arch, "untied");
+  // A Llama-family record ("Llama-3.1-405B shape truncated ...") has Llama's architecture unless
+  // its notes say otherwise: SwiGLU, RMSNorm, RoPE, untied input/output embeddings (Llama 2 and 3
+  // config.json: hidden_act silu, rms_norm_eps, rope_theta, tie_word_embeddings false).
+  const bool llama = lower(text_of(r, "model_family")) == "llama" || contains(arch, "llama");
+  m.activation = contains(arch, "swiglu") || (llama && !contains(arch, "gelu")) ? Activation::swiglu : Activation::gelu;
+  m.normalization = contains(arch, "rmsnorm") || (llama && !contains(arch, "layernorm")) ? Normalization::rmsnorm
+                                                                                        : Normalization::layernorm;
+  m.tied_embeddings = llama ? contains(arch, "tied") && !contains(arch, "untied") : !contains(arch, "untied");
   m.position_embedding = contains(arch, "alibi") ? PositionEmbedding::alibi
-                         : contains(arch, "rope") ? PositionEmbedding::rope
-                                                  : PositionEmbedding::learned;
+                         : contains(arch, "rope") || llama ? PositionEmbedding::rope
+                                                           : PositionEmbedding::learned;
   // Megatron's GPT recipes train with hidden/attention dropout 0.1; Llama/MPT/BLOOM-style do not.
   m.dropout = lower(text_of(r, "model_family")) == "gpt" && !contains(arch, "no dropout");
   m.add_linear_bias = m.normalization == Normalization::layernorm;  // GPT-style records: biases; Llama-style: none
@@ -259,16 +312,13 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   t.seq_length = rd.get_int("seq_length", 1, 1 << 24);
   const std::string prec = lower(text_of(r, "precision"));
   run.precision_text = prec;
-  // "FP8 (table); ... BF16 master": the math precision comes first, the master weights after.
-  if (prec.rfind("fp8", 0) == 0) t.precision = Precision::fp8;
-  else if (prec.find("bf16") != std::string::npos && prec.find("fp16") == std::string::npos) t.precision = Precision::bf16;
-  else if (prec.find("fp16") != std::string::npos) t.precision = Precision::fp16;
-  else if (prec.find("fp8") != std::string::npos) t.precision = Precision::fp8;
-  else if (prec.find("fp32") != std::string::npos) t.precision = Precision::fp32;
-  else {
-    t.precision = Precision::bf16;
-    as.push_back("precision not stated; assumed bf16");
-  }
+  const PrecisionReading pr = read_precision_text(prec);
+  t.precision = pr.precision;
+  t.recipe = pr.recipe;
+  job.runtime.fp8_param_gather = pr.fp8_params;
+  job.runtime.grad_reduce_in_bf16 = pr.bf16_grads;
+  if (!pr.stated) as.push_back("precision not stated; assumed bf16");
+  else if (pr.recipe_assumed) as.push_back("fp8 recipe not stated; assumed Transformer Engine's default delayed scaling");
 
   ParallelPlan& p = job.plan;
   p.tp = static_cast<int>(rd.opt_int("tp", 1, 1 << 20).value_or(1));
@@ -276,12 +326,16 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   p.dp = static_cast<int>(rd.opt_int("dp", 1, 1 << 24).value_or(1));
   p.cp = static_cast<int>(rd.opt_int("cp", 1, 1 << 20).value_or(1));
   p.ep = static_cast<int>(rd.opt_int("ep", 1, 1 << 20).value_or(1));
-  p.vpp = static_cast<int>(rd.opt_int("vpp", 1, 1 << 10).value_or(1));
-  p.sequence_parallel = r.contains("sequence_parallel") && r["sequence_parallel"].is_boolean() && r["sequence_parallel"].get<bool>();
+  const auto vpp = rd.opt_int("vpp", 1, 1 << 10);
+  p.vpp = static_cast<int>(vpp.value_or(1));
+  run.unknown.vpp = !vpp && p.pp > 1;
+  const bool sp_stated = r.contains("sequence_parallel") && r["sequence_parallel"].is_boolean();
+  p.sequence_parallel = sp_stated && r["sequence_parallel"].get<bool>();
+  run.unknown.sequence_parallel = !sp_stated && p.tp > 1;
   if (auto mbs = rd.opt_int("micro_batch_size", 1, 1 << 20)) {
     p.micro_batch_size = static_cast<int>(*mbs);
   } else {
-    run.micro_batch_unknown = true;
+    run.unknown.micro_batch = true;
     as.push_back("micro_batch_size not published; the fastest micro-batch size that fits is used");
   }
   if (auto problem = check_plan_input(job))
@@ -292,9 +346,18 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   auto rc = parse_recompute(text_of(r, "recompute"));
   if (!rc) {
     rc = RecomputeGranularity::none;
-    as.push_back("recompute not stated; assumed none");
+    run.unknown.recompute = true;
   }
   p.recompute.granularity = *rc;
+  // Interleaved or uneven pipelines whose layers do not divide: the layout Megatron runs them with
+  // (embedding and loss counted as layers), as the run's engineers must have.
+  if (p.stage_layers.empty()) {
+    p.stage_layers = standard_stage_layers(m.num_layers, p.pp, p.vpp);
+    if (!p.stage_layers.empty())
+      as.push_back(fmt::format("{} layers over pp={} vpp={} do not divide: split as Megatron's "
+                               "--account-for-embedding/loss-in-pipeline-split does ({})",
+                               m.num_layers, p.pp, p.vpp, fmt::join(p.stage_layers, ",")));
+  }
 
   const std::string fwtext = text_of(r, "framework");
   const std::string zero = lower(text_of(r, "zero_or_dist_optimizer"));
@@ -325,6 +388,30 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   rt.overlap_grad_reduce = rt.framework == Framework::fsdp || (modern && rt.framework == Framework::megatron);
   rt.overlap_param_gather = rt.overlap_grad_reduce;
   rt.fused_grad_accumulation = rt.framework == Framework::megatron && modern;
+  // Overlap features a record states in its free text (flags quoted in the source or notes).
+  const std::string stated = lower(text_of(r, "source") + " " + text_of(r, "notes") + " " + fwtext + " " + zero + " " +
+                                   text_of(r, "parallelism_style"));
+  auto says = [&](const char* s) { return stated.find(s) != std::string::npos; };
+  if (says("tp comm overlap explicitly disabled") || says("tp comm overlap disabled") || says("no tp comm overlap"))
+    rt.tp_comm_overlap = false;
+  else if (says("--tp-comm-overlap") || says("tp communication overlap enabled") || says("tp comm overlap enabled"))
+    rt.tp_comm_overlap = true;
+  else
+    // Userbuffers TP overlap (Transformer Engine, 2023+) is part of the performance recipes of
+    // Megatron-Core based stacks; a record that does not say is completed like the other fields.
+    run.unknown.tp_comm_overlap = p.tp > 1 && rt.framework == Framework::megatron && year >= 2023 &&
+                                  (contains(fwtext, "nemo") || contains(fwtext, "megatron-core") || contains(fwtext, "bridge"));
+  // fp8 weights and bf16 gradients are Megatron options (--fp8-param-gather, --grad-reduce-in-bf16)
+  // that fp8 recipes use to fit; unless the record states them they are completed too.
+  run.unknown.fp8_memory_options = t.precision == Precision::fp8 && rt.framework == Framework::megatron &&
+                                   !(job.runtime.fp8_param_gather && job.runtime.grad_reduce_in_bf16);
+  // Megatron --cp-comm-type as records name it ("CP a2a", "cp-comm-type allgather").
+  if (says("cp a2a") || says("cp-comm-type a2a") || says("ulysses")) rt.cp_comm_type = CpCommType::a2a;
+  else if (says("cp allgather") || says("cp-comm-type allgather")) rt.cp_comm_type = CpCommType::allgather;
+  if (says("overlap-grad-reduce/param-gather off") || says("no overlap flags")) {
+    rt.overlap_grad_reduce = false;
+    rt.overlap_param_gather = false;
+  }
   // Async backward TP all-reduce: Megatron-LM from 2022, Megatron-DeepSpeed from its 2023 rebase.
   rt.async_tp_allreduce = year == 0 ? rt.framework == Framework::megatron
                                     : year >= (rt.framework == Framework::megatron ? 2022 : 2023);
@@ -385,26 +472,100 @@ std::vector<ValidationRun> load_validation_runs(const nlohmann::json& j, const s
   return runs;
 }
 
-// A run without a published micro-batch size gets the one a practitioner tuning for throughput
-// would pick: the fastest power-of-two size that fits in memory.
+namespace {
+
+// Values tried for a field the record leaves out.
+std::vector<int> micro_batch_candidates(const ValidationRun& run) {
+  if (!run.unknown.micro_batch) return {run.job->plan.micro_batch_size};
+  return {1, 2, 4, 8, 16, 32, 64};
+}
+
+std::vector<int> vpp_candidates(const ValidationRun& run) {
+  const Job& job = *run.job;
+  if (!run.unknown.vpp) return {job.plan.vpp};
+  std::vector<int> out = {1};
+  const int L = job.model.num_layers, pp = job.plan.pp;
+  for (int v = 2; v <= L / pp; ++v)
+    if (L % (pp * v) == 0 || !standard_stage_layers(L, pp, v).empty()) out.push_back(v);
+  return out;
+}
+
+std::string completion_text(const ValidationRun& run, const Job& job) {
+  std::vector<std::string> parts;
+  const ParallelPlan& p = job.plan;
+  if (run.unknown.micro_batch) parts.push_back(fmt::format("micro_batch_size {}", p.micro_batch_size));
+  if (run.unknown.vpp) parts.push_back(fmt::format("vpp {}", p.vpp));
+  if (run.unknown.sequence_parallel) parts.push_back(fmt::format("sequence_parallel {}", p.sequence_parallel));
+  if (run.unknown.recompute) parts.push_back(fmt::format("recompute {}", to_string(p.recompute.granularity)));
+  if (run.unknown.fp8_memory_options)
+    parts.push_back(fmt::format("fp8_param_gather {}, grad_reduce_in_bf16 {}", job.runtime.fp8_param_gather,
+                                job.runtime.grad_reduce_in_bf16));
+  if (run.unknown.tp_comm_overlap) parts.push_back(fmt::format("tp_comm_overlap {}", job.runtime.tp_comm_overlap));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+}  // namespace
+
+// Fields a record leaves out are completed the way the run's engineers would have: the fastest
+// completion that fits in memory (the run did run). Micro-batch size and sequence parallelism are
+// tuned freely; interleaving (vpp) and recompute are opt-in in Megatron-LM, so their defaults (vpp 1,
+// no recompute) are kept unless no completion with them fits, and only then searched.
 Prediction predict_validation_run(ValidationRun& run) {
   Job& job = *run.job;
-  if (!run.micro_batch_unknown) return predict(job);
+  if (!run.unknown.any()) return predict(job);
+  const std::vector<int> sps = run.unknown.sequence_parallel ? std::vector<int>{1, 0} : std::vector<int>{job.plan.sequence_parallel};
+  const std::vector<RecomputeGranularity> all_rcs =
+      run.unknown.recompute ? std::vector<RecomputeGranularity>{RecomputeGranularity::none, RecomputeGranularity::selective,
+                                                                RecomputeGranularity::full}
+                            : std::vector<RecomputeGranularity>{job.plan.recompute.granularity};
   Prediction best;
-  int best_mbs = 1;
-  for (int mbs = 1; mbs <= 64; mbs *= 2) {
-    job.plan.micro_batch_size = mbs;
-    if (!check_plan(job).empty()) continue;
-    Prediction p = predict(job);
-    bool better = best.iteration_time_s == 0 || (p.feasible && !best.feasible) ||
-                  (p.feasible == best.feasible && p.iteration_time_s < best.iteration_time_s);
-    if (better) {
-      best = p;
-      best_mbs = mbs;
-    }
+  Job best_job = job;
+  bool have = false;
+  const std::vector<int> overlaps = run.unknown.tp_comm_overlap ? std::vector<int>{1, 0} : std::vector<int>{job.runtime.tp_comm_overlap};
+  auto search = [&](const std::vector<int>& vpps, const std::vector<RecomputeGranularity>& rcs, const std::vector<int>& fp8_options) {
+    for (int mbs : micro_batch_candidates(run))
+      for (int vpp : vpps)
+        for (int sp : sps)
+          for (RecomputeGranularity rc : rcs)
+            for (int fp8_opt : fp8_options)
+              for (int overlap : overlaps) {
+            Job j = job;
+            j.plan.micro_batch_size = mbs;
+            j.plan.vpp = vpp;
+            j.plan.sequence_parallel = sp != 0;
+            j.plan.recompute.granularity = rc;
+            // Options the record states stay on; the others are tried off, then on.
+            if (run.unknown.fp8_memory_options) {
+              j.runtime.fp8_param_gather = job.runtime.fp8_param_gather || fp8_opt != 0;
+              j.runtime.grad_reduce_in_bf16 = job.runtime.grad_reduce_in_bf16 || fp8_opt != 0;
+            }
+            j.runtime.tp_comm_overlap = overlap != 0;
+            if (run.unknown.vpp) j.plan.stage_layers = standard_stage_layers(j.model.num_layers, j.plan.pp, vpp);
+            if (!check_plan(j).empty()) continue;
+            Prediction p = predict(j);
+            // Feasible beats infeasible; among feasible the fastest; among infeasible the smallest.
+            const bool better = !have || (p.feasible && !best.feasible) ||
+                                (p.feasible && best.feasible && p.iteration_time_s < best.iteration_time_s) ||
+                                (!p.feasible && !best.feasible && p.memory_per_gpu_GiB < best.memory_per_gpu_GiB);
+            if (better) {
+              best = p;
+              best_job = j;
+              have = true;
+            }
+          }
+  };
+  search({job.plan.vpp}, {job.plan.recompute.granularity}, {0});
+  bool searched_all = false;
+  if ((!have || !best.feasible) && (run.unknown.vpp || run.unknown.recompute || run.unknown.fp8_memory_options)) {
+    search(vpp_candidates(run), all_rcs, run.unknown.fp8_memory_options ? std::vector<int>{0, 1} : std::vector<int>{0});
+    searched_all = true;
   }
-  job.plan.micro_batch_size = best_mbs;
-  if (best.iteration_time_s == 0) return predict(job);
+  if (!have) return predict(job);
+  job = best_job;
+  run.assumptions.push_back(fmt::format("not published: {}; completed with the fastest memory-feasible choice ({}){}{}",
+                                        run.unknown.names(), completion_text(run, job),
+                                        searched_all ? " after the defaults (vpp 1, no recompute, bf16 weights and fp32 gradients) did not fit" : "",
+                                        best.feasible ? "" : " -- no completion fits, the smallest is shown"));
   return best;
 }
 

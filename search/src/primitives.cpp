@@ -69,7 +69,14 @@ void repair(ParallelPlan& p, const ParallelPlan& before, const Evaluator& ev) {
   if (p.dp > 0 && gbs % p.dp == 0) p.micro_batch_size = divisor_at_most(gbs / p.dp, p.micro_batch_size);
   if (p.vpp > 1) {
     const std::int64_t m = p.dp > 0 ? gbs / (static_cast<std::int64_t>(p.dp) * p.micro_batch_size) : 0;
-    if (p.pp < 2 || L % (p.pp * p.vpp) != 0 || m % p.pp != 0 || !p.stage_layers.empty()) p.vpp = 1;
+    // Interleaving needs an even split, or Megatron's layout with the embedding and loss counted
+    // as layers (standard_stage_layers) when the layers do not divide.
+    const std::vector<int> standard = p.pp >= 2 ? standard_stage_layers(L, p.pp, p.vpp) : std::vector<int>{};
+    const bool layout_ok = p.stage_layers.empty() ? L % (p.pp * p.vpp) == 0 : p.stage_layers == standard;
+    if (p.pp < 2 || m % p.pp != 0 || !layout_ok) {
+      if (p.pp >= 2 && m % p.pp == 0 && p.stage_layers.empty() && !standard.empty()) p.stage_layers = standard;
+      else p.vpp = 1;
+    }
   }
   if (p.ep > 1 && (p.dp * p.cp) % p.ep != 0) p.ep = std::gcd(p.ep, p.dp * p.cp);
   canonicalize(p, L);
@@ -167,11 +174,15 @@ void virtual_pipeline(Builder& b) {
   const ParallelPlan& f = b.from.plan;
   const int L = b.ev.workload().model.num_layers;
   if (f.pp < 2) return;
-  for (int v : divisors(L / f.pp)) {
-    if (v == f.vpp || L % (f.pp * v) != 0) continue;
+  for (int v = 1; v <= L / f.pp; ++v) {
+    if (v == f.vpp) continue;
+    // Interleaving needs an even split, or where the layers do not divide, Megatron's layout with
+    // the embedding and loss counted as layers.
+    const std::vector<int> standard = standard_stage_layers(L, f.pp, v);
+    if (L % (f.pp * v) != 0 && standard.empty()) continue;
     ParallelPlan p = f;
     p.vpp = v;
-    p.stage_layers.clear();  // interleaving needs an even split
+    p.stage_layers = standard;
     b.add(v > f.vpp ? "vpp+" : "vpp-", p, false);
   }
 }

@@ -117,3 +117,91 @@ TEST_CASE("strata validate: accuracy on the published runs") {
   CHECK(memory.value() <= kMaxMemoryMape);
 }
 }
+
+namespace {
+
+const std::string kModernRunsFile = std::string(STRATA_SOURCE_DIR) + "/../shared/validation/modern_runs.json";
+
+// Guards on ../shared/validation/modern_runs.json (today's stacks: H100/B200, fp8, Megatron-Core
+// overlaps, context parallelism), at the accuracy reached, per source group. Mixture-of-experts
+// rows (the mbridge group, SimuMax's DeepSeek shapes) are guarded with the MoE model support.
+struct GroupGuard {
+  const char* group;
+  double max_mape;         // tokens/s/GPU
+  double max_memory_mape;  // < 0: no memory guard
+};
+constexpr GroupGuard kModernGuards[] = {
+    {"korthikanti2022_table5", 0.03, -1},
+    {"megatron_core_h100_weak_scaling", 0.075, -1},
+    {"mlperf_training_gpt3", 0.05, -1},
+    {"nemo_24.07_perf_summary", 0.055, -1},
+    {"simumax_b200", 0.09, 0.03},
+};
+constexpr double kMaxModernOverallMape = 0.07;
+
+}  // namespace
+
+TEST_SUITE("cli") {
+TEST_CASE("strata validate: accuracy on today's stacks (modern_runs.json)") {
+  if (!std::filesystem::is_regular_file(kModernRunsFile))
+    FAIL("the published-runs file " << kModernRunsFile << " is missing; it lives in shared/validation/ beside the checkout");
+  nlohmann::json records;
+  {
+    std::ifstream in(kModernRunsFile);
+    records = nlohmann::json::parse(in);
+  }
+  REQUIRE(records.is_array());
+  auto r = strata::test::run_strata("validate --runs '" + kModernRunsFile + "' --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.out);
+  std::map<std::string, nlohmann::json> predicted;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    nlohmann::json o = nlohmann::json::parse(line);
+    predicted[o.at("id").get<std::string>()] = o;
+  }
+  REQUIRE(predicted.size() == records.size());
+
+  Mape overall;
+  std::map<std::string, Mape> groups, memory;
+  for (const auto& rec : records) {
+    const std::string id = rec.at("id").get<std::string>();
+    const std::string group = rec.value("source_group", "");
+    const GroupGuard* guard = nullptr;
+    for (const auto& g : kModernGuards)
+      if (group == g.group) guard = &g;
+    // Mixture-of-experts rows (they carry model_config) are guarded with the MoE model support.
+    if (!guard || rec.contains("model_config")) continue;
+    CAPTURE(id);
+    const auto& p = predicted.at(id);
+    // Every guarded run must be predicted, and predicted to fit: it ran.
+    CHECK_MESSAGE(p["error"].is_null(), p["error"]);
+    if (!p["error"].is_null()) continue;
+    CHECK_MESSAGE(p.value("feasible", false), p.value("infeasible_reason", std::string()));
+    auto measured = number(rec, "meas_tokens_per_sec_per_gpu");
+    if (!measured) measured = number(rec, "derived_tokens_per_sec_per_gpu");
+    if (measured) {
+      const double pred = p["tokens_per_sec_per_gpu"].get<double>();
+      overall.add(pred, *measured);
+      groups[group].add(pred, *measured);
+    }
+    if (auto mem = number(rec, "meas_per_gpu_memory_gb")) memory[group].add(p["memory_per_gpu_GiB"].get<double>(), *mem);
+  }
+  REQUIRE(overall.n > 0);
+  MESSAGE("modern tokens/s/GPU MAPE overall: " << 100 * overall.value() << "% over " << overall.n << " runs");
+  CHECK(overall.value() <= kMaxModernOverallMape);
+  for (const auto& g : kModernGuards) {
+    CAPTURE(g.group);
+    REQUIRE(groups.count(g.group) == 1);
+    MESSAGE("modern tokens/s/GPU MAPE " << g.group << ": " << 100 * groups[g.group].value() << "% over " << groups[g.group].n
+                                       << " runs (guard " << 100 * g.max_mape << "%)");
+    CHECK(groups[g.group].value() <= g.max_mape);
+    if (g.max_memory_mape >= 0) {
+      REQUIRE(memory[g.group].n > 0);
+      MESSAGE("modern memory MAPE " << g.group << ": " << 100 * memory[g.group].value() << "% (guard " << 100 * g.max_memory_mape
+                                    << "%)");
+      CHECK(memory[g.group].value() <= g.max_memory_mape);
+    }
+  }
+}
+}

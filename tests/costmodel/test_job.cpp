@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <numeric>
 
 #include "costmodel/job.h"
@@ -79,4 +80,37 @@ TEST_CASE("padded_vocab_size: Megatron pads to a multiple of 128 * tp, FSDP keep
   CHECK(padded_vocab_size(job) == 32000);
 }
 
+}
+
+TEST_SUITE("costmodel") {
+TEST_CASE("standard_stage_layers: embedding and loss counted as layers when the layers do not divide") {
+  // Llama 3.1 405B: 126 layers, pp 16 x vpp 4 = 64 chunks of 2 with embedding and loss counted.
+  const std::vector<int> llama = standard_stage_layers(126, 16, 4);
+  REQUIRE(llama.size() == 16);
+  CHECK(llama.front() == 7);
+  CHECK(llama.back() == 7);
+  CHECK(std::count(llama.begin(), llama.end(), 8) == 14);
+  // The chunks of the first stage: the embedding chunk holds one layer, the others two.
+  ParallelPlan p;
+  p.pp = 16;
+  p.vpp = 4;
+  CHECK(chunk_layers(p, 0, 7, 0) == 1);
+  CHECK(chunk_layers(p, 0, 7, 1) == 2);
+  CHECK(chunk_layers(p, 15, 7, 3) == 1);
+  // 94 layers over pp 8 x vpp 4 (Qwen3-235B): 96 = 32 x 3.
+  const std::vector<int> qwen = standard_stage_layers(94, 8, 4);
+  REQUIRE(qwen.size() == 8);
+  CHECK(qwen.front() == 11);
+  CHECK(qwen.back() == 11);
+  // Only the loss needed: 95 layers over pp 8 x vpp 4.
+  const std::vector<int> one = standard_stage_layers(95, 8, 4);
+  REQUIRE(one.size() == 8);
+  CHECK(one.front() == 12);
+  CHECK(one.back() == 11);
+  // Even splits and impossible ones give no layout.
+  CHECK(standard_stage_layers(96, 8, 4).empty());
+  CHECK(standard_stage_layers(97, 8, 4).empty());
+  CHECK(standard_stage_layers(10, 1, 1).empty());
+  CHECK(standard_stage_layers(4, 1000000, 1000000).empty());
+}
 }

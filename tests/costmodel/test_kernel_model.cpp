@@ -188,3 +188,36 @@ TEST_CASE("to_string(KernelClass)") {
   CHECK(std::string(to_string(KernelClass::under_utilized)) == "under_utilized");
 }
 }
+
+TEST_SUITE("costmodel") {
+TEST_CASE("key_loop_factor: flash attention speeds up with the keys per query tile, 1 at 2048 tokens") {
+  CHECK(key_loop_factor(2048) == doctest::Approx(1.0));
+  CHECK(key_loop_factor(8192) > key_loop_factor(4096));
+  CHECK(key_loop_factor(4096) > 1.0);
+  // Saturates: w/(w+5) can rise at most (8+5)/8 above the 2048-token rate.
+  CHECK(key_loop_factor(1 << 20) < 13.0 / 8.0);
+}
+
+TEST_CASE("low-precision recipes: NVFP4 GEMMs at the fp4 peak, MXFP8 and NVFP4 only on Blackwell") {
+  const GpuSpec b200 = test::catalog().gpu("b200");
+  const GpuSpec h100 = test::catalog().gpu("h100");
+  Op g;
+  g.name = "fc1";
+  g.kind = OpKind::gemm;
+  g.m = g.n = g.k = 8192;
+  g.flops = 2.0 * g.m * g.n * g.k;
+  g.bytes = 3 * 8192.0 * 8192 * 2;
+  const KernelCoefficients kc;
+  const double fp8 = KernelModel(b200, Precision::fp8, kc, LowPrecisionRecipe::mxfp8).time(g).time_s;
+  const double fp4 = KernelModel(b200, Precision::fp8, kc, LowPrecisionRecipe::nvfp4).time(g).time_s;
+  CHECK(fp4 < 0.6 * fp8);  // 9000 vs 4500 dense TFLOP/s
+  CHECK(b200.recipe_unsupported(LowPrecisionRecipe::nvfp4).empty());
+  CHECK(b200.recipe_unsupported(LowPrecisionRecipe::mxfp8).empty());
+  CHECK_FALSE(h100.recipe_unsupported(LowPrecisionRecipe::mxfp8).empty());
+  CHECK_FALSE(h100.recipe_unsupported(LowPrecisionRecipe::nvfp4).empty());
+  CHECK(h100.recipe_unsupported(LowPrecisionRecipe::blockwise).empty());
+  CHECK(recipe_from_string("tensorwise") == LowPrecisionRecipe::tensorwise);
+  CHECK(recipe_from_string("fp8") == std::nullopt);
+  CHECK(std::string(to_string(LowPrecisionRecipe::nvfp4)) == "nvfp4");
+}
+}

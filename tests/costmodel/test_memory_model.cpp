@@ -357,5 +357,31 @@ TEST_CASE("layer_activation_bytes: MoE layers store the routed token copies") {
   job.runtime.moe_capacity_factor = 1.0;  // drops tokens beyond the mean: no imbalance left
   CHECK(layer_activation_bytes(job, RecomputeGranularity::none, LayerKind{true, false}) == doctest::Approx(moe).epsilon(1e-12));
   CHECK(moe_tokens_per_gpu(job, 4096) == doctest::Approx(4096.0 * 8));
+TEST_CASE("fp8 memory: fp8 parameters replace the bf16 weights, bf16 gradient buffers halve the gradients") {
+  Job bf16 = test::gpt3_175b_job();
+  bf16.cluster = test::catalog().cluster("dgx-h100-ndr");
+  bf16.calibration = test::catalog().calibration_or_default(bf16.cluster.gpu);
+  Job fp8 = bf16;
+  fp8.training.precision = Precision::fp8;
+  const int layers = 6;
+  const MemoryBreakdown m16 = stage_memory(bf16, 1, layers, 8);
+  const MemoryBreakdown m8 = stage_memory(fp8, 1, layers, 8);
+  // Transformer Engine's cached fp8 weight and transpose: 2 bytes per decoder-linear parameter on top.
+  CHECK(m8.weights_GiB - m16.weights_GiB == doctest::Approx(2.0 * decoder_params_per_gpu(fp8, layers) / kGiB));
+  // fp8 saved GEMM inputs make the activations smaller, never larger.
+  CHECK(m8.activations_GiB < m16.activations_GiB);
+
+  // With --fp8-param-gather the fp8 copy is the parameter: no more weight memory than in bf16.
+  fp8.runtime.fp8_param_gather = true;
+  const MemoryBreakdown params8 = stage_memory(fp8, 1, layers, 8);
+  CHECK(params8.weights_GiB <= m16.weights_GiB + 1e-9);
+  CHECK(params8.total_GiB < m16.total_GiB);
+
+  fp8.runtime.grad_reduce_in_bf16 = true;
+  CHECK(stage_memory(fp8, 1, layers, 8).gradients_GiB == doctest::Approx(m16.gradients_GiB / 2));
+
+  // NVFP4 keeps two 4-bit copies with a scale per 16 elements: 1.125 bytes per parameter.
+  CHECK(quantized_weight_cache_bytes(LowPrecisionRecipe::nvfp4) == doctest::Approx(1.125));
+  CHECK(quantized_input_bytes(LowPrecisionRecipe::mxfp8) == doctest::Approx(1 + 1.0 / 32));
 }
 }

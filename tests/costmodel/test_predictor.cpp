@@ -535,5 +535,27 @@ TEST_CASE("check_plan: Megatron-Core's expert-parallel rules") {
   CHECK(contains(check_plan(job), "needs vpp > 1"));
   job.plan.vpp = 2;
   CHECK(check_plan(job).empty());
+TEST_CASE("context parallelism: --cp-comm-type a2a exposes its all-to-alls, p2p hides its ring behind attention") {
+  Job job = test::gpt3_175b_job();
+  job.cluster = test::catalog().cluster("dgx-h100-ndr");
+  job.calibration = test::catalog().calibration_or_default(job.cluster.gpu);
+  job.training.seq_length = 32768;
+  job.training.global_batch_size = 64;
+  job.plan.tp = 8;
+  job.plan.cp = 4;
+  job.plan.pp = 8;
+  job.plan.dp = 4;
+  REQUIRE(check_plan(job).empty());
+  const Prediction ring = predict(job);
+  job.runtime.cp_comm_type = CpCommType::a2a;
+  REQUIRE(check_plan(job).empty());  // 96 heads over tp*cp = 32
+  const Prediction a2a = predict(job);
+  CHECK(a2a.breakdown.cp_comm_s > ring.breakdown.cp_comm_s);
+  CHECK(a2a.iteration_time_s > ring.iteration_time_s);
+  job.plan.cp = 8;
+  job.plan.dp = 2;
+  CHECK_FALSE(check_plan(job).empty());  // 96 heads are not divisible by tp*cp = 64
+  CHECK(cp_comm_type_from_string("allgather") == CpCommType::allgather);
+  CHECK(std::string(to_string(CpCommType::a2a)) == "a2a");
 }
 }

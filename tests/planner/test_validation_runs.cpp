@@ -60,7 +60,7 @@ TEST_CASE("load_validation_runs") {
     CHECK(j.model.dropout);                  // GPT recipes train with dropout
     CHECK(j.model.num_query_groups == 96);
     CHECK(j.model.tied_embeddings);
-    CHECK_FALSE(r.micro_batch_unknown);
+    CHECK_FALSE(r.unknown.micro_batch);
     CHECK(r.measured_tokens_per_sec_per_gpu == 150.0);
     CHECK_FALSE(r.measured_memory_GiB.has_value());
   }
@@ -98,7 +98,7 @@ TEST_CASE("load_validation_runs") {
     CHECK(j.model.position_embedding == PositionEmbedding::alibi);
     CHECK_FALSE(j.model.dropout);
     CHECK(j.runtime.flash_attention);
-    CHECK(r.micro_batch_unknown);
+    CHECK(r.unknown.micro_batch);
     CHECK(any_contains(r.assumptions, "micro_batch_size"));
   }
   SUBCASE("a per-node total read as such: \"1600 Gb/s node-node RoCE\"") {
@@ -271,4 +271,82 @@ TEST_CASE("MoE and MLA validation records: predicted, and DeepSeek memory within
   REQUIRE(n > 0);
   CHECK(sum / n < 0.10);
 }
+namespace {
+
+// The handmade SC21-like record with some fields replaced, read as one run.
+ValidationRun read_modified(const nlohmann::json& changes) {
+  const std::string path = test::data_file("validation_runs_small.json");
+  nlohmann::json rec = load_json_file(path).at(0);
+  for (auto it = changes.begin(); it != changes.end(); ++it) rec[it.key()] = it.value();
+  auto runs = load_validation_runs(nlohmann::json::array({rec}), "test", test::catalog());
+  REQUIRE(runs.size() == 1);
+  REQUIRE_MESSAGE(runs[0].job.has_value(), runs[0].error);
+  return runs[0];
+}
+
+}  // namespace
+
+TEST_CASE("load_validation_runs: precision text, fp8 recipes and fp8 parameters") {
+  const nlohmann::json h100 = {{"gpu_type", "H100-SXM5-80GB"}, {"framework", "NeMo 24.07"}};
+  auto precision_of = [&](const char* text) {
+    nlohmann::json c = h100;
+    c["precision"] = text;
+    return read_modified(c).job->training;
+  };
+  // An fp8 run that also names its bf16 master weights is an fp8 run (the MLPerf records).
+  auto t = precision_of("FP8 hybrid (Transformer Engine, amax history 1024) with BF16 master");
+  CHECK(t.precision == Precision::fp8);
+  CHECK(t.recipe == LowPrecisionRecipe::delayed);
+  CHECK(precision_of("FP8-CS (table) per-tensor current scaling, BF16 master").recipe == LowPrecisionRecipe::tensorwise);
+  CHECK(precision_of("Float8 (torchao)").recipe == LowPrecisionRecipe::tensorwise);
+  CHECK(precision_of("MXFP8").recipe == LowPrecisionRecipe::mxfp8);
+  CHECK(precision_of("NVFP4 with BF16 last layers").recipe == LowPrecisionRecipe::nvfp4);
+  CHECK(precision_of("BF16 (--bf16, --accumulate-allreduce-grads-in-fp32)").precision == Precision::bf16);
+  CHECK(precision_of("fp16 or bf16 (not stated)").precision == Precision::fp16);
+
+  nlohmann::json c = h100;
+  c["precision"] = "FP8 hybrid (Transformer Engine) with BF16 master; FP8 params";
+  const ValidationRun r = read_modified(c);
+  CHECK(r.job->runtime.fp8_param_gather);
+  CHECK_FALSE(r.job->runtime.grad_reduce_in_bf16);
+  CHECK(r.unknown.fp8_memory_options);  // the gradient dtype is not stated
+}
+
+TEST_CASE("load_validation_runs: published GPU names, Llama defaults, stated overlaps") {
+  CHECK(read_modified({{"gpu_type", "GB300 (NVL72)"}, {"gpu_memory_gb", nullptr}}).job->cluster.gpu.name == "GB300-B300-288GB");
+  CHECK(read_modified({{"gpu_type", "B200 (HGX B200)"}, {"gpu_memory_gb", 180}}).job->cluster.gpu.name == "B200-SXM-180GB");
+  CHECK(read_modified({{"gpu_type", "H100-SXM5-80GB (DGX-H100)"}}).job->cluster.gpu.name == "H100-SXM5-80GB");
+
+  // A Llama-family record that names no architecture details gets Llama's.
+  const ValidationRun llama = read_modified({{"model_family", "llama"}, {"arch_notes", "Llama-3-70B shape truncated to 12 layers"}});
+  CHECK(llama.job->model.activation == Activation::swiglu);
+  CHECK(llama.job->model.normalization == Normalization::rmsnorm);
+  CHECK_FALSE(llama.job->model.tied_embeddings);
+
+  const ValidationRun off = read_modified(
+      {{"zero_or_dist_optimizer", "Megatron distributed optimizer; no overlap flags (overlap-grad-reduce/param-gather off; TP comm "
+                                  "overlap explicitly disabled)"}});
+  CHECK_FALSE(off.job->runtime.overlap_grad_reduce);
+  CHECK_FALSE(off.job->runtime.tp_comm_overlap);
+  CHECK(read_modified({{"notes", "TP communication overlap enabled."}}).job->runtime.tp_comm_overlap);
+}
+
+TEST_CASE("predict_validation_run: null plan fields get the fastest memory-feasible completion, reported") {
+  // 126 layers over pp 16: vpp left out, micro-batch left out, recompute not stated.
+  ValidationRun r = read_modified({{"num_layers", 126}, {"tp", 8}, {"pp", 16}, {"dp", 8}, {"vpp", nullptr},
+                                   {"micro_batch_size", nullptr}, {"recompute", "not stated"}, {"num_gpus", 1024}});
+  CHECK(r.unknown.micro_batch);
+  CHECK(r.unknown.vpp);
+  CHECK(r.unknown.recompute);
+  const Prediction p = predict_validation_run(r);
+  CHECK(p.feasible);
+  CHECK(any_contains(r.assumptions, "completed with the fastest memory-feasible choice"));
+  // The completion is the fastest feasible one among the candidates: no other micro-batch size fits and is faster.
+  for (int mbs : {1, 2, 4}) {
+    Job j = *r.job;
+    j.plan.micro_batch_size = mbs;
+    if (!check_plan(j).empty()) continue;
+    const Prediction q = predict(j);
+    if (q.feasible) CHECK(q.iteration_time_s >= p.iteration_time_s - 1e-12);
+  }
 }

@@ -71,7 +71,9 @@ struct GpuSpec;
 //    (67.5%) at ~1335 MHz; with these defaults, measured layer steps and whole one-GPU training
 //    iterations come out within ~10%. A training mix draws less power than pure GEMMs and kept
 //    1725-1965 MHz there (2 s averages, which cannot resolve the clock of each GEMM).
-//  blackwell: no public training measurements yet: the hopper figures are used (a guess).
+//  blackwell: power-limited like hopper: GEMMs at the H100's sustained 0.95 TFLOP/s per watt
+//    times 1.2 (a guess for Blackwell's energy per FLOP) times the GPU's power limit, at most the
+//    hopper fraction (B200: 51% of its dense peak); attention as hopper.
 //  ada (L40S, PCIe, 350 W): the hopper figures (a guess).
 //  cdna3 (MI300X): hipBLASLt bf16 reaches ~45-50% of the 1307 TFLOP/s peak on training shapes
 //    (public MI300X training benchmarks, 2024); attention as hopper (a guess).

@@ -10,6 +10,20 @@ namespace strata {
 
 enum class Precision { fp32, tf32, fp16, bf16, fp8 };
 
+// How the GEMMs of an fp8 (low-precision) run are quantized: Transformer Engine's recipes
+// (transformer_engine/common/recipe/__init__.py; Megatron --fp8-recipe, --fp4-recipe). Only
+// meaningful with Precision::fp8; it decides the GEMM rate (which tensor-core peak, how the
+// scales are applied) and the cast kernels that run around each GEMM.
+enum class LowPrecisionRecipe {
+  delayed,     // DelayedScaling: per-tensor scale from an amax history (Hopper and later)
+  tensorwise,  // Float8CurrentScaling ("FP8-CS", torchao Float8 tensorwise): per-tensor amax of this step
+  blockwise,   // Float8BlockScaling: 1x128 activation / 128x128 weight blocks (DeepSeek-V3 style)
+  mxfp8,       // MXFP8BlockScaling: 32-element blocks with E8M0 scales (Blackwell tensor cores)
+  nvfp4,       // NVFP4BlockScaling: fp4 E2M1 GEMMs, 16-element blocks with E4M3 scales (Blackwell)
+};
+const char* to_string(LowPrecisionRecipe r);
+std::optional<LowPrecisionRecipe> recipe_from_string(const std::string& s);  // "delayed", "tensorwise", ...
+
 struct GpuSpec {
   std::string name;
   std::vector<std::string> aliases;
@@ -21,6 +35,7 @@ struct GpuSpec {
   double fp16_tflops = 0;
   double bf16_tflops = 0;
   double fp8_tflops = 0;  // 0: no fp8 tensor cores
+  double fp4_tflops = 0;  // dense fp4 (NVFP4/MXFP4) tensor-core peak; 0: none (before Blackwell)
   double hbm_GBps = 0;
   int sm_count = 0;
   double l2_MiB = 0;
@@ -31,6 +46,11 @@ struct GpuSpec {
 
   // Dense tensor-core peak for the precision of the matrix math, in FLOP/s.
   double peak_flops(Precision p) const;
+  // Peak of the GEMMs a low-precision recipe runs: the fp4 peak for NVFP4, else the fp8 peak.
+  double low_precision_peak_flops(LowPrecisionRecipe r) const;
+  // Why this GPU cannot run the recipe ("" when it can): MXFP8 and NVFP4 need Blackwell's
+  // block-scaled tensor cores.
+  std::string recipe_unsupported(LowPrecisionRecipe r) const;
   bool operator==(const GpuSpec&) const = default;
 };
 

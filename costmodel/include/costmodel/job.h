@@ -2,6 +2,7 @@
 // The execution description: what is trained (TrainingSpec), how it is parallelized (ParallelPlan)
 // and which runtime features are on (RuntimeOptions). A Job bundles them with the model and cluster.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,8 @@ struct TrainingSpec {
   std::int64_t seq_length = 0;
   Precision precision = Precision::bf16;
   std::string optimizer = "adam";
+  // With Precision::fp8: how the GEMMs are quantized (Transformer Engine recipe). Ignored otherwise.
+  LowPrecisionRecipe recipe = LowPrecisionRecipe::delayed;
   bool operator==(const TrainingSpec&) const = default;
 };
 
@@ -64,6 +67,15 @@ enum class Framework {
 };
 const char* to_string(Framework f);
 
+// How context-parallel ranks exchange keys and values (Megatron --cp-comm-type).
+enum class CpCommType {
+  p2p,        // ring of K/V blocks overlapped with attention (default)
+  a2a,        // all-to-all of Q, K, V and O around attention (DeepSpeed-Ulysses style)
+  allgather,  // all-gather of K, V before attention, reduce-scatter of dK, dV after
+};
+const char* to_string(CpCommType t);
+std::optional<CpCommType> cp_comm_type_from_string(const std::string& s);
+
 // Features of the training framework that change the physics, with Megatron-LM (2024+) defaults.
 struct RuntimeOptions {
   Framework framework = Framework::megatron;
@@ -71,6 +83,14 @@ struct RuntimeOptions {
   bool overlap_grad_reduce = true;   // DP grad reduction overlapped with backward
   bool overlap_param_gather = true;  // distributed optimizer / ZeRO-3 param all-gather overlapped
   bool tp_comm_overlap = false;      // Megatron --tp-comm-overlap (userbuffers)
+  // fp8 runs: the model parameters themselves are fp8 tensors (Megatron --fp8-param-gather, TE
+  // Float8Tensor parameters): no bf16 weight beside the fp8 copy, and the distributed optimizer's
+  // parameter all-gather moves 1 byte per parameter.
+  bool fp8_param_gather = false;
+  // Gradients accumulated and reduced in bf16 rather than fp32 (Megatron --grad-reduce-in-bf16,
+  // DistributedDataParallelConfig.grad_reduce_in_fp32 = False): a 2-byte main_grad buffer.
+  bool grad_reduce_in_bf16 = false;
+  CpCommType cp_comm_type = CpCommType::p2p;
   // Backward TP collectives of the column-parallel layers (QKV, fc1) run asynchronously behind
   // their weight-gradient GEMMs (Megatron-LM's async tensor-parallel all-reduce, 2022+, and
   // Megatron-DeepSpeed since its 2023 rebase; with SP the reduce-scatter overlaps the same GEMM).
@@ -131,6 +151,15 @@ const char* to_string(RecomputeGranularity g);
 // Layers of each stage: plan.stage_layers if set, else an even split (earlier stages get the
 // remainder, as Megatron does not; callers validate with check_plan).
 std::vector<int> resolve_stage_layers(const ParallelPlan& plan, int num_layers);
+
+// The layout Megatron-LM runs when `num_layers` does not divide into pp x vpp equal model chunks
+// but does once the embedding and the loss are counted as a layer each
+// (--account-for-embedding-in-pipeline-split, --account-for-loss-in-pipeline-split; Llama 3.1
+// 405B's 126 layers over pp 16 x vpp 4 = 64 chunks of 2): the first stage holds one decoder layer
+// fewer, and the last one too when both are counted (only the loss when one suffices). Empty when
+// the layers divide evenly, or when no such layout exists (then an even split is impossible and
+// the caller reports it).
+std::vector<int> standard_stage_layers(int num_layers, int pp, int vpp);
 
 // Vocabulary rows the framework allocates and multiplies. Megatron-LM and Megatron-DeepSpeed pad
 // the vocabulary to a multiple of runtime.vocab_divisor (--make-vocab-size-divisible-by, default

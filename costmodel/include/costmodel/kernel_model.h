@@ -18,9 +18,15 @@ struct KernelTime {
   double wave_utilization = 1;  // fraction of SM-tile slots doing useful work
 };
 
+// Flash attention's throughput at `keys` keys relative to its throughput at 2048 (see the .cpp).
+double key_loop_factor(double keys);
+
 class KernelModel {
  public:
-  KernelModel(const GpuSpec& gpu, Precision precision, const KernelCoefficients& coeff);
+  // `recipe` picks the tensor-core peak of low-precision GEMMs (fp4 for NVFP4, else fp8); it is
+  // read only with Precision::fp8.
+  KernelModel(const GpuSpec& gpu, Precision precision, const KernelCoefficients& coeff,
+              LowPrecisionRecipe recipe = LowPrecisionRecipe::delayed);
   KernelTime time(const Op& op) const;
   double total_time(const std::vector<Op>& ops) const;
 
@@ -32,7 +38,7 @@ class KernelModel {
  private:
   double peak_flops_;
   double half_peak_flops_;       // bf16/fp16 peak: fp8 training keeps attention and Op::bf16_under_fp8 GEMMs there
-  bool fp8_gemms_;               // GEMMs run in fp8 (at fp8_gemm_factor of the bf16 efficiency)
+  bool fp8_gemms_;               // GEMMs run in fp8/fp4 (at fp8_gemm_factor of the bf16 efficiency)
   double hbm_Bps_;
   int sms_;
   KernelCoefficients c_;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "costmodel/gpu_spec.h"
 #include "costmodel/model_spec.h"
 
 namespace strata {
@@ -18,6 +19,9 @@ struct Op {
   // A GEMM that stays in bf16 when the model trains in fp8: Megatron runs only the Transformer
   // Engine linears of the decoder layers in fp8, not the output layer or the MoE router.
   bool bf16_under_fp8 = false;
+  // Attention only: the kernel's rate grows with the keys each query tile visits (key_loop_factor);
+  // set for the fused attention of Transformer Engine stacks (LayerShape::attention_scales_with_seq).
+  bool key_loop_scaling = false;
   // GEMM shape (per batch entry): C[m,n] += A[m,k] B[k,n]; batch > 1 for batched GEMMs.
   double m = 0, n = 0, k = 0;
   double batch = 1;
@@ -40,6 +44,8 @@ struct LayerShape {
   // The decoder layers' linears run in fp8 through Transformer Engine, which casts each GEMM input
   // (with its transpose) to fp8 in extra memory-bound kernels.
   bool fp8_linears = false;
+  LowPrecisionRecipe recipe = LowPrecisionRecipe::delayed;  // how, when fp8_linears
+  bool attention_scales_with_seq = true;  // sets Op::key_loop_scaling on the flash attention ops
   std::int64_t vocab = 0;  // vocabulary rows incl. framework padding (padded_vocab_size); 0: the model's
 };
 

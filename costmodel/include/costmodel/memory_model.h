@@ -26,6 +26,10 @@ double decoder_params_per_gpu(const Job& job, int layers);
 // Whether the job trains in fp8 through Transformer Engine (Megatron, Megatron-DeepSpeed), whose
 // fp8 weight caches and fp8-saved GEMM inputs change the memory.
 bool te_fp8(const Job& job);
+// Bytes per element of a GEMM input quantized by a recipe, scales included (a saved activation).
+double quantized_input_bytes(LowPrecisionRecipe r);
+// Bytes per parameter of the quantized weight copies Transformer Engine keeps (both directions).
+double quantized_weight_cache_bytes(LowPrecisionRecipe r);
 
 // NCCL communicators a GPU of `stage` uses (each holds its own channel buffers): TP, DP, CP, EP,
 // pipeline neighbours, the tied-embedding group, the model-parallel group, the world group.
@@ -37,8 +41,9 @@ int nccl_communicators(const Job& job, int stage);
 //                  /t for all of it with sequence parallelism, no 5as/h term with flash attention;
 //  selective:      the attention core's s^2 tensors are recomputed (§5): the 5as/h term drops;
 //  full:           only the layer input, 2sbh (/t with SP).
-// In fp8 (te_fp8) the inputs of the QKV, fc1 and fc2 linears are stored as fp8 (1 byte), and the
-// output projection's input gets an fp8 copy beside the bf16 attention output.
+// In fp8 (te_fp8) the inputs of the QKV, fc1 and fc2 linears are stored quantized
+// (quantized_input_bytes: 1 byte in fp8, ~0.56 in NVFP4), and the output projection's input gets a
+// quantized copy beside the bf16 attention output.
 double layer_activation_bytes(const Job& job, RecomputeGranularity g);
 // The same for one kind of layer (MoE or dense MLP, multi-latent attention): MoE layers store the
 // router input, the permuted tokens of the local experts (top_k copies of each token, shared over

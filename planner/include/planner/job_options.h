@@ -22,6 +22,10 @@ struct JobOptions {
   std::optional<std::int64_t> global_batch;
   std::optional<std::int64_t> seq;
   std::string precision;  // empty: bf16
+  std::string fp8_recipe;  // empty: delayed (with --precision fp8)
+  bool fp8_param_gather = false;
+  bool grad_reduce_in_bf16 = false;
+  std::string cp_comm_type;  // empty: p2p
   std::string framework;  // empty: megatron
   std::optional<std::string> calibration_file;
   bool no_flash_attention = false;

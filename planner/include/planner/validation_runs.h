@@ -21,7 +21,28 @@ struct ValidationRun {
   std::string precision_text;
   std::optional<Job> job;      // empty when the record cannot be turned into a job
   std::string error;           // why not
-  bool micro_batch_unknown = false;  // the record gives no micro-batch size: the tool picks the fastest that fits
+  // Plan fields the record leaves null: predict_validation_run completes them with the fastest
+  // memory-feasible choice and records it in `assumptions`.
+  struct Unknown {
+    bool micro_batch = false;
+    bool vpp = false;                // only with pp > 1
+    bool sequence_parallel = false;  // only with tp > 1
+    bool recompute = false;
+    // fp8 runs on Megatron stacks that say nothing of --fp8-param-gather / --grad-reduce-in-bf16.
+    bool fp8_memory_options = false;
+    // Megatron-Core / NeMo stacks (2023+) with tp > 1 that do not say whether --tp-comm-overlap is on.
+    bool tp_comm_overlap = false;
+    bool any() const { return micro_batch || vpp || sequence_parallel || recompute || fp8_memory_options || tp_comm_overlap; }
+    std::string names() const {
+      std::string s;
+      for (auto [on, name] : {std::pair{micro_batch, "micro_batch_size"}, std::pair{vpp, "vpp"},
+                              std::pair{sequence_parallel, "sequence_parallel"}, std::pair{recompute, "recompute"},
+                              std::pair{fp8_memory_options, "fp8 parameter/gradient dtypes"},
+                              std::pair{tp_comm_overlap, "tp_comm_overlap"}})
+        if (on) s += (s.empty() ? "" : ", ") + std::string(name);
+      return s;
+    }
+  } unknown;
   std::vector<std::string> assumptions;
   std::optional<double> measured_tokens_per_sec_per_gpu;
   std::optional<double> measured_iteration_time_s;
@@ -30,8 +51,8 @@ struct ValidationRun {
 
 std::vector<ValidationRun> load_validation_runs(const nlohmann::json& j, const std::string& where, const Catalog& catalog);
 
-// Predicts a run that has a job. A run without a published micro-batch size gets the one a
-// practitioner tuning for throughput would pick: the fastest power-of-two size that fits.
+// Predicts a run that has a job. Plan fields the record leaves out (micro-batch, vpp, sequence
+// parallelism, recompute) get the fastest memory-feasible completion, recorded in run.assumptions.
 Prediction predict_validation_run(ValidationRun& run);
 
 // The runs whose id or source_group contains one of `parts` (all runs when `parts` is empty).
