@@ -95,6 +95,10 @@ std::string check_plan(const Job& job) {
   const std::int64_t per_step = static_cast<std::int64_t>(p.dp) * p.micro_batch_size;
   if (t.global_batch_size % per_step != 0)
     return fmt::format("global batch {} is not divisible by dp*micro_batch = {}*{}", t.global_batch_size, p.dp, p.micro_batch_size);
+  // Each factor is at most 2^40 / 10^6 / 10^6 (job_options.h limits): compare by division, no overflow.
+  if (job.num_micro_batches() > kMaxSimulatedChunks / (static_cast<std::int64_t>(p.pp) * p.vpp))
+    return fmt::format("{} micro-batches x pp*vpp = {} pipeline steps is more than the {} strata simulates", job.num_micro_batches(),
+                       static_cast<std::int64_t>(p.pp) * p.vpp, kMaxSimulatedChunks);
   if (p.pp > m.num_layers) return fmt::format("pp={} exceeds the {} layers", p.pp, m.num_layers);
   if (!p.stage_layers.empty()) {
     if (static_cast<int>(p.stage_layers.size()) != p.pp)

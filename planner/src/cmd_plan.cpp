@@ -27,6 +27,7 @@ struct PlanArgs {
   JobOptions job;
   std::string algorithm = "bottleneck";
   std::string seed = "0";
+  bool seed_given = false, max_trials_given = false;
   int threads = 0;
   int max_trials = 0;
   bool quiet = false;
@@ -62,6 +63,11 @@ SearchOptions search_options(const PlanArgs& a, std::optional<int> launched_gpus
   if (a.algorithm == "bottleneck") o.algorithm = SearchAlgorithm::bottleneck;
   else if (a.algorithm == "exhaustive") o.algorithm = SearchAlgorithm::exhaustive;
   else throw InputError(kCmd, "--search", "expected bottleneck or exhaustive, found \"" + a.algorithm + "\"");
+  // The exhaustive search scores the whole grid without random kicks: a seed or a trial budget
+  // would be ignored.
+  if (o.algorithm == SearchAlgorithm::exhaustive && (a.seed_given || a.max_trials_given))
+    throw InputError(kCmd, a.seed_given ? "--seed" : "--max-trials",
+                     "applies to the bottleneck search; --search exhaustive scores the whole grid and would ignore it");
   o.seed = parse_seed(a.seed);
   if (a.threads < 0) throw InputError(kCmd, "--threads", "expected 0 (OpenMP's default) or a positive thread count, found " + std::to_string(a.threads));
   if (a.threads > available_cores() && !a.quiet)
@@ -107,7 +113,9 @@ void register_plan(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("-o,--output", a->out_file, "Also write the plan JSON to this file (read it back with strata predict --plan)");
   cmd->add_option("--emit-launch", a->launch_dir,
                   "Write DIR/launch.sh: torchrun, environment and Megatron-LM flags of the plan (data and tokenizer left as variables)");
-  cmd->callback([a, &ctx] {
+  cmd->callback([a, cmd, &ctx] {
+    a->seed_given = cmd->count("--seed") > 0;
+    a->max_trials_given = cmd->count("--max-trials") > 0;
     Catalog catalog(Catalog::default_data_dir());
     // With --megatron-args the workload is the launch's, and its own plan is the baseline to beat.
     std::optional<Job> launch;

@@ -64,6 +64,8 @@ void register_validate(CLI::App& app, CommandContext& ctx) {
                   "Calibration JSON (strata calibrate) for the runs on its GPU; the runs it was fitted to are left out of the MAPE");
   cmd->add_option("--only", a->only, "Only the runs whose id or source_group contains this text (repeatable)");
   cmd->callback([a, &ctx] {
+    if (!a->explain.empty() && a->json)
+      throw InputError("command line", "--json", "--explain prints one run's report as text; --json would be ignored");
     Catalog catalog(Catalog::default_data_dir());
     auto runs = select_runs(load_validation_runs(load_json_file(a->runs_file), a->runs_file, catalog), a->only);
     // An empty selection would print an empty table and exit 0: a typo in --only must not pass as a result.

@@ -182,6 +182,14 @@ void run_whatif(const WhatifArgs& a, CommandContext& ctx) {
       group = points.back().group + 1;
     }
   }
+  // Every point is a plan search (up to a few tenths of a second each): a sweep of a million
+  // points would run for days. Far more than any table a person reads.
+  constexpr std::size_t kMaxSweepPoints = 512;
+  if (points.size() > kMaxSweepPoints)
+    throw InputError(kCmd, a.gpus_list.empty() ? "--max-gpus" : "--gpus",
+                     fmt::format("the sweep has {} points (GPU types x counts x batches x sequences x networks); at most {} "
+                                 "are run (each is a plan search): split it into several sweeps",
+                                 points.size(), kMaxSweepPoints));
   // Resolve every group's workload once up front: bad names fail before any search runs.
   std::set<int> seen;
   for (const auto& p : points)

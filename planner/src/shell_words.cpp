@@ -276,6 +276,9 @@ class Lexer {
     if (!assign_name_.empty()) {
       assign(assign_name_, word_.substr(assign_name_.size() + 1));
     } else {
+      if (out_.words.size() >= kMaxWords)
+        throw InputError(where_, "", "more than " + std::to_string(kMaxWords) +
+                                         " words; a launch script or a list of flags has thousands at most");
       out_.words.push_back(word_);
       out_.word_variables.push_back(used_);
       out_.word_line.push_back(line_at(i_));

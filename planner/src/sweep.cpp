@@ -1,12 +1,15 @@
 #include "planner/sweep.h"
 
 #include <algorithm>
+#include <exception>
+#include <new>
 #include <limits>
 #include <map>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
+#include "costmodel/errors.h"
 #include "planner/energy_model.h"
 #include "search/threads.h"
 
@@ -107,7 +110,7 @@ std::vector<SweepRow> run_sweep(const std::vector<SweepPoint>& points, const Wor
 
   const long n = static_cast<long>(points.size());
   std::vector<SweepRow> rows(points.size());
-  std::vector<std::string> errors(points.size());
+  std::vector<std::exception_ptr> errors(points.size());
   std::size_t done = 0;
 #pragma omp parallel for schedule(dynamic) num_threads(search_threads(0))
   for (long i = 0; i < n; ++i) {
@@ -129,8 +132,8 @@ std::vector<SweepRow> run_sweep(const std::vector<SweepPoint>& points, const Wor
       }
       fill_capacity(row, opts);
       row.searched_time_to_train_s = row.time_to_train_s;
-    } catch (const std::exception& e) {
-      errors[i] = e.what();
+    } catch (...) {
+      errors[i] = std::current_exception();  // exceptions must not leave the OpenMP region
     }
 #pragma omp critical(strata_sweep_progress)
     {
@@ -138,9 +141,20 @@ std::vector<SweepRow> run_sweep(const std::vector<SweepPoint>& points, const Wor
       if (progress) progress(done, points.size());
     }
   }
-  for (std::size_t i = 0; i < errors.size(); ++i)
-    if (!errors[i].empty())
-      throw std::runtime_error(fmt::format("search failed at {} x {}: {}", points[i].gpus, points[i].gpu, errors[i]));
+  // The first failure in sweep order: bad input and memory exhaustion keep their kind (exit 1),
+  // anything else is a bug reported with the point it happened at.
+  for (std::size_t i = 0; i < errors.size(); ++i) {
+    if (!errors[i]) continue;
+    try {
+      std::rethrow_exception(errors[i]);
+    } catch (const InputError&) {
+      throw;
+    } catch (const std::bad_alloc&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw std::runtime_error(fmt::format("search failed at {} x {}: {}", points[i].gpus, points[i].gpu, e.what()));
+    }
+  }
 
   // Monotonicity rule (sweep.h): walk each group in ascending GPU count.
   for (const auto& [group, idx] : groups_of(rows)) {

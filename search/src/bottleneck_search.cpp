@@ -204,8 +204,7 @@ BottleneckOutcome bottleneck_search(Evaluator& ev) {
   std::vector<EvalPtr> results(starts.size());
   const int n = static_cast<int>(starts.size());
   const int threads = search_threads(o.threads);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-  for (int i = 0; i < n; ++i) results[i] = climb_from(ev, starts[i], o.seed + static_cast<std::uint64_t>(i), per_start);
+  parallel_for(n, threads, 1, [&](int i) { results[i] = climb_from(ev, starts[i], o.seed + static_cast<std::uint64_t>(i), per_start); });
   for (const EvalPtr& e : results)
     if (e && (!out.best || better(*e, *out.best))) out.best = e;
   return out;

@@ -29,8 +29,7 @@ ExhaustiveOutcome exhaustive_search(Evaluator& ev) {
   // exceeds a plan already predicted). Plans are visited cheapest-bound first; when the next
   // bound exceeds the best time, nothing left can win.
   std::vector<double> bound(grid.size(), 0);
-#pragma omp parallel for schedule(dynamic, 16) num_threads(threads)
-  for (int i = 0; i < n; ++i) bound[i] = ev.time_lower_bound(grid[i]);
+  parallel_for(n, threads, 16, [&](int i) { bound[i] = ev.time_lower_bound(grid[i]); });
   std::vector<int> order(grid.size());
   for (int i = 0; i < n; ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return bound[a] < bound[b]; });
@@ -40,11 +39,10 @@ ExhaustiveOutcome exhaustive_search(Evaluator& ev) {
     const double must_beat = out.best && out.best->feasible ? out.best->time_s : kInf;
     if (bound[order[first]] > must_beat) break;
     const int count = static_cast<int>(std::min(kRound, order.size() - first));
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-    for (int k = 0; k < count; ++k) {
+    parallel_for(count, threads, 1, [&](int k) {
       const int i = order[first + k];
       scored[i] = ev.evaluate(grid[i], must_beat);
-    }
+    });
     // Reduction in grid order within the round; `better` is a total order, so the winner does not
     // depend on threads.
     for (int k = 0; k < count; ++k) {

@@ -357,6 +357,8 @@ TEST_CASE("layer_activation_bytes: MoE layers store the routed token copies") {
   job.runtime.moe_capacity_factor = 1.0;  // drops tokens beyond the mean: no imbalance left
   CHECK(layer_activation_bytes(job, RecomputeGranularity::none, LayerKind{true, false}) == doctest::Approx(moe).epsilon(1e-12));
   CHECK(moe_tokens_per_gpu(job, 4096) == doctest::Approx(4096.0 * 8));
+}
+
 TEST_CASE("fp8 memory: fp8 parameters replace the bf16 weights, bf16 gradient buffers halve the gradients") {
   Job bf16 = test::gpt3_175b_job();
   bf16.cluster = test::catalog().cluster("dgx-h100-ndr");

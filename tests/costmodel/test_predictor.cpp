@@ -535,6 +535,8 @@ TEST_CASE("check_plan: Megatron-Core's expert-parallel rules") {
   CHECK(contains(check_plan(job), "needs vpp > 1"));
   job.plan.vpp = 2;
   CHECK(check_plan(job).empty());
+}
+
 TEST_CASE("context parallelism: --cp-comm-type a2a exposes its all-to-alls, p2p hides its ring behind attention") {
   Job job = test::gpt3_175b_job();
   job.cluster = test::catalog().cluster("dgx-h100-ndr");

@@ -271,6 +271,8 @@ TEST_CASE("MoE and MLA validation records: predicted, and DeepSeek memory within
   REQUIRE(n > 0);
   CHECK(sum / n < 0.10);
 }
+}
+
 namespace {
 
 // The handmade SC21-like record with some fields replaced, read as one run.

@@ -95,7 +95,7 @@ Job build_launch_workload(const JobOptions& o, const Catalog& catalog, std::vect
 inline constexpr std::int64_t kMaxParallelSize = 1'000'000;      // any one of tp, pp, dp, cp, ep, vpp, mbs
 inline constexpr std::int64_t kMaxGpus = 10'000'000;             // tp*pp*dp*cp
 inline constexpr std::int64_t kMaxVirtualStages = 1'000'000;     // pp*vpp
-inline constexpr std::int64_t kMaxScheduledChunks = 1 << 22;     // micro-batches * pp * vpp (simulated ops / 2)
+inline constexpr std::int64_t kMaxScheduledChunks = kMaxSimulatedChunks;  // micro-batches * pp * vpp (simulated ops / 2)
 
 // A request the cost model cannot or must not evaluate, found before any prediction: a size out of
 // the limits above, a global batch not divisible by dp * micro-batch size, stage layer counts that

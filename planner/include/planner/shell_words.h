@@ -27,6 +27,8 @@ struct ScriptWords {
 // Bytes of variable values the reader copies in all (see read_script_words); beyond it the script
 // is refused.
 inline constexpr std::size_t kExpansionBudget = std::size_t{4} << 20;
+// Words a script may have (each costs some hundred bytes of bookkeeping); beyond it it is refused.
+inline constexpr std::size_t kMaxWords = 100'000;
 
 // Handles: backslash-newline continuations; '...' and "..." quoting; # comments; NAME=value and
 // export NAME=value (the value expanded with the variables assigned before it); $NAME, ${NAME},

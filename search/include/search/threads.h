@@ -3,7 +3,29 @@
 // threads (--threads or OMP_NUM_THREADS) would otherwise make OpenMP try to start them all, which
 // ends in a crash; the search result does not depend on the count.
 
+#include <exception>
+#include <mutex>
+
 namespace strata {
+
+// body(i) for i in [0, n) on `threads` OpenMP threads, `chunk` iterations at a time. An exception
+// escaping an OpenMP region ends the process (std::terminate): the first one a body throws
+// (InputError, bad_alloc under a memory limit) is caught and rethrown after the loop instead.
+template <class Body>
+void parallel_for(int n, int threads, int chunk, Body&& body) {
+  std::exception_ptr first;
+  std::mutex mu;
+#pragma omp parallel for schedule(dynamic, chunk) num_threads(threads)
+  for (int i = 0; i < n; ++i) {
+    try {
+      body(i);
+    } catch (...) {
+      std::lock_guard lock(mu);
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
+}
 
 // The cores this process may run on: the CPUs of its affinity mask (what OpenMP's omp_get_num_procs says).
 int available_cores();
