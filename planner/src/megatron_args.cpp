@@ -258,6 +258,8 @@ std::vector<std::string> megatron_args(const Job& job) {
   if (!job.runtime.fused_grad_accumulation) flag(a, "--no-gradient-accumulation-fusion");
   // Megatron-Core picks flash or cuDNN fused attention by default; say so when the plan assumed none.
   if (!job.runtime.flash_attention) opt(a, "--attention-backend", "unfused");
+  if (job.runtime.grad_reduce_in_bf16) flag(a, "--grad-reduce-in-bf16");
+  if (p.cp > 1 && job.runtime.cp_comm_type != CpCommType::p2p) opt(a, "--cp-comm-type", to_string(job.runtime.cp_comm_type));
   if (job.runtime.vocab_divisor != RuntimeOptions::kDefaultVocabDivisor)
     opt(a, "--make-vocab-size-divisible-by", job.runtime.vocab_divisor);
   // Precision.
@@ -265,8 +267,18 @@ std::vector<std::string> megatron_args(const Job& job) {
     case Precision::fp16: flag(a, "--fp16"); break;
     case Precision::bf16: flag(a, "--bf16"); break;
     case Precision::fp8:
+      // Transformer Engine's recipe: fp8 ones through --fp8-recipe (delayed is Megatron's default),
+      // NVFP4 through the fp4 flags (arguments.py; transformer_engine/common/recipe).
       flag(a, "--bf16");
-      opt(a, "--fp8-format", "hybrid");
+      if (job.training.recipe == LowPrecisionRecipe::nvfp4) {
+        opt(a, "--fp4-format", "e2m1");
+        opt(a, "--fp4-recipe", "nvfp4");
+        if (job.runtime.fp8_param_gather) flag(a, "--fp4-param-gather");
+      } else {
+        opt(a, "--fp8-format", "hybrid");
+        opt(a, "--fp8-recipe", to_string(job.training.recipe));
+        if (job.runtime.fp8_param_gather) flag(a, "--fp8-param-gather");
+      }
       break;
     case Precision::fp32:
     case Precision::tf32: break;

@@ -38,7 +38,8 @@ constexpr FlagSpec kFlags[] = {
     {"--moe-router-enable-expert-bias", false}, {"--expert-tensor-parallel-size", true}, {"--moe-expert-capacity-factor", true},
     // Batch and precision.
     {"--seq-length", true}, {"--micro-batch-size", true}, {"--global-batch-size", true}, {"--fp16", false},
-    {"--bf16", false}, {"--fp8-format", true},
+    {"--bf16", false}, {"--fp8-format", true}, {"--fp8-recipe", true}, {"--fp4-format", true}, {"--fp4-recipe", true},
+    {"--fp8-param-gather", false}, {"--fp4-param-gather", false}, {"--grad-reduce-in-bf16", false}, {"--cp-comm-type", true},
     // Parallelism.
     {"--tensor-model-parallel-size", true}, {"--pipeline-model-parallel-size", true}, {"--context-parallel-size", true},
     {"--expert-model-parallel-size", true}, {"--sequence-parallel", false},
@@ -601,6 +602,16 @@ MegatronLaunch read_megatron_launch(const std::string& text, const std::string& 
     const std::string fmt = *f.text("--fp8-format");
     if (fmt != "hybrid" && fmt != "e4m3") throw InputError(where, "--fp8-format", "expected hybrid or e4m3, found \"" + fmt + "\"");
     t.precision = Precision::fp8;
+    const std::string recipe = f.text("--fp8-recipe").value_or("delayed");  // Megatron's default
+    const auto r = recipe_from_string(recipe);
+    if (!r || *r == LowPrecisionRecipe::nvfp4)
+      throw InputError(where, "--fp8-recipe", "expected delayed, tensorwise, blockwise or mxfp8, found \"" + recipe + "\"");
+    t.recipe = *r;
+  } else if (f.has("--fp4-format")) {
+    const std::string recipe = f.text("--fp4-recipe").value_or("nvfp4");
+    if (recipe != "nvfp4") throw InputError(where, "--fp4-recipe", "expected nvfp4, found \"" + recipe + "\"");
+    t.precision = Precision::fp8;  // strata's low-precision GEMM path, with the NVFP4 recipe
+    t.recipe = LowPrecisionRecipe::nvfp4;
   } else if (f.has("--bf16")) {
     t.precision = Precision::bf16;
   } else if (f.has("--fp16")) {
@@ -654,6 +665,13 @@ MegatronLaunch read_megatron_launch(const std::string& text, const std::string& 
   }
   rt.tp_comm_overlap = f.has("--tp-comm-overlap");
   rt.moe_capacity_factor = f.number("--moe-expert-capacity-factor", 0, 1024).value_or(0);
+  rt.fp8_param_gather = f.has("--fp8-param-gather") || f.has("--fp4-param-gather");
+  rt.grad_reduce_in_bf16 = f.has("--grad-reduce-in-bf16");
+  if (auto cp = f.text("--cp-comm-type")) {
+    const auto type = cp_comm_type_from_string(*cp);
+    if (!type) throw InputError(where, "--cp-comm-type", "expected p2p, a2a or allgather, found \"" + *cp + "\"");
+    rt.cp_comm_type = *type;
+  }
   rt.vocab_divisor = static_cast<int>(f.integer("--make-vocab-size-divisible-by", 1, RuntimeOptions::kMaxVocabDivisor)
                                           .value_or(RuntimeOptions::kDefaultVocabDivisor));
   // Megatron-Core with Transformer Engine picks flash or cuDNN fused attention unless told otherwise;

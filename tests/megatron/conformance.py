@@ -119,7 +119,17 @@ def compare(plan, args, config, verdict):
     same("bf16", precision in ("bf16",) or precision.startswith("fp8") or precision.startswith("fp4")
          or precision in ("mxfp8", "nvfp4"), bool(args.bf16))
     same("fp16", precision == "fp16", bool(args.fp16))
-    same("fp8", precision.startswith("fp8") or precision == "mxfp8", args.fp8 is not None)
+    recipe = train.get("fp8_recipe")
+    same("fp8", precision == "fp8" and recipe != "nvfp4", args.fp8 is not None)
+    same("fp4 (NVFP4)", precision == "fp8" and recipe == "nvfp4", args.fp4 is not None)
+    if precision == "fp8" and recipe != "nvfp4":
+        same("fp8 recipe", recipe or "delayed", args.fp8_recipe)
+    rt = plan["runtime"]
+    same("fp8 parameters", bool(rt.get("fp8_param_gather")), bool(args.fp8_param_gather or getattr(args, "fp4_param_gather", False)))
+    same("bf16 gradient reduction", bool(rt.get("grad_reduce_in_bf16")), bool(args.grad_reduce_in_bf16))
+    if par["cp"] > 1:
+        cp_type = args.cp_comm_type if isinstance(args.cp_comm_type, str) else args.cp_comm_type[0]
+        same("context-parallel communication", rt.get("cp_comm_type", "p2p"), cp_type)
 
     # Layers of each (stage, chunk) and what each chunk recomputes.
     chunks = plan.get("stage_chunks") or [[s] for s in plan["stages"]]
