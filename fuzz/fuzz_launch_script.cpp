@@ -1,11 +1,11 @@
-// The launch-script reader itself (planner/shell_words.h): words, variables, arithmetic,
+// The launch-script reader itself (launch/shell_words.h): words, variables, arithmetic,
 // here-documents and the expansion budget. Whatever the script, the reader either throws
 // InputError or returns words and values whose total size stays within the input plus the budget.
 #include <cstdio>
 #include <cstdlib>
 
 #include "fuzz_common.h"
-#include "planner/shell_words.h"
+#include "launch/shell_words.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text = strata::fuzz::as_text(data, size);

@@ -2,7 +2,7 @@
 #include "costmodel/model_spec.h"
 #include "fuzz_common.h"
 #include "planner/job_options.h"
-#include "planner/megatron_import.h"
+#include "launch/megatron_import.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {

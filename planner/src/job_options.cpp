@@ -12,7 +12,7 @@
 #include "costmodel/errors.h"
 #include "costmodel/file_io.h"
 #include "costmodel/json_reader.h"
-#include "planner/megatron_import.h"
+#include "launch/megatron_import.h"
 
 namespace strata {
 

@@ -5,7 +5,7 @@
 
 #include "costmodel/json_reader.h"
 #include "planner/job_options.h"
-#include "planner/megatron_args.h"
+#include "launch/megatron_args.h"
 
 namespace strata {
 

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "costmodel/predictor.h"
-#include "planner/megatron_args.h"
+#include "launch/megatron_args.h"
 #include "planner/report.h"
 
 namespace strata {

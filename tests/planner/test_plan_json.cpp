@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "costmodel/predictor.h"
-#include "planner/megatron_args.h"
+#include "launch/megatron_args.h"
 #include "planner/plan_json.h"
 #include "test_util.h"
 

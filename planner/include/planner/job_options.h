@@ -9,7 +9,7 @@
 
 #include "costmodel/catalog.h"
 #include "costmodel/job.h"
-#include "planner/megatron_import.h"
+#include "launch/megatron_import.h"
 
 namespace strata {
 

@@ -8,7 +8,7 @@
 
 #include "costmodel/job.h"
 #include "costmodel/prediction.h"
-#include "planner/megatron_args.h"
+#include "launch/megatron_args.h"
 
 namespace strata {
 

@@ -1,4 +1,4 @@
-#include "planner/megatron_import.h"
+#include "launch/megatron_import.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "costmodel/errors.h"
-#include "planner/shell_words.h"
+#include "launch/shell_words.h"
 
 namespace strata {
 

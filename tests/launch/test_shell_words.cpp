@@ -2,7 +2,7 @@
 
 #include <random>
 
-#include "planner/shell_words.h"
+#include "launch/shell_words.h"
 #include "test_util.h"
 
 using namespace strata;

@@ -1,4 +1,4 @@
-#include "planner/shell_words.h"
+#include "launch/shell_words.h"
 
 #include <cctype>
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "planner/megatron_args.h"
+#include "launch/megatron_args.h"
 
 #include <algorithm>
 #include <cctype>

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "planner/megatron_args.h"
+#include "launch/megatron_args.h"
 #include "test_util.h"
 
 using namespace strata;

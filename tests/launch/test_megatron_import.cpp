@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "planner/megatron_args.h"
-#include "planner/megatron_import.h"
+#include "launch/megatron_args.h"
+#include "launch/megatron_import.h"
 #include "test_util.h"
 
 using namespace strata;
