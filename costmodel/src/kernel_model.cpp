@@ -81,6 +81,8 @@ KernelTime KernelModel::time(const Op& op) const {
     bool bwd = std::string_view(op.name).ends_with("_bwd");
     eff *= bwd ? c_.attention_bwd_efficiency : c_.attention_fwd_efficiency;
     if (op.key_loop_scaling) eff *= key_loop_factor(op.n);
+    // Whatever the sequence, a kernel runs at most at the tensor cores' peak.
+    eff = std::min(eff, 1.0);
   } else if (fp8) {
     eff *= c_.fp8_gemm_factor;
   }

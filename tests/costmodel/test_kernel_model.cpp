@@ -221,3 +221,23 @@ TEST_CASE("low-precision recipes: NVFP4 GEMMs at the fp4 peak, MXFP8 and NVFP4 o
   CHECK(std::string(to_string(LowPrecisionRecipe::nvfp4)) == "nvfp4");
 }
 }
+
+TEST_SUITE("costmodel") {
+TEST_CASE("KernelModel::time: long-sequence attention never runs faster than the tensor-core peak") {
+  const GpuSpec h100 = test::catalog().gpu("h100-sxm");
+  KernelCoefficients kc;
+  // Coefficients at their most generous: with the key-loop factor at 1M keys the product would be
+  // ~1.45 of peak.
+  kc.gemm_efficiency = 1.0;
+  kc.gemm_k_overhead = 0;
+  kc.attention_fwd_efficiency = 0.9;
+  const KernelModel model(h100, Precision::bf16, kc);
+  Op op = gemm(1 << 20, 1 << 20, 128);
+  op.kind = OpKind::attention;
+  op.name = "flash_attention";
+  op.key_loop_scaling = true;
+  op.bytes = 1e9;  // flash attention keeps the scores on chip: compute-bound
+  const double launch = kc.launch_overhead_us * 1e-6;
+  CHECK(model.time(op).time_s - launch >= op.flops / h100.peak_flops(Precision::bf16) * (1 - 1e-12));
+}
+}
