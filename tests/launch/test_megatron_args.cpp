@@ -56,6 +56,8 @@ TEST_CASE("megatron_args") {
     CHECK(value_of(a, "--normalization") == "RMSNorm");
     CHECK(has(a, "--untie-embeddings-and-output-weights"));
     CHECK(value_of(a, "--position-embedding-type") == "rope");
+    CHECK(value_of(a, "--rotary-base") == "500000");  // Llama 3's rope_theta, not Megatron's 10000
+    CHECK(has(a, "--disable-bias-linear"));
     CHECK(value_of(a, "--attention-dropout") == "0.0");
     CHECK(value_of(a, "--hidden-dropout") == "0.0");
     CHECK(value_of(a, "--ffn-hidden-size") == "28672");
