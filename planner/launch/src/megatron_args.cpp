@@ -315,7 +315,9 @@ LaunchPlan megatron_launch(const Job& job, bool feasible, const std::string& inf
   // (arguments.py validate_args); Megatron-FSDP wants it unset (more than one connection).
   const bool fsdp = p.zero_stage >= 2;
   const int arch = cuda_arch_major(job.cluster.gpu);
-  if ((p.tp > 1 || p.cp > 1) && !fsdp && arch > 0 && arch < 10) l.env.emplace_back("CUDA_DEVICE_MAX_CONNECTIONS", "1");
+  // A GPU of unknown architecture (0: not NVIDIA's) gets it too: Megatron's check asks for it
+  // whenever the device does not report Blackwell or later, and it is harmless where unused.
+  if ((p.tp > 1 || p.cp > 1) && !fsdp && arch < 10) l.env.emplace_back("CUDA_DEVICE_MAX_CONNECTIONS", "1");
   return l;
 }
 
