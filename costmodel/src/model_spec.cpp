@@ -52,6 +52,18 @@ bool one_of(const std::string& v, std::initializer_list<const char*> set) {
 }
 
 // A per-layer 0/1 list (moe_layer_pattern, sliding_window_pattern): num_layers entries of 0 or 1.
+// Multi-latent attention dims, under the same key names in a Hugging Face config.json (top level)
+// and in strata's model JSON ("mla" object).
+MlaSpec read_mla(const JsonReader& r) {
+  MlaSpec a;
+  a.q_lora_rank = r.opt_int("q_lora_rank", 0, kMaxDim).value_or(0);
+  a.kv_lora_rank = r.get_int("kv_lora_rank", 1, kMaxDim);
+  a.qk_nope_head_dim = r.get_int("qk_nope_head_dim", 1, kMaxDim);
+  a.qk_rope_head_dim = r.get_int("qk_rope_head_dim", 1, kMaxDim);
+  a.v_head_dim = r.get_int("v_head_dim", 1, kMaxDim);
+  return a;
+}
+
 std::vector<int> read_pattern(const JsonReader& r, const std::string& key, int num_layers) {
   const json& a = r.raw(key);
   if (!a.is_array() || static_cast<int>(a.size()) != num_layers)
@@ -227,12 +239,7 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
 
   // ---- multi-latent attention (DeepSeek-V2/V3, Kimi-K2) ----
   if (r.has("kv_lora_rank")) {
-    MlaSpec a;
-    a.q_lora_rank = r.opt_int("q_lora_rank", 0, kMaxDim).value_or(0);
-    a.kv_lora_rank = r.get_int("kv_lora_rank", 1, kMaxDim);
-    a.qk_nope_head_dim = r.get_int("qk_nope_head_dim", 1, kMaxDim);
-    a.qk_rope_head_dim = r.get_int("qk_rope_head_dim", 1, kMaxDim);
-    a.v_head_dim = r.get_int("v_head_dim", 1, kMaxDim);
+    const MlaSpec a = read_mla(r);
     m.mla = a;
     m.num_query_groups = m.num_attention_heads;  // MLA up-projects K and V per head
     m.kv_channels = a.qk_nope_head_dim + a.qk_rope_head_dim;
@@ -506,13 +513,7 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
   if (r.has("mla")) {
     JsonReader ar = r.child("mla");
     ar.reject_unknown_keys({"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"});
-    MlaSpec a;
-    a.q_lora_rank = ar.opt_int("q_lora_rank", 0, kMaxDim).value_or(0);
-    a.kv_lora_rank = ar.get_int("kv_lora_rank", 1, kMaxDim);
-    a.qk_nope_head_dim = ar.get_int("qk_nope_head_dim", 1, kMaxDim);
-    a.qk_rope_head_dim = ar.get_int("qk_rope_head_dim", 1, kMaxDim);
-    a.v_head_dim = ar.get_int("v_head_dim", 1, kMaxDim);
-    m.mla = a;
+    m.mla = read_mla(ar);
   }
   if (r.has("moe")) {
     JsonReader mr = r.child("moe");

@@ -39,6 +39,20 @@ std::optional<double> number(const nlohmann::json& r, const char* key) {
   return r[key].get<double>();
 }
 
+// `strata validate --runs FILE --json`, one object per run, keyed by the run's id.
+std::map<std::string, nlohmann::json> validate_by_id(const std::string& file) {
+  auto r = strata::test::run_strata("validate --runs '" + file + "' --json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.out);
+  std::map<std::string, nlohmann::json> predicted;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    nlohmann::json o = nlohmann::json::parse(line);
+    predicted[o.at("id").get<std::string>()] = o;
+  }
+  return predicted;
+}
+
 struct Mape {
   double sum = 0;
   int n = 0;
@@ -63,16 +77,7 @@ TEST_CASE("strata validate: accuracy on the published runs") {
   }
   REQUIRE(records.is_array());
   REQUIRE_FALSE(records.empty());
-
-  auto r = strata::test::run_strata("validate --runs '" + kRunsFile + "' --json");
-  REQUIRE_MESSAGE(r.exit_code == 0, r.out);
-  std::map<std::string, nlohmann::json> predicted;
-  std::istringstream in(r.out);
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty()) continue;
-    nlohmann::json o = nlohmann::json::parse(line);
-    predicted[o.at("id").get<std::string>()] = o;
-  }
+  const std::map<std::string, nlohmann::json> predicted = validate_by_id(kRunsFile);
   REQUIRE(predicted.size() == records.size());
 
   Mape overall, memory;
@@ -151,15 +156,7 @@ TEST_CASE("strata validate: accuracy on today's stacks (modern_runs.json)") {
     records = nlohmann::json::parse(in);
   }
   REQUIRE(records.is_array());
-  auto r = strata::test::run_strata("validate --runs '" + kModernRunsFile + "' --json");
-  REQUIRE_MESSAGE(r.exit_code == 0, r.out);
-  std::map<std::string, nlohmann::json> predicted;
-  std::istringstream in(r.out);
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty()) continue;
-    nlohmann::json o = nlohmann::json::parse(line);
-    predicted[o.at("id").get<std::string>()] = o;
-  }
+  const std::map<std::string, nlohmann::json> predicted = validate_by_id(kModernRunsFile);
   REQUIRE(predicted.size() == records.size());
 
   Mape overall;
