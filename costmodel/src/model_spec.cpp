@@ -468,9 +468,22 @@ void validate_model(const ModelSpec& m, const std::string& where, const std::str
     throw InputError(where, path + "/rotary_percent", "expected a fraction in (0, 1]");
 }
 
+namespace {
+
+// Rotary settings mean nothing without rotary positions, and the writer leaves them out then:
+// one representation per model, so a model reads back equal to itself.
+void forget_unused_rotary(ModelSpec& m) {
+  if (m.position_embedding == PositionEmbedding::rope) return;
+  m.rotary_base = 10000;
+  m.rotary_percent = 1.0;
+}
+
+}  // namespace
+
 ModelSpec model_from_json(const json& j, const std::string& where, const std::string& path) {
   if (looks_like_hf(j)) {
     ModelSpec m = model_from_hf(j, where, path);
+    forget_unused_rotary(m);
     validate_model(m, where, path);
     return m;
   }
@@ -531,6 +544,7 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
     moe.router_bias = mr.opt_bool("router_bias", false);
     m.moe = moe;
   }
+  forget_unused_rotary(m);
   validate_model(m, where, path);
   return m;
 }
