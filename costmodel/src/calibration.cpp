@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "costmodel/gpu_spec.h"
 #include "costmodel/json_reader.h"
 
@@ -38,6 +40,18 @@ Calibration default_calibration(const GpuSpec& gpu) {
   return c;
 }
 
+namespace {
+
+// An optional number within [lo, hi] (0 allowed where lo is 0), else the default.
+double in_range(const JsonReader& k, const char* key, double fallback, double lo, double hi, const char* unit) {
+  if (!k.has(key)) return fallback;
+  const double v = k.get_number(key);
+  if (!(v >= lo && v <= hi)) k.fail(key, fmt::format("expected {}..{} {}", lo, hi, unit));
+  return v;
+}
+
+}  // namespace
+
 Calibration calibration_from_json(const json& j, const std::string& where, const std::string& path) {
   JsonReader r(j, where, path);
   r.reject_unknown_keys({"schema_version", "source", "gpu", "kernel", "comm", "fit", "notes"});
@@ -52,7 +66,9 @@ Calibration calibration_from_json(const json& j, const std::string& where, const
     JsonReader k = r.child("kernel");
     k.reject_unknown_keys({"gemm_efficiency", "attention_fwd_efficiency", "attention_bwd_efficiency",
                            "memory_efficiency", "launch_overhead_us", "gemm_k_overhead", "misaligned_gemm_factor",
-                           "fp8_gemm_factor", "overlap_interference"});
+                           "fp8_gemm_factor", "overlap_interference", "gemm_memory_efficiency", "row_memory_efficiency",
+                           "row_rows_per_sm", "elementwise_alu_efficiency", "dram_overhead_us", "sm_load_bytes_per_clock",
+                           "under_utilized_overhead_us", "attention_fwd_fixed_blocks", "attention_bwd_fixed_blocks"});
     auto& kc = c.kernel;
     kc.gemm_efficiency = k.opt_positive("gemm_efficiency", 1.0).value_or(kc.gemm_efficiency);
     kc.attention_fwd_efficiency = k.opt_positive("attention_fwd_efficiency", 1.5).value_or(kc.attention_fwd_efficiency);
@@ -66,6 +82,15 @@ Calibration calibration_from_json(const json& j, const std::string& where, const
     kc.fp8_gemm_factor = k.opt_positive("fp8_gemm_factor", 1.5).value_or(kc.fp8_gemm_factor);
     kc.overlap_interference = k.has("overlap_interference") ? k.get_number("overlap_interference") : kc.overlap_interference;
     if (kc.overlap_interference < 0 || kc.overlap_interference > 1) k.fail("overlap_interference", "expected 0..1");
+    kc.gemm_memory_efficiency = k.opt_positive("gemm_memory_efficiency", 1.5).value_or(kc.gemm_memory_efficiency);
+    kc.row_memory_efficiency = k.opt_positive("row_memory_efficiency", 1.5).value_or(kc.row_memory_efficiency);
+    kc.row_rows_per_sm = k.opt_positive("row_rows_per_sm", 1e4).value_or(kc.row_rows_per_sm);
+    kc.sm_load_bytes_per_clock = k.opt_positive("sm_load_bytes_per_clock", 1e4).value_or(kc.sm_load_bytes_per_clock);
+    kc.attention_fwd_fixed_blocks = in_range(k, "attention_fwd_fixed_blocks", kc.attention_fwd_fixed_blocks, 0, 1e3, "blocks");
+    kc.attention_bwd_fixed_blocks = in_range(k, "attention_bwd_fixed_blocks", kc.attention_bwd_fixed_blocks, 0, 1e3, "blocks");
+    kc.elementwise_alu_efficiency = in_range(k, "elementwise_alu_efficiency", kc.elementwise_alu_efficiency, 0, 1.5, "(a fraction of the fp32 peak)");
+    kc.dram_overhead_us = in_range(k, "dram_overhead_us", kc.dram_overhead_us, 0, 1e4, "microseconds");
+    kc.under_utilized_overhead_us = in_range(k, "under_utilized_overhead_us", kc.under_utilized_overhead_us, 0, 1e4, "microseconds");
   }
   if (r.has("comm")) {
     JsonReader m = r.child("comm");
@@ -89,7 +114,16 @@ json calibration_to_json(const Calibration& c) {
             {"gemm_k_overhead", c.kernel.gemm_k_overhead},
             {"misaligned_gemm_factor", c.kernel.misaligned_gemm_factor},
             {"fp8_gemm_factor", c.kernel.fp8_gemm_factor},
-            {"overlap_interference", c.kernel.overlap_interference}}},
+            {"overlap_interference", c.kernel.overlap_interference},
+            {"gemm_memory_efficiency", c.kernel.gemm_memory_efficiency},
+            {"row_memory_efficiency", c.kernel.row_memory_efficiency},
+            {"row_rows_per_sm", c.kernel.row_rows_per_sm},
+            {"elementwise_alu_efficiency", c.kernel.elementwise_alu_efficiency},
+            {"dram_overhead_us", c.kernel.dram_overhead_us},
+            {"sm_load_bytes_per_clock", c.kernel.sm_load_bytes_per_clock},
+            {"under_utilized_overhead_us", c.kernel.under_utilized_overhead_us},
+            {"attention_fwd_fixed_blocks", c.kernel.attention_fwd_fixed_blocks},
+            {"attention_bwd_fixed_blocks", c.kernel.attention_bwd_fixed_blocks}}},
           {"comm",
            {{"nvlink_efficiency", c.comm.nvlink_efficiency},
             {"network_efficiency", c.comm.network_efficiency},

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
 namespace strata {
 
@@ -10,15 +11,50 @@ const char* to_string(KernelClass c) {
     case KernelClass::compute_bound: return "compute_bound";
     case KernelClass::dram_bound: return "dram_bound";
     case KernelClass::under_utilized: return "under_utilized";
+    case KernelClass::attention_fwd: return "attention_fwd";
+    case KernelClass::attention_bwd: return "attention_bwd";
   }
   return "?";
 }
+
+const char* to_string(MemoryPattern p) {
+  switch (p) {
+    case MemoryPattern::gemm_operands: return "gemm_operands";
+    case MemoryPattern::elementwise_map: return "elementwise_map";
+    case MemoryPattern::row_reduction: return "row_reduction";
+  }
+  return "?";
+}
+
+MemoryPattern memory_pattern(const Op& op) {
+  if (op.kind != OpKind::elementwise) return MemoryPattern::gemm_operands;
+  const std::string_view name(op.name);
+  if (name.find("norm") != std::string_view::npos || name.find("softmax") != std::string_view::npos)
+    return MemoryPattern::row_reduction;
+  return MemoryPattern::elementwise_map;
+}
+
+namespace {
+
+// An elementwise kernel that moves less than this cannot fill the GPU's memory pipeline.
+constexpr double kSmallElementwiseBytes = 1e6;
+// Bytes per clock one SM's load path delivers from L2: the A100 whitepaper's L2 bandwidth of
+// 5120 B/clk over 108 SMs is ~47 B/clk per SM; 64 B/clk (one L1 cache line per two clocks) is the
+// default until calibrated. With it, ~26 H100 SMs together reach the 3.35 TB/s of HBM3.
+double saturating_sms(const GpuSpec& gpu, const KernelCoefficients& c) {
+  if (gpu.boost_clock_MHz <= 0 || c.sm_load_bytes_per_clock <= 0) return 1;  // unknown: never limits
+  return gpu.hbm_GBps * 1e9 / (c.sm_load_bytes_per_clock * gpu.boost_clock_MHz * 1e6);
+}
+
+}  // namespace
 
 KernelModel::KernelModel(const GpuSpec& gpu, Precision precision, const KernelCoefficients& coeff, LowPrecisionRecipe recipe)
     : peak_flops_(precision == Precision::fp8 ? gpu.low_precision_peak_flops(recipe) : gpu.peak_flops(precision)),
       half_peak_flops_(precision == Precision::fp8 ? gpu.peak_flops(Precision::bf16) : gpu.peak_flops(precision)),
       fp8_gemms_(precision == Precision::fp8 && gpu.low_precision_peak_flops(recipe) > 0),
       hbm_Bps_(gpu.hbm_GBps * 1e9),
+      fp32_flops_(gpu.fp32_tflops * 1e12),
+      saturating_sms_(saturating_sms(gpu, coeff)),
       sms_(gpu.sm_count),
       c_(coeff) {
   if (peak_flops_ <= 0) peak_flops_ = gpu.peak_flops(Precision::fp16);  // caller checks support
@@ -46,52 +82,120 @@ double KernelModel::gemm_utilization(double m, double n, double batch, double* t
   return best;
 }
 
-double key_loop_factor(double keys) {
+double key_loop_factor(double keys, double fixed_blocks) {
   // A flash-attention query tile loads Q, then loops over 128-key blocks (a causal tile visits
   // w = keys/256 of them on average), then rescales and writes O and the log-sum-exp: a fixed cost
-  // of c ~ 5 blocks per tile. Throughput follows w/(w + c) (fitted within 5% to the committed H100
-  // attention-scaling measurements, configs/measurements/README.md, forward and backward, 2k-16k
-  // tokens). Relative to 2048 tokens, the length the attention efficiencies describe.
-  constexpr double kFixedBlocks = 5, kReferenceBlocks = 2048.0 / 256;
+  // of c blocks per tile. Throughput follows w/(w + c) (c ~ 5 fits the committed H100
+  // attention-scaling measurements within 5%, configs/measurements/README.md, forward and
+  // backward, 2k-16k tokens; a calibration fits c per direction). Relative to 2048 tokens, the
+  // length the attention efficiencies describe.
+  constexpr double kReferenceBlocks = 2048.0 / 256;
+  const double c = std::max(fixed_blocks, 0.0);
   const double w = std::max(1.0, keys / 256);
-  return (w / (w + kFixedBlocks)) / (kReferenceBlocks / (kReferenceBlocks + kFixedBlocks));
+  return (w / (w + c)) / (kReferenceBlocks / (kReferenceBlocks + c));
 }
 
-KernelTime KernelModel::time(const Op& op) const {
-  KernelTime kt;
-  const double launch = c_.launch_overhead_us * 1e-6;
-  const double t_mem = op.bytes / (hbm_Bps_ * c_.memory_efficiency);
-  if (op.kind == OpKind::elementwise) {
-    kt.time_s = t_mem + launch;
-    kt.cls = KernelClass::dram_bound;
-    // An elementwise kernel smaller than ~1 MB cannot fill the GPU's memory pipeline.
-    if (op.bytes < 1e6) kt.cls = KernelClass::under_utilized;
-    return kt;
-  }
+KernelClass KernelModel::classify(const Op& op) const {
   double tiles = 1;
-  double util = gemm_utilization(op.m, op.n, op.batch, &tiles);
+  if (op.kind == OpKind::gemm) gemm_utilization(op.m, op.n, op.batch, &tiles);
+  return classify_shape(op, tiles);
+}
+
+KernelClass KernelModel::classify_shape(const Op& op, double tiles) const {
+  if (op.kind == OpKind::attention)
+    return std::string_view(op.name).ends_with("_bwd") ? KernelClass::attention_bwd : KernelClass::attention_fwd;
+  if (op.kind == OpKind::elementwise)
+    return op.bytes < kSmallElementwiseBytes ? KernelClass::under_utilized : KernelClass::dram_bound;
+  // From the problem's tiles, not the launched grid: persistent GEMM kernels (cuBLAS nvjet on
+  // Hopper) launch about one CTA per SM whatever the problem size.
+  if (tiles < sms_) return KernelClass::under_utilized;
+  // Roofline ridge (Williams et al. 2009) at the datasheet rates of the precision the op runs in.
+  if (op.bytes <= 0) return KernelClass::compute_bound;
+  return op.flops / op.bytes >= op_peak_flops(op) / hbm_Bps_ ? KernelClass::compute_bound : KernelClass::dram_bound;
+}
+
+double KernelModel::op_peak_flops(const Op& op) const {
+  const bool fp8 = fp8_gemms_ && op.kind == OpKind::gemm && !op.bf16_under_fp8;
+  return fp8 ? peak_flops_ : half_peak_flops_;
+}
+
+double KernelModel::tensor_core_time(const Op& op, double util) const {
   double eff = c_.gemm_efficiency * util * (op.k / (op.k + c_.gemm_k_overhead));
   // Tensor cores need the contiguous dimensions in multiples of 16 bytes (8 fp16/bf16 elements);
   // otherwise cuBLAS falls back to narrow-alignment kernels at a fraction of the rate (NVIDIA
   // "Matrix Multiplication Background" guide, §4 and its K=8190 vs 8192 comparison). The
   // factor is a default until calibrated.
   if (std::fmod(op.k, 8.0) != 0 || std::fmod(op.n, 8.0) != 0) eff *= c_.misaligned_gemm_factor;
-  const bool fp8 = fp8_gemms_ && op.kind == OpKind::gemm && !op.bf16_under_fp8;
-  if (op.kind == OpKind::attention) {
-    bool bwd = std::string_view(op.name).ends_with("_bwd");
-    eff *= bwd ? c_.attention_bwd_efficiency : c_.attention_fwd_efficiency;
-    if (op.key_loop_scaling) eff *= key_loop_factor(op.n);
-    // Whatever the sequence, a kernel runs at most at the tensor cores' peak.
-    eff = std::min(eff, 1.0);
-  } else if (fp8) {
-    eff *= c_.fp8_gemm_factor;
+  if (fp8_gemms_ && op.kind == OpKind::gemm && !op.bf16_under_fp8) eff *= c_.fp8_gemm_factor;
+  return op.flops / (op_peak_flops(op) * eff);
+}
+
+// Compute-bound: t = launch + flops / (peak * gemm_efficiency * tile/wave utilization * K/(K + k0)).
+double KernelModel::compute_bound_time(const Op& op, double util) const {
+  return c_.launch_overhead_us * 1e-6 + tensor_core_time(op, util);
+}
+
+// DRAM-bound: t = overhead + bytes / (HBM * efficiency of the access pattern * fill) + math, where
+//  - a GEMM below the ridge streams its operands (and cannot beat its tensor-core time);
+//  - a row reduction runs one thread block per row: with fewer rows than row_rows_per_sm per SM
+//    part of the GPU has nothing to load (fill = rows / (SMs * rows per SM), at most 1);
+//  - an elementwise kernel also issues its math on the CUDA cores (erf, exp), which a kernel with
+//    few bytes in flight per thread cannot hide behind its loads (Little's law: bandwidth = bytes
+//    in flight / latency); elementwise_alu_efficiency 0 means fully hidden (vectorized fused kernels).
+double KernelModel::dram_bound_time(const Op& op, double util) const {
+  double t = c_.dram_overhead_us * 1e-6;
+  switch (memory_pattern(op)) {
+    case MemoryPattern::gemm_operands:
+      return t + std::max(op.bytes / (hbm_Bps_ * c_.gemm_memory_efficiency), tensor_core_time(op, util));
+    case MemoryPattern::row_reduction: {
+      double fill = 1;
+      if (op.n > 0 && op.m > 0 && c_.row_rows_per_sm > 0) fill = std::min(1.0, (op.m / op.n) / (sms_ * c_.row_rows_per_sm));
+      t += op.bytes / (hbm_Bps_ * c_.row_memory_efficiency * fill);
+      break;
+    }
+    case MemoryPattern::elementwise_map: t += op.bytes / (hbm_Bps_ * c_.memory_efficiency); break;
   }
-  const double peak = fp8 ? peak_flops_ : half_peak_flops_;
-  const double t_compute = op.flops / (peak * eff);
+  if (c_.elementwise_alu_efficiency > 0 && fp32_flops_ > 0) t += op.flops / (fp32_flops_ * c_.elementwise_alu_efficiency);
+  return t;
+}
+
+// Under-utilized (SEER: an analytical part plus a latency): one partial wave of `tiles` tiles. Its
+// compute is the tensor-core time of that wave; its loads come only from the busy SMs, each of
+// which delivers sm_load_bytes_per_clock, so bandwidth = HBM * min(1, busy SMs / SMs that saturate
+// HBM). Small elementwise kernels are latency plus their bytes at the map bandwidth.
+double KernelModel::under_utilized_time(const Op& op, double util, double tiles) const {
+  const double latency = c_.under_utilized_overhead_us * 1e-6;
+  if (op.kind == OpKind::elementwise) return latency + op.bytes / (hbm_Bps_ * c_.memory_efficiency);
+  const double busy = std::min<double>(tiles, sms_);
+  const double bandwidth = hbm_Bps_ * c_.gemm_memory_efficiency * std::min(1.0, busy / saturating_sms_);
+  return latency + std::max(tensor_core_time(op, util), op.bytes / bandwidth);
+}
+
+// Attention: the tensor-core time at the direction's attention efficiency (FlashAttention-2 runs
+// at ~70% / ~55% of the GEMM rate forward / backward, Dao 2023), times the key-loop factor of
+// long sequences for fused kernels (key_loop_factor); never faster than the tensor-core peak.
+double KernelModel::attention_time(const Op& op, double util, bool backward) const {
+  double eff = c_.gemm_efficiency * util * (op.k / (op.k + c_.gemm_k_overhead));
+  if (std::fmod(op.k, 8.0) != 0 || std::fmod(op.n, 8.0) != 0) eff *= c_.misaligned_gemm_factor;
+  eff *= backward ? c_.attention_bwd_efficiency : c_.attention_fwd_efficiency;
+  if (op.key_loop_scaling) eff *= key_loop_factor(op.n, backward ? c_.attention_bwd_fixed_blocks : c_.attention_fwd_fixed_blocks);
+  eff = std::min(eff, 1.0);
+  return c_.launch_overhead_us * 1e-6 + op.flops / (half_peak_flops_ * eff);
+}
+
+KernelTime KernelModel::time(const Op& op) const {
+  KernelTime kt;
+  double tiles = 1, util = 1;
+  if (op.kind != OpKind::elementwise) util = gemm_utilization(op.m, op.n, op.batch, &tiles);
   kt.wave_utilization = util;
-  kt.time_s = std::max(t_compute, t_mem) + launch;
-  if (tiles < sms_) kt.cls = KernelClass::under_utilized;
-  else kt.cls = t_compute >= t_mem ? KernelClass::compute_bound : KernelClass::dram_bound;
+  kt.cls = classify_shape(op, tiles);
+  switch (kt.cls) {
+    case KernelClass::compute_bound: kt.time_s = compute_bound_time(op, util); break;
+    case KernelClass::dram_bound: kt.time_s = dram_bound_time(op, util); break;
+    case KernelClass::under_utilized: kt.time_s = under_utilized_time(op, util, tiles); break;
+    case KernelClass::attention_fwd: kt.time_s = attention_time(op, util, false); break;
+    case KernelClass::attention_bwd: kt.time_s = attention_time(op, util, true); break;
+  }
   return kt;
 }
 

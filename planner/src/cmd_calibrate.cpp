@@ -28,6 +28,7 @@ struct CalibrateArgs {
   std::string gpu;
   std::string layers;
   bool json = false;
+  bool cross_validate = false;
 };
 
 // The catalog GPU of a profiled device: --gpu, else the driver's name ("NVIDIA H100 80GB HBM3"),
@@ -84,6 +85,11 @@ void register_calibrate(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--layers", a->layers,
                   "Layer-step measurements (scripts/measure_layer_step.py) to compare with the kernel model before/after");
   cmd->add_flag("--json", a->json, "Print the calibration JSON instead of the report");
+  cmd->add_flag("--cross-validate", a->cross_validate,
+                "With --profile: report each kernel class's error on kernels held out of the fit, one model's shapes at a "
+                "time (with --json: {\"classes\": {class: {n, median_pct, p90_pct}}}); writes no calibration")
+      ->needs(profile)
+      ->excludes(cmd->get_option("--output"));
   cmd->callback([a, &ctx] {
     if (!a->steps.empty()) {
       if (!a->layers.empty() || !a->gpu.empty())
@@ -118,6 +124,14 @@ void register_calibrate(CLI::App& app, CommandContext& ctx) {
     // "Before" is what predict uses for this GPU without a calibration: its architecture's defaults,
     // which also stand for the coefficients the profile does not constrain.
     const Calibration base = default_calibration(*gpu);
+    if (a->cross_validate) {
+      if (!a->layers.empty()) throw InputError("command line", "--layers", "does not apply to --cross-validate");
+      const profiler::CrossValidation cv = profiler::cross_validate(samples, *gpu, base);
+      if (a->json) fmt::print("{}\n", profiler::cross_validation_to_json(cv).dump(2));
+      else fmt::print("{}", profiler::cross_validation_report(cv, gpu->name));
+      ctx.exit_code = 0;
+      return;
+    }
     profiler::CalibrationFit fit = profiler::fit_calibration(samples, *gpu, base);
     profiler::fit_comm(collectives, *gpu, fit);
     fit.calibration.source = "strata calibrate: " + measured;

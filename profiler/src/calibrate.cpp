@@ -6,6 +6,8 @@
 #include <map>
 
 #include <Eigen/Dense>
+#include <unsupported/Eigen/LevenbergMarquardt>
+#include <unsupported/Eigen/NumericalDiff>
 #include <fmt/format.h>
 
 namespace strata::profiler {
@@ -28,53 +30,119 @@ double abs_pct(double predicted, double measured) { return std::abs(predicted - 
 
 Precision precision_of(const Sample& s) { return precision_from_string(s.op.precision).value_or(Precision::bf16); }
 
-// The compute term without efficiency: flops / (peak * wave/tile utilization * K-loop factor).
-double compute_feature(const Sample& s, const GpuSpec& gpu, double k_overhead) {
-  const Precision p = precision_of(s);
-  KernelModel km(gpu, p, KernelCoefficients{});
-  double util = 1, kfac = 1;
-  if (s.op.kind != "elementwise") {
-    util = km.gemm_utilization(s.op.m, s.op.n, s.op.batch);
-    kfac = s.op.k / (s.op.k + k_overhead);
-  }
-  double peak = gpu.peak_flops(p);
-  return s.op.flops / (peak * std::max(util, 1e-9) * std::max(kfac, 1e-9));
-}
-
-double memory_feature(const Sample& s, const GpuSpec& gpu) { return s.op.bytes / (gpu.hbm_GBps * 1e9); }
-
 double model_time(const Sample& s, const GpuSpec& gpu, const KernelCoefficients& c) {
   KernelModel km(gpu, precision_of(s), c);
-  Op op = to_costmodel_op(s.op);
-  return km.time(op).time_s;
+  return km.time(to_costmodel_op(s.op)).time_s;
 }
 
-// Weighted sum of squared relative residuals of a linear fit.
-double relative_sse(const std::vector<std::vector<double>>& cols, const std::vector<double>& coef, const std::vector<double>& y) {
-  double sse = 0;
-  for (std::size_t i = 0; i < y.size(); ++i) {
-    double p = 0;
-    for (std::size_t j = 0; j < cols.size(); ++j) p += coef[j] * cols[j][i];
-    double r = (p - y[i]) / y[i];
-    sse += r * r;
+// One fitted coefficient: a KernelCoefficients field, its valid range, and whether the optimizer
+// works on its inverse (a rate whose "off" state is an infinite efficiency, like the ALU term).
+struct Param {
+  const char* name;
+  double KernelCoefficients::*field;
+  double lo, hi;
+  bool inverse = false;
+  // Where the search starts besides the base value: a threshold parameter (a min(1, x/p) fill)
+  // has no gradient on the side where it does not bind, so a few starts find the side that does.
+  std::vector<double> starts = {};
+};
+
+// Relative residuals of the class's model over its samples, for Levenberg-Marquardt on the log of
+// each parameter (so every parameter stays positive).
+struct ClassResiduals : Eigen::DenseFunctor<double> {
+  const std::vector<const Sample*>& samples;
+  const GpuSpec& gpu;
+  KernelCoefficients base;
+  const std::vector<Param>& params;
+  ClassResiduals(const std::vector<const Sample*>& s, const GpuSpec& g, const KernelCoefficients& b, const std::vector<Param>& p)
+      : Eigen::DenseFunctor<double>(static_cast<int>(p.size()), static_cast<int>(s.size())), samples(s), gpu(g), base(b), params(p) {}
+  KernelCoefficients at(const Eigen::VectorXd& x) const {
+    KernelCoefficients c = base;
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      const double v = std::exp(std::clamp(x(static_cast<Eigen::Index>(i)), -40.0, 40.0));
+      c.*params[i].field = params[i].inverse ? 1.0 / v : v;
+    }
+    return c;
   }
-  return sse;
-}
+  int operator()(const Eigen::VectorXd& x, Eigen::VectorXd& fvec) const {
+    const KernelCoefficients c = at(x);
+    for (std::size_t i = 0; i < samples.size(); ++i)
+      fvec(static_cast<Eigen::Index>(i)) = model_time(*samples[i], gpu, c) / samples[i]->time_s - 1.0;
+    return 0;
+  }
+};
 
-ErrorStats fit_errors(const std::vector<std::vector<double>>& cols, const std::vector<double>& coef, const std::vector<double>& y) {
+ErrorStats errors_of(const std::vector<const Sample*>& samples, const GpuSpec& gpu, const KernelCoefficients& c) {
   std::vector<double> e;
-  for (std::size_t i = 0; i < y.size(); ++i) {
-    double p = 0;
-    for (std::size_t j = 0; j < cols.size(); ++j) p += coef[j] * cols[j][i];
-    e.push_back(abs_pct(p, y[i]));
-  }
+  for (const auto* s : samples) e.push_back(abs_pct(model_time(*s, gpu, c), s->time_s));
   return error_stats(e);
 }
 
-std::string class_name(const Sample& s) {
-  if (s.op.kind == "attention") return s.op.name.ends_with("_bwd") ? "attention_bwd" : "attention_fwd";
-  return to_string(s.cls);
+// Fits `params` of `c` on `samples`; out-of-range results are clamped to the range (a note says so).
+ClassFit fit_class(const char* cls, const std::vector<const Sample*>& samples, const GpuSpec& gpu, const std::vector<Param>& params,
+                   KernelCoefficients& c, std::vector<std::string>& notes) {
+  ClassFit f{cls, {}, {}, {}, false};
+  for (const auto& p : params) f.terms.push_back(p.name);
+  if (params.empty() || static_cast<int>(samples.size()) < kMin || samples.size() < params.size()) {
+    for (const auto& p : params) f.coefficients.push_back(c.*p.field);
+    return f;
+  }
+  ClassResiduals functor(samples, gpu, c, params);
+  auto solve = [&](const KernelCoefficients& start) {
+    Eigen::VectorXd x(static_cast<Eigen::Index>(params.size()));
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      double v = start.*params[i].field;
+      if (params[i].inverse) v = std::max(v, 0.1);  // 0 ("off") starts the search at a small term
+      x(static_cast<Eigen::Index>(i)) = std::log(params[i].inverse ? 1.0 / v : std::max(v, 1e-6));
+    }
+    Eigen::NumericalDiff<ClassResiduals> numeric(functor);
+    Eigen::LevenbergMarquardt<Eigen::NumericalDiff<ClassResiduals>> lm(numeric);
+    lm.setMaxfev(400 * static_cast<int>(params.size() + 1));
+    lm.minimize(x);
+    return x;
+  };
+  auto sse = [&](const Eigen::VectorXd& x) {
+    Eigen::VectorXd r(static_cast<Eigen::Index>(samples.size()));
+    functor(x, r);
+    return x.allFinite() && r.allFinite() ? r.squaredNorm() : std::numeric_limits<double>::infinity();
+  };
+  Eigen::VectorXd x = solve(c);
+  for (std::size_t i = 0; i < params.size(); ++i)
+    for (double v : params[i].starts) {
+      KernelCoefficients start = c;
+      start.*params[i].field = v;
+      Eigen::VectorXd y = solve(start);
+      if (sse(y) < sse(x)) x = y;
+    }
+  if (!std::isfinite(sse(x))) {
+    notes.push_back(fmt::format("{}: the fit did not converge; coefficients kept", cls));
+    for (const auto& p : params) f.coefficients.push_back(c.*p.field);
+    return f;
+  }
+  const KernelCoefficients fitted = functor.at(x);
+  for (const auto& p : params) {
+    double v = fitted.*p.field;
+    if (p.inverse && v > p.hi) v = 0;  // the term vanished: the math hides behind the loads
+    if (v < p.lo || v > p.hi) {
+      notes.push_back(fmt::format("{}: the fit gives {} = {:.4g}, outside {}..{}; clamped", cls, p.name, v, p.lo, p.hi));
+      v = std::clamp(v, p.lo, p.hi);
+    }
+    c.*p.field = v;
+    f.coefficients.push_back(v);
+  }
+  f.used = true;
+  f.error = errors_of(samples, gpu, c);
+  return f;
 }
+
+std::vector<const Sample*> of_pattern(const std::vector<const Sample*>& v, MemoryPattern p) {
+  std::vector<const Sample*> out;
+  for (const auto* s : v)
+    if (memory_pattern(to_costmodel_op(s->op)) == p) out.push_back(s);
+  return out;
+}
+
+constexpr const char* kClasses[] = {"compute_bound", "dram_bound", "under_utilized", "attention_fwd", "attention_bwd"};
 
 }  // namespace
 
@@ -86,187 +154,83 @@ ErrorStats error_stats(std::vector<double> e) {
   return s;
 }
 
-std::vector<double> fit_nonnegative(const std::vector<std::vector<double>>& columns, const std::vector<double>& y) {
-  const std::size_t nc = columns.size(), n = y.size();
-  std::vector<double> best(nc, 0.0);
-  if (nc == 0 || n == 0) return best;
-  double best_sse = std::numeric_limits<double>::infinity();
-  // Minimize sum(((A x - y) / y)^2): scale each row by 1/y (relative error, so microsecond kernels
-  // count as much as 100 ms GEMMs). Try every subset of columns; keep the best non-negative one.
-  for (unsigned mask = 1; mask < (1u << nc); ++mask) {
-    std::vector<std::size_t> idx;
-    for (std::size_t j = 0; j < nc; ++j)
-      if (mask & (1u << j)) idx.push_back(j);
-    if (idx.size() > n) continue;
-    Eigen::MatrixXd A(n, idx.size());
-    Eigen::VectorXd b(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      for (std::size_t c = 0; c < idx.size(); ++c) A(i, c) = columns[idx[c]][i] / y[i];
-      b(i) = 1.0;
-    }
-    Eigen::VectorXd x = A.colPivHouseholderQr().solve(b);
-    if (!x.allFinite() || (x.array() < 0).any()) continue;
-    std::vector<double> coef(nc, 0.0);
-    for (std::size_t c = 0; c < idx.size(); ++c) coef[idx[c]] = x(c);
-    double sse = relative_sse(columns, coef, y);
-    if (sse < best_sse - 1e-15) {
-      best_sse = sse;
-      best = coef;
-    }
-  }
-  return best;
-}
-
 CalibrationFit fit_calibration(const std::vector<Sample>& samples, const GpuSpec& gpu, const Calibration& base) {
   CalibrationFit fit;
   fit.calibration = base;
   fit.samples = samples;
   KernelCoefficients& c = fit.calibration.kernel;
+  using K = KernelCoefficients;
 
-  std::vector<const Sample*> compute, dram, under, att_fwd, att_bwd;
-  for (const auto& s : samples) {
-    if (s.op.kind == "attention") (s.op.name.ends_with("_bwd") ? att_bwd : att_fwd).push_back(&s);
-    else if (s.cls == KernelClass::compute_bound) compute.push_back(&s);
-    else if (s.cls == KernelClass::dram_bound) dram.push_back(&s);
-    else under.push_back(&s);
-  }
-  auto times = [](const std::vector<const Sample*>& v) {
-    std::vector<double> t;
-    for (const auto* s : v) t.push_back(s->time_s);
-    return t;
+  std::map<KernelClass, std::vector<const Sample*>> by_class;
+  for (const auto& s : fit.samples) by_class[s.cls].push_back(&s);
+  auto kept = [&](const char* what, std::size_t n, const char* coefficients) {
+    fit.notes.push_back(fmt::format("{} {} samples (< {}): {} kept", n, what, kMin, coefficients));
   };
-  auto ones = [](std::size_t n) { return std::vector<double>(n, 1.0); };
 
-  // Compute-bound: t = a * X_c + c, with the K-loop overhead chosen by grid search. fp8 GEMMs get
-  // their own term (t = a * X_c + a8 * X_c8 + c, fp8_gemm_factor = a / a8) when there are enough
-  // of them and of the others; otherwise they count at the base fp8_gemm_factor.
+  // Compute-bound first: the other classes' tensor-core terms use its efficiency.
+  const auto& compute = by_class[KernelClass::compute_bound];
   const auto n_fp8 = std::count_if(compute.begin(), compute.end(), [](const Sample* s) { return precision_of(*s) == Precision::fp8; });
-  const bool split_fp8 = n_fp8 >= kMin && static_cast<std::int64_t>(compute.size()) - n_fp8 >= kMin;
-  ClassFit cf{"compute_bound", {"flops_term", "intercept_s"}, {0, 0}, {}, false};
-  if (split_fp8) cf = {"compute_bound", {"flops_term", "fp8_flops_term", "intercept_s"}, {0, 0, 0}, {}, false};
-  if (static_cast<int>(compute.size()) >= kMin) {
-    std::vector<double> y = times(compute);
-    double best_sse = std::numeric_limits<double>::infinity();
-    for (double kov : {0.0, 16.0, 32.0, 48.0, 64.0, 96.0, 128.0, 192.0, 256.0, 384.0, 512.0}) {
-      std::vector<double> x, x8;
-      for (const auto* s : compute) {
-        const double f = compute_feature(*s, gpu, kov);
-        const bool fp8 = precision_of(*s) == Precision::fp8;
-        x.push_back(fp8 ? (split_fp8 ? 0.0 : f / c.fp8_gemm_factor) : f);
-        x8.push_back(fp8 ? f : 0.0);
-      }
-      std::vector<std::vector<double>> cols{x, ones(y.size())};
-      if (split_fp8) cols = {x, x8, ones(y.size())};
-      auto coef = fit_nonnegative(cols, y);
-      double sse = relative_sse(cols, coef, y);
-      if (coef[0] > 0 && sse < best_sse) {
-        best_sse = sse;
-        cf.coefficients = coef;
-        cf.error = fit_errors(cols, coef, y);
-        c.gemm_k_overhead = kov;
-      }
-    }
-    if (cf.coefficients[0] > 0) {
-      cf.used = true;
-      double eff = 1.0 / cf.coefficients[0];
-      if (eff > 1.0) fit.notes.push_back(fmt::format("compute-bound fit gives gemm_efficiency {:.3f} > 1; capped at 1", eff));
-      c.gemm_efficiency = std::min(eff, 1.0);
-      if (split_fp8 && cf.coefficients[1] > 0) c.fp8_gemm_factor = std::clamp(cf.coefficients[0] / cf.coefficients[1], 0.05, 1.5);
-    }
-  }
-  if (n_fp8 > 0 && !split_fp8)
+  const bool fit_fp8 = n_fp8 >= kMin && static_cast<std::int64_t>(compute.size()) - n_fp8 >= kMin;
+  std::vector<Param> cp{{"gemm_efficiency", &K::gemm_efficiency, 0.05, 1.0},
+                        {"gemm_k_overhead", &K::gemm_k_overhead, 0, 4096},
+                        {"launch_overhead_us", &K::launch_overhead_us, 0, 1e4}};
+  if (fit_fp8) cp.push_back({"fp8_gemm_factor", &K::fp8_gemm_factor, 0.05, 1.5});
+  fit.classes.push_back(fit_class("compute_bound", compute, gpu, cp, c, fit.notes));
+  if (!fit.classes.back().used) kept("compute-bound", compute.size(), "gemm_efficiency, gemm_k_overhead and launch_overhead_us");
+  if (n_fp8 > 0 && !fit_fp8)
     fit.notes.push_back(fmt::format("{} fp8 compute-bound samples (need {} of them and of the others): fp8_gemm_factor kept", n_fp8, kMin));
-  if (!cf.used) fit.notes.push_back(fmt::format("{} compute-bound samples (< {}): gemm_efficiency and gemm_k_overhead kept", compute.size(), kMin));
-  fit.classes.push_back(cf);
 
-  // DRAM-bound: t = b * X_m + c.
-  ClassFit df{"dram_bound", {"bytes_term", "intercept_s"}, {0, 0}, {}, false};
-  if (static_cast<int>(dram.size()) >= kMin) {
-    std::vector<double> y = times(dram), x;
-    for (const auto* s : dram) x.push_back(memory_feature(*s, gpu));
-    std::vector<std::vector<double>> cols{x, ones(y.size())};
-    df.coefficients = fit_nonnegative(cols, y);
-    df.error = fit_errors(cols, df.coefficients, y);
-    if (df.coefficients[0] > 0) {
-      df.used = true;
-      double eff = 1.0 / df.coefficients[0];
-      if (eff > 1.0) fit.notes.push_back(fmt::format("DRAM-bound fit gives memory_efficiency {:.3f} > 1 (L2 hits?); capped at 1", eff));
-      c.memory_efficiency = std::min(eff, 1.0);
-    }
-  }
-  if (!df.used) fit.notes.push_back(fmt::format("{} DRAM-bound samples (< {}): memory_efficiency kept", dram.size(), kMin));
-  fit.classes.push_back(df);
-
-  // Under-utilized: its own linear model t = a_u X_c + b_u X_m + c_u (reported; its intercept
-  // informs the launch overhead below).
-  ClassFit uf{"under_utilized", {"flops_term", "bytes_term", "intercept_s"}, {0, 0, 0}, {}, false};
-  if (static_cast<int>(under.size()) >= kMin) {
-    std::vector<double> y = times(under), xc, xm;
-    for (const auto* s : under) {
-      xc.push_back(compute_feature(*s, gpu, c.gemm_k_overhead));
-      xm.push_back(memory_feature(*s, gpu));
-    }
-    std::vector<std::vector<double>> cols{xc, xm, ones(y.size())};
-    uf.coefficients = fit_nonnegative(cols, y);
-    uf.error = fit_errors(cols, uf.coefficients, y);
-    uf.used = true;
+  // DRAM-bound: the bandwidth of each access pattern that has samples, the row fill, the math.
+  const auto& dram = by_class[KernelClass::dram_bound];
+  std::vector<Param> dp{{"dram_overhead_us", &K::dram_overhead_us, 0, 1e4}};
+  const auto maps = of_pattern(dram, MemoryPattern::elementwise_map), rows = of_pattern(dram, MemoryPattern::row_reduction),
+             gemms = of_pattern(dram, MemoryPattern::gemm_operands);
+  if (static_cast<int>(maps.size()) >= kMin) dp.push_back({"memory_efficiency", &K::memory_efficiency, 0.01, 1.5});
+  else kept("DRAM-bound elementwise", maps.size(), "memory_efficiency");
+  if (static_cast<int>(gemms.size()) >= kMin) dp.push_back({"gemm_memory_efficiency", &K::gemm_memory_efficiency, 0.01, 1.5});
+  else kept("DRAM-bound GEMM", gemms.size(), "gemm_memory_efficiency");
+  if (static_cast<int>(rows.size()) >= kMin) {
+    dp.push_back({"row_memory_efficiency", &K::row_memory_efficiency, 0.01, 1.5});
+    dp.push_back({"row_rows_per_sm", &K::row_rows_per_sm, 0.01, 1e4, false, {4, 16}});
   } else {
-    fit.notes.push_back(fmt::format("{} under-utilized samples (< {}): no fit for that class", under.size(), kMin));
+    kept("DRAM-bound row-reduction", rows.size(), "row_memory_efficiency and row_rows_per_sm");
   }
-  fit.classes.push_back(uf);
+  if (static_cast<int>(maps.size() + rows.size()) >= kMin)
+    dp.push_back({"elementwise_alu_efficiency", &K::elementwise_alu_efficiency, 0, 1.5, true});
+  fit.classes.push_back(fit_class("dram_bound", dram, gpu, dp, c, fit.notes));
+  if (!fit.classes.back().used) kept("DRAM-bound", dram.size(), "the DRAM-bound coefficients");
 
-  // Launch overhead: the common intercept of the kernel model given the fitted efficiencies,
-  // minimizing the relative error over every non-attention sample: c = sum(r/t^2) / sum(1/t^2).
-  {
-    KernelCoefficients no_launch = c;
-    no_launch.launch_overhead_us = 0;
-    double num = 0, den = 0;
-    int n = 0;
-    for (const auto& s : samples) {
-      if (s.op.kind == "attention") continue;
-      double r = s.time_s - model_time(s, gpu, no_launch);
-      num += r / (s.time_s * s.time_s);
-      den += 1.0 / (s.time_s * s.time_s);
-      ++n;
-    }
-    if (n >= kMin && den > 0) c.launch_overhead_us = std::clamp(num / den * 1e6, 0.0, 1e4);
-    else fit.notes.push_back("too few kernel samples: launch_overhead_us kept");
-  }
+  // Under-utilized: the latency of a partial wave and the per-SM load rate.
+  const auto& under = by_class[KernelClass::under_utilized];
+  std::vector<Param> up{{"under_utilized_overhead_us", &K::under_utilized_overhead_us, 0, 1e4}};
+  const bool under_gemms = std::any_of(under.begin(), under.end(), [](const Sample* s) { return s->op.kind == "gemm"; });
+  if (under_gemms && gpu.boost_clock_MHz > 0) up.push_back({"sm_load_bytes_per_clock", &K::sm_load_bytes_per_clock, 1, 4096, false, {16, 256}});
+  fit.classes.push_back(fit_class("under_utilized", under, gpu, up, c, fit.notes));
+  if (!fit.classes.back().used) kept("under-utilized", under.size(), "under_utilized_overhead_us and sm_load_bytes_per_clock");
 
-  // Attention, relative to GEMMs: t - launch = s * (time at attention efficiency 1), eff = 1/s.
-  auto fit_attention = [&](const std::vector<const Sample*>& v, const char* name, double& eff) {
-    ClassFit af{name, {"time_over_gemm_time"}, {0}, {}, false};
-    if (static_cast<int>(v.size()) >= kMin) {
-      KernelCoefficients ideal = c;
-      ideal.attention_fwd_efficiency = ideal.attention_bwd_efficiency = 1.0;
-      ideal.launch_overhead_us = 0;
-      std::vector<double> x, y;
-      for (const auto* s : v) {
-        x.push_back(model_time(*s, gpu, ideal));
-        y.push_back(std::max(s->time_s - c.launch_overhead_us * 1e-6, 1e-9));
-      }
-      af.coefficients = fit_nonnegative({x}, y);
-      af.error = fit_errors({x}, af.coefficients, y);
-      if (af.coefficients[0] > 0) {
-        af.used = true;
-        eff = std::clamp(1.0 / af.coefficients[0], 0.01, 1.5);
-      }
-    }
-    if (!af.used) fit.notes.push_back(fmt::format("{} {} samples (< {}): {}_efficiency kept", v.size(), name, kMin, name));
-    fit.classes.push_back(af);
-  };
-  fit_attention(att_fwd, "attention_fwd", c.attention_fwd_efficiency);
-  fit_attention(att_bwd, "attention_bwd", c.attention_bwd_efficiency);
+  // Attention, each direction on its own: efficiency and the fixed key blocks of a query tile.
+  const auto& fwd = by_class[KernelClass::attention_fwd];
+  fit.classes.push_back(fit_class("attention_fwd", fwd, gpu,
+                                  {{"attention_fwd_efficiency", &K::attention_fwd_efficiency, 0.01, 1.5},
+                                   {"attention_fwd_fixed_blocks", &K::attention_fwd_fixed_blocks, 0, 1e3}},
+                                  c, fit.notes));
+  if (!fit.classes.back().used) kept("attention_fwd", fwd.size(), "attention_fwd_efficiency");
+  const auto& bwd = by_class[KernelClass::attention_bwd];
+  fit.classes.push_back(fit_class("attention_bwd", bwd, gpu,
+                                  {{"attention_bwd_efficiency", &K::attention_bwd_efficiency, 0.01, 1.5},
+                                   {"attention_bwd_fixed_blocks", &K::attention_bwd_fixed_blocks, 0, 1e3}},
+                                  c, fit.notes));
+  if (!fit.classes.back().used) kept("attention_bwd", bwd.size(), "attention_bwd_efficiency");
 
-  // The kernel model against the profile, before (base) and after (fitted), per measured class.
+  // The kernel model against the profile, before (base) and after (fitted), per class.
   struct PerClass {
     std::vector<double> before, after, flops_fraction, bandwidth_fraction, waves;
   };
   std::map<std::string, PerClass> per;
-  for (const auto& s : samples) {
+  for (const auto& s : fit.samples) {
     double before = abs_pct(model_time(s, gpu, base.kernel), s.time_s);
     double after = abs_pct(model_time(s, gpu, c), s.time_s);
-    for (const std::string& key : {class_name(s), std::string("all")}) {
+    for (const std::string& key : {std::string(to_string(s.cls)), std::string("all")}) {
       auto& p = per[key];
       p.before.push_back(before);
       p.after.push_back(after);
@@ -283,6 +247,71 @@ CalibrationFit fit_calibration(const std::vector<Sample>& samples, const GpuSpec
                               percentile(p.bandwidth_fraction, 0.5), percentile(p.waves, 0.5)});
   }
   return fit;
+}
+
+std::string shape_family(const OpLabel& op) {
+  const auto end = op.source.find(' ');
+  std::string f = op.source.substr(0, end);
+  return f.empty() ? "(unlabelled)" : f;
+}
+
+std::vector<CrossValidationFold> cross_validation_folds(const std::vector<Sample>& samples) {
+  std::map<std::string, CrossValidationFold> folds;
+  for (std::size_t i = 0; i < samples.size(); ++i) folds[shape_family(samples[i].op)].family = shape_family(samples[i].op);
+  for (auto& [family, fold] : folds)
+    for (std::size_t i = 0; i < samples.size(); ++i) (shape_family(samples[i].op) == family ? fold.held_out : fold.fit).push_back(i);
+  std::vector<CrossValidationFold> out;
+  for (auto& [family, fold] : folds) out.push_back(std::move(fold));
+  return out;
+}
+
+CrossValidation cross_validate(const std::vector<Sample>& samples, const GpuSpec& gpu, const Calibration& base) {
+  std::map<std::string, std::vector<double>> in_sample, held_out;
+  const CalibrationFit all = fit_calibration(samples, gpu, base);
+  for (const auto& s : samples) {
+    const double e = abs_pct(model_time(s, gpu, all.calibration.kernel), s.time_s);
+    in_sample[to_string(s.cls)].push_back(e);
+    in_sample["all"].push_back(e);
+  }
+  CrossValidation cv;
+  for (const auto& fold : cross_validation_folds(samples)) {
+    cv.families.push_back(fold.family);
+    std::vector<Sample> fit_set;
+    for (std::size_t i : fold.fit) fit_set.push_back(samples[i]);
+    const KernelCoefficients c = fit_calibration(fit_set, gpu, base).calibration.kernel;
+    for (std::size_t i : fold.held_out) {
+      const double e = abs_pct(model_time(samples[i], gpu, c), samples[i].time_s);
+      held_out[to_string(samples[i].cls)].push_back(e);
+      held_out["all"].push_back(e);
+    }
+  }
+  for (const char* cls : kClasses) cv.classes.push_back({cls, error_stats(in_sample[cls]), error_stats(held_out[cls])});
+  cv.classes.push_back({"all", error_stats(in_sample["all"]), error_stats(held_out["all"])});
+  return cv;
+}
+
+nlohmann::json cross_validation_to_json(const CrossValidation& cv) {
+  auto stats = [](const ErrorStats& e) { return nlohmann::json{{"n", e.count}, {"median_pct", e.median_pct}, {"p90_pct", e.p90_pct}}; };
+  nlohmann::json held = nlohmann::json::object(), in = nlohmann::json::object();
+  for (const auto& c : cv.classes) {
+    held[c.cls] = stats(c.held_out);
+    in[c.cls] = stats(c.in_sample);
+  }
+  return {{"classes", held}, {"in_sample", in}, {"held_out_families", cv.families},
+          {"method", "leave one model's shapes out: fit on the other families' kernels, predict the family's"}};
+}
+
+std::string cross_validation_report(const CrossValidation& cv, const std::string& gpu_name) {
+  std::string out = fmt::format("Kernel model of {}: each class fitted without one model's shapes at a time ({} families), "
+                                "absolute % error\n\n",
+                                gpu_name, cv.families.size());
+  out += fmt::format("{:<16} {:>5}  {:>10} {:>10}  {:>10} {:>10}\n", "class", "n", "in med", "in p90", "held med", "held p90");
+  for (const auto& c : cv.classes)
+    out += fmt::format("{:<16} {:>5}  {:>10.2f} {:>10.2f}  {:>10.2f} {:>10.2f}\n", c.cls, c.held_out.count, c.in_sample.median_pct,
+                       c.in_sample.p90_pct, c.held_out.median_pct, c.held_out.p90_pct);
+  out += "\nheld-out families: ";
+  for (std::size_t i = 0; i < cv.families.size(); ++i) out += (i ? ", " : "") + cv.families[i];
+  return out + "\n";
 }
 
 void fit_comm(const std::vector<CollectiveSample>& samples, const GpuSpec& gpu, CalibrationFit& fit) {
@@ -320,8 +349,8 @@ nlohmann::json calibration_fit_to_json(const CalibrationFit& fit, const std::str
                    {"median_flops_fraction", c.flops_fraction}, {"median_bandwidth_fraction", c.bandwidth_fraction},
                    {"median_waves", c.waves}});
   std::map<std::string, int> counts;
-  for (const auto& s : fit.samples) ++counts[class_name(s)];
-  j["fit"] = {{"method", "per-class non-negative least squares on relative error (Eigen)"},
+  for (const auto& s : fit.samples) ++counts[to_string(s.cls)];
+  j["fit"] = {{"method", "per-class Levenberg-Marquardt on relative error (Eigen), each class on its own samples"},
               {"samples", fit.samples.size()},
               {"samples_per_class", counts},
               {"classes", classes},

@@ -27,12 +27,9 @@ int ctas_per_sm(const KernelRecord& k, const DeviceInfo& dev) {
   return static_cast<int>(std::max<std::int64_t>(1, n));  // it launched, so at least one fits
 }
 
-KernelClass classify(const OpLabel& op, double peak_flops, double hbm_Bps, double waves) {
-  if (waves < 1.0) return KernelClass::under_utilized;
-  if (op.kind == "elementwise") return op.bytes < 1e6 ? KernelClass::under_utilized : KernelClass::dram_bound;
-  // Roofline ridge point (Williams et al. 2009): intensity above peak/bandwidth is compute-bound.
-  if (op.bytes <= 0) return KernelClass::compute_bound;
-  return op.flops / op.bytes >= peak_flops / hbm_Bps ? KernelClass::compute_bound : KernelClass::dram_bound;
+KernelClass classify(const OpLabel& op, const GpuSpec& gpu) {
+  const Precision p = precision_from_string(op.precision).value_or(Precision::bf16);
+  return KernelModel(gpu, p, KernelCoefficients{}).classify(to_costmodel_op(op));
 }
 
 Op to_costmodel_op(const OpLabel& label) {
@@ -45,6 +42,8 @@ Op to_costmodel_op(const OpLabel& label) {
   op.batch = label.batch;
   op.flops = label.flops;
   op.bytes = label.bytes;
+  // Profiled fused attention is flash attention, whose rate grows with the keys per query tile.
+  op.key_loop_scaling = op.kind == OpKind::attention;
   return op;
 }
 
@@ -95,7 +94,7 @@ std::vector<Sample> build_samples(const ProfileDb& profile, const GpuSpec& gpu, 
     s.waves = static_cast<double>(s.ctas) / (static_cast<double>(sms) * s.ctas_per_sm);
     s.flops_fraction = op.flops / s.time_s / peak;
     s.bandwidth_fraction = op.bytes / s.time_s / hbm;
-    s.cls = classify(op, peak, hbm, s.waves);
+    s.cls = classify(op, gpu);
     out.push_back(std::move(s));
   }
   return out;

@@ -57,6 +57,35 @@ TEST_CASE("strata calibrate: fits a profile, writes a calibration that strata pr
   std::filesystem::remove(layers);
 }
 
+TEST_CASE("strata calibrate --cross-validate: each class's error on held-out model families, as text and JSON") {
+  GpuSpec gpu = test::catalog().gpu("h100-sxm");
+  KernelCoefficients truth;
+  truth.gemm_efficiency = 0.6;
+  auto profile = profiler::synthetic_profile(test::catalog(), gpu, truth, profiler::SyntheticOptions{});
+  const std::string prof = temp("strata_cli_cv.profile.json");
+  profiler::save_profile(profile, prof);
+  auto text = test::run_strata("calibrate --profile " + prof + " --gpu h100-sxm --cross-validate");
+  INFO(text.out);
+  REQUIRE(text.exit_code == 0);
+  CHECK(text.out.find("held-out families: ") != std::string::npos);
+  CHECK(text.out.find("under_utilized") != std::string::npos);
+  auto js = test::run_strata("calibrate --profile " + prof + " --gpu h100-sxm --cross-validate --json");
+  REQUIRE(js.exit_code == 0);
+  json j = json::parse(js.out);
+  for (const char* cls : {"compute_bound", "dram_bound", "under_utilized", "attention_fwd", "attention_bwd"}) {
+    INFO(cls);
+    REQUIRE(j["classes"].contains(cls));
+    CHECK(j["classes"][cls]["n"].get<int>() > 0);
+    CHECK(j["classes"][cls]["median_pct"].get<double>() < 5.0);  // 2% noise in the synthetic profile
+    CHECK(j["classes"][cls]["p90_pct"].get<double>() >= j["classes"][cls]["median_pct"].get<double>());
+  }
+  // It fits and reports; it writes no calibration.
+  auto with_output = test::run_strata("calibrate --profile " + prof + " --cross-validate -o " + temp("strata_cli_cv.json"));
+  CHECK(with_output.exit_code != 0);
+  CHECK_FALSE(std::filesystem::exists(temp("strata_cli_cv.json")));
+  std::filesystem::remove(prof);
+}
+
 TEST_CASE("strata calibrate: clear errors for a missing file, an unknown device and a profile without labels") {
   auto r = test::run_strata("calibrate --profile /nonexistent/p.json");
   CHECK(r.exit_code == 1);

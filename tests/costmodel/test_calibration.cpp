@@ -58,6 +58,16 @@ TEST_CASE("calibration_from_json") {
     c.kernel.launch_overhead_us = 0;
     c.kernel.overlap_interference = 0;
     c.comm.half_bandwidth_bytes = 1e6;
+    // Every class's own coefficients (kernel_model.h).
+    c.kernel.gemm_memory_efficiency = 0.77;
+    c.kernel.row_memory_efficiency = 1.1;
+    c.kernel.row_rows_per_sm = 5.5;
+    c.kernel.elementwise_alu_efficiency = 0.09;
+    c.kernel.dram_overhead_us = 0.5;
+    c.kernel.sm_load_bytes_per_clock = 48;
+    c.kernel.under_utilized_overhead_us = 1.7;
+    c.kernel.attention_fwd_fixed_blocks = 7.5;
+    c.kernel.attention_bwd_fixed_blocks = 0;
     CHECK(calibration_from_json(calibration_to_json(c), "cal.json") == c);
   }
   SUBCASE("keys left out keep the documented defaults; source defaults to the file") {
@@ -73,6 +83,10 @@ TEST_CASE("calibration_from_json") {
     CHECK(err(R"({"kernel": {"gemm_efficiency": 1.5}})").find("/kernel/gemm_efficiency") != std::string::npos);
     CHECK(err(R"({"kernel": {"memory_efficiency": -0.8}})").find("/kernel/memory_efficiency") != std::string::npos);
     CHECK(err(R"({"kernel": {"launch_overhead_us": -1}})").find("/kernel/launch_overhead_us: expected 0..10000") != std::string::npos);
+    CHECK(err(R"({"kernel": {"dram_overhead_us": -1}})").find("/kernel/dram_overhead_us: expected 0..10000 microseconds") != std::string::npos);
+    CHECK(err(R"({"kernel": {"elementwise_alu_efficiency": 3}})").find("/kernel/elementwise_alu_efficiency: expected 0..1.5") != std::string::npos);
+    CHECK(err(R"({"kernel": {"attention_fwd_fixed_blocks": -2}})").find("/kernel/attention_fwd_fixed_blocks") != std::string::npos);
+    CHECK(err(R"({"kernel": {"sm_load_bytes_per_clock": 0}})").find("/kernel/sm_load_bytes_per_clock") != std::string::npos);
     CHECK(err(R"({"kernel": {"overlap_interference": 2}})").find("/kernel/overlap_interference: expected 0..1") != std::string::npos);
     CHECK(err(R"({"comm": {"network_efficiency": 0}})").find("/comm/network_efficiency") != std::string::npos);
     CHECK(err(R"({"comm": {"half_bandwidth_bytes": -4}})").find("/comm/half_bandwidth_bytes") != std::string::npos);

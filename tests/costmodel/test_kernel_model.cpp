@@ -182,10 +182,69 @@ TEST_CASE("KernelModel::total_time") {
   CHECK(km.total_time({}) == 0);
 }
 
+TEST_CASE("KernelModel: the class decides the formula; each class's coefficients move only its own kernels") {
+  const GpuSpec h100 = test::catalog().gpu("h100-sxm");
+  Op norm = elementwise(1e9);
+  norm.name = "input_norm";
+  norm.m = 8192.0 * 4096;  // 8192 rows of 4096
+  norm.n = 4096;
+  Op map = elementwise(1e9);
+  Op attn = gemm(4096, 4096, 128, 32);
+  attn.kind = OpKind::attention;
+  attn.name = "flash_attention";
+  attn.key_loop_scaling = true;
+  Op attn_bwd = attn;
+  attn_bwd.name = "flash_attention_bwd";
+  const std::vector<Op> ops{gemm(8192, 8192, 8192), gemm(65536, 8, 8192), map, norm, gemm(512, 512, 4096), elementwise(1e4), attn, attn_bwd};
+  const KernelModel base(h100, Precision::bf16, KernelCoefficients{});
+  const std::vector<KernelClass> classes{KernelClass::compute_bound, KernelClass::dram_bound,     KernelClass::dram_bound,
+                                         KernelClass::dram_bound,    KernelClass::under_utilized, KernelClass::under_utilized,
+                                         KernelClass::attention_fwd, KernelClass::attention_bwd};
+  for (std::size_t i = 0; i < ops.size(); ++i) CHECK(base.classify(ops[i]) == classes[i]);
+  CHECK(memory_pattern(norm) == MemoryPattern::row_reduction);
+  CHECK(memory_pattern(map) == MemoryPattern::elementwise_map);
+  CHECK(memory_pattern(ops[1]) == MemoryPattern::gemm_operands);
+  // Change one class's coefficient: exactly the kernels that class (or pattern) times change.
+  struct Change {
+    const char* what;
+    void (*apply)(KernelCoefficients&);
+    std::vector<bool> moves;  // per op above
+  };
+  const std::vector<Change> changes{
+      {"launch_overhead_us", [](KernelCoefficients& c) { c.launch_overhead_us = 9; }, {1, 0, 0, 0, 0, 0, 1, 1}},
+      {"dram_overhead_us", [](KernelCoefficients& c) { c.dram_overhead_us = 9; }, {0, 1, 1, 1, 0, 0, 0, 0}},
+      {"under_utilized_overhead_us", [](KernelCoefficients& c) { c.under_utilized_overhead_us = 9; }, {0, 0, 0, 0, 1, 1, 0, 0}},
+      {"row_memory_efficiency", [](KernelCoefficients& c) { c.row_memory_efficiency = 0.5; }, {0, 0, 0, 1, 0, 0, 0, 0}},
+      {"gemm_memory_efficiency", [](KernelCoefficients& c) { c.gemm_memory_efficiency = 0.3; }, {0, 1, 0, 0, 1, 0, 0, 0}},
+      {"elementwise_alu_efficiency", [](KernelCoefficients& c) { c.elementwise_alu_efficiency = 0.1; }, {0, 0, 1, 1, 0, 0, 0, 0}},
+      {"attention_fwd_fixed_blocks", [](KernelCoefficients& c) { c.attention_fwd_fixed_blocks = 20; }, {0, 0, 0, 0, 0, 0, 1, 0}},
+      {"attention_bwd_efficiency", [](KernelCoefficients& c) { c.attention_bwd_efficiency = 0.2; }, {0, 0, 0, 0, 0, 0, 0, 1}},
+  };
+  for (const auto& ch : changes) {
+    KernelCoefficients c;
+    ch.apply(c);
+    const KernelModel changed(h100, Precision::bf16, c);
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      INFO(ch.what << " on op " << i << " (" << to_string(classes[i]) << ")");
+      CHECK((changed.time(ops[i]).time_s != base.time(ops[i]).time_s) == ch.moves[i]);
+      CHECK(changed.classify(ops[i]) == classes[i]);  // coefficients never change the class
+    }
+  }
+  // Under-utilized GEMMs load only from their busy SMs: with a tiny per-SM load rate the bytes,
+  // not the tensor cores, set the time.
+  KernelCoefficients slow_sms;
+  slow_sms.sm_load_bytes_per_clock = 1;
+  const Op small = ops[4];
+  CHECK(KernelModel(h100, Precision::bf16, slow_sms).time(small).time_s > 2 * base.time(small).time_s);
+}
+
 TEST_CASE("to_string(KernelClass)") {
   CHECK(std::string(to_string(KernelClass::compute_bound)) == "compute_bound");
   CHECK(std::string(to_string(KernelClass::dram_bound)) == "dram_bound");
   CHECK(std::string(to_string(KernelClass::under_utilized)) == "under_utilized");
+  CHECK(std::string(to_string(KernelClass::attention_fwd)) == "attention_fwd");
+  CHECK(std::string(to_string(KernelClass::attention_bwd)) == "attention_bwd");
+  CHECK(std::string(to_string(MemoryPattern::row_reduction)) == "row_reduction");
 }
 }
 

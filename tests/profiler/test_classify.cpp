@@ -34,17 +34,23 @@ TEST_CASE("ctas_per_sm: the tightest of threads, registers, shared memory and th
   CHECK(ctas_per_sm(kernel(0, 0, 0, 1, 1, 32, 16), h100) == 32);               // block limit
 }
 
-TEST_CASE("classify: under one wave is under-utilized, otherwise the roofline ridge decides") {
-  const double peak = 989.4e12, bw = 3350e9;  // ridge ~295 FLOP/byte
-  OpLabel big = profiler::test::label("fc1", "gemm", 1e12, 1e8);    // 10000 FLOP/B
-  OpLabel thin = profiler::test::label("fc1", "gemm", 1e10, 1e9);   // 10 FLOP/B
+TEST_CASE("classify: from the problem's tiles and the roofline ridge, never from the launched grid") {
+  const GpuSpec h100 = strata::test::catalog().gpu("h100-sxm");  // 132 SMs, ridge ~295 bf16 FLOP/byte
+  // 8192 x 8192 output: 2048 tiles of 256x128, intensity far above the ridge.
+  OpLabel big = profiler::test::gemm_label("fc1", "gemm", 8192, 8192, 8192, 1, 2.0 * 8192 * 8192 * 8192, 3 * 2.0 * 8192 * 8192);
+  // 1024 x 1024 output: 32 tiles of 256x128 (64 of 128x128), fewer than the SMs.
+  OpLabel small = profiler::test::gemm_label("fc1", "gemm", 1024, 1024, 8192, 1, 2.0 * 1024 * 1024 * 8192, 2.0 * (2 * 1024 * 8192 + 1024 * 1024));
+  // 65536 x 8 output (a router): many tiles, 16 FLOP/byte.
+  OpLabel thin = profiler::test::gemm_label("router", "gemm", 65536, 8, 8192, 1, 2.0 * 65536 * 8 * 8192, 2.0 * (65536 * 8192 + 8192 * 8 + 65536 * 8));
   OpLabel norm = profiler::test::label("layernorm", "elementwise", 1e8, 1e8);
   OpLabel tiny = profiler::test::label("layernorm", "elementwise", 1e5, 1e5);
-  CHECK(classify(big, peak, bw, 3.0) == KernelClass::compute_bound);
-  CHECK(classify(big, peak, bw, 0.5) == KernelClass::under_utilized);
-  CHECK(classify(thin, peak, bw, 3.0) == KernelClass::dram_bound);
-  CHECK(classify(norm, peak, bw, 3.0) == KernelClass::dram_bound);
-  CHECK(classify(tiny, peak, bw, 3.0) == KernelClass::under_utilized);
+  OpLabel attn = profiler::test::gemm_label("flash_attention_bwd", "attention", 4096, 4096, 128, 32, 1e12, 1e8);
+  CHECK(classify(big, h100) == KernelClass::compute_bound);
+  CHECK(classify(small, h100) == KernelClass::under_utilized);
+  CHECK(classify(thin, h100) == KernelClass::dram_bound);
+  CHECK(classify(norm, h100) == KernelClass::dram_bound);
+  CHECK(classify(tiny, h100) == KernelClass::under_utilized);
+  CHECK(classify(attn, h100) == KernelClass::attention_bwd);
 }
 
 TEST_CASE("build_samples: kernels of one invocation add up, the sample is the median over invocations") {

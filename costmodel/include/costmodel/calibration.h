@@ -7,10 +7,13 @@
 
 namespace strata {
 
-// SEER-style per-class time model (Lu et al., "SEER", PACT'21 style): a kernel is
-//   compute-bound:   t = flops / (peak * gemm_efficiency * wave_utilization) + launch
-//   DRAM-bound:      t = bytes / (hbm * memory_efficiency) + launch
-//   under-utilized:  t = launch + the larger of the two above (a grid smaller than one wave)
+// Coefficients of KernelModel's per-class models (costmodel/kernel_model.h gives each formula):
+//   compute-bound:  t = launch + flops / (peak * gemm_efficiency * wave_util * K/(K + k_overhead))
+//   DRAM-bound:     t = dram_overhead + bytes / (hbm * efficiency of the access pattern * row fill)
+//                       + elementwise flops / (fp32 peak * elementwise_alu_efficiency)
+//   under-utilized: t = under_utilized_overhead + max(tensor-core time of one partial wave,
+//                       bytes / (hbm * gemm_memory_efficiency * min(1, busy SMs / saturating SMs)))
+//   attention:      the tensor-core time at attention_{fwd,bwd}_efficiency and the key-loop factor
 struct KernelCoefficients {
   // Fraction of dense tensor-core peak a large, well-shaped GEMM reaches (cuBLAS, mixed precision).
   // Default 0.75: A100 fp16 cuBLAS reaches 230-260 of 312 TFLOP/s on large square GEMMs; H100 SXM
@@ -23,7 +26,7 @@ struct KernelCoefficients {
   double attention_bwd_efficiency = 0.55;
   // Fraction of HBM bandwidth that streaming elementwise kernels reach (~80-90% in STREAM-like copies).
   double memory_efficiency = 0.80;
-  // Per-kernel launch + tail overhead in microseconds.
+  // Per-kernel launch + tail overhead in microseconds (compute-bound and attention kernels).
   double launch_overhead_us = 4.0;
   // Relative cost of the k-loop prologue/epilogue: a GEMM with inner dimension K runs at
   // K / (K + gemm_k_overhead) of its tile throughput.
@@ -36,6 +39,28 @@ struct KernelCoefficients {
   // precisions): fp8 reached a median 78% of the 1979 TFLOP/s fp8 peak where bf16 reached 85% of
   // 989, a 1.83x speedup rather than 2x. Used for every GPU with fp8 (a guess beyond Hopper).
   double fp8_gemm_factor = 0.92;
+  // DRAM-bound class. Bandwidth fractions of the other two access patterns (memory_efficiency is
+  // the elementwise maps'): GEMMs below the ridge streaming their operands, and row reductions
+  // (norms, softmax). Defaults: the map's 0.80 until calibrated.
+  double gemm_memory_efficiency = 0.80;
+  double row_memory_efficiency = 0.80;
+  // Rows a row-reduction kernel needs resident per SM to keep every SM loading (one thread block
+  // per row). Default 1: a kernel with fewer rows than SMs leaves SMs idle.
+  double row_rows_per_sm = 1.0;
+  // Rate of elementwise math on the CUDA cores as a fraction of the fp32 peak, for kernels that
+  // cannot hide it behind their loads. Default 0: hidden, as in vectorized fused kernels
+  // (Transformer Engine, apex); a calibration on scalar kernels measures it.
+  double elementwise_alu_efficiency = 0.0;
+  // Fixed cost of a DRAM-bound kernel (launch, ramp-up and drain of the memory pipeline), in us.
+  double dram_overhead_us = 4.0;
+  // Under-utilized class: bytes per clock one SM loads (sets how many SMs saturate HBM; 64, one
+  // 128-byte line every two clocks, is a default) and the fixed latency of a partial wave, in us.
+  double sm_load_bytes_per_clock = 64.0;
+  double under_utilized_overhead_us = 4.0;
+  // Attention class: the fixed cost of a flash-attention query tile in 128-key blocks (load Q,
+  // rescale and write O), forward and backward (key_loop_factor). Default 5 (H100 measurements).
+  double attention_fwd_fixed_blocks = 5.0;
+  double attention_bwd_fixed_blocks = 5.0;
   // Slowdown of compute while overlapped NCCL kernels share its SMs and HBM bandwidth: each second
   // of overlapped communication costs this fraction of a second of compute. A default (NCCL uses
   // ~8-32 of the SMs for its channels).

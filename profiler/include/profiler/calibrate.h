@@ -1,14 +1,16 @@
 #pragma once
-// Fits the kernel model's coefficients to a profile, per SEER class, with weighted (relative-error)
-// non-negative least squares (Eigen):
-//   compute-bound:  t = a * X_c + c        X_c = flops / (peak * wave_util * k/(k + k_overhead))
-//   DRAM-bound:     t = b * X_m + c        X_m = bytes / hbm_bandwidth
-//   under-utilized: t = a_u * X_c + b_u * X_m + c_u   (its own linear model)
-//   attention:      t - launch = s * X_c  (fwd and bwd separately)
-// and maps them onto KernelCoefficients: gemm_efficiency = 1/a, memory_efficiency = 1/b,
-// launch_overhead_us = the relative-error-weighted mean residual of all samples given a and b
-// (the common intercept), attention_{fwd,bwd}_efficiency = a / s, gemm_k_overhead by a grid search
-// minimizing the compute-bound error. A class with fewer than kMinSamples keeps the default.
+// Fits the coefficients of each SEER class's kernel model (costmodel/kernel_model.h) to a
+// profile: every sample is timed by the model its class chooses, and that class's coefficients
+// are fitted on that class's samples alone, by Levenberg-Marquardt on the relative error (Eigen,
+// log-parameters so they stay positive):
+//   compute-bound:  gemm_efficiency, gemm_k_overhead, launch_overhead_us (+ fp8_gemm_factor when
+//                   there are fp8 GEMMs and others);
+//   DRAM-bound:     the bandwidth fraction of each access pattern that has samples, row_rows_per_sm,
+//                   elementwise_alu_efficiency, dram_overhead_us;
+//   under-utilized: under_utilized_overhead_us, sm_load_bytes_per_clock;
+//   attention:      attention_{fwd,bwd}_efficiency and _fixed_blocks, each direction on its own.
+// A class (or pattern) with fewer than kMinSamples keeps the base coefficients and says so.
+// cross_validate holds out one model's shapes at a time: the honest error of each class.
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,7 +32,7 @@ ErrorStats error_stats(std::vector<double> abs_pct_errors);
 
 struct ClassFit {
   std::string cls;                 // "compute_bound", "dram_bound", "under_utilized", "attention_fwd", ...
-  std::vector<std::string> terms;  // names of the coefficients ("flops_term", "bytes_term", "intercept_s")
+  std::vector<std::string> terms;  // the KernelCoefficients fields fitted for this class
   std::vector<double> coefficients;
   ErrorStats error;                // of this class's own fit on its samples
   bool used = false;               // enough samples to fit
@@ -70,9 +72,28 @@ nlohmann::json calibration_fit_to_json(const CalibrationFit& fit, const std::str
 // Human-readable report: classes, fits, errors before/after.
 std::string calibration_report(const CalibrationFit& fit, const std::string& gpu_name);
 
-// Relative-error weighted least squares with non-negative coefficients (all subsets of the
-// columns are tried; for the handful of columns used here that is exact). Returns the
-// coefficients (0 for dropped columns).
-std::vector<double> fit_nonnegative(const std::vector<std::vector<double>>& columns, const std::vector<double>& y);
+// Leave-one-shape-family-out cross-validation: a sample's family is the model its shapes came
+// from (the first word of OpLabel::source, "llama3-70b tp=8 seq=8192 fwd" -> "llama3-70b"). For
+// each family, the coefficients are fitted on the other families' samples and the family's own
+// samples are predicted; in-sample errors come from one fit on everything.
+std::string shape_family(const OpLabel& op);
+struct CrossValidationFold {
+  std::string family;
+  std::vector<std::size_t> fit, held_out;  // indices into the samples
+};
+std::vector<CrossValidationFold> cross_validation_folds(const std::vector<Sample>& samples);
+struct CrossValidation {
+  struct ClassErrors {
+    std::string cls;
+    ErrorStats in_sample, held_out;
+  };
+  std::vector<ClassErrors> classes;  // compute_bound, dram_bound, under_utilized, attention_fwd, attention_bwd, all
+  std::vector<std::string> families;
+};
+CrossValidation cross_validate(const std::vector<Sample>& samples, const GpuSpec& gpu, const Calibration& base);
+// {"classes": {"compute_bound": {"n", "median_pct", "p90_pct"}, ...}} (held-out errors), with the
+// in-sample errors under "in_sample" and the families under "held_out_families".
+nlohmann::json cross_validation_to_json(const CrossValidation& cv);
+std::string cross_validation_report(const CrossValidation& cv, const std::string& gpu_name);
 
 }  // namespace strata::profiler

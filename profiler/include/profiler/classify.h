@@ -1,14 +1,11 @@
 #pragma once
 // From records to samples, and each sample's SEER class. A sample is one op of the profile (the
 // kernels of one invocation summed; the median over its repetitions), which is what the kernel
-// model predicts. Classification (Lu et al., "SEER", PACT'21 style):
-//   under-utilized: the grid fills less than one wave of the GPU (CTAs < SMs x CTAs-per-SM from
-//                   the kernel's registers, shared memory and threads), or a memory-bound op moves
-//                   under 1 MB (cannot fill the memory pipeline; costmodel's KernelModel rule);
-//   compute-bound:  arithmetic intensity (FLOPs / DRAM byte) at or above the ridge point
-//                   peak FLOP/s / HBM bandwidth of the GPU at the op's precision;
-//   DRAM-bound:     otherwise.
-// The achieved fractions of peak FLOP/s and of HBM bandwidth are reported with each sample.
+// model predicts. Its class is the one costmodel's KernelModel gives the op (from the problem's
+// tiles and the roofline ridge, see kernel_model.h), so a calibration fits each class's model on
+// the kernels that model will time. The launched grid is not used to classify: persistent GEMM
+// kernels (cuBLAS nvjet on Hopper) launch about one CTA per SM whatever the problem; the measured
+// waves are reported with each sample, with the achieved fractions of peak FLOP/s and bandwidth.
 #include <string>
 #include <vector>
 
@@ -36,7 +33,8 @@ struct Sample {
 // CTAs of a kernel that fit on one SM of `dev` (threads, registers, shared memory, block limits).
 int ctas_per_sm(const KernelRecord& k, const DeviceInfo& dev);
 
-KernelClass classify(const OpLabel& op, double peak_flops, double hbm_Bps, double waves);
+// The kernel model's class of a profiled op on `gpu` at the op's precision.
+KernelClass classify(const OpLabel& op, const GpuSpec& gpu);
 
 // Samples of every labelled kernel op (gemm / attention / elementwise) of the profile. Memory
 // copies and collectives are left out (they are not kernel-model ops). `dev` gives the SM limits;
