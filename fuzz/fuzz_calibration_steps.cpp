@@ -1,8 +1,8 @@
 // `strata calibrate --steps FILE`: measured training steps in the runs format, the fit of one
 // kernel-throughput factor, and the calibration it writes, which must read back (as predict will).
+#include "cli/step_calibration.h"
+#include "formats/validation_runs.h"
 #include "fuzz_common.h"
-#include "planner/step_calibration.h"
-#include "planner/validation_runs.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {

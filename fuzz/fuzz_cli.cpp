@@ -10,8 +10,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/commands.h"
 #include "fuzz_common.h"
-#include "planner/commands.h"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   // Subcommands print reports to stdout: discard them (libFuzzer reports on stderr).

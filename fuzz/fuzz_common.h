@@ -11,7 +11,7 @@
 #include "costmodel/errors.h"
 #include "costmodel/json_reader.h"
 #include "costmodel/predictor.h"
-#include "planner/plan_json.h"
+#include "formats/plan_json.h"
 
 namespace strata::fuzz {
 

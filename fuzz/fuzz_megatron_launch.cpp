@@ -1,7 +1,7 @@
 // Megatron-LM launch reader (strata predict/plan --megatron-args): shell words, flags, layouts.
 #include "costmodel/model_spec.h"
 #include "fuzz_common.h"
-#include "planner/job_options.h"
+#include "formats/plan_input.h"
 #include "launch/megatron_import.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -1,6 +1,6 @@
 // Published-run records (`strata validate --runs`), then the prediction of every run it accepted.
+#include "formats/validation_runs.h"
 #include "fuzz_common.h"
-#include "planner/validation_runs.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {

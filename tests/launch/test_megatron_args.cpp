@@ -34,7 +34,7 @@ Job llama3_70b_job() {
 
 }  // namespace
 
-TEST_SUITE("planner") {
+TEST_SUITE("launch") {
 TEST_CASE("megatron_args") {
   SUBCASE("golden: the SC21 GPT-3 175B plan, spelled as Megatron-LM's arguments.py spells it") {
     // tp8 pp16 dp8, SP, selective recompute, distributed optimizer, bf16; GPT-3 is MHA with GELU,
@@ -249,7 +249,7 @@ TEST_CASE("megatron_args: uneven stages, as Megatron-LM spells them") {
 }
 }
 
-TEST_SUITE("planner") {
+TEST_SUITE("launch") {
 TEST_CASE("megatron_launch: environment, torchrun shape and refusals") {
   Job job = test::gpt3_175b_job();  // tp8 pp16 dp8 on DGX A100 nodes of 8
   SUBCASE("tensor parallelism before Blackwell needs CUDA_DEVICE_MAX_CONNECTIONS=1") {

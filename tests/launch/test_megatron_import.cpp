@@ -59,7 +59,7 @@ void check_round_trip(const Job& job) {
 
 }  // namespace
 
-TEST_SUITE("planner") {
+TEST_SUITE("launch") {
 TEST_CASE("megatron_import") {
   SUBCASE("round trip: every plan strata prints as Megatron flags reads back as the same job") {
     Job gpt3 = test::gpt3_175b_job();

@@ -16,7 +16,7 @@ Words words_of(const std::string& text) { return read_script_words(text).words; 
 
 }  // namespace
 
-TEST_SUITE("planner") {
+TEST_SUITE("launch") {
 TEST_CASE("shell_words") {
   SUBCASE("line continuations, quotes and comments") {
     CHECK(words_of("torchrun --a 1 \\\n    --b \"x y\" --c 'z $A' # --d 2\n--e") ==

@@ -1,6 +1,6 @@
 #pragma once
 // Entry points of the CUDA part (strata_profiler_cuda, built only with the CUDA toolkit and CUPTI;
-// planner compiles its calls under STRATA_HAS_CUPTI). No CUDA type appears here.
+// planner/cli compiles its calls under STRATA_HAS_CUPTI). No CUDA type appears here.
 #include <string>
 #include <vector>
 

@@ -1,0 +1,414 @@
+#include "cli/job_options.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <numeric>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "costmodel/errors.h"
+#include "costmodel/file_io.h"
+#include "costmodel/json_reader.h"
+#include "launch/megatron_import.h"
+
+namespace strata {
+
+namespace {
+
+constexpr const char* kCmd = "command line";
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+}  // namespace
+
+void add_workload_options(CLI::App& app, JobOptions& o) {
+  app.add_option("--model", o.model, "Model name (strata list models) or path to a model JSON / Hugging Face config.json");
+  app.add_option("--gpu", o.gpu, "GPU name (strata list gpus) or path to a GPU JSON");
+  app.add_option("--cluster", o.cluster, "Cluster preset (strata list clusters) or path to a cluster JSON");
+  app.add_option("--gpus", o.gpus, "Total number of GPUs");
+  app.add_option("--gpus-per-node", o.gpus_per_node, "GPUs per node (NVLink domain size), overrides the cluster's");
+  app.add_option("--global-batch", o.global_batch, "Global batch size in sequences");
+  app.add_option("--seq", o.seq, "Sequence length in tokens (default: the model's max_seq_length)");
+  app.add_option("--precision", o.precision, "fp32 | tf32 | fp16 | bf16 | fp8 (default bf16)");
+  app.add_option("--fp8-recipe", o.fp8_recipe,
+                 "With --precision fp8: delayed | tensorwise | blockwise | mxfp8 | nvfp4 (Transformer Engine recipe; default delayed)");
+  app.add_flag("--fp8-param-gather", o.fp8_param_gather, "fp8 parameters, no bf16 weight copy (Megatron --fp8-param-gather)");
+  app.add_flag("--grad-reduce-in-bf16", o.grad_reduce_in_bf16, "bf16 gradient buffer and reduction (Megatron --grad-reduce-in-bf16)");
+  app.add_option("--cp-comm-type", o.cp_comm_type, "p2p | a2a | allgather: how context-parallel ranks exchange K/V (Megatron --cp-comm-type; default p2p)");
+  app.add_option("--framework", o.framework, "megatron | deepspeed | fsdp (default megatron)");
+  app.add_option("--calibration", o.calibration_file, "Calibration JSON from `strata calibrate` (default: configs/calibration/<gpu>.json if present)");
+  app.add_flag("--no-flash-attention", o.no_flash_attention, "Unfused attention (materialized s x s scores)");
+  app.add_flag("--tp-comm-overlap", o.tp_comm_overlap, "Overlap TP communication with GEMMs (Megatron --tp-comm-overlap)");
+  app.add_flag("--no-overlap-grad-reduce", o.no_overlap_grad_reduce, "Do not overlap DP gradient reduction with backward");
+  app.add_flag("--no-overlap-param-gather", o.no_overlap_param_gather,
+               "Do not overlap the distributed optimizer's parameter all-gather with the next forward");
+  app.add_flag("--no-async-tp-allreduce", o.no_async_tp_allreduce,
+               "Backward TP all-reduces block instead of overlapping the weight-gradient GEMMs (Megatron-LM before 2022)");
+  app.add_flag("--no-grad-accumulation-fusion", o.no_grad_accumulation_fusion,
+               "Weight gradients are added to the accumulation buffer by a separate pass per micro-batch (Megatron without "
+               "--gradient-accumulation-fusion, plain PyTorch)");
+  app.add_option("--make-vocab-size-divisible-by", o.vocab_divisor,
+                 "Pad the vocabulary to a multiple of this times tp, as Megatron does (default 128; 1: no padding; ignored by fsdp)");
+  app.add_option("--memory-reserve", o.memory_reserve_GiB, "GiB of GPU memory to keep free beyond the modelled buffers and fragmentation (default 2)");
+  app.add_option("--step-overhead", o.step_overhead_s,
+                 "Seconds of host-side work per training step outside the modelled GPU work: optimizer dispatch, host syncs, logging, data loading (default 0.1, a guess; measure it for your stack)");
+  app.add_option("--moe-load-imbalance", o.moe_load_imbalance,
+                 "MoE: routed tokens of the busiest expert-parallel rank over the mean (1 = balanced, e.g. force-balanced "
+                 "benchmarks; default 1.2, a guess for auxiliary-loss balanced routing)");
+  app.add_option("--moe-capacity-factor", o.moe_capacity_factor,
+                 "MoE: expert capacity factor, tokens beyond it are dropped (Megatron --moe-expert-capacity-factor; default 0 = dropless)");
+  app.add_flag("--moe-a2a-overlap", o.moe_a2a_overlap, "MoE: the expert-parallel all-to-all overlaps computation (Megatron --overlap-moe-expert-parallel-comm)");
+  app.add_flag("--moe-token-dedup", o.moe_token_dedup,
+               "MoE: DeepEP/HybridEP dispatch, each token crosses the network once per destination node (Megatron --moe-flex-dispatcher-backend)");
+}
+
+void add_megatron_option(CLI::App& app, JobOptions& o) {
+  app.add_option("--megatron-args", o.megatron_args,
+                 "Megatron-LM launch (a pretrain_gpt.py command line, a shell script that builds one, or a file of flags; - reads stdin): "
+                 "the model, batch, plan and runtime features come from it; give the hardware with --cluster/--gpu and --gpus");
+}
+
+void add_plan_options(CLI::App& app, JobOptions& o) {
+  app.add_option("--tp", o.tp, "Tensor-parallel size");
+  app.add_option("--pp", o.pp, "Pipeline-parallel size");
+  app.add_option("--dp", o.dp, "Data-parallel size (default: gpus / (tp*pp*cp))");
+  app.add_option("--cp", o.cp, "Context-parallel size");
+  app.add_option("--ep", o.ep, "Expert-parallel size (MoE)");
+  app.add_option("--etp", o.etp, "Expert-tensor-parallel size (MoE; default 1: experts not split)");
+  app.add_option("--vpp", o.vpp, "Virtual pipeline chunks per rank (interleaved 1F1B)");
+  app.add_option("--mbs", o.mbs, "Micro-batch size");
+  app.add_flag("--sp", o.sp, "Sequence parallelism");
+  app.add_option("--recompute", o.recompute, "none | selective | full");
+  app.add_option("--recompute-layers", o.recompute_layers, "With --recompute full: layers recomputed per stage (default all)");
+  app.add_flag("--dist-opt", o.dist_opt, "Megatron distributed optimizer");
+  app.add_option("--zero", o.zero, "ZeRO stage 0..3");
+  app.add_option("--stage-layers", o.stage_layers, "Comma-separated layers per pipeline stage (uneven split)");
+}
+
+CalibrationFile load_calibration_file(const std::string& path, const Catalog& catalog) {
+  CalibrationFile f;
+  f.json = load_json_file(path);
+  f.calibration = calibration_from_json(f.json, path);
+  if (auto it = f.json.find("gpu"); it != f.json.end() && it->is_string()) {
+    try {
+      f.gpu = catalog.gpu(it->get<std::string>()).name;
+    } catch (const InputError&) {
+      throw InputError(path, "/gpu", "unknown gpu \"" + it->get<std::string>() + "\" (see `strata list gpus`)");
+    }
+  }
+  return f;
+}
+
+namespace {
+
+// Cluster (from --cluster, else a preset for --gpu), its overrides, calibration and the host-side
+// figures: the part of a job every way of describing the workload shares.
+void apply_hardware_options(const JobOptions& o, const Catalog& catalog, Job& job) {
+  if (!o.cluster.empty()) {
+    job.cluster = catalog.cluster(o.cluster);
+    if (!o.gpu.empty()) {
+      GpuSpec g = catalog.gpu(o.gpu);
+      if (g.name != job.cluster.gpu.name)
+        throw InputError(kCmd, "--gpu", "\"" + o.gpu + "\" differs from the GPU of cluster " + job.cluster.name + " (" +
+                                           job.cluster.gpu.name + "); give one of --gpu or --cluster");
+    }
+  } else if (!o.gpu.empty()) {
+    GpuSpec g = catalog.gpu(o.gpu);
+    job.cluster = default_cluster_for(g);
+    for (const auto& e : catalog.list("clusters")) {
+      ClusterSpec c = catalog.cluster(e.path);
+      if (c.gpu.name == g.name) {
+        job.cluster = c;
+        job.cluster.gpu = g;  // a GPU file given by path keeps its own figures
+        break;
+      }
+    }
+  } else {
+    throw InputError(kCmd, "--gpu", "give --gpu NAME or --cluster NAME");
+  }
+  if (o.gpus_per_node) {
+    if (*o.gpus_per_node < 1 || *o.gpus_per_node > 100000) throw InputError(kCmd, "--gpus-per-node", "expected 1..100000");
+    job.cluster.gpus_per_node = *o.gpus_per_node;
+  }
+  if (!std::isfinite(o.memory_reserve_GiB) || o.memory_reserve_GiB < 0 || o.memory_reserve_GiB >= job.cluster.gpu.memory_GiB)
+    throw InputError(kCmd, "--memory-reserve", "expected 0 <= GiB < the GPU's memory");
+  job.runtime.memory_reserve_GiB = o.memory_reserve_GiB;
+  if (!(o.step_overhead_s >= 0 && o.step_overhead_s <= RuntimeOptions::kMaxStepOverheadS))
+    throw InputError(kCmd, "--step-overhead", "expected 0..3600 seconds");
+  job.runtime.step_overhead_s = o.step_overhead_s;
+  if (!(o.moe_load_imbalance >= 1 && o.moe_load_imbalance <= 64))
+    throw InputError(kCmd, "--moe-load-imbalance", "expected a factor from 1 (balanced) to 64");
+  job.runtime.moe_load_imbalance = o.moe_load_imbalance;
+  if (!(o.moe_capacity_factor >= 0 && o.moe_capacity_factor <= 1024))
+    throw InputError(kCmd, "--moe-capacity-factor", "expected 0 (dropless) or a capacity factor up to 1024");
+  job.runtime.moe_capacity_factor = o.moe_capacity_factor;
+  job.runtime.moe_a2a_overlap = o.moe_a2a_overlap;
+  job.runtime.moe_token_dedup = o.moe_token_dedup;
+  if (o.calibration_file) {
+    CalibrationFile f = load_calibration_file(*o.calibration_file, catalog);
+    // Figures measured on one GPU say nothing about another.
+    if (!f.gpu.empty() && f.gpu != job.cluster.gpu.name)
+      throw InputError(*o.calibration_file, "/gpu",
+                       "calibrated on " + f.gpu + ", but the job runs on " + job.cluster.gpu.name +
+                           "; calibrate each GPU type separately (or sweep only " + f.gpu + ")");
+    job.calibration = std::move(f.calibration);
+  } else {
+    job.calibration = catalog.calibration_or_default(job.cluster.gpu);
+  }
+  if (o.gpus && (*o.gpus < 1 || *o.gpus > kMaxGpus))
+    throw InputError(kCmd, "--gpus", "expected 1..10,000,000 GPUs, found " + std::to_string(*o.gpus));
+}
+
+}  // namespace
+
+Job build_workload(const JobOptions& o, const Catalog& catalog) {
+  Job job;
+  if (o.model.empty()) throw InputError(kCmd, "--model", "give --model NAME or a path to a model JSON / config.json");
+  job.model = catalog.model(o.model);
+  const std::string precision = o.precision.empty() ? "bf16" : o.precision;
+  auto prec = precision_from_string(lower(precision));
+  if (!prec) throw InputError(kCmd, "--precision", "expected fp32, tf32, fp16, bf16 or fp8, found \"" + o.precision + "\"");
+  job.training.precision = *prec;
+  if (!o.fp8_recipe.empty()) {
+    auto recipe = recipe_from_string(lower(o.fp8_recipe));
+    if (!recipe) throw InputError(kCmd, "--fp8-recipe", "expected delayed, tensorwise, blockwise, mxfp8 or nvfp4, found \"" + o.fp8_recipe + "\"");
+    if (job.training.precision != Precision::fp8) throw InputError(kCmd, "--fp8-recipe", "needs --precision fp8");
+    job.training.recipe = *recipe;
+  }
+  job.runtime.fp8_param_gather = o.fp8_param_gather;
+  job.runtime.grad_reduce_in_bf16 = o.grad_reduce_in_bf16;
+  if (!o.cp_comm_type.empty()) {
+    auto cp = cp_comm_type_from_string(lower(o.cp_comm_type));
+    if (!cp) throw InputError(kCmd, "--cp-comm-type", "expected p2p, a2a or allgather, found \"" + o.cp_comm_type + "\"");
+    job.runtime.cp_comm_type = *cp;
+  }
+  if (!o.global_batch || *o.global_batch < 1 || *o.global_batch > (std::int64_t{1} << 40))
+    throw InputError(kCmd, "--global-batch", "expected a positive number of sequences");
+  job.training.global_batch_size = *o.global_batch;
+  job.training.seq_length = o.seq.value_or(job.model.max_seq_length);
+  if (job.training.seq_length < 1 || job.training.seq_length > (std::int64_t{1} << 24))
+    throw InputError(kCmd, "--seq", "expected a sequence length between 1 and 16M tokens");
+  auto fw = parse_framework(o.framework.empty() ? "megatron" : o.framework);
+  if (!fw) throw InputError(kCmd, "--framework", "expected megatron, deepspeed or fsdp, found \"" + o.framework + "\"");
+  job.runtime.framework = *fw;
+  job.runtime.flash_attention = !o.no_flash_attention;
+  job.runtime.tp_comm_overlap = o.tp_comm_overlap;
+  job.runtime.async_tp_allreduce = !o.no_async_tp_allreduce;
+  job.runtime.overlap_grad_reduce = !o.no_overlap_grad_reduce;
+  job.runtime.overlap_param_gather = !o.no_overlap_param_gather;
+  job.runtime.fused_grad_accumulation = !o.no_grad_accumulation_fusion;
+  // Megatron-LM refuses this combination (arguments.py validate_args), so no prediction credits it.
+  if (job.runtime.framework == Framework::megatron && job.runtime.overlap_param_gather && !job.runtime.overlap_grad_reduce)
+    throw InputError(kCmd, "--no-overlap-grad-reduce",
+                     "Megatron-LM overlaps the parameter all-gather only together with the gradient reduce-scatter "
+                     "('Must use --overlap-param-gather with --overlap-grad-reduce'): add --no-overlap-param-gather");
+  const int divisor = o.vocab_divisor.value_or(RuntimeOptions::kDefaultVocabDivisor);
+  if (divisor < 1 || divisor > RuntimeOptions::kMaxVocabDivisor)
+    throw InputError(kCmd, "--make-vocab-size-divisible-by", "expected 1.." + std::to_string(RuntimeOptions::kMaxVocabDivisor));
+  job.runtime.vocab_divisor = divisor;
+  apply_hardware_options(o, catalog, job);
+  return job;
+}
+
+namespace {
+
+// `path` "-" reads standard input (a launch piped in); otherwise a regular file (file_io.h).
+std::string read_text_file(const std::string& path, const char* flag) {
+  std::error_code ec;
+  if (path != "-" && !std::filesystem::exists(path, ec) && !std::filesystem::is_symlink(path, ec))
+    throw InputError(kCmd, flag, "cannot read \"" + path + "\": no such file");
+  return read_input_file(path, kMaxScriptInputBytes, "a launch script or a list of flags", flag, /*allow_stdin=*/true);
+}
+
+}  // namespace
+
+MegatronLaunch read_launch_file(const JobOptions& o, const Catalog& catalog) {
+  const std::string& file = o.megatron_args;
+  // The launch decides these; a flag beside it would silently disagree with the file.
+  const std::pair<bool, const char*> decided_by_launch[] = {
+      {o.global_batch.has_value(), "--global-batch"}, {o.seq.has_value(), "--seq"}, {!o.precision.empty(), "--precision"}, {!o.fp8_recipe.empty(), "--fp8-recipe"},
+      {o.fp8_param_gather, "--fp8-param-gather"}, {o.grad_reduce_in_bf16, "--grad-reduce-in-bf16"},
+      {!o.cp_comm_type.empty(), "--cp-comm-type"},
+      {!o.framework.empty(), "--framework"}, {o.no_flash_attention, "--no-flash-attention"},
+      {o.tp_comm_overlap, "--tp-comm-overlap"}, {o.no_async_tp_allreduce, "--no-async-tp-allreduce"},
+      {o.no_overlap_grad_reduce, "--no-overlap-grad-reduce"}, {o.no_overlap_param_gather, "--no-overlap-param-gather"}, {o.no_grad_accumulation_fusion, "--no-grad-accumulation-fusion"},
+      {o.vocab_divisor.has_value(), "--make-vocab-size-divisible-by"}, {o.tp.has_value(), "--tp"}, {o.pp.has_value(), "--pp"},
+      {o.dp.has_value(), "--dp"}, {o.cp.has_value(), "--cp"}, {o.ep.has_value(), "--ep"}, {o.etp.has_value(), "--etp"}, {o.vpp.has_value(), "--vpp"},
+      {o.mbs.has_value(), "--mbs"}, {o.sp, "--sp"}, {!o.recompute.empty(), "--recompute"},
+      {o.recompute_layers.has_value(), "--recompute-layers"}, {o.dist_opt, "--dist-opt"}, {o.zero != 0, "--zero"},
+      {!o.stage_layers.empty(), "--stage-layers"}};
+  for (const auto& [given, flag] : decided_by_launch)
+    if (given) throw InputError(kCmd, flag, "is set by the launch in --megatron-args " + file + "; change it there");
+
+  std::optional<ModelSpec> base;
+  if (!o.model.empty()) base = catalog.model(o.model);
+  MegatronLaunch launch = read_megatron_launch(read_text_file(file, "--megatron-args"), file, base ? &*base : nullptr);
+  validate_model(launch.model, file);
+  return launch;
+}
+
+Job launch_workload(const MegatronLaunch& launch, const JobOptions& o, const Catalog& catalog) {
+  Job job;
+  job.model = launch.model;
+  job.training = launch.training;
+  job.plan = launch.plan;
+  job.runtime = launch.runtime;
+  apply_hardware_options(o, catalog, job);
+  return job;
+}
+
+namespace {
+
+// `launch_plan_ok` null: a launch plan that does not fit the world size is an error. Otherwise it
+// receives whether the plan is valid there, and the reason goes to the notes (plan searches the
+// workload on GPU counts the launch's own plan may not divide).
+Job build_job_from_megatron(const JobOptions& o, const Catalog& catalog, std::vector<std::string>* notes, bool* launch_plan_ok) {
+  const std::string& file = o.megatron_args;
+  const MegatronLaunch launch = read_launch_file(o, catalog);
+  Job job = launch_workload(launch, o, catalog);
+  std::vector<std::string> said = launch.notes;
+
+  // The world size: --gpus, else torchrun's nodes x processes per node.
+  const std::optional<std::int64_t> launched =
+      launch.nnodes && launch.nproc_per_node ? std::optional<std::int64_t>(std::int64_t{*launch.nnodes} * *launch.nproc_per_node) : std::nullopt;
+  std::int64_t world = 0;
+  if (o.gpus) {
+    world = *o.gpus;
+    if (launched && *launched != world)
+      said.push_back(fmt::format("--gpus {} given; the launch's torchrun starts {}", world, *launched));
+  } else if (launched) {
+    world = *launched;
+    said.push_back(fmt::format("{} GPUs from torchrun --nnodes {} x --nproc-per-node {}", world, *launch.nnodes, *launch.nproc_per_node));
+  } else {
+    throw InputError(kCmd, "--gpus", "give --gpus: the launch in " + file +
+                                         " does not say how many GPUs run it (torchrun --nnodes and --nproc-per-node as numbers)");
+  }
+  if (world > kMaxGpus) throw InputError(kCmd, "--gpus", "expected at most 10,000,000 GPUs");
+  ParallelPlan& p = job.plan;
+  const std::int64_t mp = std::int64_t{p.tp} * p.pp * p.cp;
+  std::optional<InputError> plan_error;
+  if (world % mp != 0) {
+    plan_error = InputError(o.gpus ? kCmd : file, o.gpus ? "--gpus" : "--nnodes",
+                            std::to_string(world) + " GPUs are not divisible by tensor x pipeline x context parallel = " + std::to_string(mp));
+    p.dp = 1;
+  } else {
+    p.dp = static_cast<int>(world / mp);
+  }
+  if (job.training.global_batch_size == 0) {
+    if (plan_error) throw *plan_error;  // Megatron's default batch needs the launch's dp
+    job.training.global_batch_size = std::int64_t{p.micro_batch_size} * p.dp;
+    said.push_back(fmt::format("no --global-batch-size: Megatron's default, micro-batch size x data-parallel size = {}",
+                               job.training.global_batch_size));
+  }
+  if (!plan_error)
+    if (auto problem = check_plan_input(job))
+      plan_error = InputError(problem->field == "gpus" && o.gpus ? kCmd : file,
+                              problem->field == "gpus" && o.gpus ? "--gpus" : megatron_flag_for(problem->field), problem->what);
+  // Without --gpus the world is the launch's own: a plan that does not divide it is the launch's error.
+  if (plan_error && (!launch_plan_ok || !o.gpus)) throw *plan_error;
+  if (launch_plan_ok) {
+    *launch_plan_ok = !plan_error;
+    if (plan_error) said.push_back(std::string("the launch's own plan does not run on these GPUs: ") + plan_error->what());
+  }
+  if (notes) *notes = said;
+  return job;
+}
+
+}  // namespace
+
+Job build_launch_workload(const JobOptions& o, const Catalog& catalog, std::vector<std::string>& notes, bool& launch_plan_ok) {
+  return build_job_from_megatron(o, catalog, &notes, &launch_plan_ok);
+}
+
+Job build_job(const JobOptions& o, const Catalog& catalog, std::vector<std::string>* notes) {
+  if (!o.megatron_args.empty()) return build_job_from_megatron(o, catalog, notes, nullptr);
+  Job job = build_workload(o, catalog);
+  ParallelPlan& p = job.plan;
+  auto positive = [](const std::optional<int>& v, const char* flag, int fallback) {
+    if (!v) return fallback;
+    if (*v < 1 || *v > kMaxParallelSize)
+      throw InputError(kCmd, flag, "expected a positive integer up to 1,000,000, found " + std::to_string(*v));
+    return *v;
+  };
+  p.tp = positive(o.tp, "--tp", 1);
+  p.pp = positive(o.pp, "--pp", 1);
+  p.cp = positive(o.cp, "--cp", 1);
+  p.ep = positive(o.ep, "--ep", 1);
+  p.etp = positive(o.etp, "--etp", 1);
+  p.vpp = positive(o.vpp, "--vpp", 1);
+  p.micro_batch_size = positive(o.mbs, "--mbs", 1);
+  const std::int64_t mp = static_cast<std::int64_t>(p.tp) * p.pp * p.cp;
+  if (o.dp) {
+    p.dp = positive(o.dp, "--dp", 1);
+    if (o.gpus && mp * p.dp != *o.gpus)
+      throw InputError(kCmd, "--gpus", "tp*pp*dp*cp = " + std::to_string(mp * p.dp) + " but --gpus is " + std::to_string(*o.gpus));
+  } else if (o.gpus) {
+    if (*o.gpus % mp != 0)
+      throw InputError(kCmd, "--gpus", std::to_string(*o.gpus) + " GPUs are not divisible by tp*pp*cp = " + std::to_string(mp));
+    p.dp = static_cast<int>(*o.gpus / mp);
+  } else {
+    throw InputError(kCmd, "--gpus", "give --gpus (or --dp)");
+  }
+  p.sequence_parallel = o.sp;
+  auto rc = parse_recompute(o.recompute.empty() ? "none" : o.recompute);
+  if (!rc) throw InputError(kCmd, "--recompute", "expected none, selective or full, found \"" + o.recompute + "\"");
+  p.recompute.granularity = *rc;
+  if (o.recompute_layers) {
+    if (*rc != RecomputeGranularity::full) throw InputError(kCmd, "--recompute-layers", "only applies with --recompute full");
+    if (*o.recompute_layers < 1) throw InputError(kCmd, "--recompute-layers", "expected a positive layer count");
+    p.recompute.num_layers = *o.recompute_layers;
+  }
+  p.distributed_optimizer = o.dist_opt;
+  if (o.zero < 0 || o.zero > 3) throw InputError(kCmd, "--zero", "expected 0, 1, 2 or 3");
+  p.zero_stage = o.zero;
+  // Megatron-LM's ZeRO-1 is its distributed optimizer: one spelling for one plan.
+  if (job.runtime.framework == Framework::megatron && p.zero_stage == 1 && !p.distributed_optimizer) {
+    p.zero_stage = 0;
+    p.distributed_optimizer = true;
+  }
+  if (job.runtime.framework == Framework::megatron && job.runtime.tp_comm_overlap && p.tp > 1 && !p.sequence_parallel)
+    throw InputError(kCmd, "--tp-comm-overlap",
+                     "Megatron-LM overlaps tensor-parallel communication with the GEMMs only under sequence parallelism "
+                     "('Tensor parallel communication/GEMM overlap can happen only when sequence parallelism is enabled'): add --sp");
+  if (!o.stage_layers.empty()) {
+    std::stringstream ss(o.stage_layers);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+      try {
+        std::size_t used = 0;
+        int v = std::stoi(item, &used);
+        if (used != item.size() || v < 1 || v > kMaxParallelSize) throw std::invalid_argument(item);
+        p.stage_layers.push_back(v);
+      } catch (const std::exception&) {
+        throw InputError(kCmd, "--stage-layers", "expected comma-separated positive layer counts, found \"" + item + "\"");
+      }
+      if (static_cast<std::int64_t>(p.stage_layers.size()) > p.pp)
+        throw InputError(kCmd, "--stage-layers", "more layer counts than --pp " + std::to_string(p.pp));
+    }
+    if (o.stage_layers.back() == ',')
+      throw InputError(kCmd, "--stage-layers", "expected comma-separated positive layer counts, found a trailing comma");
+  } else if (p.pp >= 1 && p.pp <= kMaxParallelSize && p.vpp >= 1 && p.vpp <= kMaxParallelSize) {
+    // Layers that do not divide into pp x vpp chunks: Megatron's layout with the embedding and
+    // the loss counted as layers, where one exists.
+    p.stage_layers = standard_stage_layers(job.model.num_layers, p.pp, p.vpp);
+  }
+  if (auto problem = check_plan_input(job)) {
+    static const std::pair<const char*, const char*> flags[] = {
+        {"tp", "--tp"}, {"pp", "--pp"}, {"dp", "--dp"}, {"cp", "--cp"}, {"ep", "--ep"}, {"etp", "--etp"}, {"vpp", "--vpp"},
+        {"micro_batch_size", "--mbs"}, {"gpus", "--gpus"}, {"global_batch_size", "--global-batch"},
+        {"stages", "--stage-layers"}, {"recompute_layers", "--recompute-layers"}, {"zero_stage", "--zero"}};
+    std::string flag = problem->field;
+    for (const auto& [field, f] : flags)
+      if (problem->field == field) flag = f;
+    throw InputError(kCmd, flag, problem->what);
+  }
+  return job;
+}
+
+}  // namespace strata

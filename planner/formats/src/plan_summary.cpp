@@ -1,0 +1,27 @@
+#include "formats/plan_summary.h"
+
+#include <fmt/format.h>
+
+namespace strata {
+
+std::string plan_summary(const ParallelPlan& p) {
+  std::string s = fmt::format("tp={} pp={} dp={}", p.tp, p.pp, p.dp);
+  if (p.cp > 1) s += fmt::format(" cp={}", p.cp);
+  if (p.ep > 1) s += fmt::format(" ep={}", p.ep);
+  if (p.etp > 1) s += fmt::format(" etp={}", p.etp);
+  if (p.sequence_parallel) s += " sp";
+  if (p.vpp > 1) s += fmt::format(" vpp={}", p.vpp);
+  s += fmt::format(" mbs={} recompute={}", p.micro_batch_size, to_string(p.recompute.granularity));
+  if (p.recompute.granularity == RecomputeGranularity::full && p.recompute.num_layers >= 0)
+    s += fmt::format("({} layers/stage)", p.recompute.num_layers);
+  if (p.distributed_optimizer) s += " dist-opt";
+  if (p.zero_stage > 0) s += fmt::format(" zero={}", p.zero_stage);
+  if (!p.stage_layers.empty()) {
+    s += " stages=[";
+    for (std::size_t i = 0; i < p.stage_layers.size(); ++i) s += fmt::format("{}{}", i ? "," : "", p.stage_layers[i]);
+    s += "]";
+  }
+  return s;
+}
+
+}  // namespace strata

@@ -1,0 +1,583 @@
+#include "formats/validation_runs.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <optional>
+#include <regex>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "costmodel/errors.h"
+#include "costmodel/json_reader.h"
+#include "costmodel/predictor.h"
+#include "formats/plan_input.h"
+
+namespace strata {
+
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+bool contains(const std::string& hay, const std::string& needle) { return lower(hay).find(lower(needle)) != std::string::npos; }
+
+std::string text_of(const nlohmann::json& r, const char* key) {
+  auto it = r.find(key);
+  return (it != r.end() && it->is_string()) ? it->get<std::string>() : std::string();
+}
+
+std::optional<double> number_of(const nlohmann::json& r, const char* key) {
+  auto it = r.find(key);
+  if (it == r.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+
+// Plausible ranges of measured figures. Far wider than any real run, but a step of 1e300 s or a
+// millionth of a token per second is a typo or a unit error, and fitting a calibration to it (or
+// scoring a prediction against it) would only spread the error.
+struct MeasuredRange {
+  double lo, hi;
+  const char* unit;
+};
+constexpr MeasuredRange kIterationTimeRange{1e-4, 1e5, "seconds (a training step of 0.1 ms to about a day)"};
+constexpr MeasuredRange kTokensRange{1e-3, 1e8, "tokens/s per GPU"};
+constexpr MeasuredRange kMemoryRange{1e-3, 1e4, "GB per GPU"};
+
+// A measured figure: absent or null when not published, else a finite number within `range`.
+std::optional<double> measured(const nlohmann::json& r, const char* key, const std::string& where, const MeasuredRange& range) {
+  auto it = r.find(key);
+  if (it == r.end() || it->is_null()) return std::nullopt;
+  if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() <= 0)
+    throw InputError(where, "/" + std::string(key), "expected a positive number or null, found " + it->dump());
+  const double v = it->get<double>();
+  if (v < range.lo || v > range.hi)
+    throw InputError(where, "/" + std::string(key),
+                     fmt::format("expected {:g}..{:g} {}, found {}", range.lo, range.hi, range.unit, it->dump()));
+  return v;
+}
+
+// A count or rate read out of free text: digits only, within [lo, hi], else the record is rejected.
+double number_in_text(const std::string& digits, double lo, double hi, const std::string& where, const char* key,
+                      const std::string& text) {
+  double v = digits.size() > 9 ? hi + 1 : std::stod(digits);
+  if (v < lo || v > hi)
+    throw InputError(where, "/" + std::string(key), "the value " + digits + " in \"" + text + "\" is out of range (expected " +
+                                                        fmt::format("{:g}..{:g}", lo, hi) + ")");
+  return v;
+}
+
+// Earliest four-digit year (19xx/20xx) mentioned in a text, or 0.
+int year_in(const std::string& s) {
+  // Whole words only, so that commit hashes ("a2019bc") are not read as years.
+  static const std::regex re("\\b(19|20)[0-9]{2}\\b");
+  int best = 0;
+  for (auto it = std::sregex_iterator(s.begin(), s.end(), re); it != std::sregex_iterator(); ++it) {
+    int y = std::stoi(it->str());
+    if (best == 0 || y < best) best = y;
+  }
+  return best;
+}
+
+// The year a source was published, for records whose framework field gives none: a four-digit
+// year, a venue tag ("SC21", "MICRO'24") or an arXiv identifier ("arXiv:2104.04473"). The
+// earliest one found; 0 when there is none.
+int publication_year(const std::string& s) {
+  int best = year_in(s);
+  static const std::regex venue_re("\\b(?:SC|MICRO|ISCA|ASPLOS|OSDI|SOSP|NSDI|EuroSys|PPoPP|MLSys|NeurIPS|ICML|ICLR|PACT)\\s*'?([0-9]{2})\\b");
+  static const std::regex arxiv_re("arXiv:\\s*([0-9]{2})[0-9]{2}\\.");
+  for (const std::regex* re : {&venue_re, &arxiv_re})
+    for (auto it = std::sregex_iterator(s.begin(), s.end(), *re); it != std::sregex_iterator(); ++it) {
+      int y = 2000 + std::stoi((*it)[1].str());
+      if (best == 0 || y < best) best = y;
+    }
+  return best;
+}
+
+// What a record's free-text precision says: the GEMM precision, and for fp8 the Transformer Engine
+// recipe and whether the parameters themselves are fp8. A low-precision format wins over the
+// "BF16 master" / "--bf16" that fp8 and fp4 runs also mention.
+struct PrecisionReading {
+  Precision precision = Precision::bf16;
+  LowPrecisionRecipe recipe = LowPrecisionRecipe::delayed;
+  bool fp8_params = false;
+  bool bf16_grads = false;
+  bool stated = true;
+  bool recipe_assumed = false;
+};
+
+PrecisionReading read_precision_text(const std::string& prec) {
+  PrecisionReading out;
+  auto has = [&](const char* s) { return prec.find(s) != std::string::npos; };
+  if (has("nvfp4") || has("fp4")) {
+    out.precision = Precision::fp8;
+    out.recipe = LowPrecisionRecipe::nvfp4;
+  } else if (has("mxfp8")) {
+    out.precision = Precision::fp8;
+    out.recipe = LowPrecisionRecipe::mxfp8;
+  } else if (has("fp8") || has("float8")) {
+    out.precision = Precision::fp8;
+    // "FP8-CS" and Megatron-Bridge's *_fp8_cs recipes are per-tensor current scaling, as is
+    // torchao's default Float8 training (tensorwise dynamic scaling).
+    if (has("fp8-cs") || has("fp8_cs") || has("current scaling") || has("tensorwise") || has("float8"))
+      out.recipe = LowPrecisionRecipe::tensorwise;
+    else if (has("blockwise") || has("block scaling") || has("block-scaling") || has("deepseek"))
+      out.recipe = LowPrecisionRecipe::blockwise;
+    else if (has("delayed") || has("amax history"))
+      out.recipe = LowPrecisionRecipe::delayed;
+    else
+      out.recipe_assumed = true;  // Transformer Engine's default recipe is delayed scaling
+    out.fp8_params = has("fp8 params") || has("fp8-param") || has("fp8_param") || has("fp8 weights");
+  } else if ((has("bf16") || has("bfloat16")) && !has("fp16")) {
+    out.precision = Precision::bf16;
+  } else if (has("fp16") || has("float16")) {  // "fp16 or bf16" reads as fp16, the older default
+    out.precision = Precision::fp16;
+  } else if (has("fp32") || has("tf32")) {
+    out.precision = Precision::fp32;
+  } else {
+    out.stated = false;
+  }
+  out.bf16_grads = has("grad-reduce-in-bf16") || has("bf16 grad");
+  return out;
+}
+
+GpuSpec resolve_gpu(const std::string& text, std::optional<double> memory_gb, const Catalog& catalog,
+                    std::vector<std::string>& assumptions, const std::string& where) {
+  if (memory_gb && (!std::isfinite(*memory_gb) || *memory_gb <= 0 || *memory_gb > 1e5))
+    throw InputError(where, "/gpu_memory_gb", "expected a positive number of GB (at most 100000)");
+  std::string base = text.substr(0, text.find('('));
+  while (!base.empty() && std::isspace(static_cast<unsigned char>(base.back()))) base.pop_back();
+  // The memory size, when the record states it: gpu_memory_gb, else "NN GB" in the free text
+  // ("A100-SXM4 (DGX-A100, 2020; ... likely 40GB)").
+  static const std::regex mem_re("([0-9]+)\\s*GB", std::regex::icase);
+  std::smatch m;
+  std::optional<double> mem = memory_gb;
+  if (!mem && std::regex_search(text, m, mem_re)) mem = number_in_text(m[1].str(), 1, 100000, where, "gpu_type", text);
+  auto unknown = [&](const std::string& detail) {
+    return InputError(where, "/gpu_type", "unknown GPU type \"" + text + "\"" + detail + "; `strata list gpus` shows the known ones");
+  };
+  std::optional<GpuSpec> gpu;
+  try {
+    gpu = catalog.gpu(base);
+  } catch (const InputError&) {
+  }
+  // A name that resolves to a part of another memory size ("A100" is the 80GB part) is read as
+  // its family plus the stated size.
+  if (gpu && mem && std::fabs(gpu->memory_GiB - *mem) / *mem <= 0.1) return *gpu;
+  std::string family = lower(base.substr(0, base.find_first_of("- ")));
+  if (family.empty()) throw unknown("");
+  if (!mem) {
+    if (gpu) {
+      if (normalize_name(base) != normalize_name(gpu->name))
+        assumptions.push_back("GPU memory size not stated; assumed " + gpu->name);
+      return *gpu;
+    }
+    mem = 80;
+    assumptions.push_back("GPU memory size not stated; assumed " + family + " 80GB");
+  }
+  try {
+    return catalog.gpu(family + "-" + std::to_string(static_cast<int>(*mem)) + "gb");
+  } catch (const InputError&) {
+    if (gpu) return *gpu;
+    throw unknown(" (no " + family + " part with " + std::to_string(static_cast<int>(*mem)) + " GB is known)");
+  }
+}
+
+void apply_interconnect(const std::string& text, ClusterSpec& c, std::vector<std::string>& assumptions, const std::string& where) {
+  // "8x200 Gb/s HCAs per node", "4x OmniPath (100 Gb/s) per node", "inter-node 800 Gb/s per node",
+  // "1600 Gb/s node-node RoCE", "intra-node 150 GB/s".
+  static const std::regex nics_re("([0-9]+)\\s*x\\s*[A-Za-z -]*\\(?\\s*([0-9]+)\\s*Gb/s", std::regex::icase);
+  static const std::regex node_re("inter-node\\s*([0-9]+)\\s*Gb/s|([0-9]+)\\s*Gb/s\\s*(?:per node|node-node|node-to-node)", std::regex::icase);
+  static const std::regex intra_re("intra-node\\s*([0-9]+)\\s*GB/s", std::regex::icase);
+  std::smatch m;
+  if (std::regex_search(text, m, nics_re)) {
+    c.nics_per_node = static_cast<int>(number_in_text(m[1].str(), 1, 1024, where, "interconnect", text));
+    c.nic_Gbps = number_in_text(m[2].str(), 1, 1e6, where, "interconnect", text);
+  } else if (std::regex_search(text, m, node_re)) {
+    c.nics_per_node = 1;
+    c.nic_Gbps = number_in_text(m[m[1].matched ? 1 : 2].str(), 1, 1e6, where, "interconnect", text);
+  } else {
+    assumptions.push_back("inter-node network not stated; assumed " + std::to_string(c.nics_per_node) + "x " +
+                          std::to_string(static_cast<int>(c.nic_Gbps)) + " Gb/s per node (" + c.name + ")");
+  }
+  if (std::regex_search(text, m, intra_re)) c.intra_node_GBps = number_in_text(m[1].str(), 1, 1e6, where, "interconnect", text);
+}
+
+// The integer after `"key": ` in free text (the recipe knobs a record's notes quote), if any.
+std::optional<int> knob_int(const std::string& text, const std::string& key) {
+  const std::string needle = "\"" + key + "\": ";
+  const auto at = text.find(needle);
+  if (at == std::string::npos) return std::nullopt;
+  std::size_t i = at + needle.size(), j = i;
+  while (j < text.size() && j < i + 6 && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
+  if (j == i) return std::nullopt;
+  return std::stoi(text.substr(i, j - i));
+}
+
+// MoE runtime settings a record states in its notes: force-balanced routing or token dropping with
+// padding to capacity (both give every expert the mean token count), the expert tensor parallel
+// size and the all-to-all overlap of the recipe. Unstated: the documented defaults, reported.
+void apply_moe_runtime(const nlohmann::json& r, Job& job, std::vector<std::string>& as) {
+  const std::string notes = text_of(r, "notes") + " " + text_of(r, "arch_notes");
+  RuntimeOptions& rt = job.runtime;
+  if (contains(notes, "force-balance") || contains(notes, "force_load_balancing=true")) {
+    rt.moe_load_imbalance = 1.0;
+  } else if (contains(notes, "capacity factor 1") || contains(notes, "capacity-factor 1")) {
+    rt.moe_capacity_factor = 1.0;
+  } else {
+    as.push_back(fmt::format("MoE routing balance not stated; assumed the default load imbalance {:g}", rt.moe_load_imbalance));
+  }
+  if (contains(notes, "pad-expert-input-to-capacity") || contains(notes, "pad to capacity")) {
+    rt.moe_capacity_factor = 1.0;  // fixed-size expert GEMMs of exactly capacity tokens
+    rt.moe_load_imbalance = 1.0;
+  }
+  auto etp = knob_int(notes, "expert_tensor_parallel_size");
+  if (!etp) etp = knob_int(notes, "etp");
+  if (etp && *etp >= 1) job.plan.etp = *etp;
+  rt.moe_a2a_overlap = contains(notes, "\"moe_a2a_overlap\": true");
+  rt.moe_token_dedup = contains(notes, "\"moe_flex_dispatcher_backend\": \"deepep\"") ||
+                       contains(notes, "\"moe_flex_dispatcher_backend\": \"hybridep\"");
+  // Megatron-Core refuses to train MoE with tensor parallelism but no sequence parallelism
+  // (MoELayer.forward, megatron/core/transformer/moe/moe_layer.py).
+  if (job.plan.tp > 1 && !job.plan.sequence_parallel) {
+    job.plan.sequence_parallel = true;
+    as.push_back("MoE with tp > 1: sequence parallelism on (Megatron requires it)");
+  }
+}
+
+Job job_from_record(const nlohmann::json& r, const std::string& where, const Catalog& catalog, ValidationRun& run) {
+  JsonReader rd(r, where);
+  // The free-text fields are read with std::regex, whose backtracking recurses per character: keep
+  // them to a paragraph.
+  for (const char* key : {"arch_notes", "gpu_type", "interconnect", "precision", "recompute", "framework",
+                          "zero_or_dist_optimizer", "model_family"})
+    if (r.contains(key) && r[key].is_string() && r[key].get_ref<const std::string&>().size() > 2000)
+      throw InputError(where, "/" + std::string(key), "expected a description of at most 2000 characters");
+  Job job;
+  ModelSpec& m = job.model;
+  const std::string arch = text_of(r, "arch_notes");
+  m.name = text_of(r, "model_name");
+  m.num_layers = static_cast<int>(rd.get_int("num_layers", 1, 100000));
+  m.hidden_size = rd.get_int("hidden_size", 1, 1 << 24);
+  m.num_attention_heads = static_cast<int>(rd.get_int("num_attention_heads", 1, 1 << 20));
+  m.num_query_groups = static_cast<int>(rd.opt_int("num_kv_heads", 1, 1 << 20).value_or(m.num_attention_heads));
+  m.ffn_hidden_size = rd.opt_int("ffn_hidden_size", 1, 1 << 24).value_or(4 * m.hidden_size);
+  m.vocab_size = rd.get_int("vocab_size", 1, 1 << 24);
+  m.max_seq_length = rd.get_int("seq_length", 1, 1 << 24);
+  // A Llama-family record ("Llama-3.1-405B shape truncated ...") has Llama's architecture unless
+  // its notes say otherwise: SwiGLU, RMSNorm, RoPE, untied input/output embeddings (Llama 2 and 3
+  // config.json: hidden_act silu, rms_norm_eps, rope_theta, tie_word_embeddings false).
+  const bool llama = lower(text_of(r, "model_family")) == "llama" || contains(arch, "llama");
+  m.activation = contains(arch, "swiglu") || (llama && !contains(arch, "gelu")) ? Activation::swiglu : Activation::gelu;
+  m.normalization = contains(arch, "rmsnorm") || (llama && !contains(arch, "layernorm")) ? Normalization::rmsnorm
+                                                                                        : Normalization::layernorm;
+  m.tied_embeddings = llama ? contains(arch, "tied") && !contains(arch, "untied") : !contains(arch, "untied");
+  m.position_embedding = contains(arch, "alibi") ? PositionEmbedding::alibi
+                         : contains(arch, "rope") || llama ? PositionEmbedding::rope
+                                                           : PositionEmbedding::learned;
+  // Megatron's GPT recipes train with hidden/attention dropout 0.1; Llama/MPT/BLOOM-style do not.
+  m.dropout = lower(text_of(r, "model_family")) == "gpt" && !contains(arch, "no dropout");
+  m.add_linear_bias = m.normalization == Normalization::layernorm;  // GPT-style records: biases; Llama-style: none
+  validate_model(m, where);
+  // MoE and MLA records carry the model's config.json, which defines the architecture (the flat
+  // keys above are a summary of it).
+  if (r.contains("model_config") && !r["model_config"].is_null()) {
+    const std::string name = m.name;
+    const std::int64_t seq = m.max_seq_length;  // the record's seq_length, the run's sequence
+    m = model_from_json(r["model_config"], where, "/model_config");
+    if (!name.empty()) m.name = name;
+    m.max_seq_length = std::max(m.max_seq_length, seq);
+  }
+
+  std::vector<std::string>& as = run.assumptions;
+  GpuSpec gpu = resolve_gpu(text_of(r, "gpu_type"), number_of(r, "gpu_memory_gb"), catalog, as, where);
+  job.cluster = default_cluster_for(gpu);
+  for (const auto& e : catalog.list("clusters")) {
+    ClusterSpec c = catalog.cluster(e.path);
+    if (c.gpu.name == gpu.name) {
+      job.cluster = c;
+      break;
+    }
+  }
+  if (auto g = rd.opt_int("nvlink_domain", 1, 100000)) job.cluster.gpus_per_node = static_cast<int>(*g);
+  else if (auto g2 = rd.opt_int("gpus_per_node", 1, 100000)) job.cluster.gpus_per_node = static_cast<int>(*g2);
+  apply_interconnect(text_of(r, "interconnect"), job.cluster, as, where);
+  job.calibration = catalog.calibration_or_default(gpu);
+
+  TrainingSpec& t = job.training;
+  t.global_batch_size = rd.get_int("global_batch_size", 1, std::int64_t{1} << 40);
+  t.seq_length = rd.get_int("seq_length", 1, 1 << 24);
+  const std::string prec = lower(text_of(r, "precision"));
+  run.precision_text = prec;
+  const PrecisionReading pr = read_precision_text(prec);
+  t.precision = pr.precision;
+  t.recipe = pr.recipe;
+  job.runtime.fp8_param_gather = pr.fp8_params;
+  job.runtime.grad_reduce_in_bf16 = pr.bf16_grads;
+  if (!pr.stated) as.push_back("precision not stated; assumed bf16");
+  else if (pr.recipe_assumed) as.push_back("fp8 recipe not stated; assumed Transformer Engine's default delayed scaling");
+
+  ParallelPlan& p = job.plan;
+  p.tp = static_cast<int>(rd.opt_int("tp", 1, 1 << 20).value_or(1));
+  p.pp = static_cast<int>(rd.opt_int("pp", 1, 1 << 20).value_or(1));
+  p.dp = static_cast<int>(rd.opt_int("dp", 1, 1 << 24).value_or(1));
+  p.cp = static_cast<int>(rd.opt_int("cp", 1, 1 << 20).value_or(1));
+  p.ep = static_cast<int>(rd.opt_int("ep", 1, 1 << 20).value_or(1));
+  const auto vpp = rd.opt_int("vpp", 1, 1 << 10);
+  p.vpp = static_cast<int>(vpp.value_or(1));
+  run.unknown.vpp = !vpp && p.pp > 1;
+  const bool sp_stated = r.contains("sequence_parallel") && r["sequence_parallel"].is_boolean();
+  p.sequence_parallel = sp_stated && r["sequence_parallel"].get<bool>();
+  run.unknown.sequence_parallel = !sp_stated && p.tp > 1;
+  if (auto mbs = rd.opt_int("micro_batch_size", 1, 1 << 20)) {
+    p.micro_batch_size = static_cast<int>(*mbs);
+  } else {
+    run.unknown.micro_batch = true;
+    as.push_back("micro_batch_size not published; the fastest micro-batch size that fits is used");
+  }
+  if (auto problem = check_plan_input(job))
+    throw InputError(where, "/" + (problem->field == "gpus" ? std::string("num_gpus") : problem->field), problem->what);
+  // After the bounds check: world_size() multiplies ints.
+  if (auto n = rd.opt_int("num_gpus", 1, 1 << 24); n && *n != p.world_size())
+    throw InputError(where, "/num_gpus", "tp*pp*dp*cp = " + std::to_string(p.world_size()) + " differs from num_gpus " + std::to_string(*n));
+  auto rc = parse_recompute(text_of(r, "recompute"));
+  if (!rc) {
+    rc = RecomputeGranularity::none;
+    run.unknown.recompute = true;
+  }
+  p.recompute.granularity = *rc;
+  // Interleaved or uneven pipelines whose layers do not divide: the layout Megatron runs them with
+  // (embedding and loss counted as layers), as the run's engineers must have.
+  if (p.stage_layers.empty()) {
+    p.stage_layers = standard_stage_layers(m.num_layers, p.pp, p.vpp);
+    if (!p.stage_layers.empty())
+      as.push_back(fmt::format("{} layers over pp={} vpp={} do not divide: split as Megatron's "
+                               "--account-for-embedding/loss-in-pipeline-split does ({})",
+                               m.num_layers, p.pp, p.vpp, fmt::join(p.stage_layers, ",")));
+  }
+
+  const std::string fwtext = text_of(r, "framework");
+  const std::string zero = lower(text_of(r, "zero_or_dist_optimizer"));
+  RuntimeOptions& rt = job.runtime;
+  if (contains(fwtext, "fsdp") || contains(fwtext, "composer") || contains(fwtext, "llm-foundry") || zero.find("fsdp") != std::string::npos) {
+    rt.framework = Framework::fsdp;
+    p.zero_stage = 3;
+  } else if (contains(fwtext, "deepspeed")) {
+    rt.framework = Framework::deepspeed;
+  } else {
+    rt.framework = Framework::megatron;
+  }
+  static const std::regex stage_re("(zero|stage)[^0-9]*([0-3])", std::regex::icase);
+  std::smatch zm;
+  if (rt.framework != Framework::fsdp && std::regex_search(zero, zm, stage_re)) p.zero_stage = std::stoi(zm[2].str());
+  if (zero.find("distributed optimizer") != std::string::npos || zero.find("dist-opt") != std::string::npos) {
+    p.distributed_optimizer = true;
+    p.zero_stage = 0;
+  }
+  if (zero.find("assumed") != std::string::npos) as.push_back("optimizer sharding not stated; read as \"" + zero + "\"");
+  // Fused (flash) attention arrived in these frameworks in 2022-2023; older stacks materialize
+  // the attention scores. DP gradient reduction overlapped with backward is likewise recent in
+  // Megatron-LM (2023) and absent from the DeepSpeed pipeline engine.
+  int year = year_in(fwtext);
+  if (year == 0 && r.contains("source") && r["source"].is_string()) year = publication_year(r["source"].get<std::string>());
+  const bool modern = year == 0 ? rt.framework == Framework::megatron : year >= 2023;
+  rt.flash_attention = contains(arch, "flash") || rt.framework == Framework::fsdp || (modern && rt.framework == Framework::megatron);
+  rt.overlap_grad_reduce = rt.framework == Framework::fsdp || (modern && rt.framework == Framework::megatron);
+  rt.overlap_param_gather = rt.overlap_grad_reduce;
+  rt.fused_grad_accumulation = rt.framework == Framework::megatron && modern;
+  // Overlap features a record states in its free text (flags quoted in the source or notes).
+  const std::string stated = lower(text_of(r, "source") + " " + text_of(r, "notes") + " " + fwtext + " " + zero + " " +
+                                   text_of(r, "parallelism_style"));
+  auto says = [&](const char* s) { return stated.find(s) != std::string::npos; };
+  if (says("tp comm overlap explicitly disabled") || says("tp comm overlap disabled") || says("no tp comm overlap"))
+    rt.tp_comm_overlap = false;
+  else if (says("--tp-comm-overlap") || says("tp communication overlap enabled") || says("tp comm overlap enabled"))
+    rt.tp_comm_overlap = true;
+  else
+    // Userbuffers TP overlap (Transformer Engine, 2023+) is part of the performance recipes of
+    // Megatron-Core based stacks; a record that does not say is completed like the other fields.
+    run.unknown.tp_comm_overlap = p.tp > 1 && rt.framework == Framework::megatron && year >= 2023 &&
+                                  (contains(fwtext, "nemo") || contains(fwtext, "megatron-core") || contains(fwtext, "bridge"));
+  // fp8 weights and bf16 gradients are Megatron options (--fp8-param-gather, --grad-reduce-in-bf16)
+  // that fp8 recipes use to fit; unless the record states them they are completed too.
+  run.unknown.fp8_memory_options = t.precision == Precision::fp8 && rt.framework == Framework::megatron &&
+                                   !(job.runtime.fp8_param_gather && job.runtime.grad_reduce_in_bf16);
+  // Megatron --cp-comm-type as records name it ("CP a2a", "cp-comm-type allgather").
+  if (says("cp a2a") || says("cp-comm-type a2a") || says("ulysses")) rt.cp_comm_type = CpCommType::a2a;
+  else if (says("cp allgather") || says("cp-comm-type allgather")) rt.cp_comm_type = CpCommType::allgather;
+  if (says("overlap-grad-reduce/param-gather off") || says("no overlap flags")) {
+    rt.overlap_grad_reduce = false;
+    rt.overlap_param_gather = false;
+  }
+  // Async backward TP all-reduce: Megatron-LM from 2022, Megatron-DeepSpeed from its 2023 rebase.
+  rt.async_tp_allreduce = year == 0 ? rt.framework == Framework::megatron
+                                    : year >= (rt.framework == Framework::megatron ? 2022 : 2023);
+  if (m.moe) apply_moe_runtime(r, job, as);
+  // Layers that do not split over pp*vpp virtual stages but do with the embedding and the loss
+  // counted as one layer each: Megatron's --account-for-embedding-in-pipeline-split and
+  // --account-for-loss-in-pipeline-split, which the Megatron-Bridge recipes use for such models
+  // (Qwen3-235B: 94 layers over pp 8 x vpp 4). The end stages get one layer fewer.
+  const int virtual_stages = p.pp * p.vpp;
+  if (p.vpp > 1 && p.stage_layers.empty() && m.num_layers % virtual_stages != 0 && (m.num_layers + 2) % virtual_stages == 0) {
+    p.stage_layers.assign(p.pp, (m.num_layers + 2) / p.pp);
+    p.stage_layers.front() -= 1;
+    p.stage_layers.back() -= 1;
+    as.push_back(fmt::format("{} layers over pp*vpp = {}: embedding and loss counted as a layer each in the pipeline split "
+                             "(Megatron --account-for-embedding/loss-in-pipeline-split)", m.num_layers, virtual_stages));
+  }
+  return job;
+}
+
+}  // namespace
+
+std::vector<ValidationRun> load_validation_runs(const nlohmann::json& j, const std::string& where, const Catalog& catalog) {
+  if (!j.is_array()) throw InputError(where, "/", "expected a JSON array of run records");
+  std::vector<ValidationRun> runs;
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    const auto& r = j[i];
+    const std::string path = where + " [" + std::to_string(i) + "]";
+    ValidationRun run;
+    if (!r.is_object()) {
+      run.id = "#" + std::to_string(i);
+      run.error = path + ": expected a JSON object (one run record), found " + std::string(r.type_name());
+      runs.push_back(std::move(run));
+      continue;
+    }
+    run.id = text_of(r, "id");
+    if (run.id.empty()) run.id = "#" + std::to_string(i);
+    run.source_group = text_of(r, "source_group");
+    run.tier = text_of(r, "tier");
+    try {
+      run.measured_tokens_per_sec_per_gpu = measured(r, "meas_tokens_per_sec_per_gpu", path, kTokensRange);
+      if (!run.measured_tokens_per_sec_per_gpu) run.measured_tokens_per_sec_per_gpu = measured(r, "derived_tokens_per_sec_per_gpu", path, kTokensRange);
+      run.measured_iteration_time_s = measured(r, "meas_iteration_time_s", path, kIterationTimeRange);
+      if (!run.measured_iteration_time_s) run.measured_iteration_time_s = measured(r, "derived_iteration_time_s", path, kIterationTimeRange);
+      // Published "GB" memory figures come from nvidia-smi / torch.cuda, which count GiB.
+      run.measured_memory_GiB = measured(r, "meas_per_gpu_memory_gb", path, kMemoryRange);
+      run.job = job_from_record(r, path, catalog, run);
+      // A record with only a measured iteration time (a team's own runs) gets its tokens/s/GPU
+      // the way the published ones derive it: global batch x sequence / (time x GPUs).
+      if (!run.measured_tokens_per_sec_per_gpu && run.measured_iteration_time_s)
+        run.measured_tokens_per_sec_per_gpu = static_cast<double>(run.job->training.global_batch_size) *
+                                              static_cast<double>(run.job->training.seq_length) /
+                                              (*run.measured_iteration_time_s * run.job->plan.world_size());
+    } catch (const InputError& e) {
+      run.error = e.what();
+    }
+    runs.push_back(std::move(run));
+  }
+  return runs;
+}
+
+namespace {
+
+// Values tried for a field the record leaves out.
+std::vector<int> micro_batch_candidates(const ValidationRun& run) {
+  if (!run.unknown.micro_batch) return {run.job->plan.micro_batch_size};
+  return {1, 2, 4, 8, 16, 32, 64};
+}
+
+std::vector<int> vpp_candidates(const ValidationRun& run) {
+  const Job& job = *run.job;
+  if (!run.unknown.vpp) return {job.plan.vpp};
+  std::vector<int> out = {1};
+  const int L = job.model.num_layers, pp = job.plan.pp;
+  for (int v = 2; v <= L / pp; ++v)
+    if (L % (pp * v) == 0 || !standard_stage_layers(L, pp, v).empty()) out.push_back(v);
+  return out;
+}
+
+std::string completion_text(const ValidationRun& run, const Job& job) {
+  std::vector<std::string> parts;
+  const ParallelPlan& p = job.plan;
+  if (run.unknown.micro_batch) parts.push_back(fmt::format("micro_batch_size {}", p.micro_batch_size));
+  if (run.unknown.vpp) parts.push_back(fmt::format("vpp {}", p.vpp));
+  if (run.unknown.sequence_parallel) parts.push_back(fmt::format("sequence_parallel {}", p.sequence_parallel));
+  if (run.unknown.recompute) parts.push_back(fmt::format("recompute {}", to_string(p.recompute.granularity)));
+  if (run.unknown.fp8_memory_options)
+    parts.push_back(fmt::format("fp8_param_gather {}, grad_reduce_in_bf16 {}", job.runtime.fp8_param_gather,
+                                job.runtime.grad_reduce_in_bf16));
+  if (run.unknown.tp_comm_overlap) parts.push_back(fmt::format("tp_comm_overlap {}", job.runtime.tp_comm_overlap));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+}  // namespace
+
+// Fields a record leaves out are completed the way the run's engineers would have: the fastest
+// completion that fits in memory (the run did run). Micro-batch size and sequence parallelism are
+// tuned freely; interleaving (vpp) and recompute are opt-in in Megatron-LM, so their defaults (vpp 1,
+// no recompute) are kept unless no completion with them fits, and only then searched.
+Prediction predict_validation_run(ValidationRun& run) {
+  Job& job = *run.job;
+  if (!run.unknown.any()) return predict(job);
+  const std::vector<int> sps = run.unknown.sequence_parallel ? std::vector<int>{1, 0} : std::vector<int>{job.plan.sequence_parallel};
+  const std::vector<RecomputeGranularity> all_rcs =
+      run.unknown.recompute ? std::vector<RecomputeGranularity>{RecomputeGranularity::none, RecomputeGranularity::selective,
+                                                                RecomputeGranularity::full}
+                            : std::vector<RecomputeGranularity>{job.plan.recompute.granularity};
+  Prediction best;
+  Job best_job = job;
+  bool have = false;
+  const std::vector<int> overlaps = run.unknown.tp_comm_overlap ? std::vector<int>{1, 0} : std::vector<int>{job.runtime.tp_comm_overlap};
+  auto search = [&](const std::vector<int>& vpps, const std::vector<RecomputeGranularity>& rcs, const std::vector<int>& fp8_options) {
+    for (int mbs : micro_batch_candidates(run))
+      for (int vpp : vpps)
+        for (int sp : sps)
+          for (RecomputeGranularity rc : rcs)
+            for (int fp8_opt : fp8_options)
+              for (int overlap : overlaps) {
+            Job j = job;
+            j.plan.micro_batch_size = mbs;
+            j.plan.vpp = vpp;
+            j.plan.sequence_parallel = sp != 0;
+            j.plan.recompute.granularity = rc;
+            // Options the record states stay on; the others are tried off, then on.
+            if (run.unknown.fp8_memory_options) {
+              j.runtime.fp8_param_gather = job.runtime.fp8_param_gather || fp8_opt != 0;
+              j.runtime.grad_reduce_in_bf16 = job.runtime.grad_reduce_in_bf16 || fp8_opt != 0;
+            }
+            j.runtime.tp_comm_overlap = overlap != 0;
+            if (run.unknown.vpp) j.plan.stage_layers = standard_stage_layers(j.model.num_layers, j.plan.pp, vpp);
+            if (!check_plan(j).empty()) continue;
+            Prediction p = predict(j);
+            // Feasible beats infeasible; among feasible the fastest; among infeasible the smallest.
+            const bool better = !have || (p.feasible && !best.feasible) ||
+                                (p.feasible && best.feasible && p.iteration_time_s < best.iteration_time_s) ||
+                                (!p.feasible && !best.feasible && p.memory_per_gpu_GiB < best.memory_per_gpu_GiB);
+            if (better) {
+              best = p;
+              best_job = j;
+              have = true;
+            }
+          }
+  };
+  search({job.plan.vpp}, {job.plan.recompute.granularity}, {0});
+  bool searched_all = false;
+  if ((!have || !best.feasible) && (run.unknown.vpp || run.unknown.recompute || run.unknown.fp8_memory_options)) {
+    search(vpp_candidates(run), all_rcs, run.unknown.fp8_memory_options ? std::vector<int>{0, 1} : std::vector<int>{0});
+    searched_all = true;
+  }
+  if (!have) return predict(job);
+  job = best_job;
+  run.assumptions.push_back(fmt::format("not published: {}; completed with the fastest memory-feasible choice ({}){}{}",
+                                        run.unknown.names(), completion_text(run, job),
+                                        searched_all ? " after the defaults (vpp 1, no recompute, bf16 weights and fp32 gradients) did not fit" : "",
+                                        best.feasible ? "" : " -- no completion fits, the smallest is shown"));
+  return best;
+}
+
+std::vector<ValidationRun> select_runs(std::vector<ValidationRun> runs, const std::vector<std::string>& parts) {
+  if (parts.empty()) return runs;
+  auto wanted = [&](const ValidationRun& r) {
+    return std::any_of(parts.begin(), parts.end(), [&](const std::string& p) {
+      return r.id.find(p) != std::string::npos || r.source_group.find(p) != std::string::npos;
+    });
+  };
+  std::erase_if(runs, [&](const ValidationRun& r) { return !wanted(r); });
+  return runs;
+}
+
+}  // namespace strata

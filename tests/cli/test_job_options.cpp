@@ -1,0 +1,178 @@
+#include <doctest/doctest.h>
+
+#include "cli/job_options.h"
+#include "test_util.h"
+
+using namespace strata;
+using test::input_error;
+
+namespace {
+
+// The command of the SC21 GPT-3 run: --model gpt3-175b --gpu a100-80gb --gpus 1024
+// --global-batch 1536 --seq 2048 --tp 8 --pp 16 --mbs 1.
+JobOptions sc21_options() {
+  JobOptions o;
+  o.model = "gpt3-175b";
+  o.gpu = "a100-80gb";
+  o.gpus = 1024;
+  o.global_batch = 1536;
+  o.seq = 2048;
+  o.tp = 8;
+  o.pp = 16;
+  o.mbs = 1;
+  return o;
+}
+
+}  // namespace
+
+TEST_SUITE("cli") {
+TEST_CASE("build_job") {
+  SUBCASE("dp is inferred from --gpus") {
+    Job job = build_job(sc21_options(), test::catalog());
+    CHECK(job.plan.tp == 8);
+    CHECK(job.plan.pp == 16);
+    CHECK(job.plan.dp == 1024 / (8 * 16));
+    CHECK(job.plan.world_size() == 1024);
+    CHECK(job.training.global_batch_size == 1536);
+    CHECK(job.training.seq_length == 2048);
+    CHECK(job.model == test::catalog().model("gpt3-175b"));
+    // --gpu alone picks the shipped preset around that GPU.
+    CHECK(job.cluster.name == "dgx-a100-hdr");
+    CHECK(job.calibration == test::catalog().calibration_or_default(job.cluster.gpu));
+  }
+  SUBCASE("cp takes its share of --gpus") {
+    JobOptions o = sc21_options();
+    o.cp = 2;
+    CHECK(build_job(o, test::catalog()).plan.dp == 4);
+  }
+  SUBCASE("an explicit dp that matches --gpus") {
+    JobOptions o = sc21_options();
+    o.dp = 8;
+    CHECK(build_job(o, test::catalog()).plan.dp == 8);
+  }
+  SUBCASE("tp*pp*dp*cp differing from --gpus is an InputError naming --gpus") {
+    JobOptions o = sc21_options();
+    o.dp = 4;
+    std::string msg = input_error([&] { build_job(o, test::catalog()); });
+    CHECK(msg.find("--gpus") != std::string::npos);
+    CHECK(msg.find("tp*pp*dp*cp = 512 but --gpus is 1024") != std::string::npos);
+  }
+  SUBCASE("--gpus not divisible by tp*pp*cp") {
+    JobOptions o = sc21_options();
+    o.gpus = 1000;
+    CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--gpus: 1000 GPUs are not divisible by tp*pp*cp = 128") !=
+          std::string::npos);
+  }
+  SUBCASE("neither --gpus nor --dp") {
+    JobOptions o = sc21_options();
+    o.gpus.reset();
+    CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--gpus") != std::string::npos);
+  }
+  SUBCASE("missing or bad workload flags are named") {
+    JobOptions o = sc21_options();
+    o.global_batch.reset();
+    CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--global-batch") != std::string::npos);
+    o = sc21_options();
+    o.model.clear();
+    CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--model") != std::string::npos);
+    o = sc21_options();
+    o.gpu.clear();
+    CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--gpu NAME or --cluster NAME") != std::string::npos);
+    o = sc21_options();
+    o.precision = "fp4";
+    CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--precision: expected fp32, tf32, fp16, bf16 or fp8, found \"fp4\"") !=
+          std::string::npos);
+    o = sc21_options();
+    o.framework = "jax";
+    CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--framework") != std::string::npos);
+    o = sc21_options();
+    o.tp = 0;
+    CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--tp: expected a positive integer up to 1,000,000, found 0") != std::string::npos);
+    o = sc21_options();
+    o.zero = 4;
+    CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--zero") != std::string::npos);
+    o = sc21_options();
+    o.seq = 0;
+    CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--seq") != std::string::npos);
+    o = sc21_options();
+    o.memory_reserve_GiB = 80;
+    CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--memory-reserve") != std::string::npos);
+    o = sc21_options();
+    o.step_overhead_s = -0.5;
+    CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--step-overhead") != std::string::npos);
+  }
+  SUBCASE("--gpu and --cluster must agree") {
+    JobOptions o = sc21_options();
+    o.cluster = "dgx-h100-ndr";
+    CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--gpu: \"a100-80gb\" differs from the GPU of cluster") !=
+          std::string::npos);
+    o.gpu = "h100";
+    CHECK(build_job(o, test::catalog()).cluster.gpu.name == "H100-SXM5-80GB");
+  }
+  SUBCASE("--seq defaults to the model's context and --gpus-per-node overrides the cluster") {
+    JobOptions o = sc21_options();
+    o.seq.reset();
+    o.gpus_per_node = 4;
+    Job job = build_job(o, test::catalog());
+    CHECK(job.training.seq_length == job.model.max_seq_length);
+    CHECK(job.cluster.gpus_per_node == 4);
+  }
+  SUBCASE("runtime flags") {
+    JobOptions o = sc21_options();
+    o.no_flash_attention = true;
+    o.tp_comm_overlap = true;
+    o.no_overlap_grad_reduce = true;
+    o.framework = "Megatron-DeepSpeed";
+    CHECK(build_job(o, test::catalog()).runtime.fused_grad_accumulation);
+    o.no_grad_accumulation_fusion = true;
+    Job job = build_job(o, test::catalog());
+    CHECK_FALSE(job.runtime.fused_grad_accumulation);
+    CHECK_FALSE(job.runtime.flash_attention);
+    CHECK(job.runtime.tp_comm_overlap);
+    CHECK_FALSE(job.runtime.overlap_grad_reduce);
+    CHECK(job.runtime.framework == Framework::deepspeed);
+  }
+  SUBCASE("stage layers") {
+    JobOptions o = sc21_options();
+    o.pp = 4;
+    o.stage_layers = "22,26,26,22";
+    CHECK(build_job(o, test::catalog()).plan.stage_layers == std::vector<int>{22, 26, 26, 22});
+    for (const char* bad : {"22,x,26,22", "22,,26", "22,26.5", "22,-1", "22,0", "22 ,26", "abc"}) {
+      CAPTURE(bad);
+      o.stage_layers = bad;
+      std::string msg = input_error([&] { build_job(o, test::catalog()); });
+      CHECK(msg.find("--stage-layers: expected comma-separated positive layer counts") != std::string::npos);
+    }
+  }
+  SUBCASE("recompute") {
+    JobOptions o = sc21_options();
+    o.recompute = "selective";
+    CHECK(build_job(o, test::catalog()).plan.recompute.granularity == RecomputeGranularity::selective);
+    o.recompute = "full";
+    Job full = build_job(o, test::catalog());
+    CHECK(full.plan.recompute.granularity == RecomputeGranularity::full);
+    CHECK(full.plan.recompute.num_layers == -1);  // every layer
+    o.recompute_layers = 3;
+    CHECK(build_job(o, test::catalog()).plan.recompute.num_layers == 3);
+    o.recompute_layers = 0;
+    CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--recompute-layers: expected a positive layer count") !=
+          std::string::npos);
+    o.recompute = "selective";
+    o.recompute_layers = 3;
+    CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--recompute-layers: only applies with --recompute full") !=
+          std::string::npos);
+    o.recompute_layers.reset();
+    o.recompute = "sometimes";
+    CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--recompute: expected none, selective or full, found \"sometimes\"") !=
+          std::string::npos);
+  }
+  SUBCASE("sharding flags") {
+    JobOptions o = sc21_options();
+    o.dist_opt = true;
+    CHECK(build_job(o, test::catalog()).plan.distributed_optimizer);
+    o.dist_opt = false;
+    o.zero = 2;
+    CHECK(build_job(o, test::catalog()).plan.zero_stage == 2);
+  }
+}
+}

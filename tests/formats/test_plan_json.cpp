@@ -1,0 +1,160 @@
+#include <doctest/doctest.h>
+
+#include "costmodel/predictor.h"
+#include "formats/plan_json.h"
+#include "launch/megatron_args.h"
+#include "test_util.h"
+
+using namespace strata;
+using test::input_error;
+
+namespace {
+
+// Job has no operator==: compare its value-type parts. Cluster aliases are compared separately
+// (see the known bug below).
+void check_same_job(const Job& a, const Job& b) {
+  CHECK(a.model == b.model);
+  ClusterSpec ca = a.cluster, cb = b.cluster;
+  ca.aliases.clear();
+  cb.aliases.clear();
+  CHECK(ca == cb);
+  CHECK(a.training == b.training);
+  CHECK(a.plan == b.plan);
+  CHECK(a.runtime == b.runtime);
+  CHECK(a.calibration == b.calibration);
+}
+
+Job round_trip(const Job& job) { return plan_from_json(plan_to_json(job, predict(job)), "plan.json"); }
+
+nlohmann::json plan_of(const Job& job) { return plan_to_json(job, predict(job)); }
+
+}  // namespace
+
+TEST_SUITE("formats") {
+TEST_CASE("plan_from_json") {
+  SUBCASE("round trip of an even plan") {
+    Job job = test::gpt3_175b_job();
+    check_same_job(round_trip(job), job);
+  }
+  SUBCASE("round trip of an uneven plan with full recompute of some layers") {
+    Job job = test::gpt3_175b_job();
+    job.plan.pp = 4;
+    job.plan.dp = 32;
+    job.plan.stage_layers = {20, 28, 28, 20};
+    job.plan.recompute.granularity = RecomputeGranularity::full;
+    job.plan.recompute.num_layers = 3;
+    Job back = round_trip(job);
+    check_same_job(back, job);
+    CHECK(back.plan.stage_layers == std::vector<int>{20, 28, 28, 20});
+  }
+  SUBCASE("round trip of interleaving, cp, ZeRO, runtime options and a custom calibration") {
+    Job job;
+    job.model = test::catalog().model("llama3-70b");
+    job.cluster = test::catalog().cluster("dgx-h100-ndr");
+    job.training.global_batch_size = 256;
+    job.training.seq_length = 8192;
+    job.training.precision = Precision::fp8;
+    job.plan.tp = 4;
+    job.plan.pp = 4;
+    job.plan.cp = 2;
+    job.plan.dp = 4;
+    job.plan.vpp = 5;
+    job.plan.micro_batch_size = 2;
+    job.plan.zero_stage = 1;
+    job.runtime.framework = Framework::deepspeed;
+    job.runtime.flash_attention = false;
+    job.runtime.tp_comm_overlap = true;
+    job.runtime.overlap_param_gather = false;
+    job.runtime.memory_reserve_GiB = 2.5;
+    job.runtime.step_overhead_s = 0.35;
+    job.runtime.async_tp_allreduce = false;
+    job.calibration = default_calibration(job.cluster.gpu);
+    job.calibration.kernel.gemm_efficiency = 0.61;
+    job.calibration.source = "fit from profiles";
+    check_same_job(round_trip(job), job);
+  }
+  SUBCASE("an explicitly even stage list reads back as the even split") {
+    Job job = test::gpt3_175b_job();
+    job.plan.stage_layers = std::vector<int>(16, 6);
+    CHECK(round_trip(job).plan.stage_layers.empty());
+  }
+  SUBCASE("the plan file carries stages, the prediction and the launch flags") {
+    Job job = test::gpt3_175b_job();
+    Prediction pred = predict(job);
+    nlohmann::json j = plan_to_json(job, pred);
+    CHECK(j["schema_version"] == kPlanSchemaVersion);
+    CHECK(j["num_gpus"] == 1024);
+    CHECK(j["stages"].size() == 16);
+    int sum = 0;
+    for (const auto& s : j["stages"]) sum += s.get<int>();
+    CHECK(sum == 96);
+    CHECK(j["prediction"]["iteration_time_s"].get<double>() == pred.iteration_time_s);
+    CHECK(j["launch"]["megatron_args"].get<std::vector<std::string>>() == megatron_args(job));
+  }
+  SUBCASE("schema_version") {
+    nlohmann::json j = plan_of(test::gpt3_175b_job());
+    j["schema_version"] = kPlanSchemaVersion + 1;
+    std::string msg = input_error([&] { plan_from_json(j, "plan.json"); });
+    CHECK(msg.find("plan.json: /schema_version") != std::string::npos);
+    CHECK(msg.find("reads plan schema version 1") != std::string::npos);
+    j.erase("schema_version");
+    CHECK(input_error([&] { plan_from_json(j, "plan.json"); }).find("/schema_version: missing required key") != std::string::npos);
+  }
+  SUBCASE("unknown keys are rejected with a suggestion") {
+    nlohmann::json j = plan_of(test::gpt3_175b_job());
+    j["paralel"] = j["parallel"];
+    CHECK(input_error([&] { plan_from_json(j, "plan.json"); }).find("/paralel: unknown key (did you mean \"parallel\"?)") !=
+          std::string::npos);
+    j = plan_of(test::gpt3_175b_job());
+    j["parallel"]["tpp"] = 8;
+    CHECK(input_error([&] { plan_from_json(j, "plan.json"); }).find("/parallel/tpp: unknown key") != std::string::npos);
+  }
+  SUBCASE("wrong types name the JSON path") {
+    nlohmann::json j = plan_of(test::gpt3_175b_job());
+    j["parallel"]["tp"] = "8";
+    CHECK(input_error([&] { plan_from_json(j, "plan.json"); }).find("plan.json: /parallel/tp: expected an integer, found a string") !=
+          std::string::npos);
+    j = plan_of(test::gpt3_175b_job());
+    j["training"]["global_batch_size"] = 1536.5;
+    CHECK(input_error([&] { plan_from_json(j, "plan.json"); }).find("/training/global_batch_size: expected an integer") !=
+          std::string::npos);
+    j = plan_of(test::gpt3_175b_job());
+    j["stages"][3] = "6";
+    CHECK(input_error([&] { plan_from_json(j, "plan.json"); }).find("/stages/3: expected a positive layer count") != std::string::npos);
+    j = plan_of(test::gpt3_175b_job());
+    j["recompute"]["granularity"] = "sometimes";
+    CHECK(input_error([&] { plan_from_json(j, "plan.json"); }).find("/recompute/granularity") != std::string::npos);
+    j = plan_of(test::gpt3_175b_job());
+    j["model"] = 3;
+    CHECK(input_error([&] { plan_from_json(j, "plan.json"); }).find("/model: expected an object") != std::string::npos);
+    j = plan_of(test::gpt3_175b_job());
+    j["model"]["num_layers"] = "96";
+    std::string msg = input_error([&] { plan_from_json(j, "plan.json"); });
+    CHECK(msg.find("plan.json") != std::string::npos);
+    CHECK(msg.find("num_layers") != std::string::npos);
+  }
+  SUBCASE("num_gpus must match the plan") {
+    nlohmann::json j = plan_of(test::gpt3_175b_job());
+    j["num_gpus"] = 512;
+    CHECK(input_error([&] { plan_from_json(j, "plan.json"); }).find("/num_gpus: does not equal tp*pp*dp*cp = 1024") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("plan_to_json") {
+  Job job = test::gpt3_175b_job();
+  job.runtime.fused_grad_accumulation = false;
+  Job back = round_trip(job);
+  CHECK(back.cluster.aliases == job.cluster.aliases);
+  CHECK(back.runtime == job.runtime);
+}
+
+TEST_CASE("plan_from_json: errors inside the embedded specs carry the full JSON path") {
+  nlohmann::json j = plan_of(test::gpt3_175b_job());
+  j["model"]["num_layers"] = "96";
+  CHECK(input_error([&] { plan_from_json(j, "plan.json"); }).find("plan.json: /model/num_layers") != std::string::npos);
+  j = plan_of(test::gpt3_175b_job());
+  j["gpu"]["memory_GiB"] = -1;
+  CHECK(input_error([&] { plan_from_json(j, "plan.json"); }).find("plan.json: /gpu/memory_GiB") != std::string::npos);
+}
+}

@@ -1,0 +1,354 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "costmodel/json_reader.h"
+#include "costmodel/predictor.h"
+#include "formats/validation_runs.h"
+#include "test_util.h"
+
+using namespace strata;
+
+namespace {
+
+const std::vector<ValidationRun>& small_runs() {
+  static const std::vector<ValidationRun> runs = [] {
+    const std::string path = test::data_file("validation_runs_small.json");
+    return load_validation_runs(load_json_file(path), path, test::catalog());
+  }();
+  return runs;
+}
+
+const ValidationRun& run(const std::string& id) {
+  const auto& runs = small_runs();
+  auto it = std::find_if(runs.begin(), runs.end(), [&](const ValidationRun& r) { return r.id == id; });
+  REQUIRE_MESSAGE(it != runs.end(), "no run " << id);
+  return *it;
+}
+
+bool any_contains(const std::vector<std::string>& v, const std::string& part) {
+  return std::any_of(v.begin(), v.end(), [&](const std::string& s) { return s.find(part) != std::string::npos; });
+}
+
+}  // namespace
+
+TEST_SUITE("formats") {
+TEST_CASE("load_validation_runs") {
+  REQUIRE(small_runs().size() == 8);
+
+  SUBCASE("a fully specified Megatron record") {
+    const ValidationRun& r = run("sc21_gpt3_175b_like");
+    REQUIRE(r.job.has_value());
+    CHECK(r.error.empty());
+    CHECK(r.source_group == "handmade_megatron");
+    CHECK(r.tier == "A");
+    const Job& j = *r.job;
+    CHECK(j.cluster.gpu.name == "A100-SXM4-80GB");
+    CHECK(j.cluster.nics_per_node == 8);          // "8x200 Gb/s HCAs"
+    CHECK(j.cluster.nic_Gbps == 200);
+    CHECK(j.cluster.gpus_per_node == 8);
+    CHECK(j.training.precision == Precision::fp16);  // "fp16 mixed"
+    CHECK(j.plan.recompute.granularity == RecomputeGranularity::full);  // "full (...)"
+    CHECK(j.plan.tp == 8);
+    CHECK(j.plan.pp == 16);
+    CHECK(j.plan.dp == 8);
+    CHECK(j.plan.zero_stage == 0);
+    CHECK_FALSE(j.plan.distributed_optimizer);
+    CHECK(j.runtime.framework == Framework::megatron);
+    CHECK_FALSE(j.runtime.flash_attention);  // a 2021 Megatron-LM
+    CHECK(j.model.dropout);                  // GPT recipes train with dropout
+    CHECK(j.model.num_query_groups == 96);
+    CHECK(j.model.tied_embeddings);
+    CHECK_FALSE(r.unknown.micro_batch);
+    CHECK(r.measured_tokens_per_sec_per_gpu == 150.0);
+    CHECK_FALSE(r.measured_memory_GiB.has_value());
+  }
+  SUBCASE("\"A100 (memory size not stated)\", OmniPath NICs, DeepSpeed ZeRO stage 1, bf16") {
+    const ValidationRun& r = run("a100_unstated_memory_omnipath_zero1");
+    REQUIRE_MESSAGE(r.job.has_value(), r.error);
+    const Job& j = *r.job;
+    CHECK(j.cluster.gpu.name.starts_with("A100"));
+    CHECK(j.cluster.nics_per_node == 4);  // "4x OmniPath (100 Gb/s)"
+    CHECK(j.cluster.nic_Gbps == 100);
+    CHECK(j.cluster.gpus_per_node == 4);
+    CHECK(j.cluster.inter_node_GBps_per_gpu() == doctest::Approx(4 * 100.0 / 8 / 4));
+    CHECK(j.runtime.framework == Framework::deepspeed);
+    CHECK_FALSE(j.runtime.async_tp_allreduce);  // Megatron-DeepSpeed of 2022, before its 2023 rebase
+    CHECK(j.plan.zero_stage == 1);
+    CHECK(j.training.precision == Precision::bf16);
+    CHECK(j.plan.recompute.granularity == RecomputeGranularity::selective);
+    CHECK(j.model.ffn_hidden_size == 4 * 2048);  // null ffn: the GPT 4h convention
+    CHECK(j.model.num_query_groups == 16);       // null num_kv_heads: MHA
+    // derived_* is the fallback for a missing meas_* figure; published "GB" of memory is GiB.
+    CHECK(r.measured_tokens_per_sec_per_gpu == 9000.0);
+    CHECK(r.measured_memory_GiB == 30.0);
+  }
+  SUBCASE("\"inter-node 800 Gb/s per node\", FSDP FULL_SHARD, amp_bf16, unknown micro-batch") {
+    const ValidationRun& r = run("mpt_fsdp_h100_per_node_link");
+    REQUIRE_MESSAGE(r.job.has_value(), r.error);
+    const Job& j = *r.job;
+    CHECK(j.cluster.gpu.name == "H100-SXM5-80GB");
+    CHECK(j.cluster.nics_per_node * j.cluster.nic_Gbps == 800);
+    CHECK(j.cluster.inter_node_GBps_per_gpu() == doctest::Approx(800.0 / 8 / 8));
+    CHECK(j.runtime.framework == Framework::fsdp);
+    CHECK(j.plan.zero_stage == 3);
+    CHECK(j.training.precision == Precision::bf16);
+    CHECK(j.plan.recompute.granularity == RecomputeGranularity::none);
+    CHECK(j.model.position_embedding == PositionEmbedding::alibi);
+    CHECK_FALSE(j.model.dropout);
+    CHECK(j.runtime.flash_attention);
+    CHECK(r.unknown.micro_batch);
+    CHECK(any_contains(r.assumptions, "micro_batch_size"));
+  }
+  SUBCASE("a per-node total read as such: \"1600 Gb/s node-node RoCE\"") {
+    const std::string path = test::data_file("validation_runs_small.json");
+    nlohmann::json all = load_json_file(path);
+    nlohmann::json rec;
+    for (const auto& r : all)
+      if (r["id"] == "mpt_fsdp_h100_per_node_link") rec = r;
+    REQUIRE(rec.is_object());
+    rec["interconnect"] = "1600 Gb/s node-node RoCE";
+    const std::vector<ValidationRun> runs = load_validation_runs(nlohmann::json::array({rec}), path, test::catalog());
+    REQUIRE_MESSAGE(runs.at(0).job.has_value(), runs.at(0).error);
+    const ClusterSpec& c = runs.at(0).job->cluster;
+    CHECK(c.nics_per_node * c.nic_Gbps == 1600);
+    CHECK_FALSE(any_contains(runs.at(0).assumptions, "inter-node network not stated"));
+  }
+  SUBCASE("the distributed optimizer, \"fp16\", a modern Megatron, \"no dropout\"") {
+    const ValidationRun& r = run("a100_40gb_in_text");
+    REQUIRE_MESSAGE(r.job.has_value(), r.error);
+    const Job& j = *r.job;
+    CHECK(j.plan.distributed_optimizer);
+    CHECK(j.plan.zero_stage == 0);
+    CHECK(j.training.precision == Precision::fp16);
+    CHECK(j.runtime.flash_attention);  // Megatron-LM 2023
+    CHECK_FALSE(j.model.dropout);
+    // No interconnect given: the assumption is recorded.
+    CHECK(any_contains(r.assumptions, "inter-node network not stated"));
+  }
+  SUBCASE("records that cannot be turned into a job get an error, not an exception") {
+    const ValidationRun& tpu = run("tpu_cannot_predict");
+    CHECK_FALSE(tpu.job.has_value());
+    CHECK(tpu.error.find("tpu") != std::string::npos);
+    const ValidationRun& mismatch = run("num_gpus_mismatch");
+    CHECK_FALSE(mismatch.job.has_value());
+    CHECK(mismatch.error.find("/num_gpus") != std::string::npos);
+    CHECK(mismatch.error.find("tp*pp*dp*cp = 32 differs from num_gpus 100") != std::string::npos);
+    const ValidationRun& missing = run("missing_layers");
+    CHECK_FALSE(missing.job.has_value());
+    CHECK(missing.error.find("/num_layers: missing required key") != std::string::npos);
+    CHECK(missing.error.find("validation_runs_small.json [6]") != std::string::npos);
+  }
+  SUBCASE("a record with an illegal plan becomes a job whose prediction says why") {
+    const ValidationRun& r = run("tp_does_not_divide_heads");
+    REQUIRE(r.job.has_value());
+    Prediction p = predict(*r.job);
+    CHECK_FALSE(p.feasible);
+    CHECK(p.reason.find("tp=5 does not divide the 24 attention heads") != std::string::npos);
+  }
+  SUBCASE("non-object records and non-array files") {
+    auto runs = load_validation_runs(nlohmann::json::parse(R"([42, {"id": "x"}])"), "runs.json", test::catalog());
+    REQUIRE(runs.size() == 2);
+    CHECK(runs[0].id == "#0");
+    CHECK(runs[0].error.find("expected a JSON object") != std::string::npos);
+    CHECK(runs[1].id == "x");
+    CHECK_FALSE(runs[1].job.has_value());
+    CHECK_FALSE(runs[1].error.empty());
+    CHECK(test::input_error([] { load_validation_runs(nlohmann::json::object(), "runs.json", test::catalog()); })
+              .find("runs.json: /: expected a JSON array of run records") != std::string::npos);
+  }
+}
+
+TEST_CASE("load_validation_runs: a framework without a year takes the source's publication year") {
+  // Table 2 of SC21 says only "Megatron-LM": the run is as old as the paper, so no flash attention
+  // and no overlapped gradient reduction, like the same paper's Table 1 ("Megatron-LM (2021)").
+  const std::string path = test::data_file("validation_runs_small.json");
+  nlohmann::json records = load_json_file(path);
+  nlohmann::json base;
+  for (const auto& r : records)
+    if (r.value("id", "") == "sc21_gpt3_175b_like") base = r;
+  REQUIRE(base.is_object());
+  auto runtime_for = [&](const std::string& source) {
+    nlohmann::json r = base;
+    r["framework"] = "Megatron-LM";
+    r["source"] = source;
+    auto runs = load_validation_runs(nlohmann::json::array({r}), "inline", test::catalog());
+    REQUIRE(runs.size() == 1);
+    REQUIRE_MESSAGE(runs[0].job.has_value(), runs[0].error);
+    return runs[0].job->runtime;
+  };
+  for (const char* old : {"Narayanan et al., SC21 (arXiv:2104.04473) Table 2", "a paper (arXiv:2104.04473)",
+                          "vTrain, MICRO'24 artifact (Megatron-LM 2021 fork)", "measured in 2021"}) {
+    CAPTURE(old);
+    RuntimeOptions rt = runtime_for(old);
+    CHECK_FALSE(rt.flash_attention);
+    CHECK_FALSE(rt.overlap_grad_reduce);
+    CHECK_FALSE(rt.fused_grad_accumulation);
+    CHECK_FALSE(rt.async_tp_allreduce);  // Megatron-LM's async TP all-reduce arrived in 2022
+  }
+  // Without any year, a Megatron-LM record is read as a current one.
+  RuntimeOptions now = runtime_for("a blog post, commit a2019bc");  // a hash is not a year
+  CHECK(now.flash_attention);
+  CHECK(now.overlap_grad_reduce);
+  RuntimeOptions later = runtime_for("Megatron-Core benchmarks, 2024-05");
+  CHECK(later.flash_attention);
+  CHECK(later.async_tp_allreduce);
+}
+
+TEST_CASE("load_validation_runs: GPU memory size from the free text") {
+  const ValidationRun& forty = run("a100_40gb_in_text");
+  REQUIRE(forty.job.has_value());
+  CHECK(forty.job->cluster.gpu.name == "A100-SXM4-40GB");
+  const ValidationRun& unstated = run("a100_unstated_memory_omnipath_zero1");
+  REQUIRE(unstated.job.has_value());
+  CHECK(any_contains(unstated.assumptions, "memory size not stated"));
+}
+
+TEST_CASE("load_validation_runs: an unknown GPU names the runs file and /gpu_type") {
+  const ValidationRun& r = run("tpu_cannot_predict");
+  CHECK(r.error.find("validation_runs_small.json") != std::string::npos);
+  CHECK(r.error.find("/gpu_type") != std::string::npos);
+  CHECK(r.error.find("--gpu") == std::string::npos);
+}
+}
+
+TEST_SUITE("formats") {
+TEST_CASE("load_validation_runs: MoE records take the architecture from model_config and the routing from the notes") {
+  const std::string path = std::string(STRATA_SOURCE_DIR) + "/../shared/validation/modern_runs.json";
+  const auto runs = load_validation_runs(load_json_file(path), path, test::catalog());
+  auto find = [&](const std::string& id) -> const ValidationRun& {
+    auto it = std::find_if(runs.begin(), runs.end(), [&](const ValidationRun& r) { return r.id == id; });
+    REQUIRE_MESSAGE(it != runs.end(), "no run " << id);
+    return *it;
+  };
+  const ValidationRun& q = find("mbridge26.04_h100_qwen3_235b_256gpu");
+  REQUIRE(q.job);
+  CHECK(q.job->model.moe.has_value());
+  CHECK(q.job->model.moe->expert_ffn_hidden_size == 1536);
+  CHECK(q.job->model.head_dim() == 128);
+  CHECK(q.job->training.seq_length == 4096);  // the run's sequence, not the config's 40960
+  CHECK(q.job->training.precision == Precision::fp8);
+  CHECK(q.job->runtime.moe_load_imbalance == 1.0);  // "force-balance"
+  CHECK(q.job->runtime.moe_a2a_overlap);
+  CHECK(q.job->plan.etp == 1);
+  CHECK(q.job->plan.sequence_parallel);
+  // 94 layers over pp 8 x vpp 4: the embedding and the loss take a layer's place each.
+  CHECK(q.job->plan.stage_layers == std::vector<int>{11, 12, 12, 12, 12, 12, 12, 11});
+  CHECK(check_plan(*q.job).empty());
+  const ValidationRun& d = find("simumax_b200_deepseekv3_l4_tp1_ep8_pp1_dp8_mbc4_cef");
+  REQUIRE(d.job);
+  CHECK(d.job->model.mla.has_value());
+  CHECK(d.job->model.num_moe_layers() == 3);
+  CHECK(d.job->runtime.moe_capacity_factor == 1.0);  // capacity factor 1 with padding
+}
+}
+
+TEST_SUITE("formats") {
+// Regression guard for the MoE/MLA cost model on ../shared/validation/modern_runs.json: every MoE
+// record is predicted (no error, no OOM on runs that ran), and the measured memory of SimuMax's
+// layer-truncated DeepSeek-V2/V3 runs on B200 (max_memory_allocated) stays within 10% MAPE
+// (3.4% when written).
+TEST_CASE("MoE and MLA validation records: predicted, and DeepSeek memory within 10%") {
+  const std::string path = std::string(STRATA_SOURCE_DIR) + "/../shared/validation/modern_runs.json";
+  const auto runs = load_validation_runs(load_json_file(path), path, test::catalog());
+  double sum = 0;
+  int n = 0, moe = 0;
+  for (const ValidationRun& r : runs) {
+    if (!r.job || !r.job->model.moe) continue;
+    CAPTURE(r.id);
+    ++moe;
+    const Prediction p = predict(*r.job);
+    CHECK(p.iteration_time_s > 0);
+    if (r.id.find("simumax") != std::string::npos) {
+      CHECK(p.feasible);
+      REQUIRE(r.measured_memory_GiB);
+      sum += std::fabs(p.memory_per_gpu_GiB - *r.measured_memory_GiB) / *r.measured_memory_GiB;
+      ++n;
+    }
+  }
+  CHECK(moe >= 30);
+  REQUIRE(n > 0);
+  CHECK(sum / n < 0.10);
+}
+}
+
+namespace {
+
+// The handmade SC21-like record with some fields replaced, read as one run.
+ValidationRun read_modified(const nlohmann::json& changes) {
+  const std::string path = test::data_file("validation_runs_small.json");
+  nlohmann::json rec = load_json_file(path).at(0);
+  for (auto it = changes.begin(); it != changes.end(); ++it) rec[it.key()] = it.value();
+  auto runs = load_validation_runs(nlohmann::json::array({rec}), "test", test::catalog());
+  REQUIRE(runs.size() == 1);
+  REQUIRE_MESSAGE(runs[0].job.has_value(), runs[0].error);
+  return runs[0];
+}
+
+}  // namespace
+
+TEST_CASE("load_validation_runs: precision text, fp8 recipes and fp8 parameters") {
+  const nlohmann::json h100 = {{"gpu_type", "H100-SXM5-80GB"}, {"framework", "NeMo 24.07"}};
+  auto precision_of = [&](const char* text) {
+    nlohmann::json c = h100;
+    c["precision"] = text;
+    return read_modified(c).job->training;
+  };
+  // An fp8 run that also names its bf16 master weights is an fp8 run (the MLPerf records).
+  auto t = precision_of("FP8 hybrid (Transformer Engine, amax history 1024) with BF16 master");
+  CHECK(t.precision == Precision::fp8);
+  CHECK(t.recipe == LowPrecisionRecipe::delayed);
+  CHECK(precision_of("FP8-CS (table) per-tensor current scaling, BF16 master").recipe == LowPrecisionRecipe::tensorwise);
+  CHECK(precision_of("Float8 (torchao)").recipe == LowPrecisionRecipe::tensorwise);
+  CHECK(precision_of("MXFP8").recipe == LowPrecisionRecipe::mxfp8);
+  CHECK(precision_of("NVFP4 with BF16 last layers").recipe == LowPrecisionRecipe::nvfp4);
+  CHECK(precision_of("BF16 (--bf16, --accumulate-allreduce-grads-in-fp32)").precision == Precision::bf16);
+  CHECK(precision_of("fp16 or bf16 (not stated)").precision == Precision::fp16);
+
+  nlohmann::json c = h100;
+  c["precision"] = "FP8 hybrid (Transformer Engine) with BF16 master; FP8 params";
+  const ValidationRun r = read_modified(c);
+  CHECK(r.job->runtime.fp8_param_gather);
+  CHECK_FALSE(r.job->runtime.grad_reduce_in_bf16);
+  CHECK(r.unknown.fp8_memory_options);  // the gradient dtype is not stated
+}
+
+TEST_CASE("load_validation_runs: published GPU names, Llama defaults, stated overlaps") {
+  CHECK(read_modified({{"gpu_type", "GB300 (NVL72)"}, {"gpu_memory_gb", nullptr}}).job->cluster.gpu.name == "GB300-B300-288GB");
+  CHECK(read_modified({{"gpu_type", "B200 (HGX B200)"}, {"gpu_memory_gb", 180}}).job->cluster.gpu.name == "B200-SXM-180GB");
+  CHECK(read_modified({{"gpu_type", "H100-SXM5-80GB (DGX-H100)"}}).job->cluster.gpu.name == "H100-SXM5-80GB");
+
+  // A Llama-family record that names no architecture details gets Llama's.
+  const ValidationRun llama = read_modified({{"model_family", "llama"}, {"arch_notes", "Llama-3-70B shape truncated to 12 layers"}});
+  CHECK(llama.job->model.activation == Activation::swiglu);
+  CHECK(llama.job->model.normalization == Normalization::rmsnorm);
+  CHECK_FALSE(llama.job->model.tied_embeddings);
+
+  const ValidationRun off = read_modified(
+      {{"zero_or_dist_optimizer", "Megatron distributed optimizer; no overlap flags (overlap-grad-reduce/param-gather off; TP comm "
+                                  "overlap explicitly disabled)"}});
+  CHECK_FALSE(off.job->runtime.overlap_grad_reduce);
+  CHECK_FALSE(off.job->runtime.tp_comm_overlap);
+  CHECK(read_modified({{"notes", "TP communication overlap enabled."}}).job->runtime.tp_comm_overlap);
+}
+
+TEST_CASE("predict_validation_run: null plan fields get the fastest memory-feasible completion, reported") {
+  // 126 layers over pp 16: vpp left out, micro-batch left out, recompute not stated.
+  ValidationRun r = read_modified({{"num_layers", 126}, {"tp", 8}, {"pp", 16}, {"dp", 8}, {"vpp", nullptr},
+                                   {"micro_batch_size", nullptr}, {"recompute", "not stated"}, {"num_gpus", 1024}});
+  CHECK(r.unknown.micro_batch);
+  CHECK(r.unknown.vpp);
+  CHECK(r.unknown.recompute);
+  const Prediction p = predict_validation_run(r);
+  CHECK(p.feasible);
+  CHECK(any_contains(r.assumptions, "completed with the fastest memory-feasible choice"));
+  // The completion is the fastest feasible one among the candidates: no other micro-batch size fits and is faster.
+  for (int mbs : {1, 2, 4}) {
+    Job j = *r.job;
+    j.plan.micro_batch_size = mbs;
+    if (!check_plan(j).empty()) continue;
+    const Prediction q = predict(j);
+    if (q.feasible) CHECK(q.iteration_time_s >= p.iteration_time_s - 1e-12);
+  }
+}
