@@ -1,7 +1,6 @@
 #include "search/evaluator.h"
 
 #include <algorithm>
-#include <cstdio>
 
 #include <fmt/format.h>
 
@@ -153,7 +152,7 @@ EvalPtr Evaluator::evaluate(const ParallelPlan& plan, double must_beat_s) {
     (predicted ? predictions_ : pruned_).fetch_add(1);
     if (!best_ || better(*out, *best_)) best_ = out;
   }
-  if (options_.progress) maybe_report_progress();
+  if (options_.on_progress) maybe_report_progress();
   return out;
 }
 
@@ -171,27 +170,33 @@ std::vector<EvalPtr> Evaluator::all() const {
 
 void Evaluator::finish_progress() {
   std::lock_guard lock(mu_);
-  if (progress_printed_) std::fprintf(stderr, "\n");
+  if (!progress_printed_ || !options_.on_progress) return;
+  options_.on_progress(progress_report(std::chrono::steady_clock::now(), true));
   progress_printed_ = false;
 }
 
+SearchProgress Evaluator::progress_report(std::chrono::steady_clock::time_point now, bool done) const {
+  SearchProgress p;
+  p.seconds = std::chrono::duration<double>(now - start_).count();
+  p.plans_predicted = predictions_.load();
+  p.ruled_out_by_memory = pruned_.load();
+  if (best_ && best_->feasible) {
+    const double tokens = static_cast<double>(workload_.training.global_batch_size) * static_cast<double>(workload_.training.seq_length);
+    p.best_tokens_per_sec_per_gpu = tokens / best_->time_s / options_.num_gpus;
+  }
+  p.done = done;
+  return p;
+}
+
 void Evaluator::maybe_report_progress() {
-  // A line at most every half second, starting after the first second (searches shorter than a
-  // second print nothing).
+  // A report at most every half second, starting after the first second (searches shorter than a
+  // second report nothing).
   const auto now = std::chrono::steady_clock::now();
   std::lock_guard lock(mu_);
   if (now - start_ < std::chrono::seconds(1) || now - last_progress_ < std::chrono::milliseconds(500)) return;
   last_progress_ = now;
   progress_printed_ = true;
-  std::string best = "none fits yet";
-  if (best_ && best_->feasible) {
-    const double tokens = static_cast<double>(workload_.training.global_batch_size) * static_cast<double>(workload_.training.seq_length);
-    best = fmt::format("best {:.0f} tokens/s/GPU", tokens / best_->time_s / options_.num_gpus);
-  }
-  const double secs = std::chrono::duration<double>(now - start_).count();
-  std::fprintf(stderr, "\rstrata plan: %.1f s, %lld plans predicted, %lld ruled out by memory, %s   ", secs,
-               static_cast<long long>(predictions_.load()), static_cast<long long>(pruned_.load()), best.c_str());
-  std::fflush(stderr);
+  options_.on_progress(progress_report(now, false));
 }
 
 }  // namespace strata

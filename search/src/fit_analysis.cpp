@@ -43,7 +43,7 @@ int gpus_needed_to_fit(const Job& workload, const SearchOptions& options, const 
     if (c <= n || c > 10'000'000) continue;
     SearchOptions o = options;
     o.num_gpus = static_cast<int>(c);
-    o.progress = false;
+    o.on_progress = nullptr;
     Evaluator ev(workload, o, model);
     if (EvalPtr e = leanest_plan(ev); e && e->feasible) return static_cast<int>(c);
   }

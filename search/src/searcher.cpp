@@ -124,7 +124,7 @@ SearchResult search_plans(const Job& workload, const SearchOptions& options, con
     Job roomier = workload;
     roomier.runtime.memory_reserve_GiB = workload.cluster.gpu.memory_GiB - kTightMemoryFraction * usable;
     SearchOptions quiet = options;
-    quiet.progress = false;
+    quiet.on_progress = nullptr;
     SearchResult second = search_once(roomier, quiet, model);
     if (second.found) {
       // Predicted again against the memory the user gave, as the other plans are.

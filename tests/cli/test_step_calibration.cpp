@@ -38,6 +38,8 @@ TEST_CASE("scale_throughput scales the GEMM and memory efficiencies and caps the
   Calibration c = scale_throughput(base, 0.5);
   CHECK(c.kernel.gemm_efficiency == doctest::Approx(0.4));
   CHECK(c.kernel.memory_efficiency == doctest::Approx(0.3));
+  CHECK(c.kernel.gemm_memory_efficiency == doctest::Approx(0.5 * base.kernel.gemm_memory_efficiency));
+  CHECK(c.kernel.row_memory_efficiency == doctest::Approx(0.5 * base.kernel.row_memory_efficiency));
   CHECK(c.kernel.attention_fwd_efficiency == base.kernel.attention_fwd_efficiency);  // relative to the GEMM rate
   c = scale_throughput(base, 1.5);
   CHECK(c.kernel.gemm_efficiency == 1.0);

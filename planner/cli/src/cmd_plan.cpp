@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/job_options.h"
+#include "cli/progress.h"
 #include "cli/search_report.h"
 #include "costmodel/catalog.h"
 #include "costmodel/errors.h"
@@ -74,7 +75,7 @@ SearchOptions search_options(const PlanArgs& a, std::optional<int> launched_gpus
     fmt::print(stderr, "note: --threads {} capped at the {} cores this process may use\n", a.threads, available_cores());
   o.threads = a.threads;
   o.max_trials = a.max_trials;
-  o.progress = !a.quiet;
+  if (!a.quiet) o.on_progress = print_search_progress;
   o.runtime = a.runtime;
   o.allow_tp_across_nodes = a.allow_tp_across_nodes;
   o.tp = positive(a.tp, "--tp");

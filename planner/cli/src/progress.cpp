@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "search/searcher.h"
+
 namespace strata {
 
 ProgressBar::ProgressBar(std::size_t total, bool enabled, std::string what)
@@ -37,6 +39,18 @@ void ProgressBar::finish() {
   finished_ = true;
   // Clear the line so the table starts clean.
   fmt::print(stderr, "\r{:<{}}\r", "", 72);
+  std::fflush(stderr);
+}
+
+void print_search_progress(const SearchProgress& p) {
+  if (p.done) {
+    std::fprintf(stderr, "\n");
+    return;
+  }
+  const std::string best = p.best_tokens_per_sec_per_gpu > 0 ? fmt::format("best {:.0f} tokens/s/GPU", p.best_tokens_per_sec_per_gpu)
+                                                             : std::string("none fits yet");
+  std::fprintf(stderr, "\rstrata plan: %.1f s, %lld plans predicted, %lld ruled out by memory, %s   ", p.seconds,
+               static_cast<long long>(p.plans_predicted), static_cast<long long>(p.ruled_out_by_memory), best.c_str());
   std::fflush(stderr);
 }
 

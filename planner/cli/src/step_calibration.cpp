@@ -12,7 +12,10 @@ namespace strata {
 Calibration scale_throughput(const Calibration& base, double scale) {
   Calibration c = base;
   c.kernel.gemm_efficiency = std::min(1.0, base.kernel.gemm_efficiency * scale);
+  // Every DRAM access pattern's bandwidth fraction (kernel_model.h) moves together.
   c.kernel.memory_efficiency = std::min(1.0, base.kernel.memory_efficiency * scale);
+  c.kernel.gemm_memory_efficiency = std::min(1.0, base.kernel.gemm_memory_efficiency * scale);
+  c.kernel.row_memory_efficiency = std::min(1.0, base.kernel.row_memory_efficiency * scale);
   return c;
 }
 

@@ -77,7 +77,7 @@ class Evaluator {
   std::int64_t bound_predictions() const;
   // Every legal plan scored so far, in plan_less order (deterministic whatever the threads did).
   std::vector<EvalPtr> all() const;
-  // Ends the progress line (a newline) if one was printed.
+  // The final progress report (SearchProgress::done), if any report was made.
   void finish_progress();
 
  private:
@@ -102,6 +102,7 @@ class Evaluator {
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point last_progress_;
   void maybe_report_progress();
+  SearchProgress progress_report(std::chrono::steady_clock::time_point now, bool done) const;  // under mu_
 };
 
 }  // namespace strata

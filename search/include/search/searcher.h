@@ -4,6 +4,7 @@
 // each other, the one needing the least memory). The search sees the cost model only
 // through strata::CostModel, so tests can hand it a fake one.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,13 +20,25 @@ enum class SearchAlgorithm {
   exhaustive,  // the whole uniform grid: the reference the bottleneck search is measured against
 };
 
+// What a long search reports about itself (at most every half second, after the first second),
+// and once more with `done` at the end if it reported before. The command line draws it; the
+// search itself writes nothing to the terminal.
+struct SearchProgress {
+  double seconds = 0;
+  std::int64_t plans_predicted = 0;
+  std::int64_t ruled_out_by_memory = 0;
+  double best_tokens_per_sec_per_gpu = 0;  // 0: no plan fits yet
+  bool done = false;
+};
+
 struct SearchOptions {
   int num_gpus = 0;
   SearchAlgorithm algorithm = SearchAlgorithm::bottleneck;
   std::uint64_t seed = 0;
   int threads = 0;            // 0: OpenMP's default
   int max_trials = 0;         // 0: the searcher's default budget
-  bool progress = false;      // progress line on stderr for searches longer than a second
+  // Called with the search's progress for searches longer than a second (none: no reports).
+  std::function<void(const SearchProgress&)> on_progress;
   std::string runtime = "megatron";  // plans stock Megatron-LM can run
   bool allow_tp_across_nodes = false;
   // Optional user constraints (fixed values); unset means searched.

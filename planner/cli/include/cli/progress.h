@@ -8,6 +8,11 @@
 
 namespace strata {
 
+struct SearchProgress;
+// The search's progress line on stderr ("strata plan: 3.5 s, 1200 plans predicted, ..."), ended
+// with a newline when the search reports it is done.
+void print_search_progress(const SearchProgress& p);
+
 class ProgressBar {
  public:
   ProgressBar(std::size_t total, bool enabled, std::string what = "points");

@@ -29,14 +29,15 @@ struct StepFit {
   std::string gpu;               // catalog name of the GPU every run used
   Calibration base;              // what predict uses for that GPU without this fit
   Calibration calibration;       // base with the fitted factor applied
-  double throughput_scale = 1;   // multiplies gemm_efficiency and memory_efficiency (each capped at 1)
+  double throughput_scale = 1;   // multiplies gemm_efficiency and the memory efficiencies (each capped at 1)
   bool at_bound = false;         // the best factor is at the edge of the searched range
   std::vector<StepFitRun> runs;
   double mape_before_pct = 0, mape_after_pct = 0;  // of the iteration time over the fitted runs
 };
 
-// The base calibration with gemm_efficiency and memory_efficiency multiplied by `scale` (each
-// capped at 1; attention efficiencies are relative to the GEMM rate and follow it).
+// The base calibration with gemm_efficiency and the bandwidth fraction of every DRAM access
+// pattern multiplied by `scale` (each capped at 1; attention efficiencies are relative to the GEMM
+// rate and follow it).
 Calibration scale_throughput(const Calibration& base, double scale);
 
 // Fits the factor that minimizes the squared log-ratio of predicted to measured iteration time
