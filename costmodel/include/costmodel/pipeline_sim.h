@@ -2,6 +2,8 @@
 // Event simulation of the 1F1B (PipeDream-Flush, Narayanan et al. 2021 §2.2.1) and interleaved
 // 1F1B (§2.2.2, Megatron-LM's schedules.py ordering) pipeline schedules with per-stage, per-chunk
 // forward/backward times, so uneven stages and the resulting bubbles are simulated, not assumed.
+// A traced run times the ops in an event order; an untraced one sweeps phases of all ranks at once
+// (pipeline_sim.cpp), with bit-identical results.
 #include <cstdint>
 #include <string>
 #include <vector>
