@@ -143,8 +143,8 @@ void simulate_in_event_order(const PipelineInput& in, const ScheduleOrder& order
   std::vector<double> dur(static_cast<std::size_t>(2 * p * v));
   for (int r = 0; r < p; ++r)
     for (int c = 0; c < v; ++c) {
-      dur[static_cast<std::size_t>(2 * (c * p + r))] = in.forward_s[r][c];
-      dur[static_cast<std::size_t>(2 * (c * p + r) + 1)] = in.backward_s[r][c];
+      dur[static_cast<std::size_t>(2 * (c * p + r))] = in.forward(r, c);
+      dur[static_cast<std::size_t>(2 * (c * p + r) + 1)] = in.backward(r, c);
     }
   const double hop = p > 1 ? in.p2p_s : 0.0;
   // done[i]: when op i ends. The last slot stands for "no dependency": -hop, so that it is ready at 0.
@@ -234,15 +234,9 @@ class PhaseSweep {
         total_(in.micro_batches * in.chunks),
         c_(v_ == 1 ? 2 * static_cast<std::int64_t>(p_) - 1 : 2 * static_cast<std::int64_t>(v_ + 1) * p_ - 3),
         hop_(p_ > 1 ? in.p2p_s : 0.0),
-        fwd_(static_cast<std::size_t>(p_) * v_),
-        bwd_(fwd_.size()),
-        buf_(3 * static_cast<std::size_t>(p_ + 2), -hop_) {
-    // Durations chunk-major, so that the ranks of one chunk are contiguous.
-    for (int r = 0; r < p_; ++r)
-      for (int c = 0; c < v_; ++c) {
-        fwd_[static_cast<std::size_t>(c) * p_ + r] = in.forward_s[r][c];
-        bwd_[static_cast<std::size_t>(c) * p_ + r] = in.backward_s[r][c];
-      }
+        fwd_(in.forward_s.data()),
+        bwd_(in.backward_s.data()),
+        buf_(3 * static_cast<std::size_t>(p_ + 2) + (v_ == 1 ? 2 * static_cast<std::size_t>(p_) : 0), -hop_) {
     // Three rows of clocks (phases t-2, t-1, t), each with a ghost cell at -1 and p: the
     // dependency an edge rank reads there is the wrapped-around neighbour or "none", -hop (ready
     // at 0, as in the event order). Clocks start at 0.
@@ -253,16 +247,16 @@ class PhaseSweep {
     std::fill(own_, own_ + p_, 0.0);
   }
 
-  // Runs every phase; returns each rank's clock after its last op.
-  std::vector<double> run() {
+  // Runs every phase; writes each rank's clock after its last op to end[0, p).
+  void run(double* end) {
     if (v_ == 1) run_1f1b();
     else run_interleaved();
-    return std::vector<double>(own_, own_ + p_);
+    std::copy(own_, own_ + p_, end);
   }
 
  private:
-  const double* fwd(int chunk) const { return fwd_.data() + static_cast<std::size_t>(chunk) * p_; }
-  const double* bwd(int chunk) const { return bwd_.data() + static_cast<std::size_t>(chunk) * p_; }
+  const double* fwd(int chunk) const { return fwd_ + static_cast<std::size_t>(chunk) * p_; }
+  const double* bwd(int chunk) const { return bwd_ + static_cast<std::size_t>(chunk) * p_; }
   void next_phase() {
     double* reuse = dep_;
     dep_ = own_;
@@ -325,13 +319,14 @@ class PhaseSweep {
   // (t - c + r)/2, when that index is in [0, m), after its neighbour's op one phase earlier
   // (the ghost cells stay -hop: no dependency). All ranks are busy for t in [2p - 1, 2m).
   void run_1f1b() {
-    std::vector<double> by_parity(2 * static_cast<std::size_t>(p_));
+    // [parity * p + r]: the duration of rank r's op in phases of that parity.
+    double* const by_parity = buf_.data() + 3 * static_cast<std::size_t>(p_ + 2);
     for (int parity = 0; parity < 2; ++parity)
-      for (int r = 0; r < p_; ++r) by_parity[static_cast<std::size_t>(parity * p_ + r)] = (r & 1) == parity ? fwd_[r] : bwd_[r];
+      for (int r = 0; r < p_; ++r) by_parity[parity * p_ + r] = (r & 1) == parity ? fwd_[r] : bwd_[r];
     const std::int64_t phases = 2 * total_ - 1 + c_;
     for (std::int64_t t = 0; t < phases; ++t) {
       const int parity = static_cast<int>(t & 1);
-      if (t >= 2 * p_ - 1 && t < 2 * total_) run_alternating(cur_, own_, by_parity.data() + parity * p_, p_, parity, hop_);
+      if (t >= 2 * p_ - 1 && t < 2 * total_) run_alternating(cur_, own_, by_parity + parity * p_, p_, parity, hop_);
       else boundary_phase_1f1b(t);
       next_phase();
     }
@@ -354,20 +349,16 @@ class PhaseSweep {
   std::int64_t total_;  // forwards (and backwards) per rank: m * v
   std::int64_t c_;      // phase offset of the backwards
   double hop_;
-  std::vector<double> fwd_, bwd_;  // [chunk * p + rank]
-  std::vector<double> buf_;
+  const double *fwd_, *bwd_;  // [chunk * p + rank]
+  std::vector<double> buf_;   // the three rows of clocks, then (1F1B) durations by parity
   double *dep_, *own_, *cur_;  // clocks after phases t-2, t-1 and t
 };
 
 // Most chunk-micro-batches a rank holds, forwarded and not yet backwarded: its warmup forwards
 // and the first steady-state forward (all of them when the warmup covers every forward).
-std::vector<int> peak_in_flight(int p, int v, std::int64_t m) {
-  std::vector<int> peak(static_cast<std::size_t>(p));
-  for (int r = 0; r < p; ++r) {
-    const RankSchedule rs(p, v, r, m);
-    peak[static_cast<std::size_t>(r)] = static_cast<int>(std::min(rs.warmup + 1, rs.total));
-  }
-  return peak;
+int peak_in_flight(int p, int v, int rank, std::int64_t m) {
+  const RankSchedule rs(p, v, rank, m);
+  return static_cast<int>(std::min(rs.warmup + 1, rs.total));
 }
 
 }  // namespace
@@ -383,17 +374,19 @@ PipelineResult simulate_pipeline(const PipelineInput& in, std::vector<PipelineEv
   // Orders beyond 2^31 ops are not representable (and not plausible: 16k stages x 64k micro-batches).
   if (2 * m * v * p >= (std::int64_t{1} << 31)) return res;
 
+  const std::size_t chunks = static_cast<std::size_t>(p) * v;
+  if (in.forward_s.size() != chunks || in.backward_s.size() != chunks) return res;
   for (int r = 0; r < p; ++r)
     for (int c = 0; c < v; ++c)
       // Every micro-batch passes every chunk once each way.
-      res.busy_s[static_cast<std::size_t>(r)] += static_cast<double>(m) * (in.forward_s[r][c] + in.backward_s[r][c]);
+      res.busy_s[static_cast<std::size_t>(r)] += static_cast<double>(m) * (in.forward(r, c) + in.backward(r, c));
   if (trace) {
     const ScheduleOrder& order = cached_order(p, v, m);
     res.peak_in_flight = order.peak_in_flight;
     simulate_in_event_order(in, order, res, trace);
   } else {
-    res.peak_in_flight = peak_in_flight(p, v, m);
-    res.end_s = PhaseSweep(in).run();
+    for (int r = 0; r < p; ++r) res.peak_in_flight[static_cast<std::size_t>(r)] = peak_in_flight(p, v, r, m);
+    PhaseSweep(in).run(res.end_s.data());
   }
   res.makespan_s = *std::max_element(res.end_s.begin(), res.end_s.end());
   return res;

@@ -17,8 +17,8 @@ PipelineInput uniform(int p, int v, std::int64_t m, double f, double b, double p
   in.stages = p;
   in.chunks = v;
   in.micro_batches = m;
-  in.forward_s.assign(p, std::vector<double>(v, f));
-  in.backward_s.assign(p, std::vector<double>(v, b));
+  in.forward_s.assign(static_cast<std::size_t>(p * v), f);
+  in.backward_s.assign(static_cast<std::size_t>(p * v), b);
   in.p2p_s = p2p;
   return in;
 }
@@ -49,8 +49,8 @@ TEST_CASE("simulate_pipeline") {
     const int p = 4;
     const std::int64_t m = 64;
     PipelineInput in = uniform(p, 1, m, 1, 2);
-    in.forward_s[2][0] = 2;
-    in.backward_s[2][0] = 4;
+    in.forward(2, 0) = 2;
+    in.backward(2, 0) = 4;
     PipelineResult r = simulate_pipeline(in);
     // At least the slow stage's own work; at most the all-slow pipeline (the schedule is monotone).
     CHECK(r.makespan_s >= m * 6.0);
@@ -108,7 +108,7 @@ TEST_CASE("simulate_pipeline") {
       CAPTURE(v);
       std::vector<PipelineEvent> trace;
       PipelineInput in = uniform(p, v, m, 1, 2, 0.05);
-      in.forward_s[1][0] = 1.5;  // uneven, to stress the ordering
+      in.forward(1, 0) = 1.5;  // uneven, to stress the ordering
       PipelineResult r = simulate_pipeline(in, &trace);
       REQUIRE(trace.size() == static_cast<std::size_t>(2 * m * v * p));
       std::set<std::tuple<int, int, std::int64_t, bool>> seen;
@@ -184,8 +184,8 @@ TEST_CASE("simulate_pipeline") {
             PipelineInput in = uniform(p, v, m, 1, 2, p2p);
             for (int s = 0; s < p; ++s)
               for (int c = 0; c < v; ++c) {
-                in.forward_s[s][c] = dur(rng);
-                in.backward_s[s][c] = dur(rng);
+                in.forward(s, c) = dur(rng);
+                in.backward(s, c) = dur(rng);
               }
             std::vector<PipelineEvent> trace;
             const PipelineResult traced = simulate_pipeline(in, &trace);
