@@ -15,14 +15,16 @@ GroupPlacement place_group(int size, int stride, int gpus_per_node) {
   return g;
 }
 
-CommModel::CommModel(const ClusterSpec& cluster, const CommCoefficients& coeff) : cl_(cluster), c_(coeff) {}
+CommModel::CommModel(const ClusterSpec& cluster, const CommCoefficients& coeff)
+    : cl_{cluster.intra_node_GBps, cluster.intra_node_latency_us, cluster.inter_node_GBps_per_gpu(), cluster.inter_node_latency_us},
+      c_(coeff) {}
 
 double CommModel::bus_bandwidth(GroupPlacement g) const {
   const double intra = cl_.intra_node_GBps * 1e9 * c_.nvlink_efficiency;
   if (!g.spans_nodes()) return intra;
   // A group with k members per node gets k GPUs' share of the node's NICs (rail-optimized:
   // NCCL runs one ring/tree channel per NIC), and can go no faster than its NVLink hops.
-  const double inter = g.ranks_per_node * cl_.inter_node_GBps_per_gpu() * 1e9 * c_.network_efficiency;
+  const double inter = g.ranks_per_node * cl_.inter_node_GBps_per_gpu * 1e9 * c_.network_efficiency;
   return std::min(intra, inter);
 }
 
@@ -72,7 +74,7 @@ double CommModel::all_to_all_two_level(double intra_bytes, double inter_bytes, G
   // goes over NVLink at the same time; the slower of the two decides.
   auto eff = [&](double bytes) { return bytes / (bytes + c_.half_bandwidth_bytes); };
   const double nvlink = cl_.intra_node_GBps * 1e9 * c_.nvlink_efficiency;
-  const double nic = cl_.inter_node_GBps_per_gpu() * 1e9 * c_.network_efficiency;
+  const double nic = cl_.inter_node_GBps_per_gpu * 1e9 * c_.network_efficiency;
   const double t_intra = intra_bytes > 0 ? intra_bytes / (nvlink * eff(intra_bytes)) : 0.0;
   const double t_inter = inter_bytes > 0 && g.spans_nodes() ? inter_bytes / (nic * eff(inter_bytes)) : 0.0;
   return std::max(t_intra, t_inter) + latency_s(g);
@@ -80,7 +82,7 @@ double CommModel::all_to_all_two_level(double intra_bytes, double inter_bytes, G
 
 double CommModel::p2p(double bytes, bool inter_node) const {
   if (bytes <= 0) return 0;
-  double bw = inter_node ? cl_.inter_node_GBps_per_gpu() * 1e9 * c_.network_efficiency
+  double bw = inter_node ? cl_.inter_node_GBps_per_gpu * 1e9 * c_.network_efficiency
                          : cl_.intra_node_GBps * 1e9 * c_.nvlink_efficiency;
   bw *= bytes / (bytes + c_.half_bandwidth_bytes);
   return bytes / bw + (inter_node ? cl_.inter_node_latency_us : cl_.intra_node_latency_us) * 1e-6;

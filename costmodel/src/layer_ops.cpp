@@ -76,6 +76,10 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
 
   auto& F = L.forward;
   auto& B = L.backward;
+  // Room for the largest layer (MLA attention, MoE with shared experts, unfused fp8 casts), so that
+  // building one allocates each list once.
+  F.reserve(32);
+  B.reserve(64);
   // Norm: read x, write y (+ stats); backward reads x, y-grad, writes x-grad (+ gamma grad).
   F.push_back(elementwise("input_norm", T_sp * h, 2.0 * eb, 5));
   // Query/key/value projections. MLA (DeepSeek-V2 §2.1; Megatron-Core MLASelfAttention): the down
@@ -195,6 +199,8 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
   // MLP: dense, or an MoE layer's router, token permutation, local experts and shared experts.
   const bool gated = m.gated_mlp();
   std::vector<Op> mlp_fwd, mlp_bwd;
+  mlp_fwd.reserve(16);
+  mlp_bwd.reserve(32);
   auto add_mlp = [&](const char* fc1_name, const char* act_name, const char* act_bwd_name, const char* fc2_name, double tokens,
                      double f, double batch) {
     // tokens: rows of each GEMM of the group (per expert for grouped expert GEMMs), batch: experts.
@@ -211,6 +217,7 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
     mlp_fwd.push_back(fc2);
     // Backward (reverse order inside the group).
     std::vector<Op> bwd;
+    bwd.reserve(8);
     fp8_cast(bwd, "fp8_cast_grad_fc2_out", rows * h);
     add_gemm_backward(bwd, fc2, eb);
     bwd.push_back(elementwise(act_bwd_name, rows * f, (gated ? 5.0 : 3.0) * eb, 8));

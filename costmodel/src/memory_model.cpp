@@ -90,7 +90,6 @@ ParamSplit layer_params_per_gpu(const Job& job, int layer) {
 // The stage's layer indices; `layers` differing from the plan's split (a caller asking about a
 // hypothetical stage) takes that many layers from where the stage starts.
 std::vector<int> layer_ids_of(const Job& job, int stage, int layers) {
-  if (job.model.uniform_layers()) return std::vector<int>(std::max(0, layers), 0);  // no need to place them
   std::vector<int> ids = stage_layer_ids(job.plan, job.model.num_layers, stage);
   if (static_cast<int>(ids.size()) == layers) return ids;
   const int first = ids.empty() ? 0 : ids.front();
@@ -99,15 +98,48 @@ std::vector<int> layer_ids_of(const Job& job, int stage, int layers) {
   return ids;
 }
 
+// Calls visit(id, kind) for each decoder layer of the stage, in order. Uniform models need not
+// place their layers: every layer is layer 0's kind.
+template <class Visit>
+void for_each_stage_layer(const Job& job, int stage, int layers, Visit visit) {
+  if (job.model.uniform_layers()) {
+    const LayerKind kind = job.model.layer_kind(0);
+    for (int i = 0; i < layers; ++i) visit(0, kind);
+    return;
+  }
+  for (int id : layer_ids_of(job, stage, layers)) visit(id, job.model.layer_kind(id));
+}
+
+// A value that depends on a decoder layer only through its kind, computed once per kind (from the
+// first layer of that kind) however many layers ask: stage sums keep adding it layer by layer.
+template <class T>
+class PerLayerKind {
+ public:
+  template <class Compute>
+  const T& get(int id, LayerKind kind, Compute compute) {
+    const int i = (kind.moe ? 2 : 0) + (kind.sliding_window ? 1 : 0);
+    if (!known_[i]) {
+      value_[i] = compute(id, kind);
+      known_[i] = true;
+    }
+    return value_[i];
+  }
+
+ private:
+  T value_[4]{};
+  bool known_[4]{};
+};
+
 }  // namespace
 
 ParamSplit decoder_param_split(const Job& job, int stage, int layers) {
+  PerLayerKind<ParamSplit> params;  // a layer's parameters depend on whether it is an MoE layer
   ParamSplit sum;
-  for (int id : layer_ids_of(job, stage, layers)) {
-    const ParamSplit l = layer_params_per_gpu(job, id);
+  for_each_stage_layer(job, stage, layers, [&](int id, LayerKind kind) {
+    const ParamSplit& l = params.get(id, kind, [&](int i, LayerKind) { return layer_params_per_gpu(job, i); });
     sum.dense += l.dense;
     sum.expert += l.expert;
-  }
+  });
   return sum;
 }
 
@@ -290,12 +322,16 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
   const RecomputeGranularity kept = g == RecomputeGranularity::selective ? RecomputeGranularity::selective : RecomputeGranularity::none;
   double normal_store = 0, largest_layer = 0;
   {
-    const std::vector<int> ids = layer_ids_of(job, stage, layers);
-    for (int id : ids) {
-      normal_store += layer_activation_bytes(job, kept, job.model.layer_kind(id));
-      largest_layer = std::max(largest_layer, layer_activation_bytes(job, RecomputeGranularity::none, job.model.layer_kind(id)));
-    }
-    if (!ids.empty()) normal_store /= static_cast<double>(ids.size());
+    PerLayerKind<double> stored, working;
+    int n = 0;
+    for_each_stage_layer(job, stage, layers, [&](int id, LayerKind kind) {
+      normal_store += stored.get(id, kind, [&](int, LayerKind k) { return layer_activation_bytes(job, kept, k); });
+      largest_layer = std::max(largest_layer, working.get(id, kind, [&](int, LayerKind k) {
+        return layer_activation_bytes(job, RecomputeGranularity::none, k);
+      }));
+      ++n;
+    });
+    if (n > 0) normal_store /= static_cast<double>(n);
   }
   const double per_chunk_layers = static_cast<double>(layers) / p.vpp;
   const double full_frac = layers > 0 ? static_cast<double>(n_full) / layers : 0;

@@ -135,6 +135,232 @@ const ScheduleOrder& cached_order(int p, int v, std::int64_t m) {
   return *cache.emplace(key, std::move(order)).first->second;
 }
 
+// Every op of the event order, timed: the traced path. Fills res.end_s and returns the op ends.
+void simulate_in_event_order(const PipelineInput& in, const ScheduleOrder& order, PipelineResult& res,
+                             std::vector<PipelineEvent>* trace) {
+  const int p = in.stages, v = in.chunks;
+  // Durations by slot 2 * vstage + backward.
+  std::vector<double> dur(static_cast<std::size_t>(2 * p * v));
+  for (int r = 0; r < p; ++r)
+    for (int c = 0; c < v; ++c) {
+      dur[static_cast<std::size_t>(2 * (c * p + r))] = in.forward(r, c);
+      dur[static_cast<std::size_t>(2 * (c * p + r) + 1)] = in.backward(r, c);
+    }
+  const double hop = p > 1 ? in.p2p_s : 0.0;
+  // done[i]: when op i ends. The last slot stands for "no dependency": -hop, so that it is ready at 0.
+  const std::size_t n = order.ops.size();
+  std::vector<double> done(n + 1);
+  done[n] = -hop;
+  double* const clock = res.end_s.data();
+  for (std::size_t i = 0; i < n; ++i) {
+    const HotOp& op = order.hot[i];
+    const double end = std::max(clock[op.rank], done[op.dep] + hop) + dur[op.slot];
+    done[i] = end;
+    clock[op.rank] = end;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    const FlatOp& op = order.ops[i];
+    trace->push_back({op.rank, op.vstage / p, op.micro_batch, op.backward, done[i] - dur[order.hot[i].slot], done[i]});
+  }
+}
+
+// ---- The phase sweep: the untraced path of every prediction ------------------------------------
+//
+// Give the k-th forward of rank r the phase 2k + s*r and its k-th backward the phase 2k + c - s*r,
+// with s = 1, c = 2p - 1 for 1F1B and s = 2, c = 2(v+1)p - 3 for interleaved 1F1B. Then
+//  (1) the ops of each rank, in the order the rank runs them (RankSchedule: warmup forwards, then
+//      alternating forward and backward, then cool-down backwards), have strictly increasing
+//      phases, one per phase at most: c is exactly what puts each steady-state backward between
+//      its two forwards, and with interleaving forwards fall on even phases, backwards on odd;
+//  (2) every dependency is an op of a neighbouring rank exactly s phases earlier: forward k of rank
+//      r waits for forward k of rank r-1 (or, the first rank of a later model chunk, for forward
+//      k-p of the last rank), backward k of rank r for backward k of rank r+1 (or, the last rank of
+//      an earlier chunk, for backward k-p of the first rank).
+// So sweeping the phases in order, every rank that has an op in phase t ends it at
+// max(own clock after t-1, neighbour's clock after t-s + hop) + duration: the very operands, in the
+// very order, of the event simulation, hence bit-identical times. Ranks without an op keep their
+// clock. The sweep needs no schedule order: two or three rows of p clocks, and each row is a loop
+// over the ranks that compilers vectorize.
+
+// cur[r] = max(own[r], dep[r] + hop) + d[r]: ranks [0, n) each run an op in this phase.
+void run_ops(double* __restrict cur, const double* __restrict own, const double* __restrict dep, const double* __restrict d,
+             int n, double hop) {
+  for (int r = 0; r < n; ++r) cur[r] = std::max(own[r], dep[r] + hop) + d[r];
+}
+
+// 1F1B steady state: ranks of the forward parity run a forward after rank r-1, the others a
+// backward after rank r+1 (d holds each rank's duration accordingly). Both neighbours are loaded
+// (ghost cells at -1 and n) so that the choice is a blend, not a branch.
+void run_alternating(double* __restrict cur, const double* __restrict own, const double* __restrict d, int n,
+                     int forward_parity, double hop) {
+  for (int r = 0; r < n; ++r) {
+    const double left = own[r - 1], right = own[r + 1];
+    const double dep = (r & 1) == forward_parity ? left : right;
+    cur[r] = std::max(own[r], dep + hop) + d[r];
+  }
+}
+
+void keep_clocks(double* __restrict cur, const double* __restrict own, int from, int to) {
+  for (int r = from; r < to; ++r) cur[r] = own[r];
+}
+
+// Op index k of rank 0 in blocks of p ops: k = block * p + offset, 0 <= offset < p (k may be
+// negative before the rank's first op), and the model chunk of the block, block mod v. Rank r
+// of the same phase is r ops behind (forwards) or ahead (backwards), one block at most away.
+struct BlockCursor {
+  std::int64_t block;
+  int offset, chunk, p, v;
+
+  BlockCursor(std::int64_t k, int p_, int v_) : p(p_), v(v_) {
+    block = k >= 0 ? k / p : -((-k + p - 1) / p);
+    offset = static_cast<int>(k - block * p);
+    chunk = static_cast<int>(((block % v) + v) % v);
+  }
+  void advance() {
+    if (++offset < p) return;
+    offset = 0;
+    ++block;
+    chunk = chunk + 1 == v ? 0 : chunk + 1;
+  }
+  int prev_chunk() const { return chunk == 0 ? v - 1 : chunk - 1; }
+  int next_chunk() const { return chunk + 1 == v ? 0 : chunk + 1; }
+};
+
+class PhaseSweep {
+ public:
+  explicit PhaseSweep(const PipelineInput& in)
+      : p_(in.stages),
+        v_(in.chunks),
+        total_(in.micro_batches * in.chunks),
+        c_(v_ == 1 ? 2 * static_cast<std::int64_t>(p_) - 1 : 2 * static_cast<std::int64_t>(v_ + 1) * p_ - 3),
+        hop_(p_ > 1 ? in.p2p_s : 0.0),
+        fwd_(in.forward_s.data()),
+        bwd_(in.backward_s.data()),
+        buf_(3 * static_cast<std::size_t>(p_ + 2) + (v_ == 1 ? 2 * static_cast<std::size_t>(p_) : 0), -hop_) {
+    // Three rows of clocks (phases t-2, t-1, t), each with a ghost cell at -1 and p: the
+    // dependency an edge rank reads there is the wrapped-around neighbour or "none", -hop (ready
+    // at 0, as in the event order). Clocks start at 0.
+    dep_ = buf_.data() + 1;
+    own_ = dep_ + p_ + 2;
+    cur_ = own_ + p_ + 2;
+    std::fill(dep_, dep_ + p_, 0.0);
+    std::fill(own_, own_ + p_, 0.0);
+  }
+
+  // Runs every phase; writes each rank's clock after its last op to end[0, p).
+  void run(double* end) {
+    if (v_ == 1) run_1f1b();
+    else run_interleaved();
+    std::copy(own_, own_ + p_, end);
+  }
+
+ private:
+  const double* fwd(int chunk) const { return fwd_ + static_cast<std::size_t>(chunk) * p_; }
+  const double* bwd(int chunk) const { return bwd_ + static_cast<std::size_t>(chunk) * p_; }
+  void next_phase() {
+    double* reuse = dep_;
+    dep_ = own_;
+    own_ = cur_;
+    cur_ = reuse;
+  }
+  // Ranks outside [lo, hi) have no op this phase; false when none has.
+  bool keep_idle(int lo, int hi) {
+    if (lo >= hi) {
+      keep_clocks(cur_, own_, 0, p_);
+      return false;
+    }
+    keep_clocks(cur_, own_, 0, lo);
+    keep_clocks(cur_, own_, hi, p_);
+    return true;
+  }
+
+  // Interleaved: phase 2q runs forwards, phase 2q+1 backwards (2(T + (c-1)/2) phases in all).
+  void run_interleaved() {
+    const std::int64_t back_lag = (c_ - 1) / 2;
+    BlockCursor fq(0, p_, v_), bu(-back_lag, p_, v_);
+    for (std::int64_t q = 0; q < total_ + back_lag; ++q) {
+      forward_phase(q, fq);
+      next_phase();
+      backward_phase(q - back_lag, bu);
+      next_phase();
+      fq.advance();
+      bu.advance();
+    }
+  }
+
+  // Rank r runs forward k = q - r when 0 <= k < total, after the forward of rank r-1 two phases
+  // earlier (rank 0: rank p-1's forward k-p, unless k is in chunk 0).
+  void forward_phase(std::int64_t q, const BlockCursor& k0) {
+    const int lo = static_cast<int>(std::clamp<std::int64_t>(q - total_ + 1, 0, p_));
+    const int hi = static_cast<int>(std::min<std::int64_t>(q + 1, p_));
+    if (!keep_idle(lo, hi)) return;
+    if (lo == 0) dep_[-1] = k0.chunk > 0 ? dep_[p_ - 1] : -hop_;
+    // Ranks up to k0.offset run a forward in k0's block, the later ones in the block before.
+    const int split = std::clamp(k0.offset + 1, lo, hi);
+    if (lo < split) run_ops(cur_ + lo, own_ + lo, dep_ + lo - 1, fwd(k0.chunk) + lo, split - lo, hop_);
+    if (split < hi) run_ops(cur_ + split, own_ + split, dep_ + split - 1, fwd(k0.prev_chunk()) + split, hi - split, hop_);
+  }
+
+  // Rank r runs backward k = u + r when 0 <= k < total, after the backward of rank r+1 two phases
+  // earlier (rank p-1: rank 0's backward k-p, unless k runs the last chunk).
+  void backward_phase(std::int64_t u, const BlockCursor& k0) {
+    const int lo = static_cast<int>(std::clamp<std::int64_t>(-u, 0, p_));
+    const int hi = static_cast<int>(std::clamp<std::int64_t>(total_ - u, 0, p_));
+    if (!keep_idle(lo, hi)) return;
+    // Ranks before p - k0.offset run a backward in k0's block, the later ones in the block after.
+    const int split = std::clamp(p_ - k0.offset, lo, hi);
+    if (hi == p_) dep_[p_] = (k0.offset == 0 ? k0.chunk : k0.next_chunk()) > 0 ? dep_[0] : -hop_;
+    if (lo < split) run_ops(cur_ + lo, own_ + lo, dep_ + lo + 1, bwd(v_ - 1 - k0.chunk) + lo, split - lo, hop_);
+    if (split < hi)
+      run_ops(cur_ + split, own_ + split, dep_ + split + 1, bwd(v_ - 1 - k0.next_chunk()) + split, hi - split, hop_);
+  }
+
+  // 1F1B: in phase t, rank r runs forward (t - r)/2 when t - r is even, else backward
+  // (t - c + r)/2, when that index is in [0, m), after its neighbour's op one phase earlier
+  // (the ghost cells stay -hop: no dependency). All ranks are busy for t in [2p - 1, 2m).
+  void run_1f1b() {
+    // [parity * p + r]: the duration of rank r's op in phases of that parity.
+    double* const by_parity = buf_.data() + 3 * static_cast<std::size_t>(p_ + 2);
+    for (int parity = 0; parity < 2; ++parity)
+      for (int r = 0; r < p_; ++r) by_parity[parity * p_ + r] = (r & 1) == parity ? fwd_[r] : bwd_[r];
+    const std::int64_t phases = 2 * total_ - 1 + c_;
+    for (std::int64_t t = 0; t < phases; ++t) {
+      const int parity = static_cast<int>(t & 1);
+      if (t >= 2 * p_ - 1 && t < 2 * total_) run_alternating(cur_, own_, by_parity + parity * p_, p_, parity, hop_);
+      else boundary_phase_1f1b(t);
+      next_phase();
+    }
+  }
+
+  void boundary_phase_1f1b(std::int64_t t) {
+    for (int r = 0; r < p_; ++r) {
+      const bool forward = (t - r) % 2 == 0;
+      const std::int64_t k = forward ? (t - r) / 2 : (t - c_ + r) / 2;
+      if (k < 0 || k >= total_) {
+        cur_[r] = own_[r];
+        continue;
+      }
+      const double dep_end = forward ? own_[r - 1] : own_[r + 1];
+      cur_[r] = std::max(own_[r], dep_end + hop_) + (forward ? fwd_[r] : bwd_[r]);
+    }
+  }
+
+  int p_, v_;
+  std::int64_t total_;  // forwards (and backwards) per rank: m * v
+  std::int64_t c_;      // phase offset of the backwards
+  double hop_;
+  const double *fwd_, *bwd_;  // [chunk * p + rank]
+  std::vector<double> buf_;   // the three rows of clocks, then (1F1B) durations by parity
+  double *dep_, *own_, *cur_;  // clocks after phases t-2, t-1 and t
+};
+
+// Most chunk-micro-batches a rank holds, forwarded and not yet backwarded: its warmup forwards
+// and the first steady-state forward (all of them when the warmup covers every forward).
+int peak_in_flight(int p, int v, int rank, std::int64_t m) {
+  const RankSchedule rs(p, v, rank, m);
+  return static_cast<int>(std::min(rs.warmup + 1, rs.total));
+}
+
 }  // namespace
 
 PipelineResult simulate_pipeline(const PipelineInput& in, std::vector<PipelineEvent>* trace) {
@@ -148,40 +374,20 @@ PipelineResult simulate_pipeline(const PipelineInput& in, std::vector<PipelineEv
   // Orders beyond 2^31 ops are not representable (and not plausible: 16k stages x 64k micro-batches).
   if (2 * m * v * p >= (std::int64_t{1} << 31)) return res;
 
-  const ScheduleOrder& order = cached_order(p, v, m);
-  // Durations by slot 2 * vstage + backward.
-  std::vector<double> dur(static_cast<std::size_t>(2 * p * v));
+  const std::size_t chunks = static_cast<std::size_t>(p) * v;
+  if (in.forward_s.size() != chunks || in.backward_s.size() != chunks) return res;
   for (int r = 0; r < p; ++r)
-    for (int c = 0; c < v; ++c) {
-      dur[static_cast<std::size_t>(2 * (c * p + r))] = in.forward_s[r][c];
-      dur[static_cast<std::size_t>(2 * (c * p + r) + 1)] = in.backward_s[r][c];
+    for (int c = 0; c < v; ++c)
       // Every micro-batch passes every chunk once each way.
-      res.busy_s[static_cast<std::size_t>(r)] += static_cast<double>(m) * (in.forward_s[r][c] + in.backward_s[r][c]);
-    }
-  res.peak_in_flight = order.peak_in_flight;
-  const double hop = p > 1 ? in.p2p_s : 0.0;
-  // done[i]: when op i ends. The last slot stands for "no dependency": -hop, so that it is ready at 0.
-  // The buffer is reused across calls (every slot read was written earlier in the same pass).
-  thread_local std::vector<double> done;
-  const std::size_t n = order.ops.size();
-  if (done.size() < n + 1) done.resize(n + 1);
-  done[n] = -hop;
-  double* const clock = res.end_s.data();
-  // The hot loop of every prediction: one max and one add per op.
-  const HotOp* ops = order.hot.data();
-  const double* d = dur.data();
-  double* const t = done.data();
-  for (std::size_t i = 0; i < n; ++i) {
-    const HotOp& op = ops[i];
-    const double end = std::max(clock[op.rank], t[op.dep] + hop) + d[op.slot];
-    t[i] = end;
-    clock[op.rank] = end;
+      res.busy_s[static_cast<std::size_t>(r)] += static_cast<double>(m) * (in.forward(r, c) + in.backward(r, c));
+  if (trace) {
+    const ScheduleOrder& order = cached_order(p, v, m);
+    res.peak_in_flight = order.peak_in_flight;
+    simulate_in_event_order(in, order, res, trace);
+  } else {
+    for (int r = 0; r < p; ++r) res.peak_in_flight[static_cast<std::size_t>(r)] = peak_in_flight(p, v, r, m);
+    PhaseSweep(in).run(res.end_s.data());
   }
-  if (trace)
-    for (std::size_t i = 0; i < n; ++i) {
-      const FlatOp& op = order.ops[i];
-      trace->push_back({op.rank, op.vstage / p, op.micro_batch, op.backward, t[i] - d[order.hot[i].slot], t[i]});
-    }
   res.makespan_s = *std::max_element(res.end_s.begin(), res.end_s.end());
   return res;
 }

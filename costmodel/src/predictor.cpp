@@ -310,7 +310,8 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     kind_costs.emplace_back(kind, layer_cost(kind));
     return kind_costs.back().second;
   };
-  for (int i = 0; i < m.num_layers; ++i) cost_of(i);
+  // Every layer of a uniform model is layer 0's kind.
+  for (int i = 0; i < (m.uniform_layers() ? 1 : m.num_layers); ++i) cost_of(i);
 
   // ---- embedding and output layer -----------------------------------------------------------
   const LayerOps emb = embedding_ops(m, shape);
@@ -330,8 +331,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   pin.stages = p.pp;
   pin.chunks = v;
   pin.micro_batches = micro_batches;
-  pin.forward_s.assign(p.pp, std::vector<double>(v, 0));
-  pin.backward_s.assign(p.pp, std::vector<double>(v, 0));
+  pin.resize();
   // Both frameworks split the activation across TP ranks for the transfer and all-gather it on the
   // receiving side over NVLink: Megatron's scatter-gather optimization (Narayanan et al. 2021
   // §4.1), DeepSpeed's pipe-partitioned buffers (PipelineEngine: is_pipe_partitioned =
@@ -368,13 +368,13 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     for (int c = 0; c < v; ++c) {
       // Uneven stages under interleaving split into chunks of whole layers (chunk_layers); each
       // chunk sums the costs of the layers it holds (dense-first and MoE layers differ).
-      const std::vector<int> ids = m.uniform_layers() ? std::vector<int>(std::max(0, chunk_layers(p, s, layers, c)), 0)
-                                                      : chunk_layer_ids(p, m.num_layers, s, c);
-      const double in_chunk = static_cast<double>(ids.size());
+      // A uniform model's chunk is that many copies of layer 0, with no need to place them.
+      const std::vector<int> ids = m.uniform_layers() ? std::vector<int>{} : chunk_layer_ids(p, m.num_layers, s, c);
+      const int in_chunk = m.uniform_layers() ? std::max(0, chunk_layers(p, s, layers, c)) : static_cast<int>(ids.size());
       const double accum_chunk = layers > 0 ? accum_stage * in_chunk / layers : 0.0;
       double f = 0, b = 0;
-      for (int id : ids) {
-        const LayerCost& lc = cost_of(id);
+      for (int i = 0; i < in_chunk; ++i) {
+        const LayerCost& lc = ids.empty() ? kind_costs.front().second : cost_of(ids[i]);
         f += layer_fwd(lc);
         b += layer_bwd(lc) + rec_per_layer(lc);
         sc[s].compute += lc.fwd_compute + lc.bwd_compute;
@@ -391,8 +391,8 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
       f += send_fwd;
       b += send_bwd + accum_chunk;
       sc[s].pp_blocking += send_fwd + send_bwd;
-      pin.forward_s[s][c] = f;
-      pin.backward_s[s][c] = b;
+      pin.forward(s, c) = f;
+      pin.backward(s, c) = b;
       sc[s].fwd += f;
       sc[s].bwd += b;
     }
@@ -493,6 +493,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
 
   // ---- memory -----------------------------------------------------------------------------------
   pred.feasible = true;
+  pred.stages.reserve(static_cast<std::size_t>(p.pp));
   int worst_mem = 0;
   for (int s = 0; s < p.pp; ++s) {
     StagePrediction st;
@@ -517,7 +518,16 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   const double seq = static_cast<double>(job.training.seq_length);
   pred.tokens_per_sec_per_gpu = gbs * seq / pred.iteration_time_s / world;
   double layers_model = 0;
-  for (int i = 0; i < m.num_layers; ++i) layers_model += layer_model_flops_fwd(m, seq, seq, m.layer_kind(i));
+  {
+    // Summed layer by layer in order; each kind's FLOPs computed once.
+    std::vector<std::pair<LayerKind, double>> kind_flops;
+    for (int i = 0; i < m.num_layers; ++i) {
+      const LayerKind kind = m.uniform_layers() ? kind_costs.front().first : m.layer_kind(i);
+      auto it = std::find_if(kind_flops.begin(), kind_flops.end(), [&](const auto& kf) { return kf.first == kind; });
+      if (it == kind_flops.end()) it = kind_flops.insert(it, {kind, layer_model_flops_fwd(m, seq, seq, kind)});
+      layers_model += it->second;
+    }
+  }
   const double logits_model = 2.0 * seq * static_cast<double>(m.hidden_size) * static_cast<double>(m.vocab_size);
   const double model_flops = 3.0 * gbs * (layers_model + logits_model);
   const double peak = cl.gpu.peak_flops(job.training.precision);

@@ -35,7 +35,11 @@ class CommModel {
  private:
   double effective_bandwidth(double bytes, GroupPlacement g) const;
   double latency_s(GroupPlacement g) const;
-  ClusterSpec cl_;
+  // The numbers of the cluster's links the collectives use (not the whole ClusterSpec, whose names
+  // and descriptions would be copied on every prediction).
+  struct Links {
+    double intra_node_GBps, intra_node_latency_us, inter_node_GBps_per_gpu, inter_node_latency_us;
+  } cl_;
   CommCoefficients c_;
 };
 

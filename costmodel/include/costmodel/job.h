@@ -133,10 +133,10 @@ struct RuntimeOptions {
   bool operator==(const RuntimeOptions&) const = default;
 };
 
-// The pipeline simulator keeps every forward and backward of the schedule in memory: at most this
-// many chunks (micro-batches x pp x vpp) are simulated; a plan with more is not predicted. At the
-// limit one prediction takes about 0.6 s and 120 MB (2^22 took 2.4 s and 490 MB, and a search
-// predicting several such plans ran past 20 s); real schedules have thousands of chunks.
+// At most this many chunks (micro-batches x pp x vpp) are simulated; a plan with more is not
+// predicted. A traced simulation keeps every forward and backward of the schedule in memory: at
+// the limit about 0.6 s and 120 MB (2^22 took 2.4 s and 490 MB); the untraced sweep of every
+// prediction keeps p clocks and takes a few ms there. Real schedules have thousands of chunks.
 inline constexpr std::int64_t kMaxSimulatedChunks = std::int64_t{1} << 20;
 
 struct Job {

@@ -2,6 +2,8 @@
 // Event simulation of the 1F1B (PipeDream-Flush, Narayanan et al. 2021 §2.2.1) and interleaved
 // 1F1B (§2.2.2, Megatron-LM's schedules.py ordering) pipeline schedules with per-stage, per-chunk
 // forward/backward times, so uneven stages and the resulting bubbles are simulated, not assumed.
+// A traced run times the ops in an event order; an untraced one sweeps phases of all ranks at once
+// (pipeline_sim.cpp), with bit-identical results.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -12,10 +14,21 @@ struct PipelineInput {
   int stages = 1;
   int chunks = 1;  // virtual pipeline size (vpp)
   std::int64_t micro_batches = 1;
-  // [stage][chunk] time of one micro-batch through that model chunk.
-  std::vector<std::vector<double>> forward_s;
-  std::vector<std::vector<double>> backward_s;
+  // Time of one micro-batch through model chunk c of stage s, at [c * stages + s]: the stages of a
+  // chunk side by side, as the simulation reads them. resize() sizes both to stages x chunks.
+  std::vector<double> forward_s;
+  std::vector<double> backward_s;
   double p2p_s = 0;  // activation (or gradient) transfer between adjacent stages
+
+  void resize() {
+    forward_s.assign(static_cast<std::size_t>(stages) * chunks, 0.0);
+    backward_s.assign(forward_s.size(), 0.0);
+  }
+  double& forward(int stage, int chunk) { return forward_s[index(stage, chunk)]; }
+  double& backward(int stage, int chunk) { return backward_s[index(stage, chunk)]; }
+  double forward(int stage, int chunk) const { return forward_s[index(stage, chunk)]; }
+  double backward(int stage, int chunk) const { return backward_s[index(stage, chunk)]; }
+  std::size_t index(int stage, int chunk) const { return static_cast<std::size_t>(chunk) * stages + stage; }
 };
 
 struct PipelineEvent {
