@@ -339,7 +339,7 @@ class PhaseSweep {
       fq.advance();
       bu.advance();
       df[fq.offset] = fwd(fq.chunk)[fq.offset];
-      const int entering = (p_ - bu.offset) % p_;
+      const int entering = bu.offset == 0 ? 0 : p_ - bu.offset;
       db[entering] = bwd(v_ - 1 - (bu.offset == 0 ? bu.chunk : bu.next_chunk()))[entering];
     }
     dep_ = h2;
