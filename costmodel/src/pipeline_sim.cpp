@@ -179,8 +179,9 @@ void simulate_in_event_order(const PipelineInput& in, const ScheduleOrder& order
 // So sweeping the phases in order, every rank that has an op in phase t ends it at
 // max(own clock after t-1, neighbour's clock after t-s + hop) + duration: the very operands, in the
 // very order, of the event simulation, hence bit-identical times. Ranks without an op keep their
-// clock. The sweep needs no schedule order: two or three rows of p clocks, and each row is a loop
-// over the ranks that compilers vectorize.
+// clock. The sweep needs no schedule order, only a few rows of p clocks, and each phase is a loop
+// over the ranks that compilers vectorize. In the steady state, where every rank runs an op in
+// every phase, two phases run fused (run_1f1b_pair, run_interleaved_pair).
 
 // cur[r] = max(own[r], dep[r] + hop) + d[r]: ranks [0, n) each run an op in this phase.
 void run_ops(double* __restrict cur, const double* __restrict own, const double* __restrict dep, const double* __restrict d,
