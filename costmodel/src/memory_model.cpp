@@ -257,10 +257,13 @@ double moe_tokens_per_gpu(const Job& job, double tokens) {
 }
 
 MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_flight_chunks) {
+  return stage_memory(job, stage, layers, peak_in_flight_chunks, stage_param_split(job, stage, layers));
+}
+
+MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_flight_chunks, const ParamSplit& split) {
   const ParallelPlan& p = job.plan;
   const Framework fw = job.runtime.framework;
   MemoryBreakdown mb;
-  const ParamSplit split = stage_param_split(job, stage, layers);
   const double params = split.total();
   const bool fp32_model = job.training.precision == Precision::fp32 || job.training.precision == Precision::tf32;
   const double weight_b = fp32_model ? 4 : 2;

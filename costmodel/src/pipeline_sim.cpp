@@ -179,8 +179,9 @@ void simulate_in_event_order(const PipelineInput& in, const ScheduleOrder& order
 // So sweeping the phases in order, every rank that has an op in phase t ends it at
 // max(own clock after t-1, neighbour's clock after t-s + hop) + duration: the very operands, in the
 // very order, of the event simulation, hence bit-identical times. Ranks without an op keep their
-// clock. The sweep needs no schedule order: two or three rows of p clocks, and each row is a loop
-// over the ranks that compilers vectorize.
+// clock. The sweep needs no schedule order, only a few rows of p clocks, and each phase is a loop
+// over the ranks that compilers vectorize. In the steady state, where every rank runs an op in
+// every phase, two phases run fused (run_1f1b_pair, run_interleaved_pair).
 
 // cur[r] = max(own[r], dep[r] + hop) + d[r]: ranks [0, n) each run an op in this phase.
 void run_ops(double* __restrict cur, const double* __restrict own, const double* __restrict dep, const double* __restrict d,
@@ -188,15 +189,35 @@ void run_ops(double* __restrict cur, const double* __restrict own, const double*
   for (int r = 0; r < n; ++r) cur[r] = std::max(own[r], dep[r] + hop) + d[r];
 }
 
-// 1F1B steady state: ranks of the forward parity run a forward after rank r-1, the others a
-// backward after rank r+1 (d holds each rank's duration accordingly). Both neighbours are loaded
-// (ghost cells at -1 and n) so that the choice is a blend, not a branch.
-void run_alternating(double* __restrict cur, const double* __restrict own, const double* __restrict d, int n,
-                     int forward_parity, double hop) {
+// 1F1B steady state, two phases at once, with the even ranks' clocks in `even` and the odd ranks'
+// in `odd` (each with a ghost cell at -1 and at its end, -hop: no neighbour). In the first phase
+// even ranks run a forward after rank r-1 and odd ranks a backward after rank r+1; in the second
+// the roles swap, each rank reading the other's fresh clock. Everything one pair of ranks
+// (2i, 2i+1) needs sits at index i, so the loop vectorizes without blends.
+void run_1f1b_pair(double* __restrict even_out, double* __restrict odd_out, const double* __restrict even,
+                   const double* __restrict odd, const double* __restrict d, int ne, int no, double hop) {
+  const double *f_even = d, *b_even = d + ne, *f_odd = d + 2 * ne, *b_odd = d + 2 * ne + no;
+  for (int i = 0; i < no; ++i) {
+    const double e = std::max(even[i], odd[i - 1] + hop) + f_even[i];
+    const double o = std::max(odd[i], even[i + 1] + hop) + b_odd[i];
+    odd_out[i] = std::max(o, e + hop) + f_odd[i];
+    even_out[i] = std::max(e, o + hop) + b_even[i];
+  }
+  if (ne > no) {  // p odd: the last rank is even, with no rank after it
+    const double e = std::max(even[no], odd[no - 1] + hop) + f_even[no];
+    even_out[no] = std::max(e, odd[no] + hop) + b_even[no];
+  }
+}
+
+// Interleaved steady state, two phases at once: every rank runs a forward after rank r-1's
+// forward two phases back (h2), then a backward after its own forward and rank r+1's backward two
+// phases back (h1). x and y receive the two new rows.
+void run_interleaved_pair(double* __restrict x, double* __restrict y, const double* __restrict h2, const double* __restrict h1,
+                          const double* __restrict df, const double* __restrict db, int n, double hop) {
   for (int r = 0; r < n; ++r) {
-    const double left = own[r - 1], right = own[r + 1];
-    const double dep = (r & 1) == forward_parity ? left : right;
-    cur[r] = std::max(own[r], dep + hop) + d[r];
+    const double f = std::max(h1[r], h2[r - 1] + hop) + df[r];
+    x[r] = f;
+    y[r] = std::max(f, h1[r + 1] + hop) + db[r];
   }
 }
 
@@ -236,13 +257,15 @@ class PhaseSweep {
         hop_(p_ > 1 ? in.p2p_s : 0.0),
         fwd_(in.forward_s.data()),
         bwd_(in.backward_s.data()),
-        buf_(3 * static_cast<std::size_t>(p_ + 2) + (v_ == 1 ? 2 * static_cast<std::size_t>(p_) : 0), -hop_) {
+        buf_(3 * static_cast<std::size_t>(p_ + 2) + (v_ == 1 ? 8 * static_cast<std::size_t>(p_ / 2 + 3) : 3 * static_cast<std::size_t>(p_) + 2),
+             -hop_) {
     // Three rows of clocks (phases t-2, t-1, t), each with a ghost cell at -1 and p: the
     // dependency an edge rank reads there is the wrapped-around neighbour or "none", -hop (ready
     // at 0, as in the event order). Clocks start at 0.
     dep_ = buf_.data() + 1;
     own_ = dep_ + p_ + 2;
     cur_ = own_ + p_ + 2;
+    spare_ = cur_ + p_ + 2;  // interleaved only: the fourth row of run_interleaved_steady
     std::fill(dep_, dep_ + p_, 0.0);
     std::fill(own_, own_ + p_, 0.0);
   }
@@ -275,10 +298,16 @@ class PhaseSweep {
   }
 
   // Interleaved: phase 2q runs forwards, phase 2q+1 backwards (2(T + (c-1)/2) phases in all).
+  // From q = (c-1)/2 to T-1 every rank runs an op in both phases: those pairs run fused.
   void run_interleaved() {
     const std::int64_t back_lag = (c_ - 1) / 2;
     BlockCursor fq(0, p_, v_), bu(-back_lag, p_, v_);
     for (std::int64_t q = 0; q < total_ + back_lag; ++q) {
+      if (q == back_lag && back_lag < total_) {
+        run_interleaved_steady(fq, bu, total_ - back_lag);
+        q = total_ - 1;
+        continue;
+      }
       forward_phase(q, fq);
       next_phase();
       backward_phase(q - back_lag, bu);
@@ -286,6 +315,38 @@ class PhaseSweep {
       fq.advance();
       bu.advance();
     }
+  }
+
+  // `pairs` steady phase pairs from forward cursor fq and backward cursor bu on (both advanced
+  // past them). The durations of the ranks' ops live in one row per direction: from one forward
+  // phase to the next, each rank's op index k grows by one, so exactly one rank enters a new
+  // block of p (its chunk changes); likewise for the backwards.
+  void run_interleaved_steady(BlockCursor& fq, BlockCursor& bu, std::int64_t pairs) {
+    double* const df = buf_.data() + 4 * static_cast<std::size_t>(p_ + 2);
+    double* const db = df + p_;
+    for (int r = 0; r < p_; ++r) {
+      // k = q - r and u + r with (q, u) at the cursors: rank 0 in their blocks, the others in the
+      // block before (forwards) or after (backwards) once past the offset.
+      df[r] = fwd(r <= fq.offset ? fq.chunk : fq.prev_chunk())[r];
+      db[r] = bwd(v_ - 1 - (r < p_ - bu.offset ? bu.chunk : bu.next_chunk()))[r];
+    }
+    double *h2 = dep_, *h1 = own_, *x = cur_, *y = spare_;
+    for (std::int64_t j = 0; j < pairs; ++j) {
+      h2[-1] = fq.chunk > 0 ? h2[p_ - 1] : -hop_;
+      h1[p_] = (bu.offset == 0 ? bu.chunk : bu.next_chunk()) > 0 ? h1[0] : -hop_;
+      run_interleaved_pair(x, y, h2, h1, df, db, p_, hop_);
+      std::swap(h2, x);
+      std::swap(h1, y);
+      fq.advance();
+      bu.advance();
+      df[fq.offset] = fwd(fq.chunk)[fq.offset];
+      const int entering = bu.offset == 0 ? 0 : p_ - bu.offset;
+      db[entering] = bwd(v_ - 1 - (bu.offset == 0 ? bu.chunk : bu.next_chunk()))[entering];
+    }
+    dep_ = h2;
+    own_ = h1;
+    cur_ = x;
+    spare_ = y;
   }
 
   // Rank r runs forward k = q - r when 0 <= k < total, after the forward of rank r-1 two phases
@@ -317,32 +378,60 @@ class PhaseSweep {
 
   // 1F1B: in phase t, rank r runs forward (t - r)/2 when t - r is even, else backward
   // (t - c + r)/2, when that index is in [0, m), after its neighbour's op one phase earlier
-  // (the ghost cells stay -hop: no dependency). All ranks are busy for t in [2p - 1, 2m).
+  // (the ghost cells stay -hop: no dependency). All ranks are busy for t in [2p - 1, 2m): the
+  // phase pairs from 2p on run as steady pairs.
   void run_1f1b() {
-    // [parity * p + r]: the duration of rank r's op in phases of that parity.
-    double* const by_parity = buf_.data() + 3 * static_cast<std::size_t>(p_ + 2);
-    for (int parity = 0; parity < 2; ++parity)
-      for (int r = 0; r < p_; ++r) by_parity[parity * p_ + r] = (r & 1) == parity ? fwd_[r] : bwd_[r];
     const std::int64_t phases = 2 * total_ - 1 + c_;
     for (std::int64_t t = 0; t < phases; ++t) {
-      const int parity = static_cast<int>(t & 1);
-      if (t >= 2 * p_ - 1 && t < 2 * total_) run_alternating(cur_, own_, by_parity + parity * p_, p_, parity, hop_);
-      else boundary_phase_1f1b(t);
+      if (t == 2 * p_ && total_ > p_) {
+        run_1f1b_steady(total_ - p_);
+        t = 2 * total_ - 1;
+        continue;
+      }
+      boundary_phase_1f1b(t);
       next_phase();
     }
   }
 
-  void boundary_phase_1f1b(std::int64_t t) {
-    for (int r = 0; r < p_; ++r) {
-      const bool forward = (t - r) % 2 == 0;
-      const std::int64_t k = forward ? (t - r) / 2 : (t - c_ + r) / 2;
-      if (k < 0 || k >= total_) {
-        cur_[r] = own_[r];
-        continue;
-      }
-      const double dep_end = forward ? own_[r - 1] : own_[r + 1];
-      cur_[r] = std::max(own_[r], dep_end + hop_) + (forward ? fwd_[r] : bwd_[r]);
+  // `pairs` steady phase pairs from own_ on, in the even/odd layout of run_1f1b_pair; the result
+  // goes back to own_.
+  void run_1f1b_steady(std::int64_t pairs) {
+    const int ne = (p_ + 1) / 2, no = p_ / 2, w = ne + 2;
+    double* const extra = buf_.data() + 3 * static_cast<std::size_t>(p_ + 2);
+    double* const d = extra + 4 * w;  // forward even, backward even, forward odd, backward odd
+    double *even = extra + 1, *odd = even + w, *even_out = odd + w, *odd_out = even_out + w;
+    for (int i = 0; i < ne; ++i) {
+      d[i] = fwd_[2 * i];
+      d[ne + i] = bwd_[2 * i];
+      even[i] = own_[2 * i];
     }
+    for (int i = 0; i < no; ++i) {
+      d[2 * ne + i] = fwd_[2 * i + 1];
+      d[2 * ne + no + i] = bwd_[2 * i + 1];
+      odd[i] = own_[2 * i + 1];
+    }
+    for (std::int64_t j = 0; j < pairs; ++j) {
+      run_1f1b_pair(even_out, odd_out, even, odd, d, ne, no, hop_);
+      std::swap(even, even_out);
+      std::swap(odd, odd_out);
+    }
+    for (int i = 0; i < ne; ++i) own_[2 * i] = even[i];
+    for (int i = 0; i < no; ++i) own_[2 * i + 1] = odd[i];
+  }
+
+  // A phase outside the steady state: only the ranks whose op index is in [0, m) run. Forwards
+  // fall on ranks r of t's parity with 0 <= t - r < 2m, backwards on the others with
+  // 0 <= t - c + r < 2m.
+  void boundary_phase_1f1b(std::int64_t t) {
+    keep_clocks(cur_, own_, 0, p_);
+    const int parity = static_cast<int>(t & 1);
+    const auto first_of = [](std::int64_t lo, int parity_) { return static_cast<int>(lo + ((lo & 1) != parity_)); };
+    const int f_end = static_cast<int>(std::min<std::int64_t>(t, p_ - 1));
+    for (int r = first_of(std::max<std::int64_t>(0, t - 2 * total_ + 1), parity); r <= f_end; r += 2)
+      cur_[r] = std::max(own_[r], own_[r - 1] + hop_) + fwd_[r];
+    const int b_end = static_cast<int>(std::min<std::int64_t>(2 * total_ + c_ - t - 1, p_ - 1));
+    for (int r = first_of(std::max<std::int64_t>(0, c_ - t), 1 - parity); r <= b_end; r += 2)
+      cur_[r] = std::max(own_[r], own_[r + 1] + hop_) + bwd_[r];
   }
 
   int p_, v_;
@@ -350,8 +439,11 @@ class PhaseSweep {
   std::int64_t c_;      // phase offset of the backwards
   double hop_;
   const double *fwd_, *bwd_;  // [chunk * p + rank]
-  std::vector<double> buf_;   // the three rows of clocks, then (1F1B) durations by parity
+  // The three rows of clocks, then run_1f1b_steady's rows and durations (1F1B) or a fourth row and
+  // the rows of durations of run_interleaved_steady.
+  std::vector<double> buf_;
   double *dep_, *own_, *cur_;  // clocks after phases t-2, t-1 and t
+  double* spare_;
 };
 
 // Most chunk-micro-batches a rank holds, forwarded and not yet backwarded: its warmup forwards

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include "costmodel/comm_model.h"
@@ -357,13 +358,16 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   const double accum_bytes_per_param = (job.runtime.fused_grad_accumulation || sharded_grads) ? 0.0
                                        : job.runtime.framework == Framework::megatron ? eb + 8.0 : 3.0 * eb;
   std::vector<double> stage_recompute_flops(p.pp, 0);  // per micro-batch, per GPU
+  // Parameters per GPU of each stage, for gradient accumulation, DP synchronization and memory.
+  std::vector<ParamSplit> stage_params(p.pp);
+  for (int s = 0; s < p.pp; ++s) stage_params[s] = stage_param_split(job, s, stage_layers[s]);
   for (int s = 0; s < p.pp; ++s) {
     const int layers = stage_layers[s];
     const int nfull = full_layers(layers);
     const double full_frac = layers > 0 ? static_cast<double>(nfull) / layers : 0;
     const bool full = p.recompute.granularity == RecomputeGranularity::full;
     auto rec_per_layer = [&](const LayerCost& lc) { return full ? full_frac * (lc.recompute + layer_refwd(lc)) : lc.recompute; };
-    const double accum_stage = stage_params_per_gpu(job, s, layers) * accum_bytes_per_param /
+    const double accum_stage = stage_params[s].total() * accum_bytes_per_param /
                                (cl.gpu.hbm_GBps * 1e9 * cal.kernel.memory_efficiency);
     for (int c = 0; c < v; ++c) {
       // Uneven stages under interleaving split into chunks of whole layers (chunk_layers); each
@@ -424,7 +428,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     tied_embedding_sync = comm.all_reduce(embedding_per_gpu * grad_bytes, ends_g);
   }
   for (int s = 0; s < p.pp; ++s) {
-    const ParamSplit split = stage_param_split(job, s, stage_layers[s]);
+    const ParamSplit& split = stage_params[s];
     const double params = split.total();
     // Routed-expert gradients reduce over the expert-data-parallel group, the rest over dp*cp
     // (Megatron-Core's separate expert gradient buffers).
@@ -504,7 +508,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     st.recompute_s = sc[s].recompute;
     st.busy_s = pr.busy_s[s];
     st.in_flight_micro_batches = pr.peak_in_flight[s];
-    st.memory = stage_memory(job, s, stage_layers[s], pr.peak_in_flight[s]);
+    st.memory = stage_memory(job, s, stage_layers[s], pr.peak_in_flight[s], stage_params[s]);
     if (st.memory.total_GiB > pred.memory_per_gpu_GiB) {
       pred.memory_per_gpu_GiB = st.memory.total_GiB;
       worst_mem = s;
@@ -561,7 +565,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   const StagePrediction& wm = pred.stages[worst_mem];
   if (wm.memory.total_GiB > pred.memory_capacity_GiB) {
     pred.feasible = false;
-    pred.reason = fmt::format("stage {} needs {:.1f} GiB > {:.1f} GiB available on {} ({})", worst_mem, wm.memory.total_GiB,
+    pred.reason = fmt::format(FMT_COMPILE("stage {} needs {:.1f} GiB > {:.1f} GiB available on {} ({})"), worst_mem, wm.memory.total_GiB,
                               pred.memory_capacity_GiB, cl.gpu.name, plan_text(p));
     pred.bottleneck = {"memory", worst_mem, pred.reason};
     return pred;
@@ -574,16 +578,16 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
                   {"optimizer", bd.optimizer_s}, {"stage_time", imbalance}};
   const Cand* top = std::max_element(std::begin(cands), std::end(cands), [](const Cand& a, const Cand& b) { return a.t < b.t; });
   if (top->t < 0.03 * T) {
-    pred.bottleneck = {"compute", slowest, fmt::format("compute-bound: overheads are under 3% of the iteration")};
+    pred.bottleneck = {"compute", slowest, std::string("compute-bound: overheads are under 3% of the iteration")};
   } else {
     pred.bottleneck = {top->kind, std::string_view(top->kind) == "stage_time" ? slowest : crit,
-                       fmt::format("{} costs {:.3f} s of the {:.3f} s iteration ({:.1f}%)", top->kind, top->t, T, 100 * top->t / T)};
+                       fmt::format(FMT_COMPILE("{} costs {:.3f} s of the {:.3f} s iteration ({:.1f}%)"), top->kind, top->t, T, 100 * top->t / T)};
   }
   if (job.training.seq_length > m.max_seq_length)
-    pred.notes.push_back(fmt::format("sequence length {} exceeds the model's max_seq_length {}", job.training.seq_length, m.max_seq_length));
+    pred.notes.push_back(fmt::format(FMT_COMPILE("sequence length {} exceeds the model's max_seq_length {}"), job.training.seq_length, m.max_seq_length));
   if (wm.memory.total_GiB > kTightMemoryFraction * pred.memory_capacity_GiB)
-    pred.notes.push_back(fmt::format("stage {} needs {:.1f} GiB, within {:.0f}% of the {:.1f} GiB available: about the memory "
-                                     "model's error on published runs, so it may not fit (keep headroom: --memory-reserve)",
+    pred.notes.push_back(fmt::format(FMT_COMPILE("stage {} needs {:.1f} GiB, within {:.0f}% of the {:.1f} GiB available: about the memory "
+                                     "model's error on published runs, so it may not fit (keep headroom: --memory-reserve)"),
                                      worst_mem, wm.memory.total_GiB, 100 * (1 - kTightMemoryFraction), pred.memory_capacity_GiB));
   if (cal.source.starts_with("defaults")) pred.notes.push_back(
         "kernel and network efficiencies are uncalibrated defaults (a stack tuned like Megatron-LM's; fit them to yours with "
@@ -591,11 +595,11 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   else pred.notes.push_back("kernel and network efficiencies calibrated: " + cal.source);
   if (m.moe && job.runtime.moe_load_imbalance == RuntimeOptions::kDefaultMoeLoadImbalance &&
       effective_moe_imbalance(job.runtime) > 1.0)
-    pred.notes.push_back(fmt::format("MoE: the busiest expert-parallel rank is assumed to get {:g}x the mean routed tokens, a default "
-                                     "guess for auxiliary-loss balanced routing (--moe-load-imbalance; 1 for force-balanced routing)",
+    pred.notes.push_back(fmt::format(FMT_COMPILE("MoE: the busiest expert-parallel rank is assumed to get {:g}x the mean routed tokens, a default "
+                                     "guess for auxiliary-loss balanced routing (--moe-load-imbalance; 1 for force-balanced routing)"),
                                      job.runtime.moe_load_imbalance));
   if (job.runtime.step_overhead_s == RuntimeOptions::kDefaultStepOverheadS)
-    pred.notes.push_back(fmt::format("host-side step overhead is a {:g} s default guess (--step-overhead)", job.runtime.step_overhead_s));
+    pred.notes.push_back(fmt::format(FMT_COMPILE("host-side step overhead is a {:g} s default guess (--step-overhead)"), job.runtime.step_overhead_s));
   return pred;
 }
 

@@ -57,5 +57,7 @@ double moe_tokens_per_gpu(const Job& job, double tokens);
 // Breakdown for one stage given how many chunk-micro-batches it holds at its peak and how many
 // of its layers are fully recomputed.
 MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_flight_chunks);
+// The same, for a caller that already has the stage's stage_param_split.
+MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_flight_chunks, const ParamSplit& split);
 
 }  // namespace strata
