@@ -291,7 +291,11 @@ CrossValidation cross_validate(const std::vector<Sample>& samples, const GpuSpec
 }
 
 nlohmann::json cross_validation_to_json(const CrossValidation& cv) {
-  auto stats = [](const ErrorStats& e) { return nlohmann::json{{"n", e.count}, {"median_pct", e.median_pct}, {"p90_pct", e.p90_pct}}; };
+  // A class without samples has no error: null, not 0.
+  auto stats = [](const ErrorStats& e) {
+    if (e.count == 0) return nlohmann::json{{"n", 0}, {"median_pct", nullptr}, {"p90_pct", nullptr}};
+    return nlohmann::json{{"n", e.count}, {"median_pct", e.median_pct}, {"p90_pct", e.p90_pct}};
+  };
   nlohmann::json held = nlohmann::json::object(), in = nlohmann::json::object();
   for (const auto& c : cv.classes) {
     held[c.cls] = stats(c.held_out);
@@ -306,9 +310,14 @@ std::string cross_validation_report(const CrossValidation& cv, const std::string
                                 "absolute % error\n\n",
                                 gpu_name, cv.families.size());
   out += fmt::format("{:<16} {:>5}  {:>10} {:>10}  {:>10} {:>10}\n", "class", "n", "in med", "in p90", "held med", "held p90");
-  for (const auto& c : cv.classes)
+  for (const auto& c : cv.classes) {
+    if (c.held_out.count == 0) {
+      out += fmt::format("{:<16} {:>5}  {:>10} {:>10}  {:>10} {:>10}\n", c.cls, 0, "-", "-", "-", "-");
+      continue;
+    }
     out += fmt::format("{:<16} {:>5}  {:>10.2f} {:>10.2f}  {:>10.2f} {:>10.2f}\n", c.cls, c.held_out.count, c.in_sample.median_pct,
                        c.in_sample.p90_pct, c.held_out.median_pct, c.held_out.p90_pct);
+  }
   out += "\nheld-out families: ";
   for (std::size_t i = 0; i < cv.families.size(); ++i) out += (i ? ", " : "") + cv.families[i];
   return out + "\n";

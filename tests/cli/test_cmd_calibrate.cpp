@@ -79,6 +79,15 @@ TEST_CASE("strata calibrate --cross-validate: each class's error on held-out mod
     CHECK(j["classes"][cls]["median_pct"].get<double>() < 5.0);  // 2% noise in the synthetic profile
     CHECK(j["classes"][cls]["p90_pct"].get<double>() >= j["classes"][cls]["median_pct"].get<double>());
   }
+  // A profile with attention only: the other classes have no samples and no error (null, "-").
+  auto att = test::run_strata("calibrate --profile " + std::string(STRATA_SOURCE_DIR) +
+                              "/configs/measurements/h100-sxm-2026-11-22.attention-scaling.profile.json --gpu h100-sxm --cross-validate --json");
+  REQUIRE(att.exit_code == 0);
+  json aj = json::parse(att.out);
+  CHECK(aj["classes"]["compute_bound"]["n"] == 0);
+  CHECK(aj["classes"]["compute_bound"]["median_pct"].is_null());
+  CHECK(aj["classes"]["attention_fwd"]["n"] == 24);
+  CHECK(aj["held_out_families"].size() == 3);
   // It fits and reports; it writes no calibration.
   auto with_output = test::run_strata("calibrate --profile " + prof + " --cross-validate -o " + temp("strata_cli_cv.json"));
   CHECK(with_output.exit_code != 0);

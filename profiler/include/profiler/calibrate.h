@@ -91,8 +91,9 @@ struct CrossValidation {
   std::vector<std::string> families;
 };
 CrossValidation cross_validate(const std::vector<Sample>& samples, const GpuSpec& gpu, const Calibration& base);
-// {"classes": {"compute_bound": {"n", "median_pct", "p90_pct"}, ...}} (held-out errors), with the
-// in-sample errors under "in_sample" and the families under "held_out_families".
+// {"classes": {"compute_bound": {"n", "median_pct", "p90_pct"}, ...}} (held-out errors; null
+// errors for a class without samples), with the in-sample errors under "in_sample" and the
+// families under "held_out_families".
 nlohmann::json cross_validation_to_json(const CrossValidation& cv);
 std::string cross_validation_report(const CrossValidation& cv, const std::string& gpu_name);
 
