@@ -15,11 +15,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::erase_if(runs, [](const strata::ValidationRun& r) {
       return r.job && r.job->num_micro_batches() * r.job->plan.pp * r.job->plan.vpp > (1 << 14);
     });
-    const strata::StepFit fit = strata::fit_step_times(std::move(runs), "steps.json");
-    const strata::json written = strata::step_fit_to_json(fit, "steps.json");
+    const strata::profiler::StepFit fit = strata::fit_step_times(std::move(runs), "steps.json");
+    const strata::json written = strata::profiler::step_fit_to_json(fit, "steps.json");
     // What calibrate writes must read back and predict finite numbers.
     const strata::Calibration back = strata::calibration_from_json(written, "calibration.json");
-    (void)strata::step_fit_report(fit);
+    (void)strata::profiler::step_fit_report(fit);
     (void)back;
   } catch (const strata::InputError&) {
   }

@@ -58,12 +58,12 @@ void write_calibration(const nlohmann::json& j, const std::string& out) {
 void calibrate_from_steps(const CalibrateArgs& a) {
   Catalog catalog(Catalog::default_data_dir());
   auto runs = select_runs(load_validation_runs(load_json_file(a.steps), a.steps, catalog), a.only);
-  StepFit fit = fit_step_times(std::move(runs), a.steps);
-  nlohmann::json j = step_fit_to_json(fit, a.steps);
+  profiler::StepFit fit = fit_step_times(std::move(runs), a.steps);
+  nlohmann::json j = profiler::step_fit_to_json(fit, a.steps);
   write_calibration(j, a.out);
   if (a.json) fmt::print("{}\n", j.dump(2));
   else {
-    fmt::print("{}", step_fit_report(fit));
+    fmt::print("{}", profiler::step_fit_report(fit));
     if (!a.out.empty()) fmt::print("\nwrote {}\n", a.out);
   }
 }

@@ -1,147 +1,42 @@
 #include "cli/step_calibration.h"
 
-#include <algorithm>
-#include <cmath>
-
-#include <fmt/format.h>
-
 #include "costmodel/errors.h"
 
 namespace strata {
 
-Calibration scale_throughput(const Calibration& base, double scale) {
-  Calibration c = base;
-  c.kernel.gemm_efficiency = std::min(1.0, base.kernel.gemm_efficiency * scale);
-  // Every DRAM access pattern's bandwidth fraction (kernel_model.h) moves together.
-  c.kernel.memory_efficiency = std::min(1.0, base.kernel.memory_efficiency * scale);
-  c.kernel.gemm_memory_efficiency = std::min(1.0, base.kernel.gemm_memory_efficiency * scale);
-  c.kernel.row_memory_efficiency = std::min(1.0, base.kernel.row_memory_efficiency * scale);
-  return c;
-}
-
-namespace {
-
-double predicted_time(ValidationRun& run, const Calibration& c) {
-  run.job->calibration = c;
-  return predict_validation_run(run).iteration_time_s;
-}
-
-double mape(const std::vector<StepFitRun>& runs, double StepFitRun::*predicted) {
-  double sum = 0;
-  for (const auto& r : runs) sum += std::fabs(r.*predicted - r.measured_s) / r.measured_s;
-  return 100.0 * sum / static_cast<double>(runs.size());
-}
-
-}  // namespace
-
-StepFit fit_step_times(std::vector<ValidationRun> runs, const std::string& where) {
+profiler::StepFit fit_step_times(std::vector<ValidationRun> runs, const std::string& where) {
   if (runs.empty()) throw InputError(where, "/", "no runs to calibrate on (check --only)");
-  StepFit fit;
+  std::string gpu;
+  Calibration base;
+  std::vector<profiler::StepFitRun> measured;
   for (auto& run : runs) {
     const std::string at = "run " + run.id;
     if (!run.job) throw InputError(where, at, "cannot be predicted: " + run.error);
     if (!run.measured_iteration_time_s && !run.measured_tokens_per_sec_per_gpu)
       throw InputError(where, at, "expected a measured iteration time (meas_iteration_time_s) or tokens/s/GPU to calibrate on");
-    const std::string& gpu = run.job->cluster.gpu.name;
-    if (fit.gpu.empty()) {
-      fit.gpu = gpu;
-      fit.base = run.job->calibration;
-    } else if (gpu != fit.gpu) {
+    const std::string& run_gpu = run.job->cluster.gpu.name;
+    if (gpu.empty()) {
+      gpu = run_gpu;
+      base = run.job->calibration;
+    } else if (run_gpu != gpu) {
       throw InputError(where, at + "/gpu_type",
-                       "ran on " + gpu + ", the other runs on " + fit.gpu + "; calibrate one GPU (one cluster) at a time, select runs with --only");
+                       "ran on " + run_gpu + ", the other runs on " + gpu + "; calibrate one GPU (one cluster) at a time, select runs with --only");
     }
+    // Completes the record's null plan fields (kept in run.job for the predictions of the fit).
     Prediction p = predict_validation_run(run);
     if (!(p.iteration_time_s > 0)) throw InputError(where, at, "cannot be predicted: " + p.reason);
-    StepFitRun r;
+    profiler::StepFitRun r;
     r.id = run.id;
     r.before_s = p.iteration_time_s;
     // tokens/s/GPU x iteration time is fixed by the job (global batch x sequence / GPUs).
     r.measured_s = run.measured_iteration_time_s ? *run.measured_iteration_time_s
                                                  : p.iteration_time_s * p.tokens_per_sec_per_gpu / *run.measured_tokens_per_sec_per_gpu;
-    fit.runs.push_back(r);
+    measured.push_back(r);
   }
-
-  auto objective = [&](double log_scale) {
-    const Calibration c = scale_throughput(fit.base, std::exp(log_scale));
-    double sum = 0;
-    for (std::size_t i = 0; i < runs.size(); ++i) {
-      const double e = std::log(predicted_time(runs[i], c) / fit.runs[i].measured_s);
-      sum += e * e;
-    }
-    return sum;
-  };
-  // The predicted time falls monotonically as the kernels get faster, so the objective has one
-  // minimum; a golden-section search finds it to ~1e-6 in log scale within 40 steps.
-  const double top = 1.0 / std::max(fit.base.kernel.gemm_efficiency, fit.base.kernel.memory_efficiency);
-  double lo = std::log(0.2), hi = std::log(std::max(top, 0.2 + 1e-9));
-  const double g = (std::sqrt(5.0) - 1) / 2;
-  double x1 = hi - g * (hi - lo), x2 = lo + g * (hi - lo);
-  double f1 = objective(x1), f2 = objective(x2);
-  for (int i = 0; i < 40; ++i) {
-    if (f1 <= f2) {
-      hi = x2;
-      x2 = x1;
-      f2 = f1;
-      x1 = hi - g * (hi - lo);
-      f1 = objective(x1);
-    } else {
-      lo = x1;
-      x1 = x2;
-      f1 = f2;
-      x2 = lo + g * (hi - lo);
-      f2 = objective(x2);
-    }
-  }
-  fit.throughput_scale = std::exp((lo + hi) / 2);
-  fit.at_bound = fit.throughput_scale < 0.2 * 1.01 || fit.throughput_scale > top * 0.99;
-  fit.calibration = scale_throughput(fit.base, fit.throughput_scale);
-  for (std::size_t i = 0; i < runs.size(); ++i) fit.runs[i].after_s = predicted_time(runs[i], fit.calibration);
-  fit.mape_before_pct = mape(fit.runs, &StepFitRun::before_s);
-  fit.mape_after_pct = mape(fit.runs, &StepFitRun::after_s);
-  return fit;
-}
-
-nlohmann::json step_fit_to_json(const StepFit& fit, const std::string& file) {
-  nlohmann::json j = calibration_to_json(fit.calibration);
-  j["source"] = fmt::format("strata calibrate --steps {}: {} measured iteration time(s); kernel throughput x{:.3f} of {}", file,
-                            fit.runs.size(), fit.throughput_scale, fit.base.source);
-  j["gpu"] = fit.gpu;
-  nlohmann::json runs = nlohmann::json::array();
-  for (const auto& r : fit.runs)
-    runs.push_back({{"id", r.id}, {"measured_s", r.measured_s}, {"predicted_before_s", r.before_s}, {"predicted_after_s", r.after_s}});
-  j["fit"] = {{"kind", "step_times"},
-              {"file", file},
-              {"throughput_scale", fit.throughput_scale},
-              {"at_bound", fit.at_bound},
-              {"base", fit.base.source},
-              {"mape_before_pct", fit.mape_before_pct},
-              {"mape_after_pct", fit.mape_after_pct},
-              {"runs", runs}};
-  return j;
-}
-
-std::string step_fit_report(const StepFit& fit) {
-  std::string s = fmt::format("Calibration of {} from {} measured training step(s)\n", fit.gpu, fit.runs.size());
-  s += fmt::format("  kernel throughput x{:.3f}: gemm_efficiency {:.3f} -> {:.3f}, memory_efficiency {:.3f} -> {:.3f}\n",
-                   fit.throughput_scale, fit.base.kernel.gemm_efficiency, fit.calibration.kernel.gemm_efficiency,
-                   fit.base.kernel.memory_efficiency, fit.calibration.kernel.memory_efficiency);
-  s += fmt::format("  base: {}\n", fit.base.source);
-  if (fit.at_bound)
-    s += "  note: the best factor is at the edge of the searched range (0.2 .. an efficiency of 1): the measurements are\n"
-         "        further from the model than a kernel-throughput factor can explain; check the runs' plans and clusters\n";
-  s += fmt::format("\n  {:<48} {:>11} {:>11} {:>7} {:>11} {:>7}\n", "run", "measured s", "before s", "err%", "after s", "err%");
-  for (const auto& r : fit.runs)
-    s += fmt::format("  {:<48} {:>11.3f} {:>11.3f} {:>+7.1f} {:>11.3f} {:>+7.1f}\n", r.id.substr(0, 48), r.measured_s, r.before_s,
-                     100.0 * (r.before_s - r.measured_s) / r.measured_s, r.after_s, 100.0 * (r.after_s - r.measured_s) / r.measured_s);
-  s += fmt::format("  iteration-time MAPE over these runs: {:.1f}% before, {:.1f}% after\n", fit.mape_before_pct, fit.mape_after_pct);
-  if (fit.mape_before_pct < 10)
-    s += fmt::format("  note: the defaults were already within {:.1f}% of these runs, inside the model's error on published runs\n"
-                     "        (~10%): a factor this close to 1 may fit the runs' noise rather than the stack\n",
-                     fit.mape_before_pct);
-  if (fit.runs.size() == 1)
-    s += "  note: one run fixes the factor exactly; its error after the fit says nothing about accuracy. Check the\n"
-         "        calibration on runs it was not fitted to (strata validate --calibration).\n";
-  return s;
+  return profiler::fit_step_times(gpu, base, std::move(measured), [&runs](std::size_t i, const Calibration& c) {
+    runs[i].job->calibration = c;
+    return predict_validation_run(runs[i]).iteration_time_s;
+  });
 }
 
 }  // namespace strata

@@ -1,0 +1,123 @@
+#include <doctest/doctest.h>
+
+#include <stdexcept>
+
+#include "costmodel/predictor.h"
+#include "profiler/step_calibration.h"
+#include "test_util.h"
+
+using namespace strata;
+using namespace strata::profiler;
+
+namespace {
+
+// Two A100-80GB jobs: GPT-3 175B on 1024 GPUs, and GPT-3 1.3B on 32 GPUs (pp 2, dp 16).
+std::vector<Job> a100_jobs() {
+  Job big = test::gpt3_175b_job();
+  Job small = big;
+  small.model = test::catalog().model("gpt3-1.3b");
+  small.training.global_batch_size = 512;
+  small.plan.tp = 1;
+  small.plan.pp = 2;
+  small.plan.dp = 16;
+  small.plan.micro_batch_size = 4;
+  small.plan.sequence_parallel = false;
+  return {big, small};
+}
+
+double predicted_time(Job job, const Calibration& c) {
+  job.calibration = c;
+  return predict(job).iteration_time_s;
+}
+
+// Runs whose measured iteration time is what the model predicts with the kernel throughput scaled
+// by `scale`: a stack whose true factor is known.
+std::vector<StepFitRun> measured_with_scale(const std::vector<Job>& jobs, double scale) {
+  std::vector<StepFitRun> runs;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    StepFitRun r;
+    r.id = "job" + std::to_string(i);
+    r.before_s = predicted_time(jobs[i], jobs[i].calibration);
+    r.measured_s = predicted_time(jobs[i], scale_throughput(jobs[i].calibration, scale));
+    runs.push_back(r);
+  }
+  return runs;
+}
+
+StepFit fit(const std::vector<Job>& jobs, std::vector<StepFitRun> runs) {
+  return fit_step_times(jobs.front().cluster.gpu.name, jobs.front().calibration, std::move(runs),
+                        [&jobs](std::size_t i, const Calibration& c) { return predicted_time(jobs[i], c); });
+}
+
+}  // namespace
+
+TEST_SUITE("profiler") {
+TEST_CASE("scale_throughput scales the GEMM and memory efficiencies and caps them at 1") {
+  Calibration base;
+  base.kernel.gemm_efficiency = 0.8;
+  base.kernel.memory_efficiency = 0.6;
+  Calibration c = scale_throughput(base, 0.5);
+  CHECK(c.kernel.gemm_efficiency == doctest::Approx(0.4));
+  CHECK(c.kernel.memory_efficiency == doctest::Approx(0.3));
+  CHECK(c.kernel.gemm_memory_efficiency == doctest::Approx(0.5 * base.kernel.gemm_memory_efficiency));
+  CHECK(c.kernel.row_memory_efficiency == doctest::Approx(0.5 * base.kernel.row_memory_efficiency));
+  CHECK(c.kernel.attention_fwd_efficiency == base.kernel.attention_fwd_efficiency);  // relative to the GEMM rate
+  c = scale_throughput(base, 1.5);
+  CHECK(c.kernel.gemm_efficiency == 1.0);
+  CHECK(c.kernel.memory_efficiency == doctest::Approx(0.9));
+}
+
+TEST_CASE("fit_step_times recovers the kernel-throughput factor of a known stack") {
+  const auto jobs = a100_jobs();
+  for (double truth : {0.62, 0.9, 1.1}) {
+    CAPTURE(truth);
+    StepFit f = fit(jobs, measured_with_scale(jobs, truth));
+    CHECK(f.gpu == "A100-SXM4-80GB");
+    CHECK(f.throughput_scale == doctest::Approx(truth).epsilon(1e-3));
+    CHECK_FALSE(f.at_bound);
+    CHECK(f.mape_after_pct < 0.1);
+    CHECK(f.mape_before_pct > f.mape_after_pct);
+    REQUIRE(f.runs.size() == 2);
+    for (const auto& r : f.runs) CHECK(r.after_s == doctest::Approx(r.measured_s).epsilon(1e-3));
+
+    nlohmann::json j = step_fit_to_json(f, "runs.json");
+    CHECK(j["gpu"] == "A100-SXM4-80GB");
+    CHECK(j["fit"]["kind"] == "step_times");
+    CHECK(j["fit"]["runs"].size() == 2);
+    Calibration back = calibration_from_json(j, "cal.json");
+    CHECK(back.kernel.gemm_efficiency == doctest::Approx(f.calibration.kernel.gemm_efficiency));
+    CHECK(step_fit_report(f).find("kernel throughput x") != std::string::npos);
+  }
+}
+
+TEST_CASE("fit_step_times: the report says when the defaults were already within the model's error") {
+  const auto jobs = a100_jobs();
+  CHECK(step_fit_report(fit(jobs, measured_with_scale(jobs, 1.02))).find("already within") != std::string::npos);
+  CHECK(step_fit_report(fit(jobs, measured_with_scale(jobs, 0.62))).find("already within") == std::string::npos);
+}
+
+TEST_CASE("fit_step_times: a measurement no kernel factor can reach is flagged at the bound") {
+  const auto jobs = a100_jobs();
+  auto runs = measured_with_scale(jobs, 1.0);
+  for (auto& r : runs) r.measured_s *= 20;  // twenty times slower than the model
+  StepFit f = fit(jobs, runs);
+  CHECK(f.at_bound);
+  CHECK(step_fit_report(f).find("edge of the searched range") != std::string::npos);
+}
+
+TEST_CASE("fit_step_times: one run is fitted exactly, and the report says what that proves") {
+  const std::vector<Job> one = {a100_jobs().back()};
+  StepFit f = fit(one, measured_with_scale(one, 0.7));
+  REQUIRE(f.runs.size() == 1);
+  CHECK(f.runs[0].after_s == doctest::Approx(f.runs[0].measured_s).epsilon(1e-3));
+  CHECK(step_fit_report(f).find("one run fixes the factor exactly") != std::string::npos);
+}
+
+TEST_CASE("fit_step_times needs runs with positive measured times") {
+  const auto jobs = a100_jobs();
+  CHECK_THROWS_AS(fit(jobs, {}), std::invalid_argument);
+  auto runs = measured_with_scale(jobs, 1.0);
+  runs[1].measured_s = 0;
+  CHECK_THROWS_AS(fit(jobs, runs), std::invalid_argument);
+}
+}
