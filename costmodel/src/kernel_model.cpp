@@ -160,15 +160,16 @@ double KernelModel::dram_bound_time(const Op& op, double util) const {
 }
 
 // Under-utilized (SEER: an analytical part plus a latency): one partial wave of `tiles` tiles. Its
-// compute is the tensor-core time of that wave; its loads come only from the busy SMs, each of
-// which delivers sm_load_bytes_per_clock, so bandwidth = HBM * min(1, busy SMs / SMs that saturate
-// HBM). Small elementwise kernels are latency plus their bytes at the map bandwidth.
+// compute is the tensor-core time of that wave at under_utilized_gemm_factor of the full-wave
+// rate; its loads come only from the busy SMs, each of which delivers sm_load_bytes_per_clock, so
+// bandwidth = HBM * min(1, busy SMs / SMs that saturate HBM). Small elementwise kernels are latency
+// plus their bytes at the map bandwidth.
 double KernelModel::under_utilized_time(const Op& op, double util, double tiles) const {
   const double latency = c_.under_utilized_overhead_us * 1e-6;
   if (op.kind == OpKind::elementwise) return latency + op.bytes / (hbm_Bps_ * c_.memory_efficiency);
   const double busy = std::min<double>(tiles, sms_);
   const double bandwidth = hbm_Bps_ * c_.gemm_memory_efficiency * std::min(1.0, busy / saturating_sms_);
-  return latency + std::max(tensor_core_time(op, util), op.bytes / bandwidth);
+  return latency + std::max(tensor_core_time(op, util) / c_.under_utilized_gemm_factor, op.bytes / bandwidth);
 }
 
 // Attention: the tensor-core time at the direction's attention efficiency (FlashAttention-2 runs

@@ -204,6 +204,7 @@ CalibrationFit fit_calibration(const std::vector<Sample>& samples, const GpuSpec
   const auto& under = by_class[KernelClass::under_utilized];
   std::vector<Param> up{{"under_utilized_overhead_us", &K::under_utilized_overhead_us, 0, 1e4}};
   const bool under_gemms = std::any_of(under.begin(), under.end(), [](const Sample* s) { return s->op.kind == "gemm"; });
+  if (under_gemms) up.push_back({"under_utilized_gemm_factor", &K::under_utilized_gemm_factor, 0.1, 2.0});
   if (under_gemms && gpu.boost_clock_MHz > 0) up.push_back({"sm_load_bytes_per_clock", &K::sm_load_bytes_per_clock, 1, 4096, false, {16, 256}});
   fit.classes.push_back(fit_class("under_utilized", under, gpu, up, c, fit.notes));
   if (!fit.classes.back().used) kept("under-utilized", under.size(), "under_utilized_overhead_us and sm_load_bytes_per_clock");

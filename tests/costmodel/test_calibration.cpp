@@ -66,6 +66,7 @@ TEST_CASE("calibration_from_json") {
     c.kernel.dram_overhead_us = 0.5;
     c.kernel.sm_load_bytes_per_clock = 48;
     c.kernel.under_utilized_overhead_us = 1.7;
+    c.kernel.under_utilized_gemm_factor = 1.08;
     c.kernel.attention_fwd_fixed_blocks = 7.5;
     c.kernel.attention_bwd_fixed_blocks = 0;
     CHECK(calibration_from_json(calibration_to_json(c), "cal.json") == c);

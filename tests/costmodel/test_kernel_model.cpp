@@ -214,6 +214,7 @@ TEST_CASE("KernelModel: the class decides the formula; each class's coefficients
       {"launch_overhead_us", [](KernelCoefficients& c) { c.launch_overhead_us = 9; }, {1, 0, 0, 0, 0, 0, 1, 1}},
       {"dram_overhead_us", [](KernelCoefficients& c) { c.dram_overhead_us = 9; }, {0, 1, 1, 1, 0, 0, 0, 0}},
       {"under_utilized_overhead_us", [](KernelCoefficients& c) { c.under_utilized_overhead_us = 9; }, {0, 0, 0, 0, 1, 1, 0, 0}},
+      {"under_utilized_gemm_factor", [](KernelCoefficients& c) { c.under_utilized_gemm_factor = 0.5; }, {0, 0, 0, 0, 1, 0, 0, 0}},
       {"row_memory_efficiency", [](KernelCoefficients& c) { c.row_memory_efficiency = 0.5; }, {0, 0, 0, 1, 0, 0, 0, 0}},
       {"gemm_memory_efficiency", [](KernelCoefficients& c) { c.gemm_memory_efficiency = 0.3; }, {0, 1, 0, 0, 1, 0, 0, 0}},
       {"elementwise_alu_efficiency", [](KernelCoefficients& c) { c.elementwise_alu_efficiency = 0.1; }, {0, 0, 1, 1, 0, 0, 0, 0}},

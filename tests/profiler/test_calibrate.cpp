@@ -33,6 +33,7 @@ TEST_CASE("fit_calibration: recovers known coefficients from a synthetic H100 pr
   truth.row_memory_efficiency = 0.6;
   truth.dram_overhead_us = 2.0;
   truth.under_utilized_overhead_us = 6.0;
+  truth.under_utilized_gemm_factor = 1.1;
   truth.attention_fwd_fixed_blocks = 3.0;
   truth.attention_bwd_fixed_blocks = 8.0;
   SyntheticOptions so;
@@ -47,7 +48,7 @@ TEST_CASE("fit_calibration: recovers known coefficients from a synthetic H100 pr
                              << k.launch_overhead_us << " k_overhead " << k.gemm_k_overhead << " attn fwd "
                              << k.attention_fwd_efficiency << " bwd " << k.attention_bwd_efficiency << " fp8 " << k.fp8_gemm_factor);
   MESSAGE("gemm_memory_efficiency " << k.gemm_memory_efficiency << " row_memory_efficiency " << k.row_memory_efficiency
-                                    << " dram_us " << k.dram_overhead_us << " under_us " << k.under_utilized_overhead_us
+                                    << " dram_us " << k.dram_overhead_us << " under_us " << k.under_utilized_overhead_us << " under_gemm " << k.under_utilized_gemm_factor
                                     << " fixed blocks " << k.attention_fwd_fixed_blocks << " / " << k.attention_bwd_fixed_blocks
                                     << " alu " << k.elementwise_alu_efficiency);
   CHECK(k.gemm_efficiency == doctest::Approx(0.62).epsilon(0.03));
@@ -57,6 +58,7 @@ TEST_CASE("fit_calibration: recovers known coefficients from a synthetic H100 pr
   CHECK(k.row_memory_efficiency == doctest::Approx(0.6).epsilon(0.05));
   CHECK(k.dram_overhead_us == doctest::Approx(2.0).epsilon(0.3));
   CHECK(k.under_utilized_overhead_us == doctest::Approx(6.0).epsilon(0.15));
+  CHECK(k.under_utilized_gemm_factor == doctest::Approx(1.1).epsilon(0.05));
   CHECK(k.attention_fwd_fixed_blocks == doctest::Approx(3.0).epsilon(0.3));
   CHECK(k.attention_bwd_fixed_blocks == doctest::Approx(8.0).epsilon(0.3));
   CHECK(k.elementwise_alu_efficiency < 1e-2);  // the truth has no ALU term: the fit finds (almost) none

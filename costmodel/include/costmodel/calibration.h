@@ -11,7 +11,8 @@ namespace strata {
 //   compute-bound:  t = launch + flops / (peak * gemm_efficiency * wave_util * K/(K + k_overhead))
 //   DRAM-bound:     t = dram_overhead + bytes / (hbm * efficiency of the access pattern * row fill)
 //                       + elementwise flops / (fp32 peak * elementwise_alu_efficiency)
-//   under-utilized: t = under_utilized_overhead + max(tensor-core time of one partial wave,
+//   under-utilized: t = under_utilized_overhead + max(tensor-core time of one partial wave
+//                       / under_utilized_gemm_factor,
 //                       bytes / (hbm * gemm_memory_efficiency * min(1, busy SMs / saturating SMs)))
 //   attention:      the tensor-core time at attention_{fwd,bwd}_efficiency and the key-loop factor
 struct KernelCoefficients {
@@ -57,6 +58,9 @@ struct KernelCoefficients {
   // 128-byte line every two clocks, is a default) and the fixed latency of a partial wave, in us.
   double sm_load_bytes_per_clock = 64.0;
   double under_utilized_overhead_us = 4.0;
+  // Tensor-core rate of a partial wave's tiles relative to a full wave's (gemm_efficiency): with
+  // SMs idle, each busy SM has more of the L2 and HBM bandwidth to itself. Default 1 until calibrated.
+  double under_utilized_gemm_factor = 1.0;
   // Attention class: the fixed cost of a flash-attention query tile in 128-key blocks (load Q,
   // rescale and write O), forward and backward (key_loop_factor). Default 5 (H100 measurements).
   double attention_fwd_fixed_blocks = 5.0;
