@@ -68,7 +68,7 @@ Calibration calibration_from_json(const json& j, const std::string& where, const
                            "memory_efficiency", "launch_overhead_us", "gemm_k_overhead", "misaligned_gemm_factor",
                            "fp8_gemm_factor", "overlap_interference", "gemm_memory_efficiency", "row_memory_efficiency",
                            "row_rows_per_sm", "elementwise_alu_efficiency", "dram_overhead_us", "sm_load_bytes_per_clock",
-                           "under_utilized_overhead_us", "under_utilized_gemm_factor", "attention_fwd_fixed_blocks", "attention_bwd_fixed_blocks"});
+                           "under_utilized_overhead_us", "under_utilized_gemm_factor", "l2_bandwidth_factor", "attention_fwd_fixed_blocks", "attention_bwd_fixed_blocks"});
     auto& kc = c.kernel;
     kc.gemm_efficiency = k.opt_positive("gemm_efficiency", 1.0).value_or(kc.gemm_efficiency);
     kc.attention_fwd_efficiency = k.opt_positive("attention_fwd_efficiency", 1.5).value_or(kc.attention_fwd_efficiency);
@@ -90,6 +90,7 @@ Calibration calibration_from_json(const json& j, const std::string& where, const
     kc.attention_bwd_fixed_blocks = in_range(k, "attention_bwd_fixed_blocks", kc.attention_bwd_fixed_blocks, 0, 1e3, "blocks");
     kc.elementwise_alu_efficiency = in_range(k, "elementwise_alu_efficiency", kc.elementwise_alu_efficiency, 0, 1.5, "(a fraction of the fp32 peak)");
     kc.dram_overhead_us = in_range(k, "dram_overhead_us", kc.dram_overhead_us, 0, 1e4, "microseconds");
+    kc.l2_bandwidth_factor = in_range(k, "l2_bandwidth_factor", kc.l2_bandwidth_factor, 1, 100, "(L2 over HBM bandwidth)");
     kc.under_utilized_gemm_factor = k.opt_positive("under_utilized_gemm_factor", 2.0).value_or(kc.under_utilized_gemm_factor);
     kc.under_utilized_overhead_us = in_range(k, "under_utilized_overhead_us", kc.under_utilized_overhead_us, 0, 1e4, "microseconds");
   }
@@ -124,6 +125,7 @@ json calibration_to_json(const Calibration& c) {
             {"sm_load_bytes_per_clock", c.kernel.sm_load_bytes_per_clock},
             {"under_utilized_overhead_us", c.kernel.under_utilized_overhead_us},
             {"under_utilized_gemm_factor", c.kernel.under_utilized_gemm_factor},
+            {"l2_bandwidth_factor", c.kernel.l2_bandwidth_factor},
             {"attention_fwd_fixed_blocks", c.kernel.attention_fwd_fixed_blocks},
             {"attention_bwd_fixed_blocks", c.kernel.attention_bwd_fixed_blocks}}},
           {"comm",

@@ -54,6 +54,7 @@ KernelModel::KernelModel(const GpuSpec& gpu, Precision precision, const KernelCo
       fp8_gemms_(precision == Precision::fp8 && gpu.low_precision_peak_flops(recipe) > 0),
       hbm_Bps_(gpu.hbm_GBps * 1e9),
       fp32_flops_(gpu.fp32_tflops * 1e12),
+      l2_bytes_(gpu.l2_MiB * 1024 * 1024),
       saturating_sms_(saturating_sms(gpu, coeff)),
       sms_(gpu.sm_count),
       c_(coeff) {
@@ -139,21 +140,25 @@ double KernelModel::compute_bound_time(const Op& op, double util) const {
 //  - a GEMM below the ridge streams its operands (and cannot beat its tensor-core time);
 //  - a row reduction runs one thread block per row: with fewer rows than row_rows_per_sm per SM
 //    part of the GPU has nothing to load (fill = rows / (SMs * rows per SM), at most 1);
+//  - up to the L2's size of an elementwise kernel's bytes may be served from L2 (the input the
+//    previous kernel just wrote), at l2_bandwidth_factor times the HBM rate;
 //  - an elementwise kernel also issues its math on the CUDA cores (erf, exp), which a kernel with
 //    few bytes in flight per thread cannot hide behind its loads (Little's law: bandwidth = bytes
 //    in flight / latency); elementwise_alu_efficiency 0 means fully hidden (vectorized fused kernels).
 double KernelModel::dram_bound_time(const Op& op, double util) const {
   double t = c_.dram_overhead_us * 1e-6;
-  switch (memory_pattern(op)) {
-    case MemoryPattern::gemm_operands:
-      return t + std::max(op.bytes / (hbm_Bps_ * c_.gemm_memory_efficiency), tensor_core_time(op, util));
-    case MemoryPattern::row_reduction: {
-      double fill = 1;
-      if (op.n > 0 && op.m > 0 && c_.row_rows_per_sm > 0) fill = std::min(1.0, (op.m / op.n) / (sms_ * c_.row_rows_per_sm));
-      t += op.bytes / (hbm_Bps_ * c_.row_memory_efficiency * fill);
-      break;
-    }
-    case MemoryPattern::elementwise_map: t += op.bytes / (hbm_Bps_ * c_.memory_efficiency); break;
+  const MemoryPattern pattern = memory_pattern(op);
+  if (pattern == MemoryPattern::gemm_operands)
+    return t + std::max(op.bytes / (hbm_Bps_ * c_.gemm_memory_efficiency), tensor_core_time(op, util));
+  // Up to the L2's size of the bytes can be served from L2, at l2_bandwidth_factor times the rate.
+  const double in_l2 = std::min(op.bytes, l2_bytes_);
+  const double hbm_equivalent_bytes = op.bytes - in_l2 + in_l2 / c_.l2_bandwidth_factor;
+  if (pattern == MemoryPattern::row_reduction) {
+    double fill = 1;
+    if (op.n > 0 && op.m > 0 && c_.row_rows_per_sm > 0) fill = std::min(1.0, (op.m / op.n) / (sms_ * c_.row_rows_per_sm));
+    t += hbm_equivalent_bytes / (hbm_Bps_ * c_.row_memory_efficiency * fill);
+  } else {
+    t += hbm_equivalent_bytes / (hbm_Bps_ * c_.memory_efficiency);
   }
   if (c_.elementwise_alu_efficiency > 0 && fp32_flops_ > 0) t += op.flops / (fp32_flops_ * c_.elementwise_alu_efficiency);
   return t;

@@ -195,8 +195,10 @@ CalibrationFit fit_calibration(const std::vector<Sample>& samples, const GpuSpec
   } else {
     kept("DRAM-bound row-reduction", rows.size(), "row_memory_efficiency and row_rows_per_sm");
   }
-  if (static_cast<int>(maps.size() + rows.size()) >= kMin)
+  if (static_cast<int>(maps.size() + rows.size()) >= kMin) {
     dp.push_back({"elementwise_alu_efficiency", &K::elementwise_alu_efficiency, 0, 1.5, true});
+    if (gpu.l2_MiB > 0) dp.push_back({"l2_bandwidth_factor", &K::l2_bandwidth_factor, 1, 100, false, {2}});
+  }
   fit.classes.push_back(fit_class("dram_bound", dram, gpu, dp, c, fit.notes));
   if (!fit.classes.back().used) kept("DRAM-bound", dram.size(), "the DRAM-bound coefficients");
 

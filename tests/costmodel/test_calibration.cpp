@@ -67,6 +67,7 @@ TEST_CASE("calibration_from_json") {
     c.kernel.sm_load_bytes_per_clock = 48;
     c.kernel.under_utilized_overhead_us = 1.7;
     c.kernel.under_utilized_gemm_factor = 1.08;
+    c.kernel.l2_bandwidth_factor = 1.3;
     c.kernel.attention_fwd_fixed_blocks = 7.5;
     c.kernel.attention_bwd_fixed_blocks = 0;
     CHECK(calibration_from_json(calibration_to_json(c), "cal.json") == c);
@@ -87,6 +88,7 @@ TEST_CASE("calibration_from_json") {
     CHECK(err(R"({"kernel": {"dram_overhead_us": -1}})").find("/kernel/dram_overhead_us: expected 0..10000 microseconds") != std::string::npos);
     CHECK(err(R"({"kernel": {"elementwise_alu_efficiency": 3}})").find("/kernel/elementwise_alu_efficiency: expected 0..1.5") != std::string::npos);
     CHECK(err(R"({"kernel": {"attention_fwd_fixed_blocks": -2}})").find("/kernel/attention_fwd_fixed_blocks") != std::string::npos);
+    CHECK(err(R"({"kernel": {"l2_bandwidth_factor": 0.5}})").find("/kernel/l2_bandwidth_factor: expected 1..100") != std::string::npos);
     CHECK(err(R"({"kernel": {"sm_load_bytes_per_clock": 0}})").find("/kernel/sm_load_bytes_per_clock") != std::string::npos);
     CHECK(err(R"({"kernel": {"overlap_interference": 2}})").find("/kernel/overlap_interference: expected 0..1") != std::string::npos);
     CHECK(err(R"({"comm": {"network_efficiency": 0}})").find("/comm/network_efficiency") != std::string::npos);

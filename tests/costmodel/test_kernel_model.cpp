@@ -218,6 +218,7 @@ TEST_CASE("KernelModel: the class decides the formula; each class's coefficients
       {"row_memory_efficiency", [](KernelCoefficients& c) { c.row_memory_efficiency = 0.5; }, {0, 0, 0, 1, 0, 0, 0, 0}},
       {"gemm_memory_efficiency", [](KernelCoefficients& c) { c.gemm_memory_efficiency = 0.3; }, {0, 1, 0, 0, 1, 0, 0, 0}},
       {"elementwise_alu_efficiency", [](KernelCoefficients& c) { c.elementwise_alu_efficiency = 0.1; }, {0, 0, 1, 1, 0, 0, 0, 0}},
+      {"l2_bandwidth_factor", [](KernelCoefficients& c) { c.l2_bandwidth_factor = 3; }, {0, 0, 1, 1, 0, 0, 0, 0}},
       {"attention_fwd_fixed_blocks", [](KernelCoefficients& c) { c.attention_fwd_fixed_blocks = 20; }, {0, 0, 0, 0, 0, 0, 1, 0}},
       {"attention_bwd_efficiency", [](KernelCoefficients& c) { c.attention_bwd_efficiency = 0.2; }, {0, 0, 0, 0, 0, 0, 0, 1}},
   };

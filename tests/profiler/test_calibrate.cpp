@@ -61,7 +61,8 @@ TEST_CASE("fit_calibration: recovers known coefficients from a synthetic H100 pr
   CHECK(k.under_utilized_gemm_factor == doctest::Approx(1.1).epsilon(0.05));
   CHECK(k.attention_fwd_fixed_blocks == doctest::Approx(3.0).epsilon(0.3));
   CHECK(k.attention_bwd_fixed_blocks == doctest::Approx(8.0).epsilon(0.3));
-  CHECK(k.elementwise_alu_efficiency < 1e-2);  // the truth has no ALU term: the fit finds (almost) none
+  CHECK(k.elementwise_alu_efficiency < 1e-2);
+  CHECK(k.l2_bandwidth_factor < 1.1);  // nor L2 reuse  // the truth has no ALU term: the fit finds (almost) none
   CHECK(k.gemm_k_overhead >= 64);
   CHECK(k.gemm_k_overhead <= 128);
   CHECK(k.attention_fwd_efficiency == doctest::Approx(0.8).epsilon(0.03));

@@ -10,6 +10,7 @@ namespace strata {
 // Coefficients of KernelModel's per-class models (costmodel/kernel_model.h gives each formula):
 //   compute-bound:  t = launch + flops / (peak * gemm_efficiency * wave_util * K/(K + k_overhead))
 //   DRAM-bound:     t = dram_overhead + bytes / (hbm * efficiency of the access pattern * row fill)
+//                       (the bytes that fit in L2 at l2_bandwidth_factor times that rate)
 //                       + elementwise flops / (fp32 peak * elementwise_alu_efficiency)
 //   under-utilized: t = under_utilized_overhead + max(tensor-core time of one partial wave
 //                       / under_utilized_gemm_factor,
@@ -52,6 +53,10 @@ struct KernelCoefficients {
   // cannot hide it behind their loads. Default 0: hidden, as in vectorized fused kernels
   // (Transformer Engine, apex); a calibration on scalar kernels measures it.
   double elementwise_alu_efficiency = 0.0;
+  // Bandwidth of the part of an elementwise kernel's bytes that can stay in L2 (at most the L2's
+  // size: an input the previous kernel just wrote, or a small tensor re-read), relative to its
+  // HBM rate. Default 1 (no L2 reuse assumed) until calibrated.
+  double l2_bandwidth_factor = 1.0;
   // Fixed cost of a DRAM-bound kernel (launch, ramp-up and drain of the memory pipeline), in us.
   double dram_overhead_us = 4.0;
   // Under-utilized class: bytes per clock one SM loads (sets how many SMs saturate HBM; 64, one

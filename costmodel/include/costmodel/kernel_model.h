@@ -77,6 +77,7 @@ class KernelModel {
   bool fp8_gemms_;               // GEMMs run in fp8/fp4 (at fp8_gemm_factor of the bf16 efficiency)
   double hbm_Bps_;
   double fp32_flops_;            // CUDA-core fp32 peak: the instruction rate of elementwise math
+  double l2_bytes_;              // L2 capacity
   double saturating_sms_;        // SMs whose loads together reach the HBM bandwidth
   int sms_;
   KernelCoefficients c_;

@@ -6,7 +6,7 @@
 //   compute-bound:  gemm_efficiency, gemm_k_overhead, launch_overhead_us (+ fp8_gemm_factor when
 //                   there are fp8 GEMMs and others);
 //   DRAM-bound:     the bandwidth fraction of each access pattern that has samples, row_rows_per_sm,
-//                   elementwise_alu_efficiency, dram_overhead_us;
+//                   elementwise_alu_efficiency, l2_bandwidth_factor, dram_overhead_us;
 //   under-utilized: under_utilized_overhead_us, under_utilized_gemm_factor, sm_load_bytes_per_clock;
 //   attention:      attention_{fwd,bwd}_efficiency and _fixed_blocks, each direction on its own.
 // A class (or pattern) with fewer than kMinSamples keeps the base coefficients and says so.
