@@ -120,13 +120,18 @@ double KernelModel::op_peak_flops(const Op& op) const {
   return fp8 ? peak_flops_ : half_peak_flops_;
 }
 
-double KernelModel::tensor_core_time(const Op& op, double util) const {
+double KernelModel::gemm_shape_efficiency(const Op& op, double util) const {
   double eff = c_.gemm_efficiency * util * (op.k / (op.k + c_.gemm_k_overhead));
   // Tensor cores need the contiguous dimensions in multiples of 16 bytes (8 fp16/bf16 elements);
   // otherwise cuBLAS falls back to narrow-alignment kernels at a fraction of the rate (NVIDIA
   // "Matrix Multiplication Background" guide, §4 and its K=8190 vs 8192 comparison). The
   // factor is a default until calibrated.
   if (std::fmod(op.k, 8.0) != 0 || std::fmod(op.n, 8.0) != 0) eff *= c_.misaligned_gemm_factor;
+  return eff;
+}
+
+double KernelModel::tensor_core_time(const Op& op, double util) const {
+  double eff = gemm_shape_efficiency(op, util);
   if (fp8_gemms_ && op.kind == OpKind::gemm && !op.bf16_under_fp8) eff *= c_.fp8_gemm_factor;
   return op.flops / (op_peak_flops(op) * eff);
 }
@@ -181,8 +186,7 @@ double KernelModel::under_utilized_time(const Op& op, double util, double tiles)
 // at ~70% / ~55% of the GEMM rate forward / backward, Dao 2023), times the key-loop factor of
 // long sequences for fused kernels (key_loop_factor); never faster than the tensor-core peak.
 double KernelModel::attention_time(const Op& op, double util, bool backward) const {
-  double eff = c_.gemm_efficiency * util * (op.k / (op.k + c_.gemm_k_overhead));
-  if (std::fmod(op.k, 8.0) != 0 || std::fmod(op.n, 8.0) != 0) eff *= c_.misaligned_gemm_factor;
+  double eff = gemm_shape_efficiency(op, util);
   eff *= backward ? c_.attention_bwd_efficiency : c_.attention_fwd_efficiency;
   if (op.key_loop_scaling) eff *= key_loop_factor(op.n, backward ? c_.attention_bwd_fixed_blocks : c_.attention_fwd_fixed_blocks);
   eff = std::min(eff, 1.0);

@@ -142,7 +142,8 @@ std::vector<const Sample*> of_pattern(const std::vector<const Sample*>& v, Memor
   return out;
 }
 
-constexpr const char* kClasses[] = {"compute_bound", "dram_bound", "under_utilized", "attention_fwd", "attention_bwd"};
+// The classes in report order, then all samples together.
+constexpr const char* kClasses[] = {"compute_bound", "dram_bound", "under_utilized", "attention_fwd", "attention_bwd", "all"};
 
 }  // namespace
 
@@ -242,7 +243,7 @@ CalibrationFit fit_calibration(const std::vector<Sample>& samples, const GpuSpec
       p.waves.push_back(s.waves);
     }
   }
-  for (const char* key : {"compute_bound", "dram_bound", "under_utilized", "attention_fwd", "attention_bwd", "all"}) {
+  for (const char* key : kClasses) {
     auto it = per.find(key);
     if (it == per.end()) continue;
     const auto& p = it->second;
@@ -269,13 +270,10 @@ std::vector<CrossValidationFold> cross_validation_folds(const std::vector<Sample
 }
 
 CrossValidation cross_validate(const std::vector<Sample>& samples, const GpuSpec& gpu, const Calibration& base) {
-  std::map<std::string, std::vector<double>> in_sample, held_out;
-  const CalibrationFit all = fit_calibration(samples, gpu, base);
-  for (const auto& s : samples) {
-    const double e = abs_pct(model_time(s, gpu, all.calibration.kernel), s.time_s);
-    in_sample[to_string(s.cls)].push_back(e);
-    in_sample["all"].push_back(e);
-  }
+  // In-sample: the "after" errors of one fit on everything (fit_calibration's comparison).
+  std::map<std::string, ErrorStats> in_sample;
+  for (const auto& c : fit_calibration(samples, gpu, base).comparison) in_sample[c.cls] = c.after;
+  std::map<std::string, std::vector<double>> held_out;
   CrossValidation cv;
   for (const auto& fold : cross_validation_folds(samples)) {
     cv.families.push_back(fold.family);
@@ -288,8 +286,7 @@ CrossValidation cross_validate(const std::vector<Sample>& samples, const GpuSpec
       held_out["all"].push_back(e);
     }
   }
-  for (const char* cls : kClasses) cv.classes.push_back({cls, error_stats(in_sample[cls]), error_stats(held_out[cls])});
-  cv.classes.push_back({"all", error_stats(in_sample["all"]), error_stats(held_out["all"])});
+  for (const char* cls : kClasses) cv.classes.push_back({cls, in_sample[cls], error_stats(held_out[cls])});
   return cv;
 }
 

@@ -68,6 +68,8 @@ class KernelModel {
   double dram_bound_time(const Op& op, double util) const;
   double under_utilized_time(const Op& op, double util, double tiles) const;
   double attention_time(const Op& op, double util, bool backward) const;
+  // gemm_efficiency times the tile/wave utilization, the K-loop term and the alignment penalty.
+  double gemm_shape_efficiency(const Op& op, double util) const;
   // The tensor-core time of a GEMM-like op at the compute class's efficiency, and the peak it runs at.
   double tensor_core_time(const Op& op, double util) const;
   double op_peak_flops(const Op& op) const;
