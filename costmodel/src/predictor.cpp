@@ -283,9 +283,20 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
       const double intra_copies = k * (r - 1) / n;
       const double inter_copies = job.runtime.moe_token_dedup ? (nodes - 1) * (1 - std::pow(1 - 1 / nodes, k)) : k * (n - r) / n;
       const double a2a = comm.all_to_all_two_level(token_bytes * intra_copies, token_bytes * inter_copies, ep_g);
-      const double hidden = job.runtime.moe_a2a_overlap ? 1.0 - cal.kernel.overlap_interference : 0.0;
-      lc.fwd_ep = 2 * a2a * (1 - hidden);
-      lc.bwd_ep = 2 * a2a * (1 - hidden);
+      lc.fwd_ep = 2 * a2a;
+      lc.bwd_ep = 2 * a2a;
+      if (job.runtime.moe_a2a_overlap) {
+        // The combined 1F1B schedule runs one micro-batch's forward beside another's backward,
+        // layer by layer: "EP A2A in forward step is hidden by the attention/mlp computation in the
+        // backward step, and vice versa" (Megatron-Core pipeline_parallel/combined_1f1b.py). So
+        // compute hides at most its own length of all-to-all; the rest stays exposed, and the
+        // hidden part still slows the compute it shares the GPU with (overlap_interference).
+        auto exposed = [&](double comm_s, double compute_s) {
+          return std::max(0.0, comm_s - compute_s) + cal.kernel.overlap_interference * std::min(comm_s, compute_s);
+        };
+        lc.fwd_ep = exposed(2 * a2a, lc.bwd_compute);
+        lc.bwd_ep = exposed(2 * a2a, lc.fwd_compute);
+      }
     }
     switch (p.recompute.granularity) {
       case RecomputeGranularity::none: break;

@@ -143,6 +143,12 @@ constexpr GroupGuard kModernGuards[] = {
     {"simumax_b200", 0.09, 0.03},
 };
 constexpr double kMaxModernOverallMape = 0.07;
+// The mixture-of-experts rows of Megatron-Bridge's H100 tables are predicted too fast (an
+// unexplained per-layer gap, see the issue notes); this guards the accuracy reached (42.8%
+// MAPE when set) so that a change cannot make it worse unnoticed.
+constexpr GroupGuard kModernMoeGuards[] = {
+    {"mbridge_moe_h100", 0.45, -1},
+};
 
 }  // namespace
 
@@ -165,28 +171,40 @@ TEST_CASE("strata validate: accuracy on today's stacks (modern_runs.json)") {
     const std::string id = rec.at("id").get<std::string>();
     const std::string group = rec.value("source_group", "");
     const GroupGuard* guard = nullptr;
+    // Mixture-of-experts rows carry model_config; SimuMax's are guarded with its group, the
+    // others on their own.
     for (const auto& g : kModernGuards)
-      if (group == g.group) guard = &g;
-    // Mixture-of-experts rows (they carry model_config) are guarded with the MoE model support.
-    if (!guard || rec.contains("model_config")) continue;
+      if (group == g.group && !rec.contains("model_config")) guard = &g;
+    bool moe_group = false;
+    for (const auto& g : kModernMoeGuards)
+      if (group == g.group) guard = &g, moe_group = true;
+    if (!guard) continue;
     CAPTURE(id);
     const auto& p = predicted.at(id);
-    // Every guarded run must be predicted, and predicted to fit: it ran.
+    // Every guarded run must be predicted, and predicted to fit: it ran. (Not yet for the MoE
+    // group: its 25.09 Qwen3-30B row, no recompute at micro-batch 2, is predicted 7 GiB over.)
     CHECK_MESSAGE(p["error"].is_null(), p["error"]);
     if (!p["error"].is_null()) continue;
-    CHECK_MESSAGE(p.value("feasible", false), p.value("infeasible_reason", std::string()));
+    if (!moe_group) CHECK_MESSAGE(p.value("feasible", false), p.value("infeasible_reason", std::string()));
     auto measured = number(rec, "meas_tokens_per_sec_per_gpu");
     if (!measured) measured = number(rec, "derived_tokens_per_sec_per_gpu");
     if (measured) {
       const double pred = p["tokens_per_sec_per_gpu"].get<double>();
-      overall.add(pred, *measured);
+      if (!moe_group) overall.add(pred, *measured);
       groups[group].add(pred, *measured);
     }
     if (auto mem = number(rec, "meas_per_gpu_memory_gb")) memory[group].add(p["memory_per_gpu_GiB"].get<double>(), *mem);
   }
   REQUIRE(overall.n > 0);
-  MESSAGE("modern tokens/s/GPU MAPE overall: " << 100 * overall.value() << "% over " << overall.n << " runs");
+  MESSAGE("modern tokens/s/GPU MAPE overall (dense rows): " << 100 * overall.value() << "% over " << overall.n << " runs");
   CHECK(overall.value() <= kMaxModernOverallMape);
+  for (const auto& g : kModernMoeGuards) {
+    CAPTURE(g.group);
+    REQUIRE(groups.count(g.group) == 1);
+    MESSAGE("modern tokens/s/GPU MAPE " << g.group << ": " << 100 * groups[g.group].value() << "% over " << groups[g.group].n
+                                       << " runs (guard " << 100 * g.max_mape << "%)");
+    CHECK(groups[g.group].value() <= g.max_mape);
+  }
   for (const auto& g : kModernGuards) {
     CAPTURE(g.group);
     REQUIRE(groups.count(g.group) == 1);

@@ -537,6 +537,45 @@ TEST_CASE("check_plan: Megatron-Core's expert-parallel rules") {
   CHECK(check_plan(job).empty());
 }
 
+TEST_CASE("MoE all-to-all overlap hides at most the compute it runs beside") {
+  // Qwen3-235B-A22B layers with ep 32 over four H100 nodes: the token all-to-alls take longer
+  // than a layer's compute (one pipeline stage, so memory is not the point here).
+  Job job = test::workload("qwen3-235b-a22b", "dgx-h100-ndr", 2048, 4096);
+  job.calibration = test::catalog().calibration_or_default(job.cluster.gpu);
+  job.training.precision = Precision::fp8;
+  job.plan.tp = 2;
+  job.plan.dp = 16;
+  job.plan.ep = 32;
+  job.plan.sequence_parallel = true;
+  job.plan.distributed_optimizer = true;
+  job.runtime.moe_load_imbalance = 1.0;
+  REQUIRE(check_plan(job) == "");
+  const Prediction plain = predict(job);
+  job.runtime.moe_a2a_overlap = true;
+  const Prediction overlapped = predict(job);
+  REQUIRE(plain.breakdown.ep_comm_s > plain.breakdown.compute_s);  // the communication-bound case
+  const double hidden = plain.breakdown.ep_comm_s - overlapped.breakdown.ep_comm_s;
+  CHECK(hidden > 0);
+  // The combined 1F1B schedule hides forward all-to-alls behind backward compute and vice versa:
+  // never more than the compute there is.
+  CHECK(hidden <= overlapped.breakdown.compute_s * 1.001);
+  CHECK(overlapped.breakdown.ep_comm_s >= plain.breakdown.ep_comm_s - plain.breakdown.compute_s - 1e-9);
+
+  // Within one node the all-to-alls are short: all but the interference is hidden.
+  job.plan.tp = 1;
+  job.plan.ep = 8;
+  job.plan.dp = 32;
+  job.plan.sequence_parallel = false;
+  REQUIRE(check_plan(job) == "");
+  job.runtime.moe_a2a_overlap = false;
+  const Prediction short_plain = predict(job);
+  job.runtime.moe_a2a_overlap = true;
+  const Prediction short_overlapped = predict(job);
+  REQUIRE(short_plain.breakdown.ep_comm_s < short_plain.breakdown.compute_s);
+  CHECK(short_overlapped.breakdown.ep_comm_s ==
+        doctest::Approx(short_plain.breakdown.ep_comm_s * job.calibration.kernel.overlap_interference).epsilon(0.02));
+}
+
 TEST_CASE("context parallelism: --cp-comm-type a2a exposes its all-to-alls, p2p hides its ring behind attention") {
   Job job = test::gpt3_175b_job();
   job.cluster = test::catalog().cluster("dgx-h100-ndr");
