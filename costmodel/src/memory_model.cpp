@@ -223,12 +223,17 @@ double layer_activation_bytes(const Job& job, RecomputeGranularity g, LayerKind 
   if (kind.moe) {
     // Router input (the norm output, kept for the router's weight gradient) and its fp32 scores;
     // the local experts' tokens: top_k copies of each token spread over EP x ETP like their FLOPs
-    // (moe_tokens_per_gpu), stored as fc1 input, activation input, fc2 input and the expert output
-    // the unpermute/combine needs; the shared experts like a dense MLP.
+    // (moe_tokens_per_gpu), stored as fc1 input, activation input and fc2 input; the shared
+    // experts like a dense MLP. A combine that weights the expert outputs by the routing
+    // probabilities keeps those outputs for the probabilities' gradient; Megatron-Core applies the
+    // probabilities inside the expert activation instead ("memory efficient token permutation",
+    // Megatron-LM 2659630721, April 2025: weighted_bias_swiglu saves its input and the
+    // probabilities, the unpermute is a plain scatter-add), so there the outputs are not kept.
     const double fe = static_cast<double>(m.moe->expert_ffn_hidden_size) / std::max(1, p.etp);
     const double tok = moe_tokens_per_gpu(job, s * b);
+    const double kept_expert_output = job.runtime.framework == Framework::megatron ? 0.0 : eb * h;
     mlp += eb * sbh / sp + 4.0 * s * b * m.moe->num_experts / sp;
-    mlp += gemm_in * tok * h + eb * tok * gate * fe + gemm_in * tok * fe + eb * tok * h;
+    mlp += gemm_in * tok * h + eb * tok * gate * fe + gemm_in * tok * fe + 4.0 * tok + kept_expert_output * tok;
     if (m.moe->shared_expert_ffn_hidden_size > 0) mlp += dense_mlp(static_cast<double>(m.moe->shared_expert_ffn_hidden_size));
   } else {
     mlp += gemm_in * sbh / sp + dense_mlp(static_cast<double>(m.ffn_hidden_size));

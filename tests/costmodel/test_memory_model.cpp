@@ -357,6 +357,19 @@ TEST_CASE("layer_activation_bytes: MoE layers store the routed token copies") {
   job.runtime.moe_capacity_factor = 1.0;  // drops tokens beyond the mean: no imbalance left
   CHECK(layer_activation_bytes(job, RecomputeGranularity::none, LayerKind{true, false}) == doctest::Approx(moe).epsilon(1e-12));
   CHECK(moe_tokens_per_gpu(job, 4096) == doctest::Approx(4096.0 * 8));
+
+  // Megatron-Core weights the tokens by their routing probabilities inside the expert activation,
+  // so its combine keeps no expert outputs; a combine that weights the outputs (DeepSpeed) keeps
+  // one bf16 row of h per routed copy.
+  job.runtime.moe_capacity_factor = 0;
+  job.runtime.moe_load_imbalance = 1.0;
+  job.training.precision = Precision::bf16;
+  job.runtime.framework = Framework::megatron;
+  const double megatron = layer_activation_bytes(job, RecomputeGranularity::none, LayerKind{true, false});
+  job.runtime.framework = Framework::deepspeed;
+  const double weighted_combine = layer_activation_bytes(job, RecomputeGranularity::none, LayerKind{true, false});
+  const double copies = moe_tokens_per_gpu(job, 4096);  // micro-batch 1
+  CHECK(weighted_combine - megatron == doctest::Approx(copies * 2.0 * static_cast<double>(job.model.hidden_size)).epsilon(1e-9));
 }
 
 TEST_CASE("fp8 memory: fp8 parameters replace the bf16 weights, bf16 gradient buffers halve the gradients") {
