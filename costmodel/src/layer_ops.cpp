@@ -246,9 +246,17 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
     // back and sum the top_k outputs weighted by their probabilities): read and write h per pair
     // (Megatron-Core moe_utils permute/unpermute, fused in TE).
     mlp_fwd.push_back(elementwise("moe_permute", pairs * h, 2.0 * eb, 1));
+    // The all-to-all dispatcher's second permutation: received copies sorted by local expert after
+    // the dispatch and back before the combine, one read and one write each way, and again for
+    // the gradients (MoEAlltoAllTokenDispatcher sort_chunks_by_idxs, num_local_experts > 1).
+    const bool sort_chunks = s.moe_sort_chunks && local > 1;
+    if (sort_chunks) mlp_fwd.push_back(elementwise("moe_sort_chunks", pairs * h, 2.0 * eb, 0));
     add_mlp("expert_fc1", "expert_activation", "expert_activation_bwd", "expert_fc2", pairs / local, fe, local);
+    if (sort_chunks) mlp_fwd.push_back(elementwise("moe_unsort_chunks", pairs * h, 2.0 * eb, 0));
     mlp_fwd.push_back(elementwise("moe_unpermute", pairs * h, 2.0 * eb, 2));
+    if (sort_chunks) mlp_bwd.insert(mlp_bwd.begin(), elementwise("moe_unsort_chunks_bwd", pairs * h, 2.0 * eb, 0));
     mlp_bwd.insert(mlp_bwd.begin(), elementwise("moe_unpermute_bwd", pairs * h, 3.0 * eb, 2));
+    if (sort_chunks) mlp_bwd.push_back(elementwise("moe_sort_chunks_bwd", pairs * h, 2.0 * eb, 0));
     mlp_bwd.push_back(elementwise("moe_permute_bwd", pairs * h, 2.0 * eb, 1));
     if (m.moe->shared_expert_ffn_hidden_size > 0)
       add_mlp("shared_fc1", "shared_activation", "shared_activation_bwd", "shared_fc2", T, static_cast<double>(m.moe->shared_expert_ffn_hidden_size) / tp, 1);

@@ -191,6 +191,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   shape.ep = p.ep;
   shape.etp = p.etp;
   shape.moe_imbalance = m.moe ? effective_moe_imbalance(job.runtime) : 1.0;
+  shape.moe_sort_chunks = m.moe && p.ep * p.etp > 1 && !job.runtime.moe_token_dedup && job.runtime.framework == Framework::megatron;
   shape.sequence_parallel = sp;
   shape.flash_attention = job.runtime.flash_attention;
   shape.element_bytes = eb;

@@ -145,10 +145,10 @@ constexpr GroupGuard kModernGuards[] = {
 constexpr double kMaxModernOverallMape = 0.07;
 // The mixture-of-experts rows of Megatron-Bridge's H100 tables are predicted too fast (an
 // unexplained per-layer gap, see README "Mixture-of-experts runs"); this guards the accuracy
-// reached (46.0% MAPE when set, 18 runs, one of them the +136% throughput anomaly of the table)
+// reached (43.7% MAPE when set, 18 runs, one of them the +123% throughput anomaly of the table)
 // so that a change cannot make it worse unnoticed.
 constexpr GroupGuard kModernMoeGuards[] = {
-    {"mbridge_moe_h100", 0.47, -1},
+    {"mbridge_moe_h100", 0.45, -1},
 };
 
 }  // namespace

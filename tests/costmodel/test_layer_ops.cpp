@@ -217,6 +217,27 @@ TEST_CASE("decoder_layer_ops: MoE layers run top_k experts per token as grouped 
     CHECK(gemm_flops_named(decoder_layer_ops(m, s, LayerKind{true, false}).forward, {"expert_fc1", "expert_fc2"}) ==
           doctest::Approx(6 * T * k * h * f / 2).epsilon(1e-12));
   }
+  SUBCASE("the all-to-all dispatcher sorts the received copies by local expert, both ways and back") {
+    auto bytes_named = [](const std::vector<Op>& ops, std::string_view prefix) {
+      double b = 0;
+      for (const auto& op : ops)
+        if (std::string_view(op.name).starts_with(prefix)) b += op.bytes;
+      return b;
+    };
+    s.ep = 8;
+    s.moe_sort_chunks = true;
+    const LayerOps sorted = decoder_layer_ops(m, s, LayerKind{true, false});
+    const double pass = T * k * h * 2 * s.element_bytes;  // read and write every routed copy
+    CHECK(bytes_named(sorted.forward, "moe_sort_chunks") == doctest::Approx(pass));
+    CHECK(bytes_named(sorted.forward, "moe_unsort_chunks") == doctest::Approx(pass));
+    CHECK(bytes_named(sorted.backward, "moe_sort_chunks_bwd") + bytes_named(sorted.backward, "moe_unsort_chunks_bwd") ==
+          doctest::Approx(2 * pass));
+    s.ep = 128;  // one local expert: nothing to sort
+    CHECK(bytes_named(decoder_layer_ops(m, s, LayerKind{true, false}).forward, "moe_sort_chunks") == 0);
+    s.ep = 8;
+    s.moe_sort_chunks = false;  // the flex (DeepEP/HybridEP) dispatcher permutes once
+    CHECK(bytes_named(decoder_layer_ops(m, s, LayerKind{true, false}).backward, "moe_unsort_chunks_bwd") == 0);
+  }
   SUBCASE("a dense-first layer runs the dense MLP, and shared experts run on every token") {
     ModelSpec ds = test::catalog().model("deepseek-v3");
     CHECK(gemm_flops_named(decoder_layer_ops(ds, s, ds.layer_kind(0)).forward, {"fc1", "fc2"}) ==

@@ -38,6 +38,10 @@ struct LayerShape {
   int etp = 1;
   // Busiest EP rank's routed tokens over the mean (effective_moe_imbalance).
   double moe_imbalance = 1.0;
+  // Megatron-Core's all-to-all dispatcher sorts the received token copies by local expert after
+  // the dispatch all-to-all and back before the combine ("permutation 2"; not the flex
+  // DeepEP/HybridEP dispatcher, which permutes once at the destination).
+  bool moe_sort_chunks = false;
   bool sequence_parallel = false;
   bool flash_attention = true;
   int element_bytes = 2;
