@@ -139,6 +139,11 @@ std::string check_plan(const Job& job) {
       return fmt::format("tp={} does not divide the shared-expert FFN size {}", p.tp, m.moe->shared_expert_ffn_hidden_size);
     if (job.runtime.moe_a2a_overlap && p.ep > 1 && p.pp > 1 && p.vpp < 2)
       return "overlapping the MoE all-to-all with pp > 1 needs vpp > 1 (Megatron-Core TransformerConfig)";
+    if (job.runtime.moe_a2a_overlap && p.ep > 1 && p.recompute.granularity == RecomputeGranularity::full)
+      return "overlapping the MoE all-to-all does not run with full recompute (Megatron-Core TransformerConfig)";
+    if (job.runtime.moe_a2a_overlap && p.ep > 1 &&
+        (job.training.precision == Precision::fp32 || job.training.precision == Precision::tf32))
+      return "overlapping the MoE all-to-all needs bf16, fp16 or fp8 training (Megatron-Core TransformerConfig)";
     if (p.tp > 1 && !p.sequence_parallel)
       return "MoE layers with tp > 1 need sequence parallelism (Megatron-Core MoELayer.forward refuses to train without it)";
   } else if (p.ep != 1 || p.etp != 1) {

@@ -55,6 +55,11 @@ void check_round_trip(const Job& job) {
   CHECK(l.runtime.tp_comm_overlap == job.runtime.tp_comm_overlap);
   CHECK(l.runtime.fused_grad_accumulation == job.runtime.fused_grad_accumulation);
   CHECK(l.runtime.vocab_divisor == job.runtime.vocab_divisor);
+  if (job.model.moe) {
+    CHECK(l.runtime.moe_token_dedup == job.runtime.moe_token_dedup);
+    CHECK(l.runtime.moe_a2a_overlap == (job.runtime.moe_a2a_overlap && job.plan.ep > 1));
+    CHECK(l.runtime.moe_capacity_factor == job.runtime.moe_capacity_factor);
+  }
 }
 
 }  // namespace
@@ -97,6 +102,14 @@ TEST_CASE("megatron_import") {
     moe.plan.ep = 4;
     moe.plan.recompute = {RecomputeGranularity::full, -1};
     moe.runtime.fused_grad_accumulation = false;
+    check_round_trip(moe);
+    // DeepEP dispatch and the combined 1F1B all-to-all overlap (no full recompute with it).
+    moe.plan.recompute = {};
+    moe.plan.vpp = 2;
+    moe.training.precision = Precision::bf16;
+    moe.runtime.moe_token_dedup = true;
+    moe.runtime.moe_a2a_overlap = true;
+    moe.runtime.moe_capacity_factor = 1.25;
     check_round_trip(moe);
   }
 
@@ -252,6 +265,28 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
     CHECK(l.model.num_layers == 24);
     CHECK(has_note(l, "--model " + llama.name + " has --num-layers 32, the launch --num-layers 24: the launch's model is predicted"));
     CHECK_FALSE(has_note(read(gpt), "the launch's model is predicted"));  // no --model, no note
+  }
+
+  SUBCASE("MoE dispatch: the dispatcher, its backend, the all-to-all overlap and forced balance") {
+    const std::string base = "--num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 128 --micro-batch-size 1 "
+                             "--vocab-size 100 --num-experts 8 --moe-router-topk 2 --expert-model-parallel-size 4 ";
+    auto runtime_of = [&](const std::string& flags) { return read("torchrun pretrain_gpt.py " + base + flags).runtime; };
+    auto notes_of = [&](const std::string& flags) { return read("torchrun pretrain_gpt.py " + base + flags).notes; };
+    auto any_note = [](const std::vector<std::string>& notes, const std::string& part) {
+      return std::any_of(notes.begin(), notes.end(), [&](const std::string& n) { return n.find(part) != std::string::npos; });
+    };
+    CHECK_FALSE(runtime_of("--moe-token-dispatcher-type alltoall").moe_token_dedup);
+    CHECK(runtime_of("--moe-token-dispatcher-type flex").moe_token_dedup);  // DeepEP, the flex default
+    CHECK(runtime_of("--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep").moe_token_dedup);
+    CHECK_FALSE(runtime_of("--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend ncclep").moe_token_dedup);
+    CHECK(any_note(notes_of(""), "Megatron's default allgather dispatcher costed as the all-to-all"));
+    CHECK(runtime_of("--moe-token-dispatcher-type alltoall --overlap-moe-expert-parallel-comm").moe_a2a_overlap);
+    CHECK(runtime_of("--moe-router-force-load-balancing").moe_load_imbalance == 1.0);
+    CHECK(runtime_of("").moe_load_imbalance == RuntimeOptions::kDefaultMoeLoadImbalance);
+    CHECK(runtime_of("--moe-expert-capacity-factor 1.5 --moe-pad-expert-input-to-capacity").moe_load_imbalance == 1.5);
+    CHECK(has(error_of(base + "--moe-token-dispatcher-type alltoall_seq"), "--moe-token-dispatcher-type: expected allgather, alltoall or flex"));
+    CHECK(has(error_of(base + "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend nvshmem"),
+              "--moe-flex-dispatcher-backend: expected deepep, hybridep or ncclep"));
   }
 
   SUBCASE("bad launches are errors naming the file and the flag") {

@@ -130,6 +130,14 @@ def compare(plan, args, config, verdict):
     if par["cp"] > 1:
         cp_type = args.cp_comm_type if isinstance(args.cp_comm_type, str) else args.cp_comm_type[0]
         same("context-parallel communication", rt.get("cp_comm_type", "p2p"), cp_type)
+    if model.get("moe"):
+        # The dispatcher the cost model timed: all-to-all, or DeepEP's per-node deduplication.
+        dedup = bool(rt.get("moe_token_dedup"))
+        same("MoE token dispatcher", "flex" if dedup else "alltoall", args.moe_token_dispatcher_type)
+        if dedup:
+            same("MoE flex dispatcher backend", "deepep", args.moe_flex_dispatcher_backend)
+        same("MoE all-to-all overlap (combined 1F1B)", bool(rt.get("moe_a2a_overlap")) and par.get("ep", 1) > 1,
+             bool(args.overlap_moe_expert_parallel_comm))
 
     # Layers of each (stage, chunk) and what each chunk recomputes.
     chunks = plan.get("stage_chunks") or [[s] for s in plan["stages"]]

@@ -234,7 +234,8 @@ MegatronLaunch read_launch_file(const JobOptions& o, const Catalog& catalog) {
   const std::pair<bool, const char*> decided_by_launch[] = {
       {o.global_batch.has_value(), "--global-batch"}, {o.seq.has_value(), "--seq"}, {!o.precision.empty(), "--precision"}, {!o.fp8_recipe.empty(), "--fp8-recipe"},
       {o.fp8_param_gather, "--fp8-param-gather"}, {o.grad_reduce_in_bf16, "--grad-reduce-in-bf16"},
-      {!o.cp_comm_type.empty(), "--cp-comm-type"},
+      {!o.cp_comm_type.empty(), "--cp-comm-type"}, {o.moe_capacity_factor != 0, "--moe-capacity-factor"},
+      {o.moe_a2a_overlap, "--moe-a2a-overlap"}, {o.moe_token_dedup, "--moe-token-dedup"},
       {!o.framework.empty(), "--framework"}, {o.no_flash_attention, "--no-flash-attention"},
       {o.tp_comm_overlap, "--tp-comm-overlap"}, {o.no_async_tp_allreduce, "--no-async-tp-allreduce"},
       {o.no_overlap_grad_reduce, "--no-overlap-grad-reduce"}, {o.no_overlap_param_gather, "--no-overlap-param-gather"}, {o.no_grad_accumulation_fusion, "--no-grad-accumulation-fusion"},
@@ -260,6 +261,13 @@ Job launch_workload(const MegatronLaunch& launch, const JobOptions& o, const Cat
   job.plan = launch.plan;
   job.runtime = launch.runtime;
   apply_hardware_options(o, catalog, job);
+  // The MoE settings the launch states (dispatcher, all-to-all overlap, capacity factor, forced
+  // balance) stay the launch's; --moe-load-imbalance, which no Megatron flag sets, may refine the
+  // routing balance of a launch that does not force it.
+  job.runtime.moe_capacity_factor = launch.runtime.moe_capacity_factor;
+  job.runtime.moe_a2a_overlap = launch.runtime.moe_a2a_overlap;
+  job.runtime.moe_token_dedup = launch.runtime.moe_token_dedup;
+  if (o.moe_load_imbalance == RuntimeOptions::kDefaultMoeLoadImbalance) job.runtime.moe_load_imbalance = launch.runtime.moe_load_imbalance;
   return job;
 }
 

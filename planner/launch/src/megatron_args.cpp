@@ -117,12 +117,6 @@ void model_flags(std::vector<std::string>& a, const ModelSpec& m) {
     if (!e.layer_pattern.empty()) opt(a, "--moe-layer-freq", pattern_expression(e.layer_pattern));
     if (e.router_score_function != "softmax") opt(a, "--moe-router-score-function", e.router_score_function);
     if (e.router_bias && e.router_score_function == "sigmoid") flag(a, "--moe-router-enable-expert-bias");
-    // What the cost model times: tokens dispatched by all-to-all over the expert-parallel group
-    // (Megatron-Core MoEAlltoAllTokenDispatcher) and each local expert's GEMMs run on its own
-    // tokens, Megatron's default SequentialMLP. --moe-grouped-gemm is not written: its check asks
-    // the GPU for its compute capability (arguments.py), which an argument check without a GPU
-    // cannot answer, so such a launch cannot be verified before it runs.
-    opt(a, "--moe-token-dispatcher-type", "alltoall");
   }
 }
 
@@ -223,6 +217,21 @@ std::vector<std::string> megatron_args(const Job& job) {
     // Megatron's default expert tensor parallel size is tp; strata's plan names its own.
     opt(a, "--expert-tensor-parallel-size", p.etp);
     if (job.runtime.moe_capacity_factor > 0) opt(a, "--moe-expert-capacity-factor", number(job.runtime.moe_capacity_factor));
+    // What the cost model times: tokens dispatched by all-to-all over the expert-parallel group
+    // (Megatron-Core MoEAlltoAllTokenDispatcher), or, when the plan deduplicates tokens per node,
+    // the flex dispatcher with DeepEP (which must be installed where the job runs); each local
+    // expert's GEMMs run on its own tokens, Megatron's default SequentialMLP. --moe-grouped-gemm
+    // is not written: its check asks the GPU for its compute capability (arguments.py), which an
+    // argument check without a GPU cannot answer, so such a launch cannot be verified before it runs.
+    if (job.runtime.moe_token_dedup) {
+      opt(a, "--moe-token-dispatcher-type", "flex");
+      opt(a, "--moe-flex-dispatcher-backend", "deepep");
+    } else {
+      opt(a, "--moe-token-dispatcher-type", "alltoall");
+    }
+    // The combined 1F1B schedule the cost model times for --moe-a2a-overlap; Megatron runs it
+    // only with expert parallelism (TransformerConfig asserts ep > 1).
+    if (job.runtime.moe_a2a_overlap && p.ep > 1) flag(a, "--overlap-moe-expert-parallel-comm");
   }
   if (p.sequence_parallel && p.tp > 1) flag(a, "--sequence-parallel");
   pipeline_split(a, job);

@@ -36,6 +36,9 @@ constexpr FlagSpec kFlags[] = {
     {"--qk-head-dim", true}, {"--qk-pos-emb-head-dim", true}, {"--v-head-dim", true},
     {"--moe-shared-expert-intermediate-size", true}, {"--moe-layer-freq", true}, {"--moe-router-score-function", true},
     {"--moe-router-enable-expert-bias", false}, {"--expert-tensor-parallel-size", true}, {"--moe-expert-capacity-factor", true},
+    {"--moe-token-dispatcher-type", true}, {"--moe-flex-dispatcher-backend", true}, {"--moe-enable-deepep", false},
+    {"--overlap-moe-expert-parallel-comm", false}, {"--moe-router-force-load-balancing", false},
+    {"--moe-pad-expert-input-to-capacity", false},
     // Batch and precision.
     {"--seq-length", true}, {"--micro-batch-size", true}, {"--global-batch-size", true}, {"--fp16", false},
     {"--bf16", false}, {"--fp8-format", true}, {"--fp8-recipe", true}, {"--fp4-format", true}, {"--fp4-recipe", true},
@@ -582,6 +585,31 @@ void read_recompute(const Flags& f, const std::string& where, ParallelPlan& p, s
   }
 }
 
+// How an MoE launch dispatches its tokens and balances its experts (Megatron-Core
+// TransformerConfig: moe_token_dispatcher_type defaults to allgather, the flex dispatcher's
+// backend to deepep).
+void read_moe_runtime(const Flags& f, const std::string& where, RuntimeOptions& rt, std::vector<std::string>& notes) {
+  const std::string dispatcher = f.text("--moe-token-dispatcher-type").value_or("allgather");
+  if (dispatcher != "allgather" && dispatcher != "alltoall" && dispatcher != "flex")
+    throw InputError(where, "--moe-token-dispatcher-type", "expected allgather, alltoall or flex, found "" + dispatcher + """);
+  const std::string backend = f.has("--moe-enable-deepep") ? "deepep" : f.text("--moe-flex-dispatcher-backend").value_or("deepep");
+  if (backend != "deepep" && backend != "hybridep" && backend != "ncclep")
+    throw InputError(where, "--moe-flex-dispatcher-backend", "expected deepep, hybridep or ncclep, found "" + backend + """);
+  // DeepEP and HybridEP send a token once per destination node and fan it out there.
+  rt.moe_token_dedup = dispatcher == "flex" && backend != "ncclep";
+  if (dispatcher == "allgather")
+    notes.push_back(std::string(f.has("--moe-token-dispatcher-type") ? "" : "no --moe-token-dispatcher-type: Megatron's default ") +
+                    "allgather dispatcher costed as the all-to-all dispatcher (same expert work; its token exchange is "
+                    "an all-gather and a reduce-scatter over the expert-parallel group instead)");
+  else if (dispatcher == "flex" && backend == "ncclep")
+    notes.push_back("flex dispatcher with the ncclep backend costed as the plain all-to-all dispatcher");
+  rt.moe_a2a_overlap = f.has("--overlap-moe-expert-parallel-comm");
+  // Random router logits (a benchmark setting) give every expert the mean token count; padding to
+  // capacity gives every expert exactly the capacity.
+  if (f.has("--moe-router-force-load-balancing")) rt.moe_load_imbalance = 1.0;
+  if (f.has("--moe-pad-expert-input-to-capacity") && rt.moe_capacity_factor > 0) rt.moe_load_imbalance = std::max(1.0, rt.moe_capacity_factor);
+}
+
 }  // namespace
 
 MegatronLaunch read_megatron_launch(const std::string& text, const std::string& where, const ModelSpec* base) {
@@ -665,6 +693,7 @@ MegatronLaunch read_megatron_launch(const std::string& text, const std::string& 
   }
   rt.tp_comm_overlap = f.has("--tp-comm-overlap");
   rt.moe_capacity_factor = f.number("--moe-expert-capacity-factor", 0, 1024).value_or(0);
+  if (out.model.moe) read_moe_runtime(f, where, rt, out.notes);
   rt.fp8_param_gather = f.has("--fp8-param-gather") || f.has("--fp4-param-gather");
   rt.grad_reduce_in_bf16 = f.has("--grad-reduce-in-bf16");
   if (auto cp = f.text("--cp-comm-type")) {
