@@ -139,6 +139,10 @@ std::string check_plan(const Job& job) {
       return fmt::format("tp={} does not divide the shared-expert FFN size {}", p.tp, m.moe->shared_expert_ffn_hidden_size);
     if (job.runtime.moe_a2a_overlap && p.ep > 1 && p.pp > 1 && p.vpp < 2)
       return "overlapping the MoE all-to-all with pp > 1 needs vpp > 1 (Megatron-Core TransformerConfig)";
+    if (job.runtime.moe_token_dedup && job.runtime.moe_allgather_dispatch)
+      return "the allgather dispatcher and DeepEP/HybridEP deduplication (the flex dispatcher) exclude each other";
+    if (job.runtime.moe_a2a_overlap && p.ep > 1 && job.runtime.moe_allgather_dispatch)
+      return "overlapping the MoE all-to-all needs the alltoall or flex dispatcher, not allgather (Megatron-Core TransformerConfig)";
     if (job.runtime.moe_a2a_overlap && p.ep > 1 && p.recompute.granularity == RecomputeGranularity::full)
       return "overlapping the MoE all-to-all does not run with full recompute (Megatron-Core TransformerConfig)";
     if (job.runtime.moe_a2a_overlap && p.ep > 1 &&
@@ -196,7 +200,8 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   shape.ep = p.ep;
   shape.etp = p.etp;
   shape.moe_imbalance = m.moe ? effective_moe_imbalance(job.runtime) : 1.0;
-  shape.moe_sort_chunks = m.moe && p.ep * p.etp > 1 && !job.runtime.moe_token_dedup && job.runtime.framework == Framework::megatron;
+  shape.moe_sort_chunks = m.moe && p.ep * p.etp > 1 && !job.runtime.moe_token_dedup && !job.runtime.moe_allgather_dispatch &&
+                          job.runtime.framework == Framework::megatron;
   shape.sequence_parallel = sp;
   shape.flash_attention = job.runtime.flash_attention;
   shape.element_bytes = eb;
@@ -291,6 +296,15 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
       const double a2a = comm.all_to_all_two_level(token_bytes * intra_copies, token_bytes * inter_copies, ep_g);
       lc.fwd_ep = 2 * a2a;
       lc.bwd_ep = 2 * a2a;
+      if (job.runtime.moe_allgather_dispatch) {
+        // The allgather dispatcher moves every token of the group, routed here or not: an
+        // all-gather of the group's tokens before the experts and a reduce-scatter of their outputs
+        // after, mirrored in backward (gather_from/reduce_scatter_to_sequence_parallel_region over
+        // the EP x ETP group).
+        const double gathered = n * tokens_sp * static_cast<double>(m.hidden_size) * eb;
+        lc.fwd_ep = comm.all_gather(gathered, ep_g) + comm.reduce_scatter(gathered, ep_g);
+        lc.bwd_ep = lc.fwd_ep;
+      }
       if (job.runtime.moe_a2a_overlap) {
         // The combined 1F1B schedule runs one micro-batch's forward beside another's backward,
         // layer by layer: "EP A2A in forward step is hidden by the attention/mlp computation in the

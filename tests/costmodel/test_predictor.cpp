@@ -576,6 +576,27 @@ TEST_CASE("MoE all-to-all overlap hides at most the compute it runs beside") {
         doctest::Approx(short_plain.breakdown.ep_comm_s * job.calibration.kernel.overlap_interference).epsilon(0.02));
 }
 
+TEST_CASE("MoE allgather dispatcher: every token of the group travels, routed to this rank or not") {
+  // Mixtral routes each token to 2 of 8 experts: the all-to-all moves 2 copies of 7/8 of the
+  // tokens, the all-gather and reduce-scatter move all of the other 7 ranks' tokens each way.
+  Job job = test::workload("mixtral-8x7b", "dgx-h100-ndr", 256, 4096);
+  job.calibration = test::catalog().calibration_or_default(job.cluster.gpu);
+  job.plan.dp = 8;
+  job.plan.ep = 8;
+  job.plan.distributed_optimizer = true;
+  REQUIRE(check_plan(job) == "");
+  const Prediction alltoall = predict(job);
+  job.runtime.moe_allgather_dispatch = true;
+  REQUIRE(check_plan(job) == "");
+  const Prediction allgather = predict(job);
+  CHECK(allgather.breakdown.ep_comm_s > 2.5 * alltoall.breakdown.ep_comm_s);
+  job.runtime.moe_a2a_overlap = true;
+  CHECK(contains(check_plan(job), "needs the alltoall or flex dispatcher"));
+  job.runtime.moe_a2a_overlap = false;
+  job.runtime.moe_token_dedup = true;
+  CHECK(contains(check_plan(job), "exclude each other"));
+}
+
 TEST_CASE("context parallelism: --cp-comm-type a2a exposes its all-to-alls, p2p hides its ring behind attention") {
   Job job = test::gpt3_175b_job();
   job.cluster = test::catalog().cluster("dgx-h100-ndr");

@@ -57,6 +57,7 @@ void check_round_trip(const Job& job) {
   CHECK(l.runtime.vocab_divisor == job.runtime.vocab_divisor);
   if (job.model.moe) {
     CHECK(l.runtime.moe_token_dedup == job.runtime.moe_token_dedup);
+    CHECK(l.runtime.moe_allgather_dispatch == job.runtime.moe_allgather_dispatch);
     CHECK(l.runtime.moe_a2a_overlap == (job.runtime.moe_a2a_overlap && job.plan.ep > 1));
     CHECK(l.runtime.moe_capacity_factor == job.runtime.moe_capacity_factor);
   }
@@ -279,7 +280,9 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
     CHECK(runtime_of("--moe-token-dispatcher-type flex").moe_token_dedup);  // DeepEP, the flex default
     CHECK(runtime_of("--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep").moe_token_dedup);
     CHECK_FALSE(runtime_of("--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend ncclep").moe_token_dedup);
-    CHECK(any_note(notes_of(""), "Megatron's default allgather dispatcher costed as the all-to-all"));
+    CHECK(any_note(notes_of(""), "Megatron's default allgather dispatcher"));
+    CHECK(runtime_of("").moe_allgather_dispatch);
+    CHECK_FALSE(runtime_of("--moe-token-dispatcher-type alltoall").moe_allgather_dispatch);
     CHECK(runtime_of("--moe-token-dispatcher-type alltoall --overlap-moe-expert-parallel-comm").moe_a2a_overlap);
     CHECK(runtime_of("--moe-router-force-load-balancing").moe_load_imbalance == 1.0);
     CHECK(runtime_of("").moe_load_imbalance == RuntimeOptions::kDefaultMoeLoadImbalance);

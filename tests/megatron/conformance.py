@@ -133,7 +133,8 @@ def compare(plan, args, config, verdict):
     if model.get("moe"):
         # The dispatcher the cost model timed: all-to-all, or DeepEP's per-node deduplication.
         dedup = bool(rt.get("moe_token_dedup"))
-        same("MoE token dispatcher", "flex" if dedup else "alltoall", args.moe_token_dispatcher_type)
+        dispatcher = "flex" if dedup else "allgather" if rt.get("moe_allgather_dispatch") else "alltoall"
+        same("MoE token dispatcher", dispatcher, args.moe_token_dispatcher_type)
         if dedup:
             same("MoE flex dispatcher backend", "deepep", args.moe_flex_dispatcher_backend)
         same("MoE all-to-all overlap (combined 1F1B)", bool(rt.get("moe_a2a_overlap")) and par.get("ep", 1) > 1,

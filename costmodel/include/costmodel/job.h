@@ -120,6 +120,10 @@ struct RuntimeOptions {
   // there (DeepEP, HybridEP: Megatron --moe-flex-dispatcher-backend deepep|hybridep) instead of
   // once per chosen expert (the all-to-all dispatcher, Megatron's default).
   bool moe_token_dedup = false;
+  // Megatron's allgather token dispatcher (--moe-token-dispatcher-type allgather, its default when
+  // a launch names none): every rank all-gathers the tokens of the expert-parallel group, its local
+  // experts take theirs, and the outputs are reduce-scattered back (MoEAllGatherTokenDispatcher).
+  bool moe_allgather_dispatch = false;
   double memory_reserve_GiB = 0;     // set aside for CUDA context, NCCL, allocator slack (see memory model)
   // Host-side cost of one training step outside the GPU work the model times: Python dispatch of
   // the optimizer and gradient clipping, host synchronizations (fp16 overflow check, grad-norm and

@@ -64,6 +64,9 @@ void add_workload_options(CLI::App& app, JobOptions& o) {
   app.add_option("--moe-capacity-factor", o.moe_capacity_factor,
                  "MoE: expert capacity factor, tokens beyond it are dropped (Megatron --moe-expert-capacity-factor; default 0 = dropless)");
   app.add_flag("--moe-a2a-overlap", o.moe_a2a_overlap, "MoE: the expert-parallel all-to-all overlaps computation (Megatron --overlap-moe-expert-parallel-comm)");
+  app.add_flag("--moe-allgather-dispatch", o.moe_allgather_dispatch,
+               "MoE: Megatron's allgather token dispatcher (its default without --moe-token-dispatcher-type): the expert-parallel "
+               "group's tokens are all-gathered and the expert outputs reduce-scattered");
   app.add_flag("--moe-token-dedup", o.moe_token_dedup,
                "MoE: DeepEP/HybridEP dispatch, each token crosses the network once per destination node (Megatron --moe-flex-dispatcher-backend)");
 }
@@ -150,6 +153,7 @@ void apply_hardware_options(const JobOptions& o, const Catalog& catalog, Job& jo
   job.runtime.moe_capacity_factor = o.moe_capacity_factor;
   job.runtime.moe_a2a_overlap = o.moe_a2a_overlap;
   job.runtime.moe_token_dedup = o.moe_token_dedup;
+  job.runtime.moe_allgather_dispatch = o.moe_allgather_dispatch;
   if (o.calibration_file) {
     CalibrationFile f = load_calibration_file(*o.calibration_file, catalog);
     // Figures measured on one GPU say nothing about another.
@@ -236,6 +240,7 @@ MegatronLaunch read_launch_file(const JobOptions& o, const Catalog& catalog) {
       {o.fp8_param_gather, "--fp8-param-gather"}, {o.grad_reduce_in_bf16, "--grad-reduce-in-bf16"},
       {!o.cp_comm_type.empty(), "--cp-comm-type"}, {o.moe_capacity_factor != 0, "--moe-capacity-factor"},
       {o.moe_a2a_overlap, "--moe-a2a-overlap"}, {o.moe_token_dedup, "--moe-token-dedup"},
+      {o.moe_allgather_dispatch, "--moe-allgather-dispatch"},
       {!o.framework.empty(), "--framework"}, {o.no_flash_attention, "--no-flash-attention"},
       {o.tp_comm_overlap, "--tp-comm-overlap"}, {o.no_async_tp_allreduce, "--no-async-tp-allreduce"},
       {o.no_overlap_grad_reduce, "--no-overlap-grad-reduce"}, {o.no_overlap_param_gather, "--no-overlap-param-gather"}, {o.no_grad_accumulation_fusion, "--no-grad-accumulation-fusion"},
@@ -267,6 +272,7 @@ Job launch_workload(const MegatronLaunch& launch, const JobOptions& o, const Cat
   job.runtime.moe_capacity_factor = launch.runtime.moe_capacity_factor;
   job.runtime.moe_a2a_overlap = launch.runtime.moe_a2a_overlap;
   job.runtime.moe_token_dedup = launch.runtime.moe_token_dedup;
+  job.runtime.moe_allgather_dispatch = launch.runtime.moe_allgather_dispatch;
   if (o.moe_load_imbalance == RuntimeOptions::kDefaultMoeLoadImbalance) job.runtime.moe_load_imbalance = launch.runtime.moe_load_imbalance;
   return job;
 }

@@ -226,6 +226,8 @@ std::vector<std::string> megatron_args(const Job& job) {
     if (job.runtime.moe_token_dedup) {
       opt(a, "--moe-token-dispatcher-type", "flex");
       opt(a, "--moe-flex-dispatcher-backend", "deepep");
+    } else if (job.runtime.moe_allgather_dispatch) {
+      opt(a, "--moe-token-dispatcher-type", "allgather");
     } else {
       opt(a, "--moe-token-dispatcher-type", "alltoall");
     }

@@ -597,11 +597,11 @@ void read_moe_runtime(const Flags& f, const std::string& where, RuntimeOptions& 
     throw InputError(where, "--moe-flex-dispatcher-backend", "expected deepep, hybridep or ncclep, found "" + backend + """);
   // DeepEP and HybridEP send a token once per destination node and fan it out there.
   rt.moe_token_dedup = dispatcher == "flex" && backend != "ncclep";
-  if (dispatcher == "allgather")
-    notes.push_back(std::string(f.has("--moe-token-dispatcher-type") ? "" : "no --moe-token-dispatcher-type: Megatron's default ") +
-                    "allgather dispatcher costed as the all-to-all dispatcher (same expert work; its token exchange is "
-                    "an all-gather and a reduce-scatter over the expert-parallel group instead)");
-  else if (dispatcher == "flex" && backend == "ncclep")
+  rt.moe_allgather_dispatch = dispatcher == "allgather";
+  if (!f.has("--moe-token-dispatcher-type"))
+    notes.push_back("no --moe-token-dispatcher-type: Megatron's default allgather dispatcher (every token of the expert-parallel "
+                    "group all-gathered, the outputs reduce-scattered)");
+  if (dispatcher == "flex" && backend == "ncclep")
     notes.push_back("flex dispatcher with the ncclep backend costed as the plain all-to-all dispatcher");
   rt.moe_a2a_overlap = f.has("--overlap-moe-expert-parallel-comm");
   // Random router logits (a benchmark setting) give every expert the mean token count; padding to

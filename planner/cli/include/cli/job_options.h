@@ -46,6 +46,7 @@ struct JobOptions {
   double moe_capacity_factor = 0;
   bool moe_a2a_overlap = false;
   bool moe_token_dedup = false;
+  bool moe_allgather_dispatch = false;
   // Plan flags (predict; plan uses them as constraints later).
   std::optional<int> tp, pp, dp, cp, ep, etp, vpp, mbs;
   bool sp = false;
