@@ -157,6 +157,25 @@ TEST_CASE("strata plan --megatron-args: the overlaps a launch leaves off, and wh
   CHECK(speedups["--overlap-grad-reduce"].get<double>() > speedups["--overlap-param-gather"].get<double>());
   const auto text = test::run_strata("plan --megatron-args " + script.path() + " --cluster dgx-h100-ndr --quiet");
   CHECK(text.out.find("adding --overlap-grad-reduce to the launch as it is: ") != std::string::npos);
+  CHECK_FALSE(speedups.contains("--overlap-moe-expert-parallel-comm"));  // a dense model
+
+  // An MoE launch whose all-to-alls cross nodes: the combined 1F1B overlap is offered, unless the
+  // launch recomputes fully (Megatron refuses the overlap then).
+  const std::string moe = "torchrun --nnodes 2 --nproc-per-node 8 pretrain_gpt.py --num-layers 8 --hidden-size 2048 "
+                          "--num-attention-heads 16 --seq-length 4096 --micro-batch-size 1 --global-batch-size 64 --bf16 "
+                          "--vocab-size 32000 --swiglu --num-experts 64 --moe-router-topk 8 --moe-ffn-hidden-size 768 "
+                          "--moe-token-dispatcher-type alltoall --expert-model-parallel-size 16 --use-distributed-optimizer "
+                          "--overlap-grad-reduce --overlap-param-gather";
+  const test::TempFile moe_script("moe_launch.sh", moe + "\n");
+  const auto m = test::run_strata("plan --megatron-args " + moe_script.path() + " --cluster dgx-h100-ndr --quiet --json");
+  REQUIRE_MESSAGE(m.exit_code == 0, m.out);
+  const auto moe_speedups = nlohmann::json::parse(m.out)["search"]["megatron_launch"]["flag_speedups"];
+  REQUIRE(moe_speedups.contains("--overlap-moe-expert-parallel-comm"));
+  CHECK(moe_speedups["--overlap-moe-expert-parallel-comm"].get<double>() > 1 + kTimeTie);
+  const test::TempFile full_script("moe_full.sh", moe + " --recompute-granularity full --recompute-method uniform --recompute-num-layers 1\n");
+  const auto f = test::run_strata("plan --megatron-args " + full_script.path() + " --cluster dgx-h100-ndr --quiet --json");
+  REQUIRE_MESSAGE(f.exit_code == 0, f.out);
+  CHECK_FALSE(nlohmann::json::parse(f.out)["search"]["megatron_launch"]["flag_speedups"].contains("--overlap-moe-expert-parallel-comm"));
 }
 
 TEST_CASE("strata plan: constraint flags fix dimensions") {

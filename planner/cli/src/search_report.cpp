@@ -126,11 +126,14 @@ LaunchComparison compare_launch(const std::string& file, const Job& launch, std:
       {"--overlap-grad-reduce", data_parallel && !launch.runtime.overlap_grad_reduce, &RuntimeOptions::overlap_grad_reduce},
       {"--overlap-param-gather", data_parallel && p.distributed_optimizer && !launch.runtime.overlap_param_gather,
        &RuntimeOptions::overlap_param_gather},
-      {"--tp-comm-overlap", p.tp > 1 && p.sequence_parallel && !launch.runtime.tp_comm_overlap, &RuntimeOptions::tp_comm_overlap}};
+      {"--tp-comm-overlap", p.tp > 1 && p.sequence_parallel && !launch.runtime.tp_comm_overlap, &RuntimeOptions::tp_comm_overlap},
+      {"--overlap-moe-expert-parallel-comm", launch.model.moe && p.ep > 1 && !launch.runtime.moe_a2a_overlap,
+       &RuntimeOptions::moe_a2a_overlap}};
   for (const Candidate& k : candidates) {
     if (!k.applies) continue;
     Job with = launch;
     with.runtime.*k.field = true;
+    if (!check_plan(with).empty()) continue;  // Megatron would refuse the flag with this launch
     const Prediction q = predict(with);
     const double speedup = c.prediction.iteration_time_s / q.iteration_time_s;
     if (q.feasible && speedup > 1 + kTimeTie) c.flag_speedups.emplace_back(k.flag, speedup);
