@@ -243,8 +243,9 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
     const double local = std::max(1.0, E / s.ep);
     const double fe = static_cast<double>(m.moe->expert_ffn_hidden_size) / s.etp;
     // Permute (gather the routed copies of each token into expert order) and unpermute (scatter
-    // back and sum the top_k outputs weighted by their probabilities): read and write h per pair
-    // (Megatron-Core moe_utils permute/unpermute, fused in TE).
+    // back and sum the top_k outputs, weighted by their probabilities, which Megatron-Core applies
+    // in the expert activation): read and write h per pair (Megatron-Core moe_utils
+    // permute/unpermute, fused in TE).
     mlp_fwd.push_back(elementwise("moe_permute", pairs * h, 2.0 * eb, 1));
     // The all-to-all dispatcher's second permutation: received copies sorted by local expert after
     // the dispatch and back before the combine, one read and one write each way, and again for

@@ -118,7 +118,7 @@ struct RuntimeOptions {
   bool moe_a2a_overlap = false;
   // Token dispatch that sends a token once per destination node and forwards it over NVLink
   // there (DeepEP, HybridEP: Megatron --moe-flex-dispatcher-backend deepep|hybridep) instead of
-  // once per chosen expert (the all-to-all dispatcher, Megatron's default).
+  // once per chosen expert (the all-to-all dispatcher, strata's default).
   bool moe_token_dedup = false;
   // Megatron's allgather token dispatcher (--moe-token-dispatcher-type allgather, its default when
   // a launch names none): every rank all-gathers the tokens of the expert-parallel group, its local
