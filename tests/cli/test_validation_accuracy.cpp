@@ -91,9 +91,10 @@ TEST_CASE("strata validate: accuracy on the published runs") {
     auto measured = number(rec, "meas_tokens_per_sec_per_gpu");
     if (!measured) measured = number(rec, "derived_tokens_per_sec_per_gpu");
     if (half && measured) {
-      // Every run with a published speed must be predicted.
+      // Every run with a published speed must be predicted, and predicted to fit: it ran.
       CHECK_MESSAGE(p["error"].is_null(), p["error"]);
       if (!p["error"].is_null()) continue;
+      CHECK_MESSAGE(p.value("feasible", false), p.value("infeasible_reason", std::string()));
       const double pred = p["tokens_per_sec_per_gpu"].get<double>();
       overall.add(pred, *measured);
       groups[rec.value("source_group", "")].add(pred, *measured);

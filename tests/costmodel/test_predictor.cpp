@@ -576,6 +576,14 @@ TEST_CASE("MoE all-to-all overlap hides at most the compute it runs beside") {
         doctest::Approx(short_plain.breakdown.ep_comm_s * job.calibration.kernel.overlap_interference).epsilon(0.02));
 }
 
+TEST_CASE("check_plan: only Megatron-LM interleaves pipeline stages") {
+  Job job = test::gpt3_175b_job();
+  job.plan.vpp = 2;
+  CHECK(check_plan(job) == "");
+  job.runtime.framework = Framework::deepspeed;
+  CHECK(contains(check_plan(job), "the deepspeed pipeline does not interleave"));
+}
+
 TEST_CASE("MoE allgather dispatcher: every token of the group travels, routed to this rank or not") {
   // Mixtral routes each token to 2 of 8 experts: the all-to-all moves 2 copies of 7/8 of the
   // tokens, the all-gather and reduce-scatter move all of the other 7 ranks' tokens each way.

@@ -333,6 +333,34 @@ TEST_CASE("load_validation_runs: published GPU names, Llama defaults, stated ove
   CHECK(read_modified({{"notes", "TP communication overlap enabled."}}).job->runtime.tp_comm_overlap);
 }
 
+TEST_CASE("predict_validation_run: an unstated optimizer sharding is sharded only when the run would not fit otherwise") {
+  // GPT-3 175B on Megatron-DeepSpeed, tp 4 x pp 16 x dp 8, micro-batch 4: the fp32 optimizer
+  // states alone take about 43 GiB per GPU unsharded (vTrain's ground-truth configuration).
+  const nlohmann::json ds = {{"framework", "Megatron-DeepSpeed"}, {"tp", 4}, {"pp", 16}, {"dp", 8}, {"num_gpus", 512},
+                             {"micro_batch_size", 4}, {"zero_or_dist_optimizer", "not stated (DeepSpeed; assumed none/zero-0 or 1)"}};
+  ValidationRun r = read_modified(ds);
+  CHECK(r.unknown.optimizer_sharding);
+  CHECK(r.job->plan.zero_stage == 0);
+  const Prediction p = predict_validation_run(r);
+  CHECK(p.feasible);
+  CHECK(r.job->plan.zero_stage == 1);
+  CHECK(r.job->plan.vpp == 1);  // DeepSpeed's pipeline engine does not interleave
+  CHECK(any_contains(r.assumptions, "ZeRO-1"));
+  // A micro-batch of 1 fits unsharded: the stated reading is kept.
+  nlohmann::json small = ds;
+  small["micro_batch_size"] = 1;
+  small["pp"] = 32;
+  small["dp"] = 4;
+  ValidationRun s = read_modified(small);
+  const Prediction q = predict_validation_run(s);
+  CHECK(q.feasible);
+  CHECK(s.job->plan.zero_stage == 0);
+  // A stated sharding is not a guess.
+  nlohmann::json stated = ds;
+  stated["zero_or_dist_optimizer"] = "ZeRO stage 1";
+  CHECK_FALSE(read_modified(stated).unknown.optimizer_sharding);
+}
+
 TEST_CASE("predict_validation_run: null plan fields get the fastest memory-feasible completion, reported") {
   // 126 layers over pp 16: vpp left out, micro-batch left out, recompute not stated.
   ValidationRun r = read_modified({{"num_layers", 126}, {"tp", 8}, {"pp", 16}, {"dp", 8}, {"vpp", nullptr},

@@ -378,6 +378,8 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
     p.zero_stage = 0;
   }
   if (zero.find("assumed") != std::string::npos) as.push_back("optimizer sharding not stated; read as \"" + zero + "\"");
+  run.unknown.optimizer_sharding = (zero.empty() || zero.find("not stated") != std::string::npos) &&
+                                   rt.framework != Framework::fsdp && !p.distributed_optimizer && p.zero_stage == 0;
   // Fused (flash) attention arrived in these frameworks in 2022-2023; older stacks materialize
   // the attention scores. DP gradient reduction overlapped with backward is likewise recent in
   // Megatron-LM (2023) and absent from the DeepSpeed pipeline engine.
@@ -482,7 +484,8 @@ std::vector<int> micro_batch_candidates(const ValidationRun& run) {
 
 std::vector<int> vpp_candidates(const ValidationRun& run) {
   const Job& job = *run.job;
-  if (!run.unknown.vpp) return {job.plan.vpp};
+  // Only Megatron-LM interleaves; DeepSpeed's pipeline engine runs plain 1F1B.
+  if (!run.unknown.vpp || job.runtime.framework != Framework::megatron) return {job.plan.vpp};
   std::vector<int> out = {1};
   const int L = job.model.num_layers, pp = job.plan.pp;
   for (int v = 2; v <= L / pp; ++v)
@@ -501,6 +504,8 @@ std::string completion_text(const ValidationRun& run, const Job& job) {
     parts.push_back(fmt::format("fp8_param_gather {}, grad_reduce_in_bf16 {}", job.runtime.fp8_param_gather,
                                 job.runtime.grad_reduce_in_bf16));
   if (run.unknown.tp_comm_overlap) parts.push_back(fmt::format("tp_comm_overlap {}", job.runtime.tp_comm_overlap));
+  if (run.unknown.optimizer_sharding)
+    parts.push_back(job.plan.distributed_optimizer ? "distributed optimizer" : fmt::format("ZeRO-{}", job.plan.zero_stage));
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
@@ -522,13 +527,15 @@ Prediction predict_validation_run(ValidationRun& run) {
   Job best_job = job;
   bool have = false;
   const std::vector<int> overlaps = run.unknown.tp_comm_overlap ? std::vector<int>{1, 0} : std::vector<int>{job.runtime.tp_comm_overlap};
-  auto search = [&](const std::vector<int>& vpps, const std::vector<RecomputeGranularity>& rcs, const std::vector<int>& fp8_options) {
+  auto search = [&](const std::vector<int>& vpps, const std::vector<RecomputeGranularity>& rcs, const std::vector<int>& fp8_options,
+                    const std::vector<int>& shardings) {
     for (int mbs : micro_batch_candidates(run))
       for (int vpp : vpps)
         for (int sp : sps)
           for (RecomputeGranularity rc : rcs)
             for (int fp8_opt : fp8_options)
-              for (int overlap : overlaps) {
+              for (int overlap : overlaps)
+                for (int shard : shardings) {
             Job j = job;
             j.plan.micro_batch_size = mbs;
             j.plan.vpp = vpp;
@@ -540,6 +547,11 @@ Prediction predict_validation_run(ValidationRun& run) {
               j.runtime.grad_reduce_in_bf16 = job.runtime.grad_reduce_in_bf16 || fp8_opt != 0;
             }
             j.runtime.tp_comm_overlap = overlap != 0;
+            // Sharded optimizer states: Megatron's distributed optimizer, DeepSpeed's ZeRO-1.
+            if (shard != 0) {
+              if (j.runtime.framework == Framework::megatron) j.plan.distributed_optimizer = true;
+              else j.plan.zero_stage = 1;
+            }
             if (run.unknown.vpp) j.plan.stage_layers = standard_stage_layers(j.model.num_layers, j.plan.pp, vpp);
             if (!check_plan(j).empty()) continue;
             Prediction p = predict(j);
@@ -554,17 +566,19 @@ Prediction predict_validation_run(ValidationRun& run) {
             }
           }
   };
-  search({job.plan.vpp}, {job.plan.recompute.granularity}, {0});
+  search({job.plan.vpp}, {job.plan.recompute.granularity}, {0}, {0});
   bool searched_all = false;
-  if ((!have || !best.feasible) && (run.unknown.vpp || run.unknown.recompute || run.unknown.fp8_memory_options)) {
-    search(vpp_candidates(run), all_rcs, run.unknown.fp8_memory_options ? std::vector<int>{0, 1} : std::vector<int>{0});
+  if ((!have || !best.feasible) &&
+      (run.unknown.vpp || run.unknown.recompute || run.unknown.fp8_memory_options || run.unknown.optimizer_sharding)) {
+    search(vpp_candidates(run), all_rcs, run.unknown.fp8_memory_options ? std::vector<int>{0, 1} : std::vector<int>{0},
+           run.unknown.optimizer_sharding ? std::vector<int>{0, 1} : std::vector<int>{0});
     searched_all = true;
   }
   if (!have) return predict(job);
   job = best_job;
   run.assumptions.push_back(fmt::format("not published: {}; completed with the fastest memory-feasible choice ({}){}{}",
                                         run.unknown.names(), completion_text(run, job),
-                                        searched_all ? " after the defaults (vpp 1, no recompute, bf16 weights and fp32 gradients) did not fit" : "",
+                                        searched_all ? " after the defaults (vpp 1, no recompute, bf16 weights and fp32 gradients, unsharded optimizer) did not fit" : "",
                                         best.feasible ? "" : " -- no completion fits, the smallest is shown"));
   return best;
 }

@@ -32,13 +32,18 @@ struct ValidationRun {
     bool fp8_memory_options = false;
     // Megatron-Core / NeMo stacks (2023+) with tp > 1 that do not say whether --tp-comm-overlap is on.
     bool tp_comm_overlap = false;
-    bool any() const { return micro_batch || vpp || sequence_parallel || recompute || fp8_memory_options || tp_comm_overlap; }
+    // Records whose optimizer sharding is "not stated" and read as unsharded: ZeRO-1 (DeepSpeed) or
+    // the distributed optimizer (Megatron) is tried when the unsharded run would not fit.
+    bool optimizer_sharding = false;
+    bool any() const {
+      return micro_batch || vpp || sequence_parallel || recompute || fp8_memory_options || tp_comm_overlap || optimizer_sharding;
+    }
     std::string names() const {
       std::string s;
       for (auto [on, name] : {std::pair{micro_batch, "micro_batch_size"}, std::pair{vpp, "vpp"},
                               std::pair{sequence_parallel, "sequence_parallel"}, std::pair{recompute, "recompute"},
                               std::pair{fp8_memory_options, "fp8 parameter/gradient dtypes"},
-                              std::pair{tp_comm_overlap, "tp_comm_overlap"}})
+                              std::pair{tp_comm_overlap, "tp_comm_overlap"}, std::pair{optimizer_sharding, "optimizer sharding"}})
         if (on) s += (s.empty() ? "" : ", ") + std::string(name);
       return s;
     }
