@@ -33,9 +33,12 @@ def measured_tokens_per_gpu(rec):
 
 
 def run(cmd):
-    p = subprocess.run(cmd, capture_output=True, text=True)
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True)
+    except OSError as e:
+        sys.exit(f"cannot run {cmd[0]}: {e} (build strata first, or give --strata)")
     if p.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} exited {p.returncode}: {p.stderr.strip() or p.stdout.strip()}")
+        sys.exit(f"{' '.join(cmd)} exited {p.returncode}: {p.stderr.strip() or p.stdout.strip()}")
     return p.stdout
 
 
