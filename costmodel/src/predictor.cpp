@@ -633,10 +633,13 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
                                      "guess for auxiliary-loss balanced routing (--moe-load-imbalance; 1 for force-balanced routing)"),
                                      job.runtime.moe_load_imbalance));
   if (m.moe && m.num_moe_layers() > 0)
-    pred.notes.push_back(
-        "MoE: the host time of the MoE layers is not modelled (a dropless dispatcher synchronises the host once per layer for "
-        "its token counts, so the host cannot run ahead of small expert kernels); on the published Megatron-Bridge H100 MoE "
-        "runs strata is optimistic (README, mixture-of-experts runs): read MoE throughput as an upper bound");
+    pred.notes.push_back(fmt::format(
+        FMT_COMPILE("MoE: the host time of the MoE layers is not modelled{}; on the published Megatron-Bridge H100 MoE runs strata is "
+                    "optimistic (README, mixture-of-experts runs): read MoE throughput as an upper bound, or calibrate with one "
+                    "measured step (strata calibrate --steps)"),
+        job.runtime.moe_capacity_factor > 0 ? ""
+                                             : " (a dropless dispatcher synchronises the host once per layer for its token counts, so "
+                                               "the host cannot run ahead of small expert kernels)"));
   if (job.runtime.step_overhead_s == RuntimeOptions::kDefaultStepOverheadS)
     pred.notes.push_back(fmt::format(FMT_COMPILE("host-side step overhead is a {:g} s default guess (--step-overhead)"), job.runtime.step_overhead_s));
   return pred;
