@@ -287,9 +287,10 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
     CHECK(runtime_of("--moe-router-force-load-balancing").moe_load_imbalance == 1.0);
     CHECK(runtime_of("").moe_load_imbalance == RuntimeOptions::kDefaultMoeLoadImbalance);
     CHECK(runtime_of("--moe-expert-capacity-factor 1.5 --moe-pad-expert-input-to-capacity").moe_load_imbalance == 1.5);
-    CHECK(has(error_of(base + "--moe-token-dispatcher-type alltoall_seq"), "--moe-token-dispatcher-type: expected allgather, alltoall or flex"));
+    CHECK(has(error_of(base + "--moe-token-dispatcher-type alltoall_seq"),
+              "--moe-token-dispatcher-type: expected allgather, alltoall or flex, found \"alltoall_seq\""));
     CHECK(has(error_of(base + "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend nvshmem"),
-              "--moe-flex-dispatcher-backend: expected deepep, hybridep or ncclep"));
+              "--moe-flex-dispatcher-backend: expected deepep, hybridep or ncclep, found \"nvshmem\""));
   }
 
   SUBCASE("bad launches are errors naming the file and the flag") {

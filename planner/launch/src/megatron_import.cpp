@@ -591,10 +591,10 @@ void read_recompute(const Flags& f, const std::string& where, ParallelPlan& p, s
 void read_moe_runtime(const Flags& f, const std::string& where, RuntimeOptions& rt, std::vector<std::string>& notes) {
   const std::string dispatcher = f.text("--moe-token-dispatcher-type").value_or("allgather");
   if (dispatcher != "allgather" && dispatcher != "alltoall" && dispatcher != "flex")
-    throw InputError(where, "--moe-token-dispatcher-type", "expected allgather, alltoall or flex, found "" + dispatcher + """);
+    throw InputError(where, "--moe-token-dispatcher-type", "expected allgather, alltoall or flex, found \"" + dispatcher + "\"");
   const std::string backend = f.has("--moe-enable-deepep") ? "deepep" : f.text("--moe-flex-dispatcher-backend").value_or("deepep");
   if (backend != "deepep" && backend != "hybridep" && backend != "ncclep")
-    throw InputError(where, "--moe-flex-dispatcher-backend", "expected deepep, hybridep or ncclep, found "" + backend + """);
+    throw InputError(where, "--moe-flex-dispatcher-backend", "expected deepep, hybridep or ncclep, found \"" + backend + "\"");
   // DeepEP and HybridEP send a token once per destination node and fan it out there.
   rt.moe_token_dedup = dispatcher == "flex" && backend != "ncclep";
   rt.moe_allgather_dispatch = dispatcher == "allgather";
