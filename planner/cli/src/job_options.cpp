@@ -145,15 +145,11 @@ void apply_hardware_options(const JobOptions& o, const Catalog& catalog, Job& jo
   if (!(o.step_overhead_s >= 0 && o.step_overhead_s <= RuntimeOptions::kMaxStepOverheadS))
     throw InputError(kCmd, "--step-overhead", "expected 0..3600 seconds");
   job.runtime.step_overhead_s = o.step_overhead_s;
+  // The routing balance is no Megatron flag, so it is this option's whatever describes the workload
+  // (a launch that forces balance sets 1 unless the option is given).
   if (!(o.moe_load_imbalance >= 1 && o.moe_load_imbalance <= 64))
     throw InputError(kCmd, "--moe-load-imbalance", "expected a factor from 1 (balanced) to 64");
-  job.runtime.moe_load_imbalance = o.moe_load_imbalance;
-  if (!(o.moe_capacity_factor >= 0 && o.moe_capacity_factor <= 1024))
-    throw InputError(kCmd, "--moe-capacity-factor", "expected 0 (dropless) or a capacity factor up to 1024");
-  job.runtime.moe_capacity_factor = o.moe_capacity_factor;
-  job.runtime.moe_a2a_overlap = o.moe_a2a_overlap;
-  job.runtime.moe_token_dedup = o.moe_token_dedup;
-  job.runtime.moe_allgather_dispatch = o.moe_allgather_dispatch;
+  if (o.moe_load_imbalance != RuntimeOptions::kDefaultMoeLoadImbalance) job.runtime.moe_load_imbalance = o.moe_load_imbalance;
   if (o.calibration_file) {
     CalibrationFile f = load_calibration_file(*o.calibration_file, catalog);
     // Figures measured on one GPU say nothing about another.
@@ -216,6 +212,13 @@ Job build_workload(const JobOptions& o, const Catalog& catalog) {
   if (divisor < 1 || divisor > RuntimeOptions::kMaxVocabDivisor)
     throw InputError(kCmd, "--make-vocab-size-divisible-by", "expected 1.." + std::to_string(RuntimeOptions::kMaxVocabDivisor));
   job.runtime.vocab_divisor = divisor;
+  // MoE dispatch, which a Megatron launch states itself (read_launch_file refuses these beside it).
+  if (!(o.moe_capacity_factor >= 0 && o.moe_capacity_factor <= 1024))
+    throw InputError(kCmd, "--moe-capacity-factor", "expected 0 (dropless) or a capacity factor up to 1024");
+  job.runtime.moe_capacity_factor = o.moe_capacity_factor;
+  job.runtime.moe_a2a_overlap = o.moe_a2a_overlap;
+  job.runtime.moe_token_dedup = o.moe_token_dedup;
+  job.runtime.moe_allgather_dispatch = o.moe_allgather_dispatch;
   apply_hardware_options(o, catalog, job);
   return job;
 }
@@ -266,14 +269,6 @@ Job launch_workload(const MegatronLaunch& launch, const JobOptions& o, const Cat
   job.plan = launch.plan;
   job.runtime = launch.runtime;
   apply_hardware_options(o, catalog, job);
-  // The MoE settings the launch states (dispatcher, all-to-all overlap, capacity factor, forced
-  // balance) stay the launch's; --moe-load-imbalance, which no Megatron flag sets, may refine the
-  // routing balance of a launch that does not force it.
-  job.runtime.moe_capacity_factor = launch.runtime.moe_capacity_factor;
-  job.runtime.moe_a2a_overlap = launch.runtime.moe_a2a_overlap;
-  job.runtime.moe_token_dedup = launch.runtime.moe_token_dedup;
-  job.runtime.moe_allgather_dispatch = launch.runtime.moe_allgather_dispatch;
-  if (o.moe_load_imbalance == RuntimeOptions::kDefaultMoeLoadImbalance) job.runtime.moe_load_imbalance = launch.runtime.moe_load_imbalance;
   return job;
 }
 
