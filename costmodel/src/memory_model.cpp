@@ -278,9 +278,15 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
   // Mixed-precision Adam: fp32 master copy + two fp32 moments (12 B/param). Pure fp32 keeps no
   // master copy. DeepSpeed also materializes fp32 gradients for the master weights (+4: its
   // FP16_Optimizer and ZeRO-1/2's single_partition_of_fp32_groups grads), and ZeRO-1/2 keep the
-  // partition's averaged fp16 gradients (+2, stage_1_and_2.py averaged_gradients).
+  // partition's averaged fp16 gradients (+2, stage_1_and_2.py averaged_gradients). Without ZeRO,
+  // fp16's FP16_Optimizer.step casts every gradient to fp32 and then flattens the casts into the
+  // master gradient (runtime/fp16/fused_optimizer.py: _flatten_dense_tensors([p.grad.to(fp32)
+  // ...])): both fp32 copies are alive at the peak (+8).
   double opt_b = fp32_model ? 8 : 12;
-  if (fw == Framework::deepspeed && !fp32_model) opt_b += p.zero_stage >= 1 ? 6 : 4;
+  if (fw == Framework::deepspeed && !fp32_model) {
+    const bool fp16_optimizer = p.zero_stage == 0 && job.training.precision == Precision::fp16;
+    opt_b += p.zero_stage >= 1 ? 6 : fp16_optimizer ? 8 : 4;
+  }
   // Optimizer state is sharded over the data-parallel group, which includes CP ranks in Megatron.
   const double shard = static_cast<double>(p.dp) * p.cp;
   // Routed-expert states shard over the expert-data-parallel group instead (Megatron's distributed

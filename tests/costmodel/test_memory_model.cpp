@@ -198,10 +198,16 @@ TEST_CASE("stage_memory") {
     const double dp = job.plan.dp;
     job.plan.zero_stage = 0;
     MemoryBreakdown z0 = stage_memory(job, stage, layers, 1);
-    // fp16 grads; fp32 master + moments (12) + DeepSpeed's fp32 gradient copy (4).
+    // 16-bit grads; fp32 master + moments (12) + DeepSpeed's fp32 gradient copy (4).
+    REQUIRE(job.training.precision == Precision::bf16);
     CHECK(z0.weights_GiB * kGiB == doctest::Approx(2 * P).epsilon(1e-12));
     CHECK(z0.gradients_GiB * kGiB == doctest::Approx(2 * P).epsilon(1e-12));
     CHECK(z0.optimizer_GiB * kGiB == doctest::Approx(16 * P).epsilon(1e-12));
+    // fp16's FP16_Optimizer casts each gradient to fp32 and flattens the casts: both copies are
+    // alive in its step (4 + 4).
+    job.training.precision = Precision::fp16;
+    CHECK(stage_memory(job, stage, layers, 1).optimizer_GiB * kGiB == doctest::Approx(20 * P).epsilon(1e-12));
+    job.training.precision = Precision::bf16;
     job.plan.zero_stage = 1;
     MemoryBreakdown z1 = stage_memory(job, stage, layers, 1);
     // Partitioned fp32 states + fp32 grad partition + averaged fp16 grads: 18 B, over dp.
