@@ -38,6 +38,16 @@ void add_gemm_backward(std::vector<Op>& bwd, const Op& f, int eb) {
   bwd.push_back(weight_grad);
 }
 
+// The tokens of one micro-batch on one GPU (a CP rank's share), and on one TP rank where
+// sequence parallelism splits them further (norms, dropouts, the embedding's output).
+struct LocalTokens {
+  double all, sequence_parallel;
+};
+LocalTokens local_tokens(const LayerShape& s) {
+  const double T = static_cast<double>(s.micro_batch) * static_cast<double>(s.seq) / s.cp;
+  return {T, s.sequence_parallel ? T / s.tp : T};
+}
+
 }  // namespace
 
 double total_flops(const std::vector<Op>& ops) {
@@ -292,7 +302,7 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
 LayerOps embedding_ops(const ModelSpec& m, const LayerShape& s) {
   LayerOps L;
   const int eb = s.element_bytes;
-  const double T = static_cast<double>(s.micro_batch) * static_cast<double>(s.seq) / s.cp;
+  const double T = local_tokens(s).all;
   const double h = static_cast<double>(m.hidden_size);
   // Vocab-parallel lookup: every TP rank writes its partial T x h rows (reduced by the TP collective).
   L.forward.push_back(elementwise("embedding", T * h, 2.0 * eb + (m.dropout ? 1 : 0)));
@@ -303,8 +313,7 @@ LayerOps embedding_ops(const ModelSpec& m, const LayerShape& s) {
 LayerOps output_layer_ops(const ModelSpec& m, const LayerShape& s) {
   LayerOps L;
   const int eb = s.element_bytes;
-  const double T = static_cast<double>(s.micro_batch) * static_cast<double>(s.seq) / s.cp;
-  const double T_sp = s.sequence_parallel ? T / s.tp : T;
+  const auto [T, T_sp] = local_tokens(s);
   const double h = static_cast<double>(m.hidden_size);
   const double v = static_cast<double>(s.vocab > 0 ? s.vocab : m.vocab_size) / s.tp;
   // Sized up front: also keeps GCC 12 from a false -Wstringop-overflow on the regrowth path.
@@ -319,6 +328,24 @@ LayerOps output_layer_ops(const ModelSpec& m, const LayerShape& s) {
   L.backward.push_back(elementwise("cross_entropy_bwd", T * v, 4.0 + eb, 3));
   add_gemm_backward(L.backward, logits, eb);
   L.backward.push_back(elementwise("final_norm_bwd", T_sp * h, 4.0 * eb, 8));
+  return L;
+}
+
+LayerOps mtp_head_ops(const ModelSpec& m, const LayerShape& s) {
+  LayerOps L;
+  const int eb = s.element_bytes;
+  const auto [T, T_sp] = local_tokens(s);
+  const double h = static_cast<double>(m.hidden_size);
+  L.forward.reserve(3);
+  L.backward.reserve(4);
+  L.forward.push_back(elementwise("mtp_enorm", T_sp * h, 2.0 * eb, 5));
+  L.forward.push_back(elementwise("mtp_hnorm", T_sp * h, 2.0 * eb, 5));
+  // Column-parallel over TP: the concatenated 2h input, h/tp outputs per rank.
+  const Op proj = gemm("mtp_eh_proj", T, h / s.tp, 2 * h, eb);
+  L.forward.push_back(proj);
+  add_gemm_backward(L.backward, proj, eb);
+  L.backward.push_back(elementwise("mtp_hnorm_bwd", T_sp * h, 4.0 * eb, 8));
+  L.backward.push_back(elementwise("mtp_enorm_bwd", T_sp * h, 4.0 * eb, 8));
   return L;
 }
 

@@ -143,6 +143,20 @@ ParamSplit decoder_param_split(const Job& job, int stage, int layers) {
   return sum;
 }
 
+ParamSplit mtp_param_split(const Job& job, int stage) {
+  const ModelSpec& m = job.model;
+  const ParallelPlan& p = job.plan;
+  ParamSplit out;
+  if (m.mtp_layers <= 0 || stage != p.pp - 1 || m.num_layers <= 0) return out;
+  // Each MTP module's decoder layer is the last layer's kind; its 2h x h projection is column-
+  // parallel over TP and its three norms are replicated like the layers' (counted over tp as they are).
+  const ParamSplit layer = layer_params_per_gpu(job, m.num_layers - 1);
+  const double head = (m.mtp_params() / m.mtp_layers - m.layer_params_at(m.num_layers - 1)) / p.tp;
+  out.dense = m.mtp_layers * (layer.dense + head);
+  out.expert = m.mtp_layers * layer.expert;
+  return out;
+}
+
 double decoder_params_per_gpu(const Job& job, int layers) {
   // The mean layer of the model, `layers` times.
   const int n = std::max(1, job.model.num_layers);
@@ -165,6 +179,9 @@ ParamSplit stage_param_split(const Job& job, int stage, int layers) {
     // Untied output layer, or the tied copy Megatron keeps on the last stage when pp > 1.
     if (!m.tied_embeddings || p.pp > 1) params.dense += vocab;
     params.dense += 2 * h;
+    const ParamSplit mtp = mtp_param_split(job, stage);
+    params.dense += mtp.dense;
+    params.expert += mtp.expert;
   }
   return params;
 }
@@ -313,7 +330,7 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
   // itself and no bf16 weight exists beside it (Megatron-Core fp8_utils / TE
   // fp8_model_init): the linears cost the quantized copy in place of their 2 bf16 bytes.
   if (te_fp8(job)) {
-    const double linears = decoder_param_split(job, stage, layers).total();
+    const double linears = decoder_param_split(job, stage, layers).total() + mtp_param_split(job, stage).total();
     double per_param = quantized_weight_cache_bytes(job.training.recipe);
     if (job.runtime.fp8_param_gather && job.training.recipe != LowPrecisionRecipe::nvfp4) per_param -= weight_b;
     if (p.zero_stage >= 3) per_param = std::max(0.0, per_param) / shard;
@@ -361,10 +378,22 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
   // else the whole tensor. Megatron frees the sent output's storage (deallocate_output_tensor).
   if (fw == Framework::deepspeed && p.pp > 1 && stage != p.pp - 1)
     act += peak_in_flight_chunks * eb * tokens * static_cast<double>(job.model.hidden_size) / p.tp;
+  const int mtp = stage == p.pp - 1 ? std::max(0, job.model.mtp_layers) : 0;
+  if (mtp > 0) {
+    // The MTP modules run on the last virtual stage, whose micro-batch goes from forward to
+    // backward at once: one micro-batch of each module's decoder layer (the last layer's kind,
+    // recomputed like the others under full recompute), plus its two normalized inputs and their
+    // 2h concatenation kept for the projection's backward.
+    const LayerKind last = job.model.layer_kind(job.model.num_layers - 1);
+    const double layer = g == RecomputeGranularity::full ? full_store : layer_activation_bytes(job, kept, last);
+    const double head = 4.0 * eb * tokens * static_cast<double>(job.model.hidden_size) / (p.sequence_parallel ? p.tp : 1);
+    act += mtp * (layer + head);
+  }
   mb.activations_GiB = act / kGiB;
   if (stage == p.pp - 1) {
-    // fp16/bf16 logits kept for backward plus the fp32 softmax of the vocab-parallel cross entropy.
-    mb.logits_GiB = (eb + 4.0) * tokens * static_cast<double>(padded_vocab_size(job)) / p.tp / kGiB;
+    // fp16/bf16 logits kept for backward plus the fp32 softmax of the vocab-parallel cross entropy,
+    // once for the model's loss and once per MTP module's.
+    mb.logits_GiB = (1 + mtp) * (eb + 4.0) * tokens * static_cast<double>(padded_vocab_size(job)) / p.tp / kGiB;
   }
   double buffers = (kContextGiB + kNcclCommunicatorGiB * nccl_communicators(job, stage)) * kGiB;
   if (fw == Framework::deepspeed && p.zero_stage >= 1) buffers += kDeepSpeedBucketBytes;

@@ -11,6 +11,7 @@ namespace {
 
 constexpr std::int64_t kMaxDim = std::int64_t{1} << 24;  // 16M: far beyond any real hidden/vocab size
 constexpr std::int64_t kMaxLayers = 100000;
+constexpr std::int64_t kMaxMtpLayers = 64;
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -246,6 +247,11 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
     m.add_qkv_bias = false;
   }
 
+  // ---- multi-token prediction (DeepSeek-V3, GLM-4.5, MiMo): trained with the model, as
+  // Megatron-Bridge's DeepSeek-V3 bridge sets mtp_num_layers from num_nextn_predict_layers ----
+  if (r.has("num_nextn_predict_layers") && !r.raw("num_nextn_predict_layers").is_null())
+    m.mtp_layers = static_cast<int>(r.get_int("num_nextn_predict_layers", 0, kMaxMtpLayers));
+
   // ---- mixture of experts ----
   // DBRX nests its MoE in ffn_config (moe_num_experts, moe_top_k, ffn_hidden_size).
   if (r.has("ffn_config") && r.raw("ffn_config").is_object() && r.raw("ffn_config").contains("moe_num_experts")) {
@@ -431,6 +437,13 @@ double ModelSpec::layer_params() const {
   return sum / num_layers;
 }
 
+double ModelSpec::mtp_params() const {
+  if (mtp_layers <= 0 || num_layers <= 0) return 0;
+  const double h = static_cast<double>(hidden_size);
+  const double norms = (normalization == Normalization::layernorm ? 2 : 1) * 3 * h;  // enorm, hnorm, final norm
+  return mtp_layers * (layer_params_at(num_layers - 1) + 2 * h * h + norms);
+}
+
 double ModelSpec::embedding_params(std::int64_t seq_length) const {
   const double h = static_cast<double>(hidden_size);
   double p = static_cast<double>(vocab_size) * h;
@@ -492,7 +505,7 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
                          "num_query_groups", "ffn_hidden_size", "vocab_size", "max_seq_length", "activation",
                          "normalization", "tied_embeddings", "position_embedding", "dropout", "moe", "notes", "head_dim",
                          "add_linear_bias", "add_qkv_bias", "qk_layernorm", "rotary_base", "rotary_percent", "norm_epsilon",
-                         "rope_scaling", "sliding_window", "sliding_window_pattern", "mla", "parameters"});
+                         "rope_scaling", "sliding_window", "sliding_window_pattern", "mla", "mtp_layers", "parameters"});
   ModelSpec m;
   m.name = r.get_string("name");
   m.aliases = r.opt_string_list("aliases");
@@ -523,6 +536,7 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
   m.rope_scaling = r.opt_string("rope_scaling").value_or("");
   m.sliding_window = r.opt_int("sliding_window", 0, kMaxDim * 64).value_or(0);
   if (r.has("sliding_window_pattern")) m.sliding_window_pattern = read_pattern(r, "sliding_window_pattern", m.num_layers);
+  m.mtp_layers = static_cast<int>(r.opt_int("mtp_layers", 0, kMaxMtpLayers).value_or(0));
   if (r.has("mla")) {
     JsonReader ar = r.child("mla");
     ar.reject_unknown_keys({"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"});
@@ -577,6 +591,7 @@ json model_to_json(const ModelSpec& m) {
   if (!m.rope_scaling.empty()) j["rope_scaling"] = m.rope_scaling;
   if (m.sliding_window > 0) j["sliding_window"] = m.sliding_window;
   if (!m.sliding_window_pattern.empty()) j["sliding_window_pattern"] = m.sliding_window_pattern;
+  if (m.mtp_layers > 0) j["mtp_layers"] = m.mtp_layers;
   if (m.mla)
     j["mla"] = {{"q_lora_rank", m.mla->q_lora_rank}, {"kv_lora_rank", m.mla->kv_lora_rank}, {"qk_nope_head_dim", m.mla->qk_nope_head_dim},
                 {"qk_rope_head_dim", m.mla->qk_rope_head_dim}, {"v_head_dim", m.mla->v_head_dim}};

@@ -151,11 +151,16 @@ std::string check_plan(const Job& job) {
     if (job.runtime.moe_a2a_overlap && p.ep > 1 &&
         (job.training.precision == Precision::fp32 || job.training.precision == Precision::tf32))
       return "overlapping the MoE all-to-all needs bf16, fp16 or fp8 training (Megatron-Core TransformerConfig)";
+    if (job.runtime.moe_a2a_overlap && p.ep > 1 && m.mtp_layers > 1)
+      return fmt::format("overlapping the MoE all-to-all supports at most one MTP layer, the model has {} (Megatron-Core "
+                         "TransformerConfig)", m.mtp_layers);
     if (p.tp > 1 && !p.sequence_parallel)
       return "MoE layers with tp > 1 need sequence parallelism (Megatron-Core MoELayer.forward refuses to train without it)";
   } else if (p.ep != 1 || p.etp != 1) {
     return "ep > 1 needs a mixture-of-experts model (so does etp > 1)";
   }
+  if (m.mtp_layers > 0 && job.runtime.framework == Framework::megatron && m.position_embedding != PositionEmbedding::rope)
+    return "multi-token prediction needs rotary position embeddings in Megatron-LM (arguments.py MTP validation)";
   if (job.training.precision == Precision::fp8) {
     if (std::string why = job.cluster.gpu.recipe_unsupported(job.training.recipe); !why.empty()) return why;
   }
@@ -359,6 +364,32 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   const double emb_fwd = emb_fwd_compute + edge_tp, emb_bwd = emb_bwd_compute;
   const double out_fwd = out_fwd_compute, out_bwd = out_bwd_compute + edge_tp;
 
+  // ---- multi-token prediction modules, on the last stage's last chunk ------------------------
+  // Each runs the embedding of the next tokens, its norms and 2h -> h projection, a decoder layer of
+  // the last layer's kind and the shared output layer with its own loss (Megatron-Core
+  // MultiTokenPredictionLayer, process_mtp_loss). With TP the projection gathers its 2h input and
+  // its h output (gather_from_tensor_model_parallel_region), counted as three edge collectives
+  // each way.
+  struct MtpCost {
+    double fwd = 0, bwd = 0, compute = 0, tp = 0, ep = 0, cp = 0;
+    const LayerCost* layer = nullptr;
+  } mtp;
+  const int mtp_modules = m.num_layers > 0 ? std::max(0, m.mtp_layers) : 0;
+  if (mtp_modules > 0) {
+    const LayerCost& lc = cost_of(m.num_layers - 1);
+    const LayerOps head = mtp_head_ops(m, shape);
+    const double head_fwd = km.total_time(head.forward), head_bwd = km.total_time(head.backward);
+    const double head_tp = 3 * edge_tp;
+    mtp.layer = &lc;
+    mtp.fwd = mtp_modules * (lc.fwd_compute + lc.fwd_tp + lc.fwd_cp + lc.fwd_ep + head_fwd + head_tp + emb_fwd + out_fwd);
+    mtp.bwd = mtp_modules * (lc.bwd_compute + lc.bwd_tp + lc.bwd_cp + lc.bwd_ep + head_bwd + head_tp + emb_bwd + out_bwd);
+    mtp.compute = mtp_modules * (lc.fwd_compute + lc.bwd_compute + head_fwd + head_bwd + emb_fwd_compute + emb_bwd_compute +
+                                 out_fwd_compute + out_bwd_compute);
+    mtp.tp = mtp_modules * (lc.fwd_tp + lc.bwd_tp + 2 * head_tp + 2 * edge_tp);
+    mtp.ep = mtp_modules * (lc.fwd_ep + lc.bwd_ep);
+    mtp.cp = mtp_modules * (lc.fwd_cp + lc.bwd_cp);
+  }
+
   // ---- per stage, per chunk ------------------------------------------------------------------
   const std::vector<int> stage_layers = resolve_stage_layers(p, m.num_layers);
   const int v = p.vpp;
@@ -423,7 +454,23 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
         stage_recompute_flops[s] += (full ? full_frac : 1.0) * lc.recompute_flops;
       }
       if (s == 0 && c == 0) { f += emb_fwd; b += emb_bwd; }
-      if (s == p.pp - 1 && c == v - 1) { f += out_fwd; b += out_bwd; }
+      if (s == p.pp - 1 && c == v - 1) {
+        f += out_fwd + mtp.fwd;
+        b += out_bwd + mtp.bwd;
+        if (mtp.layer) {
+          // Recomputed with the plan's granularity; under full recompute the whole module layer
+          // with its communication (MultiTokenPredictionLayer checkpoints its forward then).
+          const LayerCost& lc = *mtp.layer;
+          b += mtp_modules * (lc.recompute + (full ? layer_refwd(lc) : 0.0));
+          sc[s].recompute += mtp_modules * lc.recompute;
+          stage_recompute_flops[s] += mtp_modules * lc.recompute_flops;
+          if (full) {
+            sc[s].tp += mtp_modules * lc.fwd_tp;
+            sc[s].ep += mtp_modules * lc.fwd_ep;
+            sc[s].cp += mtp_modules * lc.fwd_cp;
+          }
+        }
+      }
       const double send_fwd = (s < p.pp - 1 || c < v - 1) ? blocking_send : 0.0;  // activation to the next stage
       const double send_bwd = (s > 0 || c > 0) ? blocking_send : 0.0;              // gradient to the previous stage
       f += send_fwd;
@@ -435,8 +482,11 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
       sc[s].bwd += b;
     }
     const bool first = s == 0, last = s == p.pp - 1;
-    sc[s].compute += (first ? emb_fwd_compute + emb_bwd_compute : 0) + (last ? out_fwd_compute + out_bwd_compute : 0) + accum_stage;
-    sc[s].tp += (first ? edge_tp : 0) + (last ? edge_tp : 0);
+    sc[s].compute += (first ? emb_fwd_compute + emb_bwd_compute : 0) + (last ? out_fwd_compute + out_bwd_compute + mtp.compute : 0) +
+                     accum_stage;
+    sc[s].tp += (first ? edge_tp : 0) + (last ? edge_tp + mtp.tp : 0);
+    sc[s].ep += last ? mtp.ep : 0;
+    sc[s].cp += last ? mtp.cp : 0;
   }
 
   const PipelineResult pr = simulate_pipeline(pin, trace);
@@ -567,7 +617,13 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     }
   }
   const double logits_model = 2.0 * seq * static_cast<double>(m.hidden_size) * static_cast<double>(m.vocab_size);
-  const double model_flops = 3.0 * gbs * (layers_model + logits_model);
+  // Megatron counts each MTP module as a layer of the last layer's kind, its 2h x h projection and
+  // one more logit computation (training.py num_floating_point_operations).
+  const double h_model = static_cast<double>(m.hidden_size);
+  const double mtp_model = mtp_modules > 0 ? mtp_modules * (layer_model_flops_fwd(m, seq, seq, m.layer_kind(m.num_layers - 1)) +
+                                                            2.0 * seq * 2.0 * h_model * h_model + logits_model)
+                                           : 0.0;
+  const double model_flops = 3.0 * gbs * (layers_model + logits_model + mtp_model);
   const double peak = cl.gpu.peak_flops(job.training.precision);
   pred.mfu = model_flops / (pred.iteration_time_s * world * peak);
   double rec_flops = 0;

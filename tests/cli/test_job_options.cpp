@@ -100,6 +100,22 @@ TEST_CASE("build_job") {
     o = sc21_options();
     o.step_overhead_s = -0.5;
     CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--step-overhead") != std::string::npos);
+    o = sc21_options();
+    o.mtp_layers = -1;
+    CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--mtp-layers: expected 0..64") != std::string::npos);
+  }
+  SUBCASE("--mtp-layers overrides the model's multi-token prediction depth") {
+    JobOptions o = sc21_options();
+    o.model = "deepseek-v3";
+    o.gpu = "h100";
+    o.gpus = 1024;
+    o.tp = 2;
+    o.pp = 16;
+    o.ep = 64;
+    o.sp = true;
+    CHECK(build_job(o, test::catalog()).model.mtp_layers == 1);
+    o.mtp_layers = 0;
+    CHECK(build_job(o, test::catalog()).model.mtp_layers == 0);
   }
   SUBCASE("--gpu and --cluster must agree") {
     JobOptions o = sc21_options();

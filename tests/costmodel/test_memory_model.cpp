@@ -330,16 +330,18 @@ TEST_CASE("stage_params_per_gpu: routed experts split over ep x etp, the rest ov
   job.plan.dp = 64;
   job.plan.ep = 64;
   const ModelSpec& m = job.model;
+  // 58 MoE layers, and the MTP module's MoE layer on the last stage.
+  REQUIRE(m.mtp_layers == 1);
   const ParamSplit all = stage_param_split(job, 0, m.num_layers);
-  CHECK(all.expert == doctest::Approx(58.0 * 256 * m.expert_params() / 64).epsilon(1e-12));
-  CHECK(all.dense + all.expert * 64 == doctest::Approx(m.total_params(4096) + 0).epsilon(1e-9));
+  CHECK(all.expert == doctest::Approx(59.0 * 256 * m.expert_params() / 64).epsilon(1e-12));
+  CHECK(all.dense + all.expert * 64 == doctest::Approx(m.total_params(4096) + m.mtp_params()).epsilon(1e-9));
   // Two stages: the first holds the three dense layers, so fewer expert parameters.
   job.plan.pp = 2;
   job.plan.dp = 32;
   job.plan.ep = 32;
   const ParamSplit first = stage_param_split(job, 0, 31), last = stage_param_split(job, 1, 30);
   CHECK(first.expert == doctest::Approx(28.0 * 256 * m.expert_params() / 32).epsilon(1e-12));
-  CHECK(last.expert == doctest::Approx(30.0 * 256 * m.expert_params() / 32).epsilon(1e-12));
+  CHECK(last.expert == doctest::Approx(31.0 * 256 * m.expert_params() / 32).epsilon(1e-12));
   // Expert optimizer states shard over the expert-data-parallel group: ep 32 of 32 ranks leaves 1.
   job.plan.distributed_optimizer = true;
   CHECK(job.plan.expert_data_parallel() == 1);

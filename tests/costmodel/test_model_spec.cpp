@@ -336,6 +336,19 @@ TEST_CASE("Hugging Face config.json: the architecture details are read") {
     CHECK(m.moe->router_bias);
     CHECK(m.rope_scaling == "yarn");
     CHECK_FALSE(m.add_linear_bias);
+    // One MTP module (num_nextn_predict_layers): an MoE layer like the last, the 2h x h projection
+    // and three RMSNorms, outside the 671B; with it the Hugging Face checkpoint's 685B less its
+    // stored copies of the shared embedding and output layer.
+    CHECK(m.mtp_layers == 1);
+    const double h = 7168;
+    CHECK(m.mtp_params() == doctest::Approx(m.layer_params_at(60) + 2 * h * h + 3 * h).epsilon(1e-12));
+    CHECK((m.total_params() + m.mtp_params() + 2.0 * 129280 * h) / 1e9 == doctest::Approx(685).epsilon(0.01));
+    CHECK(hf_model("kimi-k2").mtp_layers == 0);
+    json j = load_json_file(test::data_file("hf/deepseek-v3.json"));
+    j["num_nextn_predict_layers"] = nullptr;
+    CHECK(model_from_json(j, "config.json").mtp_layers == 0);
+    j["num_nextn_predict_layers"] = -1;
+    CHECK(input_error([&] { model_from_json(j, "config.json"); }).find("num_nextn_predict_layers") != std::string::npos);
   }
   SUBCASE("Qwen3: head_dim, QK norm, no biases") {
     const ModelSpec m = hf_model("qwen3-32b");

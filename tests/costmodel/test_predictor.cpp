@@ -4,6 +4,7 @@
 
 #include "costmodel/json_reader.h"
 #include "costmodel/comm_model.h"
+#include "costmodel/layer_ops.h"
 #include "costmodel/predictor.h"
 #include "test_util.h"
 
@@ -628,4 +629,57 @@ TEST_CASE("context parallelism: --cp-comm-type a2a exposes its all-to-alls, p2p 
   CHECK(cp_comm_type_from_string("allgather") == CpCommType::allgather);
   CHECK(std::string(to_string(CpCommType::a2a)) == "a2a");
 }
+}
+
+TEST_CASE("multi-token prediction: the last stage runs one more layer of the last kind and one more output layer") {
+  Job job = test::workload("deepseek-v3", "dgx-h100-ndr", 1024, 4096);
+  job.calibration = test::catalog().calibration_or_default(job.cluster.gpu);
+  job.plan.tp = 2;
+  job.plan.pp = 8;
+  job.plan.dp = 64;
+  job.plan.ep = 64;
+  job.plan.sequence_parallel = true;
+  job.plan.distributed_optimizer = true;
+  job.plan.recompute.granularity = RecomputeGranularity::full;
+  REQUIRE(job.model.mtp_layers == 1);
+  REQUIRE(check_plan(job) == "");
+  const Prediction with = predict(job);
+  Job plain_job = job;
+  plain_job.model.mtp_layers = 0;
+  const Prediction without = predict(plain_job);
+  const int last = job.plan.pp - 1;
+  for (int s = 0; s < last; ++s) {
+    CAPTURE(s);
+    CHECK(with.stages[s].forward_s == without.stages[s].forward_s);
+    CHECK(with.stages[s].memory == without.stages[s].memory);
+  }
+  // One MoE layer, the projection, the embedding lookup and the output layer more, forward; an
+  // eighth of a stage is one layer.
+  const double extra = with.stages[last].forward_s - without.stages[last].forward_s;
+  CHECK(extra > without.stages[last].forward_s / without.stages[last].layers);
+  CHECK(extra < 0.5 * without.stages[last].forward_s);
+  CHECK(with.stages[last].backward_s > without.stages[last].backward_s);
+  CHECK(with.iteration_time_s > without.iteration_time_s);
+  // Its own logits and loss, and its parameters (one routed-expert layer over ep 64).
+  CHECK(with.stages[last].memory.logits_GiB == doctest::Approx(2 * without.stages[last].memory.logits_GiB).epsilon(1e-12));
+  CHECK(with.stages[last].memory.weights_GiB > without.stages[last].memory.weights_GiB);
+  CHECK(with.stages[last].memory.activations_GiB > without.stages[last].memory.activations_GiB);
+  // Model FLOPs count the module as Megatron's num_floating_point_operations does: a layer of the
+  // last kind, the 2h x h projection and one more logit computation.
+  const ModelSpec& m = job.model;
+  const double seq = 4096, h = static_cast<double>(m.hidden_size);
+  double layers = 0;
+  for (int i = 0; i < m.num_layers; ++i) layers += layer_model_flops_fwd(m, seq, seq, m.layer_kind(i));
+  const double logits = 2 * seq * h * static_cast<double>(m.vocab_size);
+  const double mtp = layer_model_flops_fwd(m, seq, seq, m.layer_kind(m.num_layers - 1)) + 2 * seq * 2 * h * h + logits;
+  CHECK((with.mfu * with.iteration_time_s) / (without.mfu * without.iteration_time_s) ==
+        doctest::Approx((layers + logits + mtp) / (layers + logits)).epsilon(1e-9));
+  // Megatron overlaps the MoE all-to-all with at most one MTP layer.
+  job.plan.recompute.granularity = RecomputeGranularity::selective;
+  job.plan.pp = 1;
+  job.plan.dp = 512;
+  job.runtime.moe_a2a_overlap = true;
+  CHECK(check_plan(job) == "");
+  job.model.mtp_layers = 2;
+  CHECK(contains(check_plan(job), "at most one MTP layer"));
 }

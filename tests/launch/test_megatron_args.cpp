@@ -121,6 +121,25 @@ TEST_CASE("megatron_args") {
     // Chunk 0 of stages 0..3, then chunk 1 of stages 0..3; the embedding and loss chunks are short.
     CHECK(*layout == "Et*11|t*13|t*13|t*12|t*12|t*12|t*12|t*11L");
   }
+  SUBCASE("multi-token prediction: --mtp-num-layers, and its layers beside the loss in a layout") {
+    Job job = test::gpt3_175b_job();
+    job.model = test::catalog().model("deepseek-v3");
+    job.plan = ParallelPlan{};
+    job.plan.tp = 2;
+    job.plan.pp = 4;
+    job.plan.dp = 8;
+    job.plan.ep = 8;
+    job.plan.sequence_parallel = true;
+    job.plan.stage_layers = {14, 17, 15, 15};
+    auto a = megatron_args(job);
+    CHECK(value_of(a, "--mtp-num-layers") == "1");
+    // Megatron wants the MTP layers after every decoder layer, in the last virtual stage.
+    CHECK(value_of(a, "--pipeline-model-parallel-layout") == "Et*14|t*17|t*15|t*15mL");
+    job.model.mtp_layers = 0;
+    a = megatron_args(job);
+    CHECK_FALSE(has(a, "--mtp-num-layers"));
+    CHECK(value_of(a, "--pipeline-model-parallel-layout") == "Et*14|t*17|t*15|t*15L");
+  }
   SUBCASE("recompute flags") {
     Job job = test::gpt3_175b_job();
     job.plan.recompute.granularity = RecomputeGranularity::full;

@@ -341,6 +341,20 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
     CHECK(l.plan.stage_layers == std::vector<int>{3, 5});
   }
 
+  SUBCASE("multi-token prediction: --mtp-num-layers, and as many 'm' in a layout as Megatron requires") {
+    const std::string base = "--num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 128 --micro-batch-size 1 "
+                             "--vocab-size 100 --position-embedding-type rope ";
+    CHECK(read(base).model.mtp_layers == 0);
+    MegatronLaunch l = read(base + "--mtp-num-layers 1 --pipeline-model-parallel-size 2 --pipeline-model-parallel-layout 'Et*5|t*3mL'");
+    CHECK(l.model.mtp_layers == 1);
+    CHECK(l.plan.stage_layers == std::vector<int>{5, 3});
+    CHECK(has(error_of(base + "--pipeline-model-parallel-size 2 --pipeline-model-parallel-layout 'Et*4|t*4mL'"),
+              "holds 1 MTP layers ('m'), --mtp-num-layers is 0"));
+    CHECK(has(error_of(base + "--mtp-num-layers 2 --pipeline-model-parallel-size 2 --pipeline-model-parallel-layout 'Et*4|t*4mL'"),
+              "holds 1 MTP layers ('m'), --mtp-num-layers is 2"));
+    CHECK(has(error_of(base + "--mtp-num-layers -1"), "--mtp-num-layers: expected an integer 0..64"));
+  }
+
   SUBCASE("megatron_flag_for names the flag of a plan field") {
     CHECK(megatron_flag_for("tp") == "--tensor-model-parallel-size");
     CHECK(megatron_flag_for("global_batch_size") == "--global-batch-size");

@@ -67,6 +67,11 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s);
 LayerOps embedding_ops(const ModelSpec& m, const LayerShape& s);
 // Final norm, logits GEMM and vocab-parallel cross entropy.
 LayerOps output_layer_ops(const ModelSpec& m, const LayerShape& s);
+// One multi-token-prediction module's own ops around its decoder layer: the norms of the hidden
+// state and of the next token's embedding, and the 2h -> h projection of their concatenation
+// (Megatron-Core MultiTokenPredictionLayer: enorm, hnorm, eh_proj). Its decoder layer, embedding
+// lookup and output layer are costed as the model's.
+LayerOps mtp_head_ops(const ModelSpec& m, const LayerShape& s);
 
 double total_flops(const std::vector<Op>& ops);
 

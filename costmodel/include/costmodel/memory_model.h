@@ -21,6 +21,8 @@ double stage_params_per_gpu(const Job& job, int stage, int layers);
 ParamSplit stage_param_split(const Job& job, int stage, int layers);
 // The part of them in the stage's `layers` decoder layers (no embedding or output layer).
 ParamSplit decoder_param_split(const Job& job, int stage, int layers);
+// The multi-token-prediction modules' parameters per GPU: on the last stage only (ModelSpec::mtp_layers).
+ParamSplit mtp_param_split(const Job& job, int stage);
 // `layers` mean decoder layers of the model (dense and MoE layers averaged).
 double decoder_params_per_gpu(const Job& job, int layers);
 // Whether the job trains in fp8 through Transformer Engine (Megatron, Megatron-DeepSpeed), whose

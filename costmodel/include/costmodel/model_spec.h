@@ -88,6 +88,12 @@ struct ModelSpec {
   std::vector<int> sliding_window_pattern;
   std::optional<MoeSpec> moe;
   std::optional<MlaSpec> mla;
+  // Multi-token prediction depth (DeepSeek-V3 report §2.2, Hugging Face num_nextn_predict_layers;
+  // Megatron --mtp-num-layers), trained with the model: each MTP module normalizes the hidden
+  // state and the embedding of the next token, projects their concatenation (2h -> h), runs one
+  // decoder layer of the last layer's kind and its own logits and loss through the shared output
+  // layer, all on the last pipeline stage (Megatron-Core multi_token_prediction.py). 0 = none.
+  int mtp_layers = 0;
 
   std::int64_t head_dim() const { return kv_channels > 0 ? kv_channels : hidden_size / num_attention_heads; }
   std::int64_t kv_hidden() const { return head_dim() * num_query_groups; }
@@ -117,6 +123,10 @@ struct ModelSpec {
   double active_layer_params_at(int layer) const;
   // Mean parameters per decoder layer (exact for dense models).
   double layer_params() const;
+  // Parameters of the mtp_layers MTP modules: a decoder layer of the last layer's kind, the 2h x h
+  // projection and three norms each (the embedding and output layer are shared). Not part of
+  // total_params(): DeepSeek-V3's 671B leaves its MTP module out (685B with it on Hugging Face).
+  double mtp_params() const;
   // Embedding table (+ learned positions) and, when untied, the output layer.
   double embedding_params(std::int64_t seq_length) const;
   double total_params(std::int64_t seq_length) const;

@@ -63,6 +63,9 @@ void add_workload_options(CLI::App& app, JobOptions& o) {
                  "benchmarks; default 1.2, a guess for auxiliary-loss balanced routing)");
   app.add_option("--moe-capacity-factor", o.moe_capacity_factor,
                  "MoE: expert capacity factor, tokens beyond it are dropped (Megatron --moe-expert-capacity-factor; default 0 = dropless)");
+  app.add_option("--mtp-layers", o.mtp_layers,
+                 "Multi-token prediction modules trained with the model (Megatron --mtp-num-layers; default: the model's, "
+                 "e.g. 1 for DeepSeek-V3's num_nextn_predict_layers; 0 trains none)");
   app.add_flag("--moe-a2a-overlap", o.moe_a2a_overlap, "MoE: the expert-parallel all-to-all overlaps computation (Megatron --overlap-moe-expert-parallel-comm)");
   app.add_flag("--moe-allgather-dispatch", o.moe_allgather_dispatch,
                "MoE: Megatron's allgather token dispatcher (its default without --moe-token-dispatcher-type): the expert-parallel "
@@ -171,6 +174,10 @@ Job build_workload(const JobOptions& o, const Catalog& catalog) {
   Job job;
   if (o.model.empty()) throw InputError(kCmd, "--model", "give --model NAME or a path to a model JSON / config.json");
   job.model = catalog.model(o.model);
+  if (o.mtp_layers) {
+    if (*o.mtp_layers < 0 || *o.mtp_layers > 64) throw InputError(kCmd, "--mtp-layers", "expected 0..64 multi-token prediction modules");
+    job.model.mtp_layers = *o.mtp_layers;
+  }
   const std::string precision = o.precision.empty() ? "bf16" : o.precision;
   auto prec = precision_from_string(lower(precision));
   if (!prec) throw InputError(kCmd, "--precision", "expected fp32, tf32, fp16, bf16 or fp8, found \"" + o.precision + "\"");
@@ -243,7 +250,7 @@ MegatronLaunch read_launch_file(const JobOptions& o, const Catalog& catalog) {
       {o.fp8_param_gather, "--fp8-param-gather"}, {o.grad_reduce_in_bf16, "--grad-reduce-in-bf16"},
       {!o.cp_comm_type.empty(), "--cp-comm-type"}, {o.moe_capacity_factor != 0, "--moe-capacity-factor"},
       {o.moe_a2a_overlap, "--moe-a2a-overlap"}, {o.moe_token_dedup, "--moe-token-dedup"},
-      {o.moe_allgather_dispatch, "--moe-allgather-dispatch"},
+      {o.moe_allgather_dispatch, "--moe-allgather-dispatch"}, {o.mtp_layers.has_value(), "--mtp-layers"},
       {!o.framework.empty(), "--framework"}, {o.no_flash_attention, "--no-flash-attention"},
       {o.tp_comm_overlap, "--tp-comm-overlap"}, {o.no_async_tp_allreduce, "--no-async-tp-allreduce"},
       {o.no_overlap_grad_reduce, "--no-overlap-grad-reduce"}, {o.no_overlap_param_gather, "--no-overlap-param-gather"}, {o.no_grad_accumulation_fusion, "--no-grad-accumulation-fusion"},

@@ -21,15 +21,17 @@ void opt(std::vector<std::string>& a, const std::string& name, const std::string
 }
 void opt(std::vector<std::string>& a, const std::string& name, std::int64_t value) { opt(a, name, std::to_string(value)); }
 
-// Megatron-Core's per-stage layout string: E = embedding, t = decoder layer, L = loss, stages
-// separated by '|' (--pipeline-model-parallel-layout).
-std::string layout_string(const std::vector<int>& layers) {
+// Megatron-Core's per-stage layout string: E = embedding, t = decoder layer, m = MTP layer, L =
+// loss, stages separated by '|' (--pipeline-model-parallel-layout). The MTP layers go with the loss
+// in the last virtual stage, after every decoder layer (PipelineParallelLayerLayout
+// validate_layer_layout).
+std::string layout_string(const std::vector<int>& layers, int mtp_layers) {
   std::string s;
   for (std::size_t i = 0; i < layers.size(); ++i) {
     if (i > 0) s += "|";
     if (i == 0) s += "E";
     s += "t*" + std::to_string(layers[i]);
-    if (i + 1 == layers.size()) s += "L";
+    if (i + 1 == layers.size()) s += std::string(static_cast<std::size_t>(std::max(0, mtp_layers)), 'm') + "L";
   }
   return s;
 }
@@ -118,6 +120,7 @@ void model_flags(std::vector<std::string>& a, const ModelSpec& m) {
     if (e.router_score_function != "softmax") opt(a, "--moe-router-score-function", e.router_score_function);
     if (e.router_bias && e.router_score_function == "sigmoid") flag(a, "--moe-router-enable-expert-bias");
   }
+  if (m.mtp_layers > 0) opt(a, "--mtp-num-layers", m.mtp_layers);
 }
 
 // The pipeline split: Megatron's default even split when it equals strata's, else the flags that
@@ -132,7 +135,7 @@ void pipeline_split(std::vector<std::string>& a, const Job& job) {
     const std::vector<int> v = virtual_stage_layers(p, stages);
     const bool even_chunks = even && std::all_of(v.begin(), v.end(), [&](int l) { return l == v.front(); });
     if (even_chunks) opt(a, "--num-layers-per-virtual-pipeline-stage", v.front());
-    else opt(a, "--pipeline-model-parallel-layout", layout_string(v));  // also sets the virtual pipeline size
+    else opt(a, "--pipeline-model-parallel-layout", layout_string(v, job.model.mtp_layers));  // also sets the virtual pipeline size
     return;
   }
   if (even) return;
@@ -143,7 +146,7 @@ void pipeline_split(std::vector<std::string>& a, const Job& job) {
     if (stages.front() != stages[1]) opt(a, "--decoder-first-pipeline-num-layers", stages.front());
     if (stages.back() != stages[1]) opt(a, "--decoder-last-pipeline-num-layers", stages.back());
   } else {
-    opt(a, "--pipeline-model-parallel-layout", layout_string(stages));
+    opt(a, "--pipeline-model-parallel-layout", layout_string(stages, job.model.mtp_layers));
   }
 }
 

@@ -38,7 +38,7 @@ constexpr FlagSpec kFlags[] = {
     {"--moe-router-enable-expert-bias", false}, {"--expert-tensor-parallel-size", true}, {"--moe-expert-capacity-factor", true},
     {"--moe-token-dispatcher-type", true}, {"--moe-flex-dispatcher-backend", true}, {"--moe-enable-deepep", false},
     {"--overlap-moe-expert-parallel-comm", false}, {"--moe-router-force-load-balancing", false},
-    {"--moe-pad-expert-input-to-capacity", false},
+    {"--moe-pad-expert-input-to-capacity", false}, {"--mtp-num-layers", true},
     // Batch and precision.
     {"--seq-length", true}, {"--micro-batch-size", true}, {"--global-batch-size", true}, {"--fp16", false},
     {"--bf16", false}, {"--fp8-format", true}, {"--fp8-recipe", true}, {"--fp4-format", true}, {"--fp4-recipe", true},
@@ -227,9 +227,16 @@ class LayoutParser {
     for (char c : flat) {
       if (c == '|') stages.push_back(0);
       else if (c == 't') ++stages.back();
+      else if (c == 'm') {
+        ++mtp_layers_;
+        mtp_stage_ = static_cast<int>(stages.size()) - 1;
+      }
     }
     return stages;
   }
+  // After parse(): the MTP layers ('m') and the virtual stage of the last of them (-1: none).
+  int mtp_layers() const { return mtp_layers_; }
+  int mtp_stage() const { return mtp_stage_; }
 
  private:
   static constexpr std::size_t kMaxExpanded = 1 << 20;
@@ -275,6 +282,8 @@ class LayoutParser {
   const std::string& s_;
   std::string where_;
   std::size_t pos_ = 0;
+  int mtp_layers_ = 0;
+  int mtp_stage_ = -1;
 };
 
 // Megatron's per-layer pattern flags (--moe-layer-freq, --window-attn-skip-freq; arguments.py
@@ -394,7 +403,9 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
     if (!base)
       throw InputError(where, "--num-layers", "missing: the launch gives no model shape (--num-layers, --hidden-size, "
                                              "--num-attention-heads); add them or name the model with --model");
-    return *base;
+    ModelSpec m = *base;
+    if (auto mtp = f.integer("--mtp-num-layers", 0, 64)) m.mtp_layers = static_cast<int>(*mtp);
+    return m;
   }
   ModelSpec m;
   m.name = "megatron launch (" + base_name(where) + ")";
@@ -489,6 +500,8 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
     moe.router_bias = f.has("--moe-router-enable-expert-bias");
     m.moe = moe;
   }
+  // Multi-token prediction: trained only when the launch asks for it (Megatron --mtp-num-layers).
+  m.mtp_layers = static_cast<int>(f.integer("--mtp-num-layers", 0, 64).value_or(0));
   if (auto window = f.text("--window-size")) {
     // Megatron's (left, right) window; strata models causal windows: right must be 0 (or -1).
     long left = 0, right = 0;
@@ -509,8 +522,16 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
 void read_pipeline(const Flags& f, const std::string& where, const ModelSpec& m, ParallelPlan& p, std::vector<std::string>& notes) {
   const int L = m.num_layers;
   if (auto layout = f.text("--pipeline-model-parallel-layout")) {
-    std::vector<int> virtual_stages = LayoutParser(*layout, where).parse();
+    LayoutParser parser(*layout, where);
+    std::vector<int> virtual_stages = parser.parse();
     const int n = static_cast<int>(virtual_stages.size());
+    // Megatron's PipelineParallelLayerLayout.validate_layer_layout: one 'm' per MTP layer.
+    if (parser.mtp_layers() != m.mtp_layers)
+      throw InputError(where, "--pipeline-model-parallel-layout",
+                       "holds " + std::to_string(parser.mtp_layers()) + " MTP layers ('m'), --mtp-num-layers is " +
+                           std::to_string(m.mtp_layers) + " (Megatron requires them equal)");
+    if (parser.mtp_layers() > 0 && parser.mtp_stage() != n - 1)
+      notes.push_back("the layout places the MTP layers before the last virtual stage; strata costs them on the last stage");
     if (n % p.pp != 0)
       throw InputError(where, "--pipeline-model-parallel-layout",
                        std::to_string(n) + " stages for pipeline size " + std::to_string(p.pp) + " (expected a multiple of it)");

@@ -47,6 +47,8 @@ struct JobOptions {
   bool moe_a2a_overlap = false;
   bool moe_token_dedup = false;
   bool moe_allgather_dispatch = false;
+  // Multi-token prediction modules trained with the model (ModelSpec::mtp_layers); unset: the model's.
+  std::optional<int> mtp_layers;
   // Plan flags (predict; plan uses them as constraints later).
   std::optional<int> tp, pp, dp, cp, ep, etp, vpp, mbs;
   bool sp = false;
