@@ -380,3 +380,55 @@ TEST_CASE("predict_validation_run: null plan fields get the fastest memory-feasi
     if (q.feasible) CHECK(q.iteration_time_s >= p.iteration_time_s - 1e-12);
   }
 }
+
+TEST_SUITE("formats") {
+TEST_CASE("load_validation_runs: a recipe's pp_layout knob sets vpp and each rank's layers, MTP layers included") {
+  // A Megatron-Bridge DeepSeek-V3 record as the shared files write them: the Hugging Face config
+  // (one MTP module) and the recipe's knobs in the notes.
+  nlohmann::json r = {{"id", "bridge_dsv3"},
+                      {"source_group", "test"},
+                      {"model_name", "DeepSeek-V3"},
+                      {"num_layers", 61},
+                      {"hidden_size", 7168},
+                      {"num_attention_heads", 128},
+                      {"vocab_size", 129280},
+                      {"seq_length", 4096},
+                      {"gpu_type", "H100-SXM5-80GB"},
+                      {"num_gpus", 1024},
+                      {"tp", 2},
+                      {"pp", 16},
+                      {"dp", 32},
+                      {"ep", 64},
+                      {"sequence_parallel", true},
+                      {"vpp", nullptr},
+                      {"micro_batch_size", 1},
+                      {"global_batch_size", 8192},
+                      {"recompute", "none"},
+                      {"precision", "BF16"},
+                      {"framework", "Megatron-Bridge"},
+                      {"meas_tokens_per_sec_per_gpu", 1000},
+                      {"model_config", load_json_file(test::data_file("hf/deepseek-v3.json"))},
+                      {"notes", "force-balance. matching recipe(s) ['X'] at v0: knobs {\"pp_layout\": \"Et|(tt|)*30mL\", "
+                                "\"moe_a2a_overlap\": false}."}};
+  nlohmann::json runs = nlohmann::json::array({r});
+  auto loaded = load_validation_runs(runs, "runs.json", test::catalog());
+  REQUIRE(loaded.size() == 1);
+  REQUIRE_MESSAGE(loaded[0].job, loaded[0].error);
+  const Job& job = *loaded[0].job;
+  CHECK(job.model.mtp_layers == 1);
+  CHECK(job.plan.vpp == 2);
+  // Rank 0: E t | tt; ranks 1-14: tt | tt; rank 15: tt | m L.
+  std::vector<int> expected(16, 4);
+  expected.front() = 3;
+  expected.back() = 2;
+  CHECK(job.plan.stage_layers == expected);
+  CHECK(any_contains(loaded[0].assumptions, "pipeline layout \"Et|(tt|)*30mL\" from the recipe: vpp 2"));
+  CHECK(check_plan(job).empty());
+  // A layout without the MTP layer the model trains is refused as Megatron refuses it.
+  runs[0]["notes"] = "knobs {\"pp_layout\": \"Et|(tt|)*30L\"}";
+  loaded = load_validation_runs(runs, "runs.json", test::catalog());
+  REQUIRE(loaded.size() == 1);
+  CHECK_FALSE(loaded[0].job);
+  CHECK(loaded[0].error.find("holds 0 MTP layers ('m'), the model trains 1") != std::string::npos);
+}
+}

@@ -318,7 +318,7 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
     CHECK(has(error_of(base + "--pipeline-model-parallel-size 3 --decoder-first-pipeline-num-layers 1"),
               "--decoder-first-pipeline-num-layers: the other 2 pipeline stages cannot share the remaining 7 of 8 layers evenly"));
     CHECK(has(error_of(base + "--pipeline-model-parallel-size 2 --pipeline-model-parallel-layout 'Et*4|t*3L'"),
-              "--pipeline-model-parallel-layout: holds 7 decoder layers, --num-layers is 8"));
+              "--pipeline-model-parallel-layout: holds 7 decoder layers, the model has 8 (--num-layers)"));
     CHECK(has(error_of(base + "--pipeline-model-parallel-size 2 --pipeline-model-parallel-layout 'Et*4|t*2|t*2L'"),
               "3 stages for pipeline size 2"));
     CHECK(has(error_of(base + "--pipeline-model-parallel-size 2 --pipeline-model-parallel-layout 'Et*4|x'"), "unexpected 'x'"));
@@ -349,9 +349,9 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
     CHECK(l.model.mtp_layers == 1);
     CHECK(l.plan.stage_layers == std::vector<int>{5, 3});
     CHECK(has(error_of(base + "--pipeline-model-parallel-size 2 --pipeline-model-parallel-layout 'Et*4|t*4mL'"),
-              "holds 1 MTP layers ('m'), --mtp-num-layers is 0"));
+              "holds 1 MTP layers ('m'), the model trains 0"));
     CHECK(has(error_of(base + "--mtp-num-layers 2 --pipeline-model-parallel-size 2 --pipeline-model-parallel-layout 'Et*4|t*4mL'"),
-              "holds 1 MTP layers ('m'), --mtp-num-layers is 2"));
+              "holds 1 MTP layers ('m'), the model trains 2"));
     CHECK(has(error_of(base + "--mtp-num-layers -1"), "--mtp-num-layers: expected an integer 0..64"));
   }
 

@@ -13,6 +13,7 @@
 #include "costmodel/json_reader.h"
 #include "costmodel/predictor.h"
 #include "formats/plan_input.h"
+#include "launch/megatron_import.h"
 
 namespace strata {
 
@@ -217,6 +218,16 @@ std::optional<int> knob_int(const std::string& text, const std::string& key) {
   return std::stoi(text.substr(i, j - i));
 }
 
+// The quoted string after `"key": ` in free text (the recipe knobs a record's notes quote), if any.
+std::optional<std::string> knob_string(const std::string& text, const std::string& key) {
+  const std::string needle = "\"" + key + "\": \"";
+  const auto at = text.find(needle);
+  if (at == std::string::npos) return std::nullopt;
+  const auto begin = at + needle.size(), end = text.find('"', begin);
+  if (end == std::string::npos || end - begin > 4096) return std::nullopt;
+  return text.substr(begin, end - begin);
+}
+
 // MoE runtime settings a record states in its notes: force-balanced routing or token dropping with
 // padding to capacity (both give every expert the mean token count), the expert tensor parallel
 // size and the all-to-all overlap of the recipe. Unstated: the documented defaults, reported.
@@ -349,6 +360,22 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
     run.unknown.recompute = true;
   }
   p.recompute.granularity = *rc;
+  // A recipe's explicit pipeline layout (Megatron-Bridge's pp_layout knob, Megatron-Core's
+  // pipeline_model_parallel_layout), e.g. DeepSeek-V3's "Et|(tt|)*30mL": it sets vpp and each
+  // rank's layers.
+  const std::string knobs = text_of(r, "notes");
+  auto layout = knob_string(knobs, "pp_layout");
+  if (!layout) layout = knob_string(knobs, "pipeline_model_parallel_layout");
+  if (layout && p.pp > 1) {
+    const int stated_vpp = p.vpp;
+    std::vector<std::string> layout_notes;
+    apply_pipeline_layout(*layout, where, "/notes (pp_layout)", m, p, layout_notes);
+    run.unknown.vpp = false;
+    as.push_back(fmt::format("pipeline layout \"{}\" from the recipe: vpp {}, layers per rank {}", *layout, p.vpp,
+                             p.stage_layers.empty() ? std::string("even") : fmt::format("{}", fmt::join(p.stage_layers, ","))));
+    if (vpp && stated_vpp != p.vpp) as.push_back(fmt::format("the record's vpp {} differs from the layout's {}; the layout is used", stated_vpp, p.vpp));
+    for (auto& n : layout_notes) as.push_back(std::move(n));
+  }
   // Interleaved or uneven pipelines whose layers do not divide: the layout Megatron runs them with
   // (embedding and loss counted as layers), as the run's engineers must have.
   if (p.stage_layers.empty()) {

@@ -219,7 +219,7 @@ constexpr std::int64_t kMaxParallel = 1'000'000;
 // parentheses may repeat, "(tt|)*3". Returns the decoder layers of each virtual stage.
 class LayoutParser {
  public:
-  LayoutParser(const std::string& s, const std::string& where) : s_(s), where_(where) {}
+  LayoutParser(const std::string& s, const std::string& where, const std::string& field) : s_(s), where_(where), field_(field) {}
   std::vector<int> parse() {
     std::string flat = expand(0);
     if (pos_ != s_.size()) fail("unexpected ')'");
@@ -241,7 +241,7 @@ class LayoutParser {
  private:
   static constexpr std::size_t kMaxExpanded = 1 << 20;
   [[noreturn]] void fail(const std::string& what) const {
-    throw InputError(where_, "--pipeline-model-parallel-layout", what + " in \"" + s_ + "\" (expected stages of E, t, t*N, L separated by |)");
+    throw InputError(where_, field_, what + " in \"" + s_ + "\" (expected stages of E, t, t*N, m, L separated by |)");
   }
   int count() {
     if (pos_ >= s_.size() || s_[pos_] != '*') return 1;
@@ -281,6 +281,7 @@ class LayoutParser {
 
   const std::string& s_;
   std::string where_;
+  std::string field_;
   std::size_t pos_ = 0;
   int mtp_layers_ = 0;
   int mtp_stage_ = -1;
@@ -522,37 +523,7 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
 void read_pipeline(const Flags& f, const std::string& where, const ModelSpec& m, ParallelPlan& p, std::vector<std::string>& notes) {
   const int L = m.num_layers;
   if (auto layout = f.text("--pipeline-model-parallel-layout")) {
-    LayoutParser parser(*layout, where);
-    std::vector<int> virtual_stages = parser.parse();
-    const int n = static_cast<int>(virtual_stages.size());
-    // Megatron's PipelineParallelLayerLayout.validate_layer_layout: one 'm' per MTP layer.
-    if (parser.mtp_layers() != m.mtp_layers)
-      throw InputError(where, "--pipeline-model-parallel-layout",
-                       "holds " + std::to_string(parser.mtp_layers()) + " MTP layers ('m'), --mtp-num-layers is " +
-                           std::to_string(m.mtp_layers) + " (Megatron requires them equal)");
-    if (parser.mtp_layers() > 0 && parser.mtp_stage() != n - 1)
-      notes.push_back("the layout places the MTP layers before the last virtual stage; strata costs them on the last stage");
-    if (n % p.pp != 0)
-      throw InputError(where, "--pipeline-model-parallel-layout",
-                       std::to_string(n) + " stages for pipeline size " + std::to_string(p.pp) + " (expected a multiple of it)");
-    p.vpp = n / p.pp;
-    p.stage_layers.assign(p.pp, 0);
-    for (int i = 0; i < n; ++i) p.stage_layers[i % p.pp] += virtual_stages[i];
-    bool same_chunks = true;
-    for (int s = 0; s < p.pp; ++s) {
-      if (p.stage_layers[s] < 1)
-        throw InputError(where, "--pipeline-model-parallel-layout", "pipeline rank " + std::to_string(s) + " holds no decoder layer");
-      for (int c = 0; c < p.vpp; ++c) same_chunks = same_chunks && chunk_layers(p, s, p.stage_layers[s], c) == virtual_stages[c * p.pp + s];
-    }
-    if (!same_chunks)
-      notes.push_back("the layout splits pipeline ranks' layers over their model chunks unevenly; strata spreads each rank's "
-                      "layers over its chunks as evenly as it can");
-    const int sum = std::accumulate(p.stage_layers.begin(), p.stage_layers.end(), 0);
-    if (sum != L)
-      throw InputError(where, "--pipeline-model-parallel-layout",
-                       "holds " + std::to_string(sum) + " decoder layers, --num-layers is " + std::to_string(L));
-    if (std::all_of(p.stage_layers.begin(), p.stage_layers.end(), [&](int l) { return l == p.stage_layers[0]; }) && p.vpp == 1)
-      p.stage_layers.clear();
+    apply_pipeline_layout(*layout, where, "--pipeline-model-parallel-layout", m, p, notes);
     return;
   }
   if (auto n = f.integer("--num-layers-per-virtual-pipeline-stage", 1, 1 << 20)) {
@@ -632,6 +603,39 @@ void read_moe_runtime(const Flags& f, const std::string& where, RuntimeOptions& 
 }
 
 }  // namespace
+
+void apply_pipeline_layout(const std::string& layout, const std::string& where, const std::string& field, const ModelSpec& m,
+                           ParallelPlan& p, std::vector<std::string>& notes) {
+  const int L = m.num_layers;
+  LayoutParser parser(layout, where, field);
+  std::vector<int> virtual_stages = parser.parse();
+  const int n = static_cast<int>(virtual_stages.size());
+  // Megatron's PipelineParallelLayerLayout.validate_layer_layout: one 'm' per MTP layer.
+  if (parser.mtp_layers() != m.mtp_layers)
+    throw InputError(where, field,
+                     "holds " + std::to_string(parser.mtp_layers()) + " MTP layers ('m'), the model trains " +
+                         std::to_string(m.mtp_layers) + " (--mtp-num-layers; Megatron requires them equal)");
+  if (parser.mtp_layers() > 0 && parser.mtp_stage() != n - 1)
+    notes.push_back("the layout places the MTP layers before the last virtual stage; strata costs them on the last stage");
+  if (n % p.pp != 0)
+    throw InputError(where, field, std::to_string(n) + " stages for pipeline size " + std::to_string(p.pp) + " (expected a multiple of it)");
+  p.vpp = n / p.pp;
+  p.stage_layers.assign(p.pp, 0);
+  for (int i = 0; i < n; ++i) p.stage_layers[i % p.pp] += virtual_stages[i];
+  bool same_chunks = true;
+  for (int s = 0; s < p.pp; ++s) {
+    if (p.stage_layers[s] < 1) throw InputError(where, field, "pipeline rank " + std::to_string(s) + " holds no decoder layer");
+    for (int c = 0; c < p.vpp; ++c) same_chunks = same_chunks && chunk_layers(p, s, p.stage_layers[s], c) == virtual_stages[c * p.pp + s];
+  }
+  if (!same_chunks)
+    notes.push_back("the layout splits pipeline ranks' layers over their model chunks unevenly; strata spreads each rank's "
+                    "layers over its chunks as evenly as it can");
+  const int sum = std::accumulate(p.stage_layers.begin(), p.stage_layers.end(), 0);
+  if (sum != L)
+    throw InputError(where, field, "holds " + std::to_string(sum) + " decoder layers, the model has " + std::to_string(L) + " (--num-layers)");
+  if (std::all_of(p.stage_layers.begin(), p.stage_layers.end(), [&](int l) { return l == p.stage_layers[0]; }) && p.vpp == 1)
+    p.stage_layers.clear();
+}
 
 MegatronLaunch read_megatron_launch(const std::string& text, const std::string& where, const ModelSpec* base) {
   MegatronLaunch out;

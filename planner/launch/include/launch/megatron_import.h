@@ -27,6 +27,13 @@ struct MegatronLaunch {
 // tokenizer is named); the flags win where both say something.
 MegatronLaunch read_megatron_launch(const std::string& text, const std::string& where, const ModelSpec* base);
 
+// Megatron-Core's pipeline layout string ("Et*4|(tt|)*14|t*3mL": E embedding, t decoder layer, m
+// MTP layer, L loss, one '|'-separated entry per virtual stage) applied to a plan whose pp is set:
+// vpp and each rank's decoder layers. Throws InputError(where, field, ...) for a layout Megatron's
+// validate_layer_layout refuses (or one strata cannot express); `notes` says what is approximated.
+void apply_pipeline_layout(const std::string& layout, const std::string& where, const std::string& field, const ModelSpec& m,
+                           ParallelPlan& p, std::vector<std::string>& notes);
+
 // The Megatron flag (or torchrun flag) that sets a field named by check_plan_input's PlanProblem.
 std::string megatron_flag_for(const std::string& plan_field);
 
