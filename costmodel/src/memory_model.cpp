@@ -149,7 +149,7 @@ ParamSplit mtp_param_split(const Job& job, int stage) {
   ParamSplit out;
   if (m.mtp_layers <= 0 || stage != p.pp - 1 || m.num_layers <= 0) return out;
   // Each MTP module's decoder layer is the last layer's kind; its 2h x h projection is column-
-  // parallel over TP and its three norms are replicated like the layers' (counted over tp as they are).
+  // parallel over TP, and its three norms go with it, as layer_params_per_gpu counts a layer's norms.
   const ParamSplit layer = layer_params_per_gpu(job, m.num_layers - 1);
   const double head = (m.mtp_params() / m.mtp_layers - m.layer_params_at(m.num_layers - 1)) / p.tp;
   out.dense = m.mtp_layers * (layer.dense + head);

@@ -660,6 +660,7 @@ TEST_CASE("multi-token prediction: the last stage runs one more layer of the las
   CHECK(extra < 0.5 * without.stages[last].forward_s);
   CHECK(with.stages[last].backward_s > without.stages[last].backward_s);
   CHECK(with.iteration_time_s > without.iteration_time_s);
+  CHECK(breakdown_sum(with.breakdown) == doctest::Approx(with.iteration_time_s).epsilon(1e-9));
   // Its own logits and loss, and its parameters (one routed-expert layer over ep 64).
   CHECK(with.stages[last].memory.logits_GiB == doctest::Approx(2 * without.stages[last].memory.logits_GiB).epsilon(1e-12));
   CHECK(with.stages[last].memory.weights_GiB > without.stages[last].memory.weights_GiB);
