@@ -341,6 +341,17 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
     CHECK(l.plan.stage_layers == std::vector<int>{3, 5});
   }
 
+  SUBCASE("--recompute-modules other than core_attn are read and said to be unmodelled, not dropped silently") {
+    const std::string base = "--num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 128 --micro-batch-size 1 "
+                             "--vocab-size 100 --recompute-granularity selective ";
+    MegatronLaunch l = read(base + "--recompute-modules moe_act layernorm --bf16");
+    CHECK(l.plan.recompute.granularity == RecomputeGranularity::selective);
+    CHECK(has_note(l, "--recompute-modules moe_act layernorm: strata models selective recompute as Megatron's default core_attn"));
+    CHECK(l.training.precision == Precision::bf16);  // the list stops at the next flag
+    l = read(base + "--recompute-modules core_attn");
+    CHECK_FALSE(has_note(l, "--recompute-modules"));
+  }
+
   SUBCASE("multi-token prediction: --mtp-num-layers, and as many 'm' in a layout as Megatron requires") {
     const std::string base = "--num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 128 --micro-batch-size 1 "
                              "--vocab-size 100 --position-embedding-type rope ";

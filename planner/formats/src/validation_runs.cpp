@@ -360,6 +360,14 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
     run.unknown.recompute = true;
   }
   p.recompute.granularity = *rc;
+  if (const std::string rtext = text_of(r, "recompute"); *rc == RecomputeGranularity::selective && contains(rtext, "recompute_modules")) {
+    // Megatron-Core's selective modules other than its default core_attn (moe_act, layernorm, ...).
+    const auto open = rtext.find('[', rtext.find("recompute_modules")), close = rtext.find(']', open);
+    const std::string modules = open != std::string::npos && close != std::string::npos ? rtext.substr(open, close - open + 1) : "";
+    if (modules != "['core_attn']")
+      as.push_back("recompute_modules " + modules + ": strata models selective recompute as Megatron's default core_attn; "
+                   "the memory these modules save and the recompute they cost are not modelled");
+  }
   // A recipe's explicit pipeline layout (Megatron-Bridge's pp_layout knob, Megatron-Core's
   // pipeline_model_parallel_layout), e.g. DeepSeek-V3's "Et|(tt|)*30mL": it sets vpp and each
   // rank's layers.

@@ -50,7 +50,7 @@ constexpr FlagSpec kFlags[] = {
     {"--decoder-first-pipeline-num-layers", true}, {"--decoder-last-pipeline-num-layers", true},
     {"--pipeline-model-parallel-layout", true},
     // Memory and runtime features.
-    {"--recompute-granularity", true}, {"--recompute-method", true}, {"--recompute-num-layers", true},
+    {"--recompute-granularity", true}, {"--recompute-method", true}, {"--recompute-num-layers", true}, {"--recompute-modules", true},
     {"--recompute-activations", false}, {"--checkpoint-activations", false}, {"--use-distributed-optimizer", false},
     {"--overlap-grad-reduce", false}, {"--overlap-param-gather", false}, {"--tp-comm-overlap", false},
     {"--no-gradient-accumulation-fusion", false}, {"--make-vocab-size-divisible-by", true}, {"--use-flash-attn", false},
@@ -124,6 +124,9 @@ class Flags {
         value = w.substr(eq + 1);
       } else if (i + 1 < words.size() && !words[i + 1].starts_with("--")) {
         value = words[++i];
+        // Megatron's list-valued flags (nargs='*') take every word up to the next flag.
+        if (name == "--recompute-modules")
+          while (i + 1 < words.size() && !words[i + 1].starts_with("--") && !words[i + 1].ends_with(".py")) value += " " + words[++i];
       } else {
         throw InputError(where, name, "expects a value after it");
       }
@@ -556,6 +559,13 @@ void read_recompute(const Flags& f, const std::string& where, ParallelPlan& p, s
   if (granularity.empty()) return;
   if (granularity == "selective") {
     p.recompute.granularity = RecomputeGranularity::selective;
+    // strata's selective recompute is Megatron's default module, the attention core. Other modules
+    // (moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts) are not modelled: say so.
+    const std::string modules = f.raw("--recompute-modules").value_or("core_attn");
+    if (modules != "core_attn")
+      notes.push_back("--recompute-modules " + modules +
+                      ": strata models selective recompute as Megatron's default core_attn (the attention core "
+                      "recomputed); the memory these modules save and the recompute they cost are not modelled");
     return;
   }
   if (granularity != "full") throw InputError(where, "--recompute-granularity", "expected full or selective, found \"" + granularity + "\"");
