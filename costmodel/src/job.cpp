@@ -1,6 +1,8 @@
 #include "costmodel/job.h"
 
 #include <algorithm>
+#include <iterator>
+#include <utility>
 
 namespace strata {
 
@@ -11,6 +13,45 @@ const char* to_string(RecomputeGranularity g) {
     case RecomputeGranularity::full: return "full";
   }
   return "?";
+}
+
+namespace {
+
+constexpr std::pair<const char*, unsigned> kRecomputeModuleNames[] = {
+    {"core_attn", kRecomputeCoreAttn}, {"moe_act", kRecomputeMoeAct},         {"layernorm", kRecomputeLayernorm},
+    {"mla_up_proj", kRecomputeMlaUpProj}, {"mlp", kRecomputeMlp},             {"moe", kRecomputeMoe},
+    {"shared_experts", kRecomputeSharedExperts}};
+
+}  // namespace
+
+std::optional<unsigned> recompute_modules_from_string(const std::string& names) {
+  unsigned bits = 0;
+  std::string word;
+  auto take = [&]() {
+    if (word.empty()) return true;
+    const auto it = std::find_if(std::begin(kRecomputeModuleNames), std::end(kRecomputeModuleNames),
+                                 [&](const auto& e) { return word == e.first; });
+    if (it == std::end(kRecomputeModuleNames)) return false;
+    bits |= it->second;
+    word.clear();
+    return true;
+  };
+  for (char c : names) {
+    if (c == ' ' || c == ',' || c == '\t') {
+      if (!take()) return std::nullopt;
+    } else {
+      word += c;
+    }
+  }
+  if (!take() || bits == 0) return std::nullopt;
+  return bits;
+}
+
+std::vector<std::string> recompute_module_names(unsigned modules) {
+  std::vector<std::string> out;
+  for (const auto& [name, bit] : kRecomputeModuleNames)
+    if (modules & bit) out.emplace_back(name);
+  return out;
 }
 
 const char* to_string(Framework f) {

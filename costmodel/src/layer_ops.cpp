@@ -1,6 +1,8 @@
 #include "costmodel/layer_ops.h"
 
 #include <algorithm>
+#include <initializer_list>
+#include <string_view>
 
 namespace strata {
 
@@ -36,6 +38,38 @@ void add_gemm_backward(std::vector<Op>& bwd, const Op& f, int eb) {
   weight_grad.weight_grad = true;
   bwd.push_back(data_grad);
   bwd.push_back(weight_grad);
+}
+
+// The forward ops Megatron-Core re-runs for each selective recompute module (TransformerConfig
+// recompute_modules; transformer_layer.py, moe_layer.py, experts.py, multi_latent_attention.py),
+// picked from the layer's forward by the names decoder_layer_ops gives them. With Transformer
+// Engine the input norm is fused into the QKV linear and the pre-MLP norm into a dense MLP's fc1
+// (LayerNormLinear), so "layernorm" re-runs only the norms that stand alone: MLA's input norm and
+// an MoE layer's pre-MLP norm. "mlp" applies to dense layers, "moe" (which also repeats the token
+// dispatch, added by the predictor) and "moe_act" to MoE layers.
+std::vector<Op> selective_recompute_ops(const std::vector<Op>& forward, unsigned modules, const ModelSpec& m, LayerKind kind) {
+  auto in = [](std::string_view name, std::initializer_list<std::string_view> names) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
+  std::vector<Op> out;
+  for (const Op& op : forward) {
+    const std::string_view n(op.name);
+    bool take = false;
+    if (modules & kRecomputeCoreAttn) take |= in(n, {"flash_attention", "attn_scores", "softmax", "attn_values"});
+    if (modules & kRecomputeLayernorm)
+      take |= (m.mla && n == "input_norm") || (kind.moe && n == "post_attn_norm");
+    if (modules & kRecomputeMlaUpProj) take |= m.mla && in(n, {"q_up_proj", "kv_up_proj", "rope"});
+    if ((modules & kRecomputeMlp) && !kind.moe)
+      take |= in(n, {"post_attn_norm", "quantize_fc1_input", "fc1", "activation", "quantize_fc2_input", "fc2"});
+    if (kind.moe && (modules & kRecomputeMoeAct)) take |= in(n, {"expert_activation", "quantize_fc2_input"});
+    if (kind.moe && (modules & kRecomputeMoe))
+      take |= in(n, {"router", "router_topk", "moe_permute", "moe_sort_chunks", "quantize_fc1_input", "expert_fc1",
+                     "expert_activation", "quantize_fc2_input", "expert_fc2", "moe_unsort_chunks", "moe_unpermute",
+                     "shared_fc1", "shared_activation", "shared_fc2"});
+    if (kind.moe && (modules & kRecomputeSharedExperts)) take |= in(n, {"shared_fc1", "shared_activation", "shared_fc2"});
+    if (take) out.push_back(op);
+  }
+  return out;
 }
 
 // The tokens of one micro-batch on one GPU (a CP rank's share), and on one TP rank where
@@ -159,7 +193,6 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
     add_gemm_backward(attn_bwd, qk, eb);
   }
   F.insert(F.end(), attn_fwd.begin(), attn_fwd.end());
-  L.selective_recompute = attn_fwd;
 
   // Transformer Engine fp8 (delayed scaling): Hopper's fp8 tensor cores read both operands
   // K-major, so every GEMM input is cast to fp8 together with its transpose (TE cast_transpose:
@@ -296,6 +329,7 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
     add_gemm_backward(B, *it, eb);
   }
   B.push_back(elementwise("input_norm_bwd", T_sp * h, 4.0 * eb, 8));
+  L.selective_recompute = selective_recompute_ops(F, s.recompute_modules, m, kind);
   return L;
 }
 

@@ -256,14 +256,40 @@ double layer_activation_bytes(const Job& job, RecomputeGranularity g, LayerKind 
     mlp += gemm_in * sbh / sp + dense_mlp(static_cast<double>(m.ffn_hidden_size));
   }
   // Attention scores: softmax output (eb), dropout mask (1) and dropout output (eb) per score,
-  // 5as^2b/t for fp16 with dropout; absent with flash attention or selective recompute.
+  // 5as^2b/t for fp16 with dropout; absent with flash attention or when the attention core is
+  // recomputed.
+  const unsigned modules = g == RecomputeGranularity::selective ? p.recompute.modules : 0u;
   const double S = static_cast<double>(job.training.seq_length);
   double scores = 0;
-  if (!job.runtime.flash_attention && g == RecomputeGranularity::none)
+  if (!job.runtime.flash_attention && !(modules & kRecomputeCoreAttn))
     scores = (eb + (m.dropout ? 1 + eb : 0)) * m.num_attention_heads * s * S * b / t;
   else if (job.runtime.flash_attention)
     scores = 4.0 * m.num_attention_heads * s * b / t;  // fp32 log-sum-exp per query row
-  return attn + mlp + scores;
+  // What the other selective modules do not keep (the ops selective_recompute_ops re-runs): the
+  // outputs of the norms that stand alone (MLA's input norm feeding its down projections, an MoE
+  // layer's pre-MLP norm feeding the router and the dispatch), MLA's per-head Q, K and V, the
+  // experts' activation outputs (fc2 inputs), a dense MLP or a whole MoE block but its input, the
+  // shared experts.
+  double saved = 0;
+  if (modules & kRecomputeLayernorm)  // the MoE norm's output is the MoE block's when that is recomputed whole
+    saved += (m.mla ? gemm_in * sbh / sp : 0.0) + (kind.moe && !(modules & kRecomputeMoe) ? eb * sbh / sp : 0.0);
+  if ((modules & kRecomputeMlaUpProj) && m.mla)
+    saved += eb * s * b * m.num_attention_heads *
+             (2.0 * static_cast<double>(m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim) + static_cast<double>(m.mla->v_head_dim)) / t;
+  if (kind.moe) {
+    const double fe = static_cast<double>(m.moe->expert_ffn_hidden_size) / std::max(1, p.etp);
+    const double tok = moe_tokens_per_gpu(job, s * b);
+    const double shared = m.moe->shared_expert_ffn_hidden_size > 0 ? dense_mlp(static_cast<double>(m.moe->shared_expert_ffn_hidden_size)) : 0.0;
+    if (modules & kRecomputeMoe) {
+      saved += mlp - eb * sbh / sp - mask * sbh / sp;  // everything of the block but its input and the dropout mask
+    } else {
+      if (modules & kRecomputeMoeAct) saved += gemm_in * tok * fe;
+      if (modules & kRecomputeSharedExperts) saved += shared;
+    }
+  } else if (modules & kRecomputeMlp) {
+    saved += gemm_in * sbh / sp + dense_mlp(static_cast<double>(m.ffn_hidden_size));
+  }
+  return std::max(0.0, attn + mlp + scores - saved);
 }
 
 double moe_tokens_per_gpu(const Job& job, double tokens) {

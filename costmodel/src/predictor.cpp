@@ -159,6 +159,21 @@ std::string check_plan(const Job& job) {
   } else if (p.ep != 1 || p.etp != 1) {
     return "ep > 1 needs a mixture-of-experts model (so does etp > 1)";
   }
+  if (p.recompute.granularity == RecomputeGranularity::selective) {
+    // Megatron-Core TransformerConfig's checks of recompute_modules.
+    const unsigned mods = p.recompute.modules;
+    if (mods == 0) return "selective recompute names no module to recompute";
+    if ((mods & kRecomputeMlaUpProj) && !m.mla) return "recompute module mla_up_proj needs multi-latent attention";
+    if ((mods & (kRecomputeMoeAct | kRecomputeMoe | kRecomputeSharedExperts)) && !m.moe)
+      return "recompute modules moe_act, moe and shared_experts need a mixture-of-experts model";
+    if ((mods & kRecomputeSharedExperts) && m.moe && m.moe->shared_expert_ffn_hidden_size == 0)
+      return "recompute module shared_experts needs shared experts";
+    if ((mods & (kRecomputeMoeAct | kRecomputeLayernorm)) && job.training.precision == Precision::fp8 &&
+        job.training.recipe == LowPrecisionRecipe::delayed)
+      return "fp8 delayed scaling does not support moe_act and layernorm recompute (Megatron-Core TransformerConfig)";
+    if ((mods & kRecomputeMoe) && job.runtime.moe_a2a_overlap && p.ep > 1)
+      return "recomputing whole MoE blocks excludes overlapping the MoE all-to-all (Megatron-Core TransformerConfig)";
+  }
   if (m.mtp_layers > 0 && job.runtime.framework == Framework::megatron && m.position_embedding != PositionEmbedding::rope)
     return "multi-token prediction needs rotary position embeddings in Megatron-LM (arguments.py MTP validation)";
   if (job.training.precision == Precision::fp8) {
@@ -220,6 +235,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   // FlashAttention-2-era kernels, kept at the flat rate of the attention efficiencies.
   shape.attention_scales_with_seq = job.runtime.framework == Framework::megatron;
   shape.vocab = padded_vocab_size(job);
+  shape.recompute_modules = p.recompute.modules;
 
   // ---- one decoder layer of each kind (MoE or dense MLP, sliding-window or full attention) ----
   const double tokens = static_cast<double>(p.micro_batch_size) * static_cast<double>(job.training.seq_length) / p.cp;
@@ -331,6 +347,8 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
       case RecomputeGranularity::selective:
         lc.recompute = km.total_time(ops.selective_recompute);
         lc.recompute_flops = total_flops(ops.selective_recompute);
+        // Recomputing a whole MoE block dispatches and combines its tokens again.
+        if (kind.moe && (p.recompute.modules & kRecomputeMoe)) lc.recompute += lc.fwd_ep;
         break;
       case RecomputeGranularity::full:
         // The whole forward runs again, its TP/CP/EP communication included.

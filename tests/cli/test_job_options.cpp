@@ -101,6 +101,14 @@ TEST_CASE("build_job") {
     o.step_overhead_s = -0.5;
     CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--step-overhead") != std::string::npos);
     o = sc21_options();
+    o.recompute = "selective";
+    o.recompute_modules = "core_attn,attn_proj";
+    CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--recompute-modules: expected comma-separated") != std::string::npos);
+    o.recompute = "full";
+    o.recompute_modules = "moe_act";
+    CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--recompute-modules: only applies with --recompute selective") !=
+          std::string::npos);
+    o = sc21_options();
     o.mtp_layers = -1;
     CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--mtp-layers: expected 0..64") != std::string::npos);
   }

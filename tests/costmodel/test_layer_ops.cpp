@@ -280,3 +280,45 @@ TEST_CASE("decoder_layer_ops: sliding-window layers attend to the window only") 
   CHECK(causal_keys_per_query(4096, 8192) == 2048);
 }
 }
+
+TEST_SUITE("costmodel") {
+TEST_CASE("decoder_layer_ops: selective recompute re-runs the forward ops of the modules named") {
+  auto names = [](const std::vector<Op>& ops) {
+    std::vector<std::string> out;
+    for (const auto& op : ops) out.emplace_back(op.name);
+    return out;
+  };
+  const ModelSpec moe = test::catalog().model("deepseek-v3");  // MLA, dense-first, shared expert
+  LayerShape s;
+  s.seq = 4096;
+  s.ep = 8;
+  const LayerKind moe_layer{true, false}, dense_layer{false, false};
+  CHECK(names(decoder_layer_ops(moe, s, moe_layer).selective_recompute) == std::vector<std::string>{"flash_attention"});
+  s.recompute_modules = kRecomputeMoeAct;
+  CHECK(names(decoder_layer_ops(moe, s, moe_layer).selective_recompute) == std::vector<std::string>{"expert_activation"});
+  CHECK(decoder_layer_ops(moe, s, dense_layer).selective_recompute.empty());
+  // Only the norms Transformer Engine does not fuse into a linear: MLA's input norm, the MoE norm.
+  s.recompute_modules = kRecomputeLayernorm;
+  CHECK(names(decoder_layer_ops(moe, s, moe_layer).selective_recompute) == std::vector<std::string>{"input_norm", "post_attn_norm"});
+  CHECK(names(decoder_layer_ops(moe, s, dense_layer).selective_recompute) == std::vector<std::string>{"input_norm"});
+  CHECK(decoder_layer_ops(test::catalog().model("llama3-8b"), s).selective_recompute.empty());
+  s.recompute_modules = kRecomputeMlaUpProj;
+  CHECK(names(decoder_layer_ops(moe, s, dense_layer).selective_recompute) == std::vector<std::string>{"q_up_proj", "kv_up_proj", "rope"});
+  s.recompute_modules = kRecomputeMlp;
+  CHECK(names(decoder_layer_ops(moe, s, dense_layer).selective_recompute) ==
+        std::vector<std::string>{"post_attn_norm", "fc1", "activation", "fc2"});
+  CHECK(decoder_layer_ops(moe, s, moe_layer).selective_recompute.empty());
+  // The whole MoE block: router, permutation, experts, shared expert; not the attention.
+  s.recompute_modules = kRecomputeMoe;
+  const LayerOps whole = decoder_layer_ops(moe, s, moe_layer);
+  double mlp_flops = 0;
+  for (const auto& op : whole.forward)
+    if (std::string_view(op.name).starts_with("expert_") || std::string_view(op.name).starts_with("shared_") ||
+        std::string_view(op.name).starts_with("router") || std::string_view(op.name).starts_with("moe_"))
+      mlp_flops += op.flops;
+  CHECK(total_flops(whole.selective_recompute) == doctest::Approx(mlp_flops).epsilon(1e-12));
+  s.recompute_modules = kRecomputeSharedExperts;
+  CHECK(names(decoder_layer_ops(moe, s, moe_layer).selective_recompute) ==
+        std::vector<std::string>{"shared_fc1", "shared_activation", "shared_fc2"});
+}
+}

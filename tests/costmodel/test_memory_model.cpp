@@ -408,3 +408,33 @@ TEST_CASE("fp8 memory: fp8 parameters replace the bf16 weights, bf16 gradient bu
   CHECK(quantized_input_bytes(LowPrecisionRecipe::mxfp8) == doctest::Approx(1 + 1.0 / 32));
 }
 }
+
+TEST_SUITE("costmodel") {
+TEST_CASE("layer_activation_bytes: selective recompute modules keep less, each what it re-runs") {
+  Job job = test::workload("qwen3-30b-a3b", "dgx-h100-ndr", 256, 4096);
+  job.plan.ep = 8;
+  job.plan.dp = 32;
+  job.plan.recompute.granularity = RecomputeGranularity::selective;
+  const LayerKind moe{true, false};
+  const double core = layer_activation_bytes(job, RecomputeGranularity::selective, moe);  // flash: nothing to save
+  CHECK(core == layer_activation_bytes(job, RecomputeGranularity::none, moe));
+  const double eb = 2, sbh = 4096.0 * 2048, fe = 768;
+  const double tok = moe_tokens_per_gpu(job, 4096);
+  job.plan.recompute.modules = kRecomputeMoeAct;  // the experts' activation outputs (fc2 inputs)
+  CHECK(core - layer_activation_bytes(job, RecomputeGranularity::selective, moe) == doctest::Approx(eb * tok * fe).epsilon(1e-12));
+  job.plan.recompute.modules = kRecomputeLayernorm;  // the MoE norm's output (router and dispatch input)
+  CHECK(core - layer_activation_bytes(job, RecomputeGranularity::selective, moe) == doctest::Approx(eb * sbh).epsilon(1e-12));
+  // The whole MoE block keeps only its input; with layernorm as well, its output is not saved twice.
+  job.plan.recompute.modules = kRecomputeMoe;
+  const double whole = layer_activation_bytes(job, RecomputeGranularity::selective, moe);
+  CHECK(whole < core - eb * tok * fe);
+  job.plan.recompute.modules = kRecomputeMoe | kRecomputeLayernorm | kRecomputeMoeAct;
+  CHECK(layer_activation_bytes(job, RecomputeGranularity::selective, moe) == doctest::Approx(whole).epsilon(1e-12));
+  // Unfused attention keeps its scores unless the attention core is recomputed.
+  job.runtime.flash_attention = false;
+  job.plan.recompute.modules = kRecomputeMoeAct;
+  const double scores_kept = layer_activation_bytes(job, RecomputeGranularity::selective, moe);
+  job.plan.recompute.modules = kRecomputeMoeAct | kRecomputeCoreAttn;
+  CHECK(layer_activation_bytes(job, RecomputeGranularity::selective, moe) < scores_kept);
+}
+}

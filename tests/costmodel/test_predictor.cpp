@@ -684,3 +684,39 @@ TEST_CASE("multi-token prediction: the last stage runs one more layer of the las
   job.model.mtp_layers = 2;
   CHECK(contains(check_plan(job), "at most one MTP layer"));
 }
+
+TEST_CASE("selective recompute modules: Megatron-Core's rules, and a whole MoE block dispatches its tokens again") {
+  Job job = test::workload("qwen3-30b-a3b", "dgx-h100-ndr", 256, 4096);
+  job.calibration = test::catalog().calibration_or_default(job.cluster.gpu);
+  job.plan.dp = 256;
+  job.plan.ep = 16;  // over two nodes: the all-to-all is not free
+  job.runtime.moe_load_imbalance = 1.0;
+  job.plan.recompute.granularity = RecomputeGranularity::selective;
+  REQUIRE(check_plan(job) == "");
+  job.plan.recompute.modules = kRecomputeMoeAct;
+  const Prediction act = predict(job);
+  job.plan.recompute.modules = kRecomputeMoe;
+  const Prediction whole = predict(job);
+  CHECK(whole.breakdown.recompute_s > act.breakdown.recompute_s);
+  CHECK(whole.breakdown.ep_comm_s == doctest::Approx(act.breakdown.ep_comm_s).epsilon(1e-9));  // re-sent inside recompute
+  CHECK(whole.iteration_time_s - act.iteration_time_s ==
+        doctest::Approx(whole.breakdown.recompute_s - act.breakdown.recompute_s).epsilon(0.01));
+  CHECK(whole.memory_per_gpu_GiB < act.memory_per_gpu_GiB);
+  job.plan.recompute.modules = kRecomputeMlaUpProj;
+  CHECK(contains(check_plan(job), "mla_up_proj needs multi-latent attention"));
+  job.plan.recompute.modules = kRecomputeSharedExperts;
+  CHECK(contains(check_plan(job), "shared_experts needs shared experts"));
+  job.plan.recompute.modules = kRecomputeMoeAct;
+  job.training.precision = Precision::fp8;  // delayed scaling
+  CHECK(contains(check_plan(job), "delayed scaling does not support moe_act and layernorm recompute"));
+  job.training.recipe = LowPrecisionRecipe::tensorwise;
+  CHECK(check_plan(job) == "");
+  job.plan.recompute.modules = kRecomputeMoe;
+  job.runtime.moe_a2a_overlap = true;
+  CHECK(contains(check_plan(job), "excludes overlapping the MoE all-to-all"));
+  job.model = test::catalog().model("llama3-8b");
+  job.plan.ep = 1;
+  job.runtime.moe_a2a_overlap = false;
+  job.plan.recompute.modules = kRecomputeMoeAct;
+  CHECK(contains(check_plan(job), "need a mixture-of-experts model"));
+}

@@ -121,6 +121,29 @@ TEST_CASE("megatron_args") {
     // Chunk 0 of stages 0..3, then chunk 1 of stages 0..3; the embedding and loss chunks are short.
     CHECK(*layout == "Et*11|t*13|t*13|t*12|t*12|t*12|t*12|t*11L");
   }
+  SUBCASE("selective recompute modules other than Megatron's default core_attn are listed") {
+    Job job = test::gpt3_175b_job();
+    job.model = test::catalog().model("deepseek-v3");
+    job.model.mtp_layers = 0;
+    job.plan = ParallelPlan{};
+    job.plan.tp = 2;
+    job.plan.dp = 8;
+    job.plan.ep = 8;
+    job.plan.sequence_parallel = true;
+    job.plan.recompute.granularity = RecomputeGranularity::selective;
+    auto a = megatron_args(job);
+    CHECK(value_of(a, "--recompute-granularity") == "selective");
+    CHECK_FALSE(has(a, "--recompute-modules"));
+    job.plan.recompute.modules = kRecomputeMlaUpProj | kRecomputeLayernorm;
+    a = megatron_args(job);
+    const auto at = std::find(a.begin(), a.end(), "--recompute-modules");
+    REQUIRE(at != a.end());
+    CHECK(std::vector<std::string>(at + 1, at + 3) == std::vector<std::string>{"layernorm", "mla_up_proj"});
+    // moe_act needs --moe-grouped-gemm, which strata does not write: no launch, and why.
+    job.plan.recompute.modules = kRecomputeMoeAct;
+    CHECK(megatron_args(job).empty());
+    CHECK(megatron_launch(job).refused.find("moe_act") != std::string::npos);
+  }
   SUBCASE("multi-token prediction: --mtp-num-layers, and its layers beside the loss in a layout") {
     Job job = test::gpt3_175b_job();
     job.model = test::catalog().model("deepseek-v3");

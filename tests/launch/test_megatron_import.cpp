@@ -112,6 +112,10 @@ TEST_CASE("megatron_import") {
     moe.runtime.moe_a2a_overlap = true;
     moe.runtime.moe_capacity_factor = 1.25;
     check_round_trip(moe);
+    // Selective recompute of whole MoE blocks and the shared experts' neighbours (no overlap with it).
+    moe.runtime.moe_a2a_overlap = false;
+    moe.plan.recompute = {RecomputeGranularity::selective, -1, kRecomputeMoe | kRecomputeLayernorm};
+    check_round_trip(moe);
   }
 
   SUBCASE("today's models read back whole: MLA, MoE layer patterns, shared experts, windows, head dims") {
@@ -341,15 +345,16 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
     CHECK(l.plan.stage_layers == std::vector<int>{3, 5});
   }
 
-  SUBCASE("--recompute-modules other than core_attn are read and said to be unmodelled, not dropped silently") {
+  SUBCASE("--recompute-modules: Megatron's list of selective recompute modules") {
     const std::string base = "--num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 128 --micro-batch-size 1 "
                              "--vocab-size 100 --recompute-granularity selective ";
     MegatronLaunch l = read(base + "--recompute-modules moe_act layernorm --bf16");
     CHECK(l.plan.recompute.granularity == RecomputeGranularity::selective);
-    CHECK(has_note(l, "--recompute-modules moe_act layernorm: strata models selective recompute as Megatron's default core_attn"));
+    CHECK(l.plan.recompute.modules == (kRecomputeMoeAct | kRecomputeLayernorm));
     CHECK(l.training.precision == Precision::bf16);  // the list stops at the next flag
-    l = read(base + "--recompute-modules core_attn");
-    CHECK_FALSE(has_note(l, "--recompute-modules"));
+    CHECK(read(base).plan.recompute.modules == kRecomputeCoreAttn);  // Megatron's default
+    CHECK(has(error_of(base + "--recompute-modules core_attn gdn_norm_out"),
+              "--recompute-modules: expected core_attn, moe_act, layernorm, mla_up_proj, mlp, moe or shared_experts"));
   }
 
   SUBCASE("multi-token prediction: --mtp-num-layers, and as many 'm' in a layout as Megatron requires") {

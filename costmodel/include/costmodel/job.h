@@ -14,13 +14,33 @@ namespace strata {
 
 enum class RecomputeGranularity { none, selective, full };
 
+// Megatron-Core's selective recompute modules (--recompute-modules; TransformerConfig
+// recompute_modules): the parts of a layer recomputed in backward instead of stored.
+enum RecomputeModule : unsigned {
+  kRecomputeCoreAttn = 1u << 0,      // the attention core (the default)
+  kRecomputeMoeAct = 1u << 1,        // the routed experts' activation function
+  kRecomputeLayernorm = 1u << 2,     // the norms not fused into a linear (MLA's input norm, MoE's pre-MLP norm)
+  kRecomputeMlaUpProj = 1u << 3,     // MLA's up projections and rope
+  kRecomputeMlp = 1u << 4,           // a dense layer's whole MLP
+  kRecomputeMoe = 1u << 5,           // an MoE layer's whole MLP block, dispatch included
+  kRecomputeSharedExperts = 1u << 6  // the shared experts
+};
+
 struct RecomputeSpec {
   RecomputeGranularity granularity = RecomputeGranularity::none;
   // Full recompute only: how many layers of each pipeline stage are recomputed (Megatron's
   // --recompute-method block --recompute-num-layers). -1 means every layer (method uniform).
   int num_layers = -1;
+  // Selective recompute only: RecomputeModule bits.
+  unsigned modules = kRecomputeCoreAttn;
   bool operator==(const RecomputeSpec&) const = default;
 };
+
+// Megatron's module names ("core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe",
+// "shared_experts") separated by spaces or commas, as bits; nullopt for an unknown name or none.
+std::optional<unsigned> recompute_modules_from_string(const std::string& names);
+// The bits' names in Megatron's spelling, in the order above.
+std::vector<std::string> recompute_module_names(unsigned modules);
 
 struct ParallelPlan {
   int tp = 1;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "costmodel/gpu_spec.h"
+#include "costmodel/job.h"
 #include "costmodel/model_spec.h"
 
 namespace strata {
@@ -51,12 +52,15 @@ struct LayerShape {
   LowPrecisionRecipe recipe = LowPrecisionRecipe::delayed;  // how, when fp8_linears
   bool attention_scales_with_seq = true;  // sets Op::key_loop_scaling on the flash attention ops
   std::int64_t vocab = 0;  // vocabulary rows incl. framework padding (padded_vocab_size); 0: the model's
+  // RecomputeModule bits whose forward ops LayerOps::selective_recompute holds.
+  unsigned recompute_modules = kRecomputeCoreAttn;
 };
 
 struct LayerOps {
   std::vector<Op> forward;
   std::vector<Op> backward;
-  // Ops re-run in backward under selective recompute (attention core only, Korthikanti 2022 §5).
+  // Ops re-run in backward under selective recompute: those of LayerShape::recompute_modules
+  // (by default the attention core, Korthikanti 2022 §5).
   std::vector<Op> selective_recompute;
 };
 

@@ -92,6 +92,9 @@ void add_plan_options(CLI::App& app, JobOptions& o) {
   app.add_flag("--sp", o.sp, "Sequence parallelism");
   app.add_option("--recompute", o.recompute, "none | selective | full");
   app.add_option("--recompute-layers", o.recompute_layers, "With --recompute full: layers recomputed per stage (default all)");
+  app.add_option("--recompute-modules", o.recompute_modules,
+                 "With --recompute selective: comma-separated Megatron-Core modules to recompute, of core_attn, moe_act, "
+                 "layernorm, mla_up_proj, mlp, moe, shared_experts (Megatron --recompute-modules; default core_attn)");
   app.add_flag("--dist-opt", o.dist_opt, "Megatron distributed optimizer");
   app.add_option("--zero", o.zero, "ZeRO stage 0..3");
   app.add_option("--stage-layers", o.stage_layers, "Comma-separated layers per pipeline stage (uneven split)");
@@ -257,7 +260,8 @@ MegatronLaunch read_launch_file(const JobOptions& o, const Catalog& catalog) {
       {o.vocab_divisor.has_value(), "--make-vocab-size-divisible-by"}, {o.tp.has_value(), "--tp"}, {o.pp.has_value(), "--pp"},
       {o.dp.has_value(), "--dp"}, {o.cp.has_value(), "--cp"}, {o.ep.has_value(), "--ep"}, {o.etp.has_value(), "--etp"}, {o.vpp.has_value(), "--vpp"},
       {o.mbs.has_value(), "--mbs"}, {o.sp, "--sp"}, {!o.recompute.empty(), "--recompute"},
-      {o.recompute_layers.has_value(), "--recompute-layers"}, {o.dist_opt, "--dist-opt"}, {o.zero != 0, "--zero"},
+      {o.recompute_layers.has_value(), "--recompute-layers"}, {!o.recompute_modules.empty(), "--recompute-modules"},
+      {o.dist_opt, "--dist-opt"}, {o.zero != 0, "--zero"},
       {!o.stage_layers.empty(), "--stage-layers"}};
   for (const auto& [given, flag] : decided_by_launch)
     if (given) throw InputError(kCmd, flag, "is set by the launch in --megatron-args " + file + "; change it there");
@@ -379,6 +383,15 @@ Job build_job(const JobOptions& o, const Catalog& catalog, std::vector<std::stri
     if (*rc != RecomputeGranularity::full) throw InputError(kCmd, "--recompute-layers", "only applies with --recompute full");
     if (*o.recompute_layers < 1) throw InputError(kCmd, "--recompute-layers", "expected a positive layer count");
     p.recompute.num_layers = *o.recompute_layers;
+  }
+  if (!o.recompute_modules.empty()) {
+    if (*rc != RecomputeGranularity::selective) throw InputError(kCmd, "--recompute-modules", "only applies with --recompute selective");
+    const auto modules = recompute_modules_from_string(o.recompute_modules);
+    if (!modules)
+      throw InputError(kCmd, "--recompute-modules",
+                       "expected comma-separated core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts, found \"" +
+                           o.recompute_modules + "\"");
+    p.recompute.modules = *modules;
   }
   p.distributed_optimizer = o.dist_opt;
   if (o.zero < 0 || o.zero > 3) throw InputError(kCmd, "--zero", "expected 0, 1, 2 or 3");

@@ -62,6 +62,7 @@ nlohmann::json plan_to_json(const Job& job, const Prediction& prediction) {
           {"calibration", calibration_to_json(job.calibration)},
           {"prediction", prediction_to_json(prediction)},
           {"launch", launch_to_json(megatron_launch(job, prediction.feasible, prediction.reason))}};
+  if (p.recompute.granularity == RecomputeGranularity::selective) j["recompute"]["modules"] = recompute_module_names(p.recompute.modules);
   if (p.vpp > 1) {
     // Decoder layers of each model chunk of each stage (interleaved 1F1B), as the schedule and the
     // launch's layout place them.
@@ -215,11 +216,18 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
 
   if (r.has("recompute")) {
     JsonReader rc = r.child("recompute");
-    rc.reject_unknown_keys({"granularity", "num_layers"});
+    rc.reject_unknown_keys({"granularity", "num_layers", "modules"});
     auto g = parse_recompute(rc.get_string("granularity"));
     if (!g) rc.fail("granularity", "expected none, selective or full");
     p.recompute.granularity = *g;
     p.recompute.num_layers = rc.has("num_layers") ? static_cast<int>(rc.get_int("num_layers", 1, kMax)) : -1;
+    if (rc.has("modules")) {
+      std::string names;
+      for (const auto& n : rc.opt_string_list("modules")) names += n + " ";
+      const auto modules = recompute_modules_from_string(names);
+      if (!modules) rc.fail("modules", "expected a list of core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts");
+      p.recompute.modules = *modules;
+    }
   }
   if (r.has("stages")) {
     const auto& s = r.raw("stages");

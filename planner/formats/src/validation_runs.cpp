@@ -361,12 +361,14 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   }
   p.recompute.granularity = *rc;
   if (const std::string rtext = text_of(r, "recompute"); *rc == RecomputeGranularity::selective && contains(rtext, "recompute_modules")) {
-    // Megatron-Core's selective modules other than its default core_attn (moe_act, layernorm, ...).
+    // Megatron-Core's selective modules, as a recipe lists them: "recompute_modules ['layernorm', 'moe_act']".
     const auto open = rtext.find('[', rtext.find("recompute_modules")), close = rtext.find(']', open);
-    const std::string modules = open != std::string::npos && close != std::string::npos ? rtext.substr(open, close - open + 1) : "";
-    if (modules != "['core_attn']")
-      as.push_back("recompute_modules " + modules + ": strata models selective recompute as Megatron's default core_attn; "
-                   "the memory these modules save and the recompute they cost are not modelled");
+    std::string names = open != std::string::npos && close != std::string::npos ? rtext.substr(open + 1, close - open - 1) : "";
+    names.erase(std::remove_if(names.begin(), names.end(), [](char c) { return c == '\'' || c == '"'; }), names.end());
+    const auto modules = recompute_modules_from_string(names);
+    if (!modules) throw InputError(where, "/recompute", "expected recompute_modules of core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, "
+                                                        "shared_experts, found \"" + rtext + "\"");
+    p.recompute.modules = *modules;
   }
   // A recipe's explicit pipeline layout (Megatron-Bridge's pp_layout knob, Megatron-Core's
   // pipeline_model_parallel_layout), e.g. DeepSeek-V3's "Et|(tt|)*30mL": it sets vpp and each

@@ -193,6 +193,11 @@ std::optional<std::string> megatron_launch_refusal(const Job& job) {
   if (job.model.position_embedding == PositionEmbedding::alibi)
     return "the model uses ALiBi positions, which Megatron-LM does not implement (BLOOM and MPT trained with Megatron-DeepSpeed and "
            "llm-foundry): no Megatron-LM launch trains this model";
+  if (p.recompute.granularity == RecomputeGranularity::selective && (p.recompute.modules & kRecomputeMoeAct))
+    return "recomputing the experts' activation (moe_act) needs Megatron's grouped-GEMM experts (--moe-grouped-gemm), which "
+           "strata does not write (Megatron checks it against the GPU's compute capability, which a launch cannot be "
+           "verified for without the GPU): add --moe-grouped-gemm --recompute-granularity selective --recompute-modules "
+           "yourself, or drop moe_act";
   if (p.recompute.granularity == RecomputeGranularity::full && p.recompute.num_layers >= 0 && !recompute_layers_per_chunk(job))
     return fmt::format("Megatron-LM recomputes --recompute-num-layers layers in each of a stage's {} model chunks: {} layers per stage "
                        "is not a whole number per chunk; give a multiple of vpp (or full recompute of every layer)",
@@ -243,7 +248,13 @@ std::vector<std::string> megatron_args(const Job& job) {
   // Memory.
   switch (p.recompute.granularity) {
     case RecomputeGranularity::none: break;
-    case RecomputeGranularity::selective: opt(a, "--recompute-granularity", "selective"); break;
+    case RecomputeGranularity::selective:
+      opt(a, "--recompute-granularity", "selective");
+      if (p.recompute.modules != kRecomputeCoreAttn) {  // Megatron's default is core_attn alone
+        a.push_back("--recompute-modules");
+        for (const auto& name : recompute_module_names(p.recompute.modules)) a.push_back(name);
+      }
+      break;
     case RecomputeGranularity::full:
       opt(a, "--recompute-granularity", "full");
       if (p.recompute.num_layers < 0) {

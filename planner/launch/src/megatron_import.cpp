@@ -559,13 +559,15 @@ void read_recompute(const Flags& f, const std::string& where, ParallelPlan& p, s
   if (granularity.empty()) return;
   if (granularity == "selective") {
     p.recompute.granularity = RecomputeGranularity::selective;
-    // strata's selective recompute is Megatron's default module, the attention core. Other modules
-    // (moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts) are not modelled: say so.
-    const std::string modules = f.raw("--recompute-modules").value_or("core_attn");
-    if (modules != "core_attn")
-      notes.push_back("--recompute-modules " + modules +
-                      ": strata models selective recompute as Megatron's default core_attn (the attention core "
-                      "recomputed); the memory these modules save and the recompute they cost are not modelled");
+    // Megatron's default module is the attention core (TransformerConfig recompute_modules).
+    if (auto names = f.text("--recompute-modules")) {
+      const auto modules = recompute_modules_from_string(*names);
+      if (!modules)
+        throw InputError(where, "--recompute-modules",
+                         "expected core_attn, moe_act, layernorm, mla_up_proj, mlp, moe or shared_experts, found \"" + *names +
+                             "\" (strata does not model the others)");
+      p.recompute.modules = *modules;
+    }
     return;
   }
   if (granularity != "full") throw InputError(where, "--recompute-granularity", "expected full or selective, found \"" + granularity + "\"");

@@ -54,6 +54,7 @@ struct JobOptions {
   bool sp = false;
   std::string recompute;  // empty: none
   std::optional<int> recompute_layers;
+  std::string recompute_modules;  // with --recompute selective: Megatron's module names; empty: core_attn
   bool dist_opt = false;
   int zero = 0;
   std::string stage_layers;  // "20,20,20,20"
