@@ -429,6 +429,21 @@ TEST_CASE("load_validation_runs: a recipe's pp_layout knob sets vpp and each ran
   CHECK(job.plan.stage_layers == expected);
   CHECK(any_contains(loaded[0].assumptions, "pipeline layout \"Et|(tt|)*30mL\" from the recipe: vpp 2"));
   CHECK(check_plan(job).empty());
+  // fp8 with moe_act recompute and no recipe named: not delayed scaling, which Megatron refuses with it.
+  runs[0]["precision"] = "FP8";
+  runs[0]["recompute"] = "selective, recompute_modules ['moe_act', 'mla_up_proj']";
+  loaded = load_validation_runs(runs, "runs.json", test::catalog());
+  REQUIRE(loaded[0].job);
+  CHECK(loaded[0].job->plan.recompute.modules == (kRecomputeMoeAct | kRecomputeMlaUpProj));
+  CHECK(loaded[0].job->training.recipe == LowPrecisionRecipe::tensorwise);
+  CHECK(any_contains(loaded[0].assumptions, "assumed current (tensorwise) scaling: the run recomputes moe_act"));
+  CHECK(check_plan(*loaded[0].job).empty());
+  runs[0]["recompute"] = "selective, recompute_modules ['core_attn', 'attn_proj']";
+  loaded = load_validation_runs(runs, "runs.json", test::catalog());
+  CHECK_FALSE(loaded[0].job);
+  CHECK(loaded[0].error.find("/recompute") != std::string::npos);
+  runs[0]["precision"] = "BF16";
+  runs[0]["recompute"] = "none";
   // A layout without the MTP layer the model trains is refused as Megatron refuses it.
   runs[0]["notes"] = "knobs {\"pp_layout\": \"Et|(tt|)*30L\"}";
   loaded = load_validation_runs(runs, "runs.json", test::catalog());

@@ -369,6 +369,14 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
     if (!modules) throw InputError(where, "/recompute", "expected recompute_modules of core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, "
                                                         "shared_experts, found \"" + rtext + "\"");
     p.recompute.modules = *modules;
+    // Megatron refuses these modules under delayed scaling, so a run that used them in fp8 did not
+    // use Transformer Engine's default recipe.
+    if (t.precision == Precision::fp8 && pr.recipe_assumed && (*modules & (kRecomputeMoeAct | kRecomputeLayernorm))) {
+      t.recipe = LowPrecisionRecipe::tensorwise;
+      std::replace(as.begin(), as.end(), std::string("fp8 recipe not stated; assumed Transformer Engine's default delayed scaling"),
+                   std::string("fp8 recipe not stated; assumed current (tensorwise) scaling: the run recomputes moe_act or "
+                               "layernorm, which Megatron refuses under the default delayed scaling"));
+    }
   }
   // A recipe's explicit pipeline layout (Megatron-Bridge's pp_layout knob, Megatron-Core's
   // pipeline_model_parallel_layout), e.g. DeepSeek-V3's "Et|(tt|)*30mL": it sets vpp and each
