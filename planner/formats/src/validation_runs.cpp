@@ -415,6 +415,13 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   } else {
     rt.framework = Framework::megatron;
   }
+  if (rt.framework != Framework::megatron && m.mtp_layers > 0) {
+    // Multi-token prediction is trained by Megatron stacks (Megatron-Core multi_token_prediction.py,
+    // Megatron-Bridge's DeepSeek-V3 recipe); the FSDP and DeepSpeed stacks strata models train the
+    // main model only.
+    as.push_back(fmt::format("the config's {} multi-token prediction module(s) are not trained by this framework; read without", m.mtp_layers));
+    m.mtp_layers = 0;
+  }
   static const std::regex stage_re("(zero|stage)[^0-9]*([0-3])", std::regex::icase);
   std::smatch zm;
   if (rt.framework != Framework::fsdp && std::regex_search(zero, zm, stage_re)) p.zero_stage = std::stoi(zm[2].str());
