@@ -101,8 +101,11 @@ std::string check_plan(const Job& job) {
     return fmt::format("{} micro-batches x pp*vpp = {} pipeline steps is more than the {} strata simulates", job.num_micro_batches(),
                        static_cast<std::int64_t>(p.pp) * p.vpp, kMaxSimulatedChunks);
   if (p.pp > m.num_layers) return fmt::format("pp={} exceeds the {} layers", p.pp, m.num_layers);
-  if (p.vpp > 1 && job.runtime.framework != Framework::megatron)
-    return fmt::format("vpp={} is Megatron-LM's interleaved schedule; the {} pipeline does not interleave", p.vpp,
+  // Megatron-LM interleaves model chunks, and so does torch.distributed.pipelining, the pipeline of
+  // FSDP2 stacks (torchtitan's Interleaved1F1B schedule); DeepSpeed's PipelineEngine runs one chunk
+  // per stage.
+  if (p.vpp > 1 && job.runtime.framework == Framework::deepspeed)
+    return fmt::format("vpp={} is an interleaved schedule; the {} pipeline does not interleave", p.vpp,
                        to_string(job.runtime.framework));
   if (!p.stage_layers.empty()) {
     if (static_cast<int>(p.stage_layers.size()) != p.pp)

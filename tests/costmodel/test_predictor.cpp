@@ -577,11 +577,16 @@ TEST_CASE("MoE all-to-all overlap hides at most the compute it runs beside") {
         doctest::Approx(short_plain.breakdown.ep_comm_s * job.calibration.kernel.overlap_interference).epsilon(0.02));
 }
 
-TEST_CASE("check_plan: only Megatron-LM interleaves pipeline stages") {
+TEST_CASE("check_plan: Megatron-LM and FSDP2's pipelining interleave pipeline stages, DeepSpeed does not") {
   Job job = test::gpt3_175b_job();
   job.plan.vpp = 2;
   CHECK(check_plan(job) == "");
+  job.runtime.framework = Framework::fsdp;  // torch.distributed.pipelining's Interleaved1F1B (torchtitan)
+  job.plan.distributed_optimizer = false;
+  job.plan.zero_stage = 3;
+  CHECK(check_plan(job) == "");
   job.runtime.framework = Framework::deepspeed;
+  job.plan.zero_stage = 1;
   CHECK(contains(check_plan(job), "the deepspeed pipeline does not interleave"));
 }
 
