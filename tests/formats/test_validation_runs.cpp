@@ -444,14 +444,15 @@ TEST_CASE("load_validation_runs: a recipe's pp_layout knob sets vpp and each ran
   CHECK(loaded[0].error.find("/recompute") != std::string::npos);
   runs[0]["precision"] = "BF16";
   runs[0]["recompute"] = "none";
-  // An FSDP stack trains the main model only.
+  // An FSDP stack (torchtitan's FSDP2) trains the main model only.
   nlohmann::json fsdp = runs;
-  fsdp[0]["framework"] = "PyTorch FSDP";
+  fsdp[0]["framework"] = "torchtitan";
   fsdp[0]["pp"] = 1;
   fsdp[0]["dp"] = 512;
   fsdp[0]["notes"] = "";
   loaded = load_validation_runs(fsdp, "runs.json", test::catalog());
   REQUIRE(loaded[0].job);
+  CHECK(loaded[0].job->runtime.framework == Framework::fsdp);
   CHECK(loaded[0].job->model.mtp_layers == 0);
   CHECK(any_contains(loaded[0].assumptions, "multi-token prediction module(s) are not trained by this framework"));
   // A layout without the MTP layer the model trains is refused as Megatron refuses it.

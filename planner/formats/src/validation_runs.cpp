@@ -407,7 +407,9 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   const std::string fwtext = text_of(r, "framework");
   const std::string zero = lower(text_of(r, "zero_or_dist_optimizer"));
   RuntimeOptions& rt = job.runtime;
-  if (contains(fwtext, "fsdp") || contains(fwtext, "composer") || contains(fwtext, "llm-foundry") || zero.find("fsdp") != std::string::npos) {
+  // torchtitan shards its data-parallel ranks with FSDP2 (dp_shard) beside TP, PP and CP.
+  if (contains(fwtext, "fsdp") || contains(fwtext, "composer") || contains(fwtext, "llm-foundry") || contains(fwtext, "torchtitan") ||
+      zero.find("fsdp") != std::string::npos) {
     rt.framework = Framework::fsdp;
     p.zero_stage = 3;
   } else if (contains(fwtext, "deepspeed")) {
