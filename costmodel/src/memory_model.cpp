@@ -151,8 +151,7 @@ ParamSplit mtp_param_split(const Job& job, int stage) {
   // Each MTP module's decoder layer is the last layer's kind; its 2h x h projection is column-
   // parallel over TP, and its three norms go with it, as layer_params_per_gpu counts a layer's norms.
   const ParamSplit layer = layer_params_per_gpu(job, m.num_layers - 1);
-  const double head = (m.mtp_params() / m.mtp_layers - m.layer_params_at(m.num_layers - 1)) / p.tp;
-  out.dense = m.mtp_layers * (layer.dense + head);
+  out.dense = m.mtp_layers * (layer.dense + m.mtp_head_params() / p.tp);
   out.expert = m.mtp_layers * layer.expert;
   return out;
 }
@@ -237,6 +236,9 @@ double layer_activation_bytes(const Job& job, RecomputeGranularity g, LayerKind 
   const double gate = m.gated_mlp() ? 2 : 1;
   auto dense_mlp = [&](double f) { return eb * s * b * gate * f / t + gemm_in * s * b * f / t; };
   double mlp = eb * sbh / sp + mask * sbh / sp;
+  // Parts the selective recompute modules below may leave out: the experts' activation outputs
+  // (fc2 inputs) and the shared experts' stored tensors.
+  double expert_act_out = 0, shared = 0;
   if (kind.moe) {
     // Router input (the norm output, kept for the router's weight gradient) and its fp32 scores;
     // the local experts' tokens: top_k copies of each token spread over EP x ETP like their FLOPs
@@ -250,8 +252,9 @@ double layer_activation_bytes(const Job& job, RecomputeGranularity g, LayerKind 
     const double tok = moe_tokens_per_gpu(job, s * b);
     const double kept_expert_output = job.runtime.framework == Framework::megatron ? 0.0 : eb * h;
     mlp += eb * sbh / sp + 4.0 * s * b * m.moe->num_experts / sp;
-    mlp += gemm_in * tok * h + eb * tok * gate * fe + gemm_in * tok * fe + 4.0 * tok + kept_expert_output * tok;
-    if (m.moe->shared_expert_ffn_hidden_size > 0) mlp += dense_mlp(static_cast<double>(m.moe->shared_expert_ffn_hidden_size));
+    expert_act_out = gemm_in * tok * fe;
+    if (m.moe->shared_expert_ffn_hidden_size > 0) shared = dense_mlp(static_cast<double>(m.moe->shared_expert_ffn_hidden_size));
+    mlp += gemm_in * tok * h + eb * tok * gate * fe + expert_act_out + 4.0 * tok + kept_expert_output * tok + shared;
   } else {
     mlp += gemm_in * sbh / sp + dense_mlp(static_cast<double>(m.ffn_hidden_size));
   }
@@ -277,13 +280,10 @@ double layer_activation_bytes(const Job& job, RecomputeGranularity g, LayerKind 
     saved += eb * s * b * m.num_attention_heads *
              (2.0 * static_cast<double>(m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim) + static_cast<double>(m.mla->v_head_dim)) / t;
   if (kind.moe) {
-    const double fe = static_cast<double>(m.moe->expert_ffn_hidden_size) / std::max(1, p.etp);
-    const double tok = moe_tokens_per_gpu(job, s * b);
-    const double shared = m.moe->shared_expert_ffn_hidden_size > 0 ? dense_mlp(static_cast<double>(m.moe->shared_expert_ffn_hidden_size)) : 0.0;
     if (modules & kRecomputeMoe) {
       saved += mlp - eb * sbh / sp - mask * sbh / sp;  // everything of the block but its input and the dropout mask
     } else {
-      if (modules & kRecomputeMoeAct) saved += gemm_in * tok * fe;
+      if (modules & kRecomputeMoeAct) saved += expert_act_out;
       if (modules & kRecomputeSharedExperts) saved += shared;
     }
   } else if (modules & kRecomputeMlp) {

@@ -437,11 +437,15 @@ double ModelSpec::layer_params() const {
   return sum / num_layers;
 }
 
-double ModelSpec::mtp_params() const {
-  if (mtp_layers <= 0 || num_layers <= 0) return 0;
+double ModelSpec::mtp_head_params() const {
   const double h = static_cast<double>(hidden_size);
   const double norms = (normalization == Normalization::layernorm ? 2 : 1) * 3 * h;  // enorm, hnorm, final norm
-  return mtp_layers * (layer_params_at(num_layers - 1) + 2 * h * h + norms);
+  return 2 * h * h + norms;
+}
+
+double ModelSpec::mtp_params() const {
+  if (mtp_layers <= 0 || num_layers <= 0) return 0;
+  return mtp_layers * (layer_params_at(num_layers - 1) + mtp_head_params());
 }
 
 double ModelSpec::embedding_params(std::int64_t seq_length) const {

@@ -385,6 +385,9 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   const double emb_fwd = emb_fwd_compute + edge_tp, emb_bwd = emb_bwd_compute;
   const double out_fwd = out_fwd_compute, out_bwd = out_bwd_compute + edge_tp;
 
+  auto layer_fwd = [](const LayerCost& lc) { return lc.fwd_compute + lc.fwd_tp + lc.fwd_cp + lc.fwd_ep; };
+  auto layer_bwd = [](const LayerCost& lc) { return lc.bwd_compute + lc.bwd_tp + lc.bwd_cp + lc.bwd_ep; };
+
   // ---- multi-token prediction modules, on the last stage's last chunk ------------------------
   // Each runs the embedding of the next tokens, its norms and 2h -> h projection, a decoder layer of
   // the last layer's kind and the shared output layer with its own loss (Megatron-Core
@@ -402,8 +405,8 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     const double head_fwd = km.total_time(head.forward), head_bwd = km.total_time(head.backward);
     const double head_tp = 3 * edge_tp;
     mtp.layer = &lc;
-    mtp.fwd = mtp_modules * (lc.fwd_compute + lc.fwd_tp + lc.fwd_cp + lc.fwd_ep + head_fwd + head_tp + emb_fwd + out_fwd);
-    mtp.bwd = mtp_modules * (lc.bwd_compute + lc.bwd_tp + lc.bwd_cp + lc.bwd_ep + head_bwd + head_tp + emb_bwd + out_bwd);
+    mtp.fwd = mtp_modules * (layer_fwd(lc) + head_fwd + head_tp + emb_fwd + out_fwd);
+    mtp.bwd = mtp_modules * (layer_bwd(lc) + head_bwd + head_tp + emb_bwd + out_bwd);
     mtp.compute = mtp_modules * (lc.fwd_compute + lc.bwd_compute + head_fwd + head_bwd + emb_fwd_compute + emb_bwd_compute +
                                  out_fwd_compute + out_bwd_compute);
     mtp.tp = mtp_modules * (lc.fwd_tp + lc.bwd_tp + 2 * head_tp + 2 * edge_tp);
@@ -435,8 +438,6 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     if (p.recompute.granularity != RecomputeGranularity::full) return 0;
     return p.recompute.num_layers < 0 ? layers : std::min(layers, p.recompute.num_layers);
   };
-  auto layer_fwd = [](const LayerCost& lc) { return lc.fwd_compute + lc.fwd_tp + lc.fwd_cp + lc.fwd_ep; };
-  auto layer_bwd = [](const LayerCost& lc) { return lc.bwd_compute + lc.bwd_tp + lc.bwd_cp + lc.bwd_ep; };
   auto layer_refwd = [](const LayerCost& lc) { return lc.fwd_tp + lc.fwd_cp + lc.fwd_ep; };  // comm re-done by full recompute
   // Without gradient-accumulation fusion every micro-batch reads the fresh weight gradient and
   // read-modify-writes the accumulation buffer (fp32 main_grad in Megatron, model dtype in DeepSpeed).

@@ -127,6 +127,8 @@ struct ModelSpec {
   // projection and three norms each (the embedding and output layer are shared). Not part of
   // total_params(): DeepSeek-V3's 671B leaves its MTP module out (685B with it on Hugging Face).
   double mtp_params() const;
+  // One MTP module's own parameters around its decoder layer: the 2h x h projection and three norms.
+  double mtp_head_params() const;
   // Embedding table (+ learned positions) and, when untied, the output layer.
   double embedding_params(std::int64_t seq_length) const;
   double total_params(std::int64_t seq_length) const;
