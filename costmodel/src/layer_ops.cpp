@@ -155,6 +155,11 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
   } else {
     proj_in.push_back(gemm("qkv_proj", T, (qh + 2 * kv) / tp, h, eb));
     if (m.qk_layernorm) proj_norms.push_back(elementwise("qk_norm", T * (qh + kv) / tp, 2.0 * eb, 5));
+    // Rotary embedding of every query and key head (Su et al. 2021): Megatron-Core's fused rope
+    // (--apply-rope-fusion, Transformer Engine fused_apply_rotary_pos_emb) reads and writes q and
+    // k once, the pass-through part of a partial rotary included; backward does the same for
+    // their gradients.
+    if (m.position_embedding == PositionEmbedding::rope) proj_norms.push_back(elementwise("rope", T * (qh + kv) / tp, 2.0 * eb, 3));
   }
   F.insert(F.end(), proj_in.begin(), proj_in.end());
   F.insert(F.end(), proj_norms.begin(), proj_norms.end());
@@ -320,9 +325,11 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
   fp8_cast(B, "fp8_cast_grad_out_proj_out", T * h);
   add_gemm_backward(B, proj, eb);
   B.insert(B.end(), attn_bwd.begin(), attn_bwd.end());
+  // A norm's backward reads x and the output gradient and writes the input gradient (and gamma's);
+  // rope's rotates the gradients of q and k back, one read and one write.
   for (auto it = proj_norms.rbegin(); it != proj_norms.rend(); ++it) {
-    Op nb = elementwise("latent_norm_bwd", it->bytes / (2.0 * eb), 4.0 * eb, 8);
-    B.push_back(nb);
+    const bool rope = std::string_view(it->name) == "rope";
+    B.push_back(elementwise(rope ? "rope_bwd" : "latent_norm_bwd", it->bytes / (2.0 * eb), (rope ? 2.0 : 4.0) * eb, rope ? 3 : 8));
   }
   for (auto it = proj_in.rbegin(); it != proj_in.rend(); ++it) {
     fp8_cast(B, "fp8_cast_grad_qkv_out", it->m * it->n);

@@ -262,6 +262,29 @@ TEST_CASE("decoder_layer_ops: multi-latent attention GEMM FLOPs are 2*T times it
   CHECK(attn == doctest::Approx(2 * T * T / 2 * H * (nope + rope + v)).epsilon(1e-12));
 }
 
+TEST_CASE("decoder_layer_ops: rotary models rotate q and k once each way, learned-position models not at all") {
+  LayerShape s;
+  s.seq = 4096;
+  s.tp = 2;
+  auto bytes_of = [](const std::vector<Op>& ops, std::string_view name) {
+    double b = 0;
+    for (const auto& op : ops)
+      if (name == op.name) b += op.bytes;
+    return b;
+  };
+  // Llama 3 8B: 32 query heads and 8 KV heads of 128 over tp 2; bf16 read and written once.
+  const ModelSpec llama = test::catalog().model("llama3-8b");
+  REQUIRE(llama.position_embedding == PositionEmbedding::rope);
+  const LayerOps ops = decoder_layer_ops(llama, s);
+  const double expected = 4096.0 * (4096 + 1024) / 2 * 2 * 2;
+  CHECK(bytes_of(ops.forward, "rope") == doctest::Approx(expected));
+  CHECK(bytes_of(ops.backward, "rope_bwd") == doctest::Approx(expected));
+  // GPT-3 adds learned positions to the embedding instead.
+  const ModelSpec gpt = test::catalog().model("gpt3-175b");
+  REQUIRE(gpt.position_embedding == PositionEmbedding::learned);
+  CHECK(bytes_of(decoder_layer_ops(gpt, s).forward, "rope") == 0);
+}
+
 TEST_CASE("decoder_layer_ops: sliding-window layers attend to the window only") {
   ModelSpec m = test::catalog().model("gpt-oss-120b");
   LayerShape s;
