@@ -96,7 +96,20 @@ double key_loop_factor(double keys, double fixed_blocks) {
   return (w / (w + c)) / (kReferenceBlocks / (kReferenceBlocks + c));
 }
 
+namespace {
+// One batch entry of a sequential op: its own kernel, with 1/batch of the FLOPs and bytes.
+Op one_entry(const Op& op) {
+  Op one = op;
+  one.sequential = false;
+  one.batch = 1;
+  one.flops = op.flops / op.batch;
+  one.bytes = op.bytes / op.batch;
+  return one;
+}
+}  // namespace
+
 KernelClass KernelModel::classify(const Op& op) const {
+  if (op.sequential && op.batch > 1) return classify(one_entry(op));
   double tiles = 1;
   if (op.kind == OpKind::gemm) gemm_utilization(op.m, op.n, op.batch, &tiles);
   return classify_shape(op, tiles);
@@ -194,6 +207,12 @@ double KernelModel::attention_time(const Op& op, double util, bool backward) con
 }
 
 KernelTime KernelModel::time(const Op& op) const {
+  if (op.sequential && op.batch > 1) {
+    // One kernel per batch entry, one after another, each timed and classed on its own share.
+    KernelTime kt = time(one_entry(op));
+    kt.time_s *= op.batch;
+    return kt;
+  }
   KernelTime kt;
   double tiles = 1, util = 1;
   if (op.kind != OpKind::elementwise) util = gemm_utilization(op.m, op.n, op.batch, &tiles);

@@ -250,8 +250,10 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
   mlp_fwd.reserve(16);
   mlp_bwd.reserve(32);
   auto add_mlp = [&](const char* fc1_name, const char* act_name, const char* act_bwd_name, const char* fc2_name, double tokens,
-                     double f, double batch) {
-    // tokens: rows of each GEMM of the group (per expert for grouped expert GEMMs), batch: experts.
+                     double f, double batch, bool sequential = false) {
+    // tokens: rows of each GEMM of the group (per expert for grouped expert GEMMs), batch: experts;
+    // sequential: the experts run one after another, each with its own kernels (SequentialMLP).
+    const std::size_t first_fwd = mlp_fwd.size();
     Op fc1 = gemm(fc1_name, tokens, (gated ? 2 : 1) * f, h, eb, batch);
     Op fc2 = gemm(fc2_name, tokens, h, f, eb, batch);
     const double rows = tokens * batch;
@@ -271,6 +273,15 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
     bwd.push_back(elementwise(act_bwd_name, rows * f, (gated ? 5.0 : 3.0) * eb, 8));
     fp8_cast(bwd, "fp8_cast_grad_fc1_out", rows * (gated ? 2 : 1) * f);
     add_gemm_backward(bwd, fc1, eb);
+    if (sequential && batch > 1) {
+      // Every op of the block (GEMMs, activation, casts) becomes one kernel per expert.
+      auto per_expert = [&](Op& op) {
+        op.sequential = true;
+        op.batch = batch;
+      };
+      std::for_each(mlp_fwd.begin() + static_cast<std::ptrdiff_t>(first_fwd), mlp_fwd.end(), per_expert);
+      std::for_each(bwd.begin(), bwd.end(), per_expert);
+    }
     mlp_bwd.insert(mlp_bwd.begin(), bwd.begin(), bwd.end());
   };
   Op router;
@@ -286,7 +297,8 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
     // EP x ETP split (memory_model's moe_tokens_per_gpu): top_k * T * etp / tp token-expert
     // pairs on 1/etp of each expert's FFN, times the busiest rank's imbalance. They run as a
     // grouped GEMM over the num_experts/ep local experts at the per-expert token count
-    // (Megatron-Core TEGroupedMLP).
+    // (Megatron-Core TEGroupedMLP, --moe-grouped-gemm), or without it one expert after another,
+    // each its own GEMMs, activation and casts (SequentialMLP, Megatron's default).
     const double pairs = T * m.moe->top_k * s.etp / tp * s.moe_imbalance;
     const double local = std::max(1.0, E / s.ep);
     const double fe = static_cast<double>(m.moe->expert_ffn_hidden_size) / s.etp;
@@ -300,7 +312,7 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
     // the gradients (MoEAlltoAllTokenDispatcher sort_chunks_by_idxs, num_local_experts > 1).
     const bool sort_chunks = s.moe_sort_chunks && local > 1;
     if (sort_chunks) mlp_fwd.push_back(elementwise("moe_sort_chunks", pairs * h, 2.0 * eb, 0));
-    add_mlp("expert_fc1", "expert_activation", "expert_activation_bwd", "expert_fc2", pairs / local, fe, local);
+    add_mlp("expert_fc1", "expert_activation", "expert_activation_bwd", "expert_fc2", pairs / local, fe, local, !s.moe_grouped_gemm);
     if (sort_chunks) mlp_fwd.push_back(elementwise("moe_unsort_chunks", pairs * h, 2.0 * eb, 0));
     mlp_fwd.push_back(elementwise("moe_unpermute", pairs * h, 2.0 * eb, 2));
     if (sort_chunks) mlp_bwd.insert(mlp_bwd.begin(), elementwise("moe_unsort_chunks_bwd", pairs * h, 2.0 * eb, 0));

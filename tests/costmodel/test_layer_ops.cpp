@@ -238,6 +238,32 @@ TEST_CASE("decoder_layer_ops: MoE layers run top_k experts per token as grouped 
     s.moe_sort_chunks = false;  // the flex (DeepEP/HybridEP) dispatcher permutes once
     CHECK(bytes_named(decoder_layer_ops(m, s, LayerKind{true, false}).backward, "moe_unsort_chunks_bwd") == 0);
   }
+  SUBCASE("without grouped GEMM every op of the expert block runs once per local expert, the same work in all") {
+    s.ep = 8;
+    const LayerOps grouped = decoder_layer_ops(m, s, LayerKind{true, false});
+    s.moe_grouped_gemm = false;
+    const LayerOps sequential = decoder_layer_ops(m, s, LayerKind{true, false});
+    REQUIRE(grouped.forward.size() == sequential.forward.size());
+    REQUIRE(grouped.backward.size() == sequential.backward.size());
+    int per_expert = 0;
+    for (const auto* pair : {&grouped.forward, &grouped.backward}) {
+      const auto& other = pair == &grouped.forward ? sequential.forward : sequential.backward;
+      for (std::size_t i = 0; i < pair->size(); ++i) {
+        const Op &g = (*pair)[i], &q = other[i];
+        CAPTURE(g.name);
+        CHECK(q.flops == g.flops);
+        CHECK(q.bytes == g.bytes);
+        const bool expert = std::string_view(g.name).starts_with("expert_") || std::string_view(g.name).starts_with("fp8_cast_grad_fc");
+        CHECK(q.sequential == expert);
+        CHECK_FALSE(g.sequential);
+        if (expert) {
+          CHECK(q.batch == doctest::Approx(E / 8));
+          ++per_expert;
+        }
+      }
+    }
+    CHECK(per_expert == 2 + 1 + 2 * 2 + 1);  // fc1, fc2, activation forward; their backward GEMMs and activation
+  }
   SUBCASE("a dense-first layer runs the dense MLP, and shared experts run on every token") {
     ModelSpec ds = test::catalog().model("deepseek-v3");
     CHECK(gemm_flops_named(decoder_layer_ops(ds, s, ds.layer_kind(0)).forward, {"fc1", "fc2"}) ==

@@ -68,6 +68,7 @@ TEST_CASE("plan_from_json") {
     job.runtime.memory_reserve_GiB = 2.5;
     job.runtime.step_overhead_s = 0.35;
     job.runtime.async_tp_allreduce = false;
+    job.runtime.moe_grouped_gemm = true;
     job.calibration = default_calibration(job.cluster.gpu);
     job.calibration.kernel.gemm_efficiency = 0.61;
     job.calibration.source = "fit from profiles";

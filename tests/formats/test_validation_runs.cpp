@@ -246,6 +246,9 @@ TEST_CASE("load_validation_runs: MoE records take the architecture from model_co
   CHECK(d.job->model.mla.has_value());
   CHECK(d.job->model.num_moe_layers() == 3);
   CHECK(d.job->runtime.moe_capacity_factor == 1.0);  // capacity factor 1 with padding
+  // Grouped expert GEMMs: Megatron-Bridge's MoE recipes set them; SimuMax's notes say so.
+  CHECK(q.job->runtime.moe_grouped_gemm);
+  CHECK(d.job->runtime.moe_grouped_gemm);
 }
 }
 

@@ -143,6 +143,13 @@ TEST_CASE("megatron_args") {
     job.plan.recompute.modules = kRecomputeMoeAct;
     CHECK(megatron_args(job).empty());
     CHECK(megatron_launch(job).refused.find("moe_act") != std::string::npos);
+    // A plan timed with grouped-GEMM experts gets no launch either: the launch would run them one
+    // after another (strata does not write --moe-grouped-gemm).
+    job.plan.recompute.modules = kRecomputeCoreAttn;
+    REQUIRE_FALSE(megatron_args(job).empty());
+    job.runtime.moe_grouped_gemm = true;
+    CHECK(megatron_args(job).empty());
+    CHECK(megatron_launch(job).refused.find("--moe-grouped-gemm") != std::string::npos);
   }
   SUBCASE("multi-token prediction: --mtp-num-layers, and its layers beside the loss in a layout") {
     Job job = test::gpt3_175b_job();

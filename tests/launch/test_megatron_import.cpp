@@ -288,6 +288,8 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
     CHECK(runtime_of("").moe_allgather_dispatch);
     CHECK_FALSE(runtime_of("--moe-token-dispatcher-type alltoall").moe_allgather_dispatch);
     CHECK(runtime_of("--moe-token-dispatcher-type alltoall --overlap-moe-expert-parallel-comm").moe_a2a_overlap);
+    CHECK(runtime_of("--moe-token-dispatcher-type alltoall --moe-grouped-gemm").moe_grouped_gemm);
+    CHECK_FALSE(runtime_of("--moe-token-dispatcher-type alltoall").moe_grouped_gemm);  // Megatron's SequentialMLP
     CHECK(runtime_of("--moe-router-force-load-balancing").moe_load_imbalance == 1.0);
     CHECK(runtime_of("").moe_load_imbalance == RuntimeOptions::kDefaultMoeLoadImbalance);
     CHECK(runtime_of("--moe-expert-capacity-factor 1.5 --moe-pad-expert-input-to-capacity").moe_load_imbalance == 1.5);

@@ -144,6 +144,10 @@ struct RuntimeOptions {
   // a launch names none): every rank all-gathers the tokens of the expert-parallel group, its local
   // experts take theirs, and the outputs are reduce-scattered back (MoEAllGatherTokenDispatcher).
   bool moe_allgather_dispatch = false;
+  // The local experts run as one grouped GEMM (Megatron --moe-grouped-gemm: TEGroupedMLP) instead
+  // of one after another (SequentialMLP, Megatron's default without the flag, and what a launch
+  // strata writes runs: see planner/launch megatron_args.cpp).
+  bool moe_grouped_gemm = false;
   double memory_reserve_GiB = 0;     // set aside for CUDA context, NCCL, allocator slack (see memory model)
   // Host-side cost of one training step outside the GPU work the model times: Python dispatch of
   // the optimizer and gradient clipping, host synchronizations (fp16 overflow check, grad-norm and

@@ -26,6 +26,10 @@ struct Op {
   // GEMM shape (per batch entry): C[m,n] += A[m,k] B[k,n]; batch > 1 for batched GEMMs.
   double m = 0, n = 0, k = 0;
   double batch = 1;
+  // The batch entries run as separate kernels one after another, each with 1/batch of the FLOPs
+  // and bytes (Megatron-Core SequentialMLP's loop over the local experts), instead of as one
+  // kernel whose tiles share the waves (a grouped GEMM).
+  bool sequential = false;
   double flops = 0;
   double bytes = 0;  // DRAM bytes moved, each input read once and each output written once
 };
@@ -43,6 +47,9 @@ struct LayerShape {
   // the dispatch all-to-all and back before the combine ("permutation 2"; not the flex
   // DeepEP/HybridEP dispatcher, which permutes once at the destination).
   bool moe_sort_chunks = false;
+  // The local experts run as one grouped GEMM (Megatron --moe-grouped-gemm, TEGroupedMLP) rather
+  // than one expert after another (SequentialMLP, Megatron's default).
+  bool moe_grouped_gemm = true;
   bool sequence_parallel = false;
   bool flash_attention = true;
   int element_bytes = 2;

@@ -70,6 +70,9 @@ void add_workload_options(CLI::App& app, JobOptions& o) {
   app.add_flag("--moe-allgather-dispatch", o.moe_allgather_dispatch,
                "MoE: Megatron's allgather token dispatcher (its default without --moe-token-dispatcher-type): the expert-parallel "
                "group's tokens are all-gathered and the expert outputs reduce-scattered");
+  app.add_flag("--moe-grouped-gemm", o.moe_grouped_gemm,
+               "MoE: the local experts run as one grouped GEMM (Megatron --moe-grouped-gemm); without it one expert after another, "
+               "Megatron's default and what a launch strata writes runs");
   app.add_flag("--moe-token-dedup", o.moe_token_dedup,
                "MoE: DeepEP/HybridEP dispatch, each token crosses the network once per destination node (Megatron --moe-flex-dispatcher-backend)");
 }
@@ -229,6 +232,7 @@ Job build_workload(const JobOptions& o, const Catalog& catalog) {
   job.runtime.moe_a2a_overlap = o.moe_a2a_overlap;
   job.runtime.moe_token_dedup = o.moe_token_dedup;
   job.runtime.moe_allgather_dispatch = o.moe_allgather_dispatch;
+  job.runtime.moe_grouped_gemm = o.moe_grouped_gemm;
   apply_hardware_options(o, catalog, job);
   return job;
 }
@@ -253,7 +257,7 @@ MegatronLaunch read_launch_file(const JobOptions& o, const Catalog& catalog) {
       {o.fp8_param_gather, "--fp8-param-gather"}, {o.grad_reduce_in_bf16, "--grad-reduce-in-bf16"},
       {!o.cp_comm_type.empty(), "--cp-comm-type"}, {o.moe_capacity_factor != 0, "--moe-capacity-factor"},
       {o.moe_a2a_overlap, "--moe-a2a-overlap"}, {o.moe_token_dedup, "--moe-token-dedup"},
-      {o.moe_allgather_dispatch, "--moe-allgather-dispatch"}, {o.mtp_layers.has_value(), "--mtp-layers"},
+      {o.moe_allgather_dispatch, "--moe-allgather-dispatch"}, {o.moe_grouped_gemm, "--moe-grouped-gemm"}, {o.mtp_layers.has_value(), "--mtp-layers"},
       {!o.framework.empty(), "--framework"}, {o.no_flash_attention, "--no-flash-attention"},
       {o.tp_comm_overlap, "--tp-comm-overlap"}, {o.no_async_tp_allreduce, "--no-async-tp-allreduce"},
       {o.no_overlap_grad_reduce, "--no-overlap-grad-reduce"}, {o.no_overlap_param_gather, "--no-overlap-param-gather"}, {o.no_grad_accumulation_fusion, "--no-grad-accumulation-fusion"},

@@ -42,7 +42,8 @@ nlohmann::json plan_to_json(const Job& job, const Prediction& prediction) {
             {"moe_capacity_factor", job.runtime.moe_capacity_factor},
             {"moe_a2a_overlap", job.runtime.moe_a2a_overlap},
             {"moe_token_dedup", job.runtime.moe_token_dedup},
-            {"moe_allgather_dispatch", job.runtime.moe_allgather_dispatch}}},
+            {"moe_allgather_dispatch", job.runtime.moe_allgather_dispatch},
+            {"moe_grouped_gemm", job.runtime.moe_grouped_gemm}}},
           {"parallel",
            {{"tp", p.tp},
             {"pp", p.pp},
@@ -159,7 +160,7 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
     rt.reject_unknown_keys({"framework", "flash_attention", "overlap_grad_reduce", "overlap_param_gather", "fused_grad_accumulation",
                             "tp_comm_overlap", "async_tp_allreduce", "make_vocab_size_divisible_by", "memory_reserve_GiB",
                             "step_overhead_s", "moe_load_imbalance", "moe_capacity_factor", "moe_a2a_overlap",
-                            "moe_token_dedup", "moe_allgather_dispatch", "fp8_param_gather", "grad_reduce_in_bf16", "cp_comm_type"});
+                            "moe_token_dedup", "moe_allgather_dispatch", "moe_grouped_gemm", "fp8_param_gather", "grad_reduce_in_bf16", "cp_comm_type"});
     if (rt.has("framework")) {
       auto fw = parse_framework(rt.get_string("framework"));
       if (!fw) rt.fail("framework", "expected megatron, deepspeed or fsdp");
@@ -195,6 +196,7 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
     job.runtime.moe_a2a_overlap = rt.opt_bool("moe_a2a_overlap", false);
     job.runtime.moe_token_dedup = rt.opt_bool("moe_token_dedup", false);
     job.runtime.moe_allgather_dispatch = rt.opt_bool("moe_allgather_dispatch", false);
+    job.runtime.moe_grouped_gemm = rt.opt_bool("moe_grouped_gemm", false);
   }
 
   JsonReader pr = r.child("parallel");

@@ -193,6 +193,11 @@ std::optional<std::string> megatron_launch_refusal(const Job& job) {
   if (job.model.position_embedding == PositionEmbedding::alibi)
     return "the model uses ALiBi positions, which Megatron-LM does not implement (BLOOM and MPT trained with Megatron-DeepSpeed and "
            "llm-foundry): no Megatron-LM launch trains this model";
+  if (job.model.moe && job.runtime.moe_grouped_gemm)
+    return "the plan times grouped-GEMM experts (--moe-grouped-gemm), which strata does not write (Megatron checks it against "
+           "the GPU's compute capability, which a launch cannot be verified for without the GPU): plan without --moe-grouped-gemm "
+           "(the experts one after another, Megatron's default, as strata's launch runs them), or add --moe-grouped-gemm to "
+           "that launch yourself";
   if (p.recompute.granularity == RecomputeGranularity::selective && (p.recompute.modules & kRecomputeMoeAct))
     return "recomputing the experts' activation (moe_act) needs Megatron's grouped-GEMM experts (--moe-grouped-gemm), which "
            "strata does not write (Megatron checks it against the GPU's compute capability, which a launch cannot be "
@@ -227,10 +232,11 @@ std::vector<std::string> megatron_args(const Job& job) {
     if (job.runtime.moe_capacity_factor > 0) opt(a, "--moe-expert-capacity-factor", number(job.runtime.moe_capacity_factor));
     // What the cost model times: tokens dispatched by all-to-all over the expert-parallel group
     // (Megatron-Core MoEAlltoAllTokenDispatcher), or, when the plan deduplicates tokens per node,
-    // the flex dispatcher with DeepEP (which must be installed where the job runs); each local
-    // expert's GEMMs run on its own tokens, Megatron's default SequentialMLP. --moe-grouped-gemm
-    // is not written: its check asks the GPU for its compute capability (arguments.py), which an
-    // argument check without a GPU cannot answer, so such a launch cannot be verified before it runs.
+    // the flex dispatcher with DeepEP (which must be installed where the job runs); the local
+    // experts run one after another, Megatron's default SequentialMLP, as the plan times them
+    // (RuntimeOptions::moe_grouped_gemm false). --moe-grouped-gemm is not written: its check asks
+    // the GPU for its compute capability (arguments.py), which an argument check without a GPU
+    // cannot answer, so such a launch cannot be verified before it runs.
     if (job.runtime.moe_token_dedup) {
       opt(a, "--moe-token-dispatcher-type", "flex");
       opt(a, "--moe-flex-dispatcher-backend", "deepep");

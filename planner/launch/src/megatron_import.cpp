@@ -38,7 +38,7 @@ constexpr FlagSpec kFlags[] = {
     {"--moe-router-enable-expert-bias", false}, {"--expert-tensor-parallel-size", true}, {"--moe-expert-capacity-factor", true},
     {"--moe-token-dispatcher-type", true}, {"--moe-flex-dispatcher-backend", true}, {"--moe-enable-deepep", false},
     {"--overlap-moe-expert-parallel-comm", false}, {"--moe-router-force-load-balancing", false},
-    {"--moe-pad-expert-input-to-capacity", false}, {"--mtp-num-layers", true},
+    {"--moe-pad-expert-input-to-capacity", false}, {"--moe-grouped-gemm", false}, {"--mtp-num-layers", true},
     // Batch and precision.
     {"--seq-length", true}, {"--micro-batch-size", true}, {"--global-batch-size", true}, {"--fp16", false},
     {"--bf16", false}, {"--fp8-format", true}, {"--fp8-recipe", true}, {"--fp4-format", true}, {"--fp4-recipe", true},
@@ -608,6 +608,7 @@ void read_moe_runtime(const Flags& f, const std::string& where, RuntimeOptions& 
   if (dispatcher == "flex" && backend == "ncclep")
     notes.push_back("flex dispatcher with the ncclep backend costed as the plain all-to-all dispatcher");
   rt.moe_a2a_overlap = f.has("--overlap-moe-expert-parallel-comm");
+  rt.moe_grouped_gemm = f.has("--moe-grouped-gemm");
   // Random router logits (a benchmark setting) give every expert the mean token count; padding to
   // capacity gives every expert exactly the capacity.
   if (f.has("--moe-router-force-load-balancing")) rt.moe_load_imbalance = 1.0;

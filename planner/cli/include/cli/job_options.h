@@ -46,6 +46,7 @@ struct JobOptions {
   double moe_capacity_factor = 0;
   bool moe_a2a_overlap = false;
   bool moe_token_dedup = false;
+  bool moe_grouped_gemm = false;
   bool moe_allgather_dispatch = false;
   // Multi-token prediction modules trained with the model (ModelSpec::mtp_layers); unset: the model's.
   std::optional<int> mtp_layers;
