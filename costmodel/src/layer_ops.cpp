@@ -312,7 +312,27 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
     // the gradients (MoEAlltoAllTokenDispatcher sort_chunks_by_idxs, num_local_experts > 1).
     const bool sort_chunks = s.moe_sort_chunks && local > 1;
     if (sort_chunks) mlp_fwd.push_back(elementwise("moe_sort_chunks", pairs * h, 2.0 * eb, 0));
+    // Copies of every routed token around the experts, each one read and one write:
+    //  - grouped fp8/fp4 GEMMs need each expert's rows in multiples of 16-32: unless the dispatcher
+    //    pads the segments itself (the flex dispatcher: DeepEP's fused permutation, HybridEP),
+    //    TEGroupedMLP pads its input before fc1 and unpads its output after fc2, and the gradients
+    //    both ways back (Fp8Padding/Fp8Unpadding, TE fused_multi_row_padding; Megatron-Core
+    //    experts.py, moe_utils.skip_routed_expert_padding);
+    //  - SequentialMLP concatenates the experts' outputs (torch.cat; its backward splits views) and
+    //    backward the input gradients of the split tokens (SplitBackward); in fp8 each expert also
+    //    pads its tokens (_pad_tensor_for_quantization: torch.cat) and slices its output, whose
+    //    backward writes a padded gradient.
+    const bool grouped_padding = s.moe_grouped_gemm && s.fp8_linears && !s.moe_dispatcher_pads;
+    const bool sequential = !s.moe_grouped_gemm && local > 1;
+    const bool pads = grouped_padding || (sequential && s.fp8_linears);
+    const double copy_bytes = 2.0 * eb;
+    if (pads) mlp_fwd.push_back(elementwise("expert_input_padding", pairs * h, copy_bytes, 0));
     add_mlp("expert_fc1", "expert_activation", "expert_activation_bwd", "expert_fc2", pairs / local, fe, local, !s.moe_grouped_gemm);
+    if (grouped_padding || sequential)
+      mlp_fwd.push_back(elementwise(sequential ? "expert_output_concat" : "expert_output_unpadding", pairs * h, copy_bytes, 0));
+    if (pads) mlp_bwd.insert(mlp_bwd.begin(), elementwise("expert_output_unpadding_bwd", pairs * h, copy_bytes, 0));
+    if (grouped_padding || sequential)
+      mlp_bwd.push_back(elementwise(sequential ? "expert_input_split_bwd" : "expert_input_padding_bwd", pairs * h, copy_bytes, 0));
     if (sort_chunks) mlp_fwd.push_back(elementwise("moe_unsort_chunks", pairs * h, 2.0 * eb, 0));
     mlp_fwd.push_back(elementwise("moe_unpermute", pairs * h, 2.0 * eb, 2));
     if (sort_chunks) mlp_bwd.insert(mlp_bwd.begin(), elementwise("moe_unsort_chunks_bwd", pairs * h, 2.0 * eb, 0));

@@ -229,6 +229,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   shape.moe_sort_chunks = m.moe && p.ep * p.etp > 1 && !job.runtime.moe_token_dedup && !job.runtime.moe_allgather_dispatch &&
                           job.runtime.framework == Framework::megatron;
   shape.moe_grouped_gemm = job.runtime.moe_grouped_gemm;
+  shape.moe_dispatcher_pads = job.runtime.moe_token_dedup;
   shape.sequence_parallel = sp;
   shape.flash_attention = job.runtime.flash_attention;
   shape.element_bytes = eb;

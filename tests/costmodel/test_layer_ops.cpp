@@ -242,7 +242,11 @@ TEST_CASE("decoder_layer_ops: MoE layers run top_k experts per token as grouped 
     s.ep = 8;
     const LayerOps grouped = decoder_layer_ops(m, s, LayerKind{true, false});
     s.moe_grouped_gemm = false;
-    const LayerOps sequential = decoder_layer_ops(m, s, LayerKind{true, false});
+    LayerOps sequential = decoder_layer_ops(m, s, LayerKind{true, false});
+    // Leave out the concatenation of the experts' outputs (the next subcase).
+    for (auto* ops : {&sequential.forward, &sequential.backward})
+      std::erase_if(*ops, [](const Op& op) { return std::string_view(op.name).starts_with("expert_output_") ||
+                                                    std::string_view(op.name).starts_with("expert_input_"); });
     REQUIRE(grouped.forward.size() == sequential.forward.size());
     REQUIRE(grouped.backward.size() == sequential.backward.size());
     int per_expert = 0;
@@ -263,6 +267,32 @@ TEST_CASE("decoder_layer_ops: MoE layers run top_k experts per token as grouped 
       }
     }
     CHECK(per_expert == 2 + 1 + 2 * 2 + 1);  // fc1, fc2, activation forward; their backward GEMMs and activation
+  }
+  SUBCASE("copies around the experts: fp8 padding of grouped GEMMs, SequentialMLP's concatenation") {
+    auto copies = [&](const LayerShape& shape) {
+      double fwd = 0, bwd = 0;
+      const LayerOps ops = decoder_layer_ops(m, shape, LayerKind{true, false});
+      for (const auto& op : ops.forward)
+        if (std::string_view(op.name).starts_with("expert_input_") || std::string_view(op.name).starts_with("expert_output_")) fwd += op.bytes;
+      for (const auto& op : ops.backward)
+        if (std::string_view(op.name).starts_with("expert_input_") || std::string_view(op.name).starts_with("expert_output_")) bwd += op.bytes;
+      return std::pair{fwd, bwd};
+    };
+    s.ep = 8;
+    const double pass = T * k * h * 2 * 2;  // read and write every routed copy in bf16
+    CHECK(copies(s) == std::pair{0.0, 0.0});  // grouped bf16: none
+    s.fp8_linears = true;
+    s.recipe = LowPrecisionRecipe::tensorwise;
+    CHECK(copies(s) == std::pair{2 * pass, 2 * pass});  // pad in, unpad out, and back
+    s.moe_dispatcher_pads = true;  // DeepEP/HybridEP hand over padded segments
+    CHECK(copies(s) == std::pair{0.0, 0.0});
+    s.moe_dispatcher_pads = false;
+    s.moe_grouped_gemm = false;  // SequentialMLP: each expert pads its tokens, the outputs are concatenated
+    CHECK(copies(s) == std::pair{2 * pass, 2 * pass});
+    s.fp8_linears = false;
+    CHECK(copies(s) == std::pair{pass, pass});
+    s.ep = 128;  // one local expert: nothing to concatenate
+    CHECK(copies(s) == std::pair{0.0, 0.0});
   }
   SUBCASE("a dense-first layer runs the dense MLP, and shared experts run on every token") {
     ModelSpec ds = test::catalog().model("deepseek-v3");

@@ -50,6 +50,8 @@ struct LayerShape {
   // The local experts run as one grouped GEMM (Megatron --moe-grouped-gemm, TEGroupedMLP) rather
   // than one expert after another (SequentialMLP, Megatron's default).
   bool moe_grouped_gemm = true;
+  // The dispatcher hands each expert a segment padded for fp8/fp4 GEMMs (the flex dispatcher).
+  bool moe_dispatcher_pads = false;
   bool sequence_parallel = false;
   bool flash_attention = true;
   int element_bytes = 2;
