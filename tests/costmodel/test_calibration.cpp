@@ -41,6 +41,15 @@ TEST_CASE("default_calibration") {
       CHECK(c.comm.network_efficiency <= 1);
     }
   }
+  SUBCASE("Blackwell: power-limited GEMMs, attention at Hopper's fraction of the tensor-core peak") {
+    const Calibration cb = default_calibration(test::catalog().gpu("b200"));
+    CHECK(cb.kernel.gemm_efficiency < ch.kernel.gemm_efficiency);
+    // Attention runs at gemm_efficiency * attention_*_efficiency of the peak (KernelModel).
+    CHECK(cb.kernel.gemm_efficiency * cb.kernel.attention_fwd_efficiency ==
+          doctest::Approx(ch.kernel.gemm_efficiency * ch.kernel.attention_fwd_efficiency));
+    CHECK(cb.kernel.gemm_efficiency * cb.kernel.attention_bwd_efficiency ==
+          doctest::Approx(ch.kernel.gemm_efficiency * ch.kernel.attention_bwd_efficiency));
+  }
   SUBCASE("the catalog falls back to these defaults when no calibration file exists") {
     CHECK(test::catalog().calibration_or_default(a100) == (test::catalog().calibration_for(a100) ? *test::catalog().calibration_for(a100) : ca));
   }
