@@ -97,19 +97,23 @@ double key_loop_factor(double keys, double fixed_blocks) {
 }
 
 namespace {
-// One batch entry of a sequential op: its own kernel, with 1/batch of the FLOPs and bytes.
-Op one_entry(const Op& op) {
-  Op one = op;
-  one.sequential = false;
-  one.batch = 1;
-  one.flops = op.flops / op.batch;
-  one.bytes = op.bytes / op.batch;
-  return one;
+// `entries` of an op's batch entries as one kernel (or one round of concurrent kernels), with
+// their share of the FLOPs and bytes.
+Op some_entries(const Op& op, double entries) {
+  Op part = op;
+  part.sequential = false;
+  part.concurrent = 0;
+  part.batch = entries;
+  part.flops = op.flops * entries / op.batch;
+  part.bytes = op.bytes * entries / op.batch;
+  return part;
 }
+Op one_entry(const Op& op) { return some_entries(op, 1); }
 }  // namespace
 
 KernelClass KernelModel::classify(const Op& op) const {
   if (op.sequential && op.batch > 1) return classify(one_entry(op));
+  if (op.concurrent > 0 && op.batch > op.concurrent) return classify(some_entries(op, op.concurrent));
   double tiles = 1;
   if (op.kind == OpKind::gemm) gemm_utilization(op.m, op.n, op.batch, &tiles);
   return classify_shape(op, tiles);
@@ -211,6 +215,14 @@ KernelTime KernelModel::time(const Op& op) const {
     // One kernel per batch entry, one after another, each timed and classed on its own share.
     KernelTime kt = time(one_entry(op));
     kt.time_s *= op.batch;
+    return kt;
+  }
+  if (op.concurrent > 0 && op.batch > op.concurrent) {
+    // Rounds of `concurrent` kernels that share the GPU, then the remainder.
+    const double rounds = std::floor(op.batch / op.concurrent), rest = op.batch - rounds * op.concurrent;
+    KernelTime kt = time(some_entries(op, op.concurrent));
+    kt.time_s *= rounds;
+    if (rest > 0) kt.time_s += time(some_entries(op, rest)).time_s;
     return kt;
   }
   KernelTime kt;

@@ -281,6 +281,13 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
       };
       std::for_each(mlp_fwd.begin() + static_cast<std::ptrdiff_t>(first_fwd), mlp_fwd.end(), per_expert);
       std::for_each(bwd.begin(), bwd.end(), per_expert);
+    } else if (batch > 1 && s.grouped_gemm_streams > 0) {
+      // A grouped GEMM: one GEMM per expert, grouped_gemm_streams of them in flight at once.
+      auto in_flight = [&](Op& op) {
+        if (op.kind == OpKind::gemm) op.concurrent = s.grouped_gemm_streams;
+      };
+      std::for_each(mlp_fwd.begin() + static_cast<std::ptrdiff_t>(first_fwd), mlp_fwd.end(), in_flight);
+      std::for_each(bwd.begin(), bwd.end(), in_flight);
     }
     mlp_bwd.insert(mlp_bwd.begin(), bwd.begin(), bwd.end());
   };

@@ -201,6 +201,19 @@ TEST_CASE("KernelModel::time: a sequential batch is one kernel per entry, a grou
   CHECK(km.time(act_seq).time_s > km.time(act).time_s);
 }
 
+TEST_CASE("KernelModel::time: a batch in rounds of concurrent kernels") {
+  const KernelModel km(test::catalog().gpu("h100"), Precision::bf16, KernelCoefficients{});
+  // 10 experts of 1024 x 5760 x 2880, 4 in flight: two rounds of 4, then 2.
+  Op rounds = gemm(1024, 5760, 2880, 10);
+  rounds.concurrent = 4;
+  const double expected = 2 * km.time(gemm(1024, 5760, 2880, 4)).time_s + km.time(gemm(1024, 5760, 2880, 2)).time_s;
+  CHECK(km.time(rounds).time_s == doctest::Approx(expected).epsilon(1e-12));
+  // Fewer waves' worth of tiles share each round than share one grouped kernel: never faster.
+  CHECK(km.time(rounds).time_s >= km.time(gemm(1024, 5760, 2880, 10)).time_s);
+  rounds.concurrent = 16;  // all in flight: one grouped kernel
+  CHECK(km.time(rounds).time_s == doctest::Approx(km.time(gemm(1024, 5760, 2880, 10)).time_s).epsilon(1e-12));
+}
+
 TEST_CASE("KernelModel: the class decides the formula; each class's coefficients move only its own kernels") {
   const GpuSpec h100 = test::catalog().gpu("h100-sxm");
   Op norm = elementwise(1e9);

@@ -267,6 +267,10 @@ TEST_CASE("decoder_layer_ops: MoE layers run top_k experts per token as grouped 
       }
     }
     CHECK(per_expert == 2 + 1 + 2 * 2 + 1);  // fc1, fc2, activation forward; their backward GEMMs and activation
+    // Grouped: Transformer Engine's GEMM per expert, four streams in flight (the default).
+    for (const auto* ops : {&grouped.forward, &grouped.backward})
+      for (const auto& op : *ops)
+        if (std::string_view(op.name).starts_with("expert_fc")) CHECK(op.concurrent == 4);
   }
   SUBCASE("copies around the experts: fp8 padding of grouped GEMMs, SequentialMLP's concatenation") {
     auto copies = [&](const LayerShape& shape) {

@@ -30,6 +30,9 @@ struct Op {
   // and bytes (Megatron-Core SequentialMLP's loop over the local experts), instead of as one
   // kernel whose tiles share the waves (a grouped GEMM).
   bool sequential = false;
+  // Batch entries in flight at once, as separate kernels on that many streams (0: all of them, one
+  // grouped kernel): rounds of `concurrent` entries, each round's tiles sharing the waves.
+  int concurrent = 0;
   double flops = 0;
   double bytes = 0;  // DRAM bytes moved, each input read once and each output written once
 };
@@ -50,6 +53,10 @@ struct LayerShape {
   // The local experts run as one grouped GEMM (Megatron --moe-grouped-gemm, TEGroupedMLP) rather
   // than one expert after another (SequentialMLP, Megatron's default).
   bool moe_grouped_gemm = true;
+  // Grouped expert GEMMs in flight at once: Transformer Engine's GroupedLinear issues one cuBLAS
+  // GEMM per expert, round-robin over its compute streams (multi_stream_cublas_gemm,
+  // nvte_get_num_compute_streams() = 4), unless NVTE_USE_CUTLASS_GROUPED_GEMM on Hopper.
+  int grouped_gemm_streams = 4;
   // The dispatcher hands each expert a segment padded for fp8/fp4 GEMMs (the flex dispatcher).
   bool moe_dispatcher_pads = false;
   bool sequence_parallel = false;
