@@ -249,6 +249,27 @@ TEST_CASE("load_validation_runs: MoE records take the architecture from model_co
   // Grouped expert GEMMs: Megatron-Bridge's MoE recipes set them; SimuMax's notes say so.
   CHECK(q.job->runtime.moe_grouped_gemm);
   CHECK(d.job->runtime.moe_grouped_gemm);
+  // Unstated: grouped, as published MoE runs run, and said so; a record naming SequentialMLP is read so.
+  nlohmann::json recs = load_json_file(path), one = nlohmann::json::array();
+  for (const auto& r : recs)
+    if (r.at("id") == "simumax_b200_deepseekv3_l4_tp1_ep8_pp1_dp8_mbc4_cef") one.push_back(r);
+  REQUIRE(one.size() == 1);
+  auto assumed = [](const ValidationRun& run, const std::string& part) {
+    return std::any_of(run.assumptions.begin(), run.assumptions.end(), [&](const std::string& a) { return a.find(part) != std::string::npos; });
+  };
+  std::string notes = one[0].at("notes").get<std::string>();
+  const auto at = notes.find("grouped GEMM");
+  REQUIRE(at != std::string::npos);
+  one[0]["notes"] = notes.replace(at, 12, "experts");
+  const ValidationRun unstated = load_validation_runs(one, path, test::catalog()).at(0);
+  REQUIRE(unstated.job);
+  CHECK(unstated.job->runtime.moe_grouped_gemm);
+  CHECK(assumed(unstated, "grouped GEMM not stated; assumed on"));
+  one[0]["notes"] = notes + " Experts: SequentialMLP.";
+  const ValidationRun sequential = load_validation_runs(one, path, test::catalog()).at(0);
+  REQUIRE(sequential.job);
+  CHECK_FALSE(sequential.job->runtime.moe_grouped_gemm);
+  CHECK_FALSE(assumed(sequential, "grouped GEMM not stated"));
 }
 }
 

@@ -251,12 +251,17 @@ void apply_moe_runtime(const nlohmann::json& r, Job& job, std::vector<std::strin
   rt.moe_a2a_overlap = contains(notes, "\"moe_a2a_overlap\": true");
   rt.moe_token_dedup = contains(notes, "\"moe_flex_dispatcher_backend\": \"deepep\"") ||
                        contains(notes, "\"moe_flex_dispatcher_backend\": \"hybridep\"");
-  // Grouped expert GEMMs: stated in the notes, or Megatron-Bridge, whose MoE recipes set
-  // moe_grouped_gemm = True (src/megatron/bridge/recipes: qwen3_moe.py, gpt_oss.py, deepseek).
-  // Otherwise Megatron's default, one expert after another.
-  rt.moe_grouped_gemm = contains(notes, "grouped gemm") || contains(notes, "moe_grouped_gemm") ||
-                        contains(text_of(r, "framework"), "megatron-bridge");
-  if (!rt.moe_grouped_gemm) as.push_back("MoE expert GEMMs: grouped GEMM not stated; assumed one expert after another (Megatron's default)");
+  // Grouped expert GEMMs unless the record says otherwise: published MoE runs use them
+  // (Megatron-LM's MoE examples pass --moe-grouped-gemm; NeMo's and Megatron-Bridge's MoE recipes
+  // set moe_grouped_gemm = True), though Megatron's own default is one expert after another.
+  const bool sequential = contains(notes, "sequentialmlp") || contains(notes, "\"moe_grouped_gemm\": false") ||
+                          contains(notes, "without grouped gemm") || contains(notes, "no grouped gemm");
+  rt.moe_grouped_gemm = !sequential;
+  const bool stated = sequential || contains(notes, "grouped gemm") || contains(notes, "moe_grouped_gemm") ||
+                      contains(text_of(r, "framework"), "megatron-bridge");
+  if (!stated)
+    as.push_back("MoE expert GEMMs: grouped GEMM not stated; assumed on, as published MoE runs use it (Megatron-LM's MoE examples, "
+                 "NeMo and Megatron-Bridge recipes)");
   // Megatron-Core refuses to train MoE with tensor parallelism but no sequence parallelism
   // (MoELayer.forward, megatron/core/transformer/moe/moe_layer.py).
   if (job.plan.tp > 1 && !job.plan.sequence_parallel) {
