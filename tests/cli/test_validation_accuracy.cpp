@@ -141,15 +141,15 @@ constexpr GroupGuard kModernGuards[] = {
     {"megatron_core_h100_weak_scaling", 0.075, -1},
     {"mlperf_training_gpt3", 0.05, -1},
     {"nemo_24.07_perf_summary", 0.055, -1},
-    {"simumax_b200", 0.09, 0.03},
+    {"simumax_b200", 0.085, 0.03},
 };
 constexpr double kMaxModernOverallMape = 0.07;
 // The mixture-of-experts rows of Megatron-Bridge's H100 tables are predicted too fast (an
 // unexplained per-layer gap, see README "Mixture-of-experts runs"); this guards the accuracy
-// reached (43.7% MAPE when set, 18 runs, one of them the +123% throughput anomaly of the table)
-// so that a change cannot make it worse unnoticed.
+// reached (41.3% MAPE when last set, 18 runs, one of them the +108% throughput anomaly of the
+// table) so that a change cannot make it worse unnoticed.
 constexpr GroupGuard kModernMoeGuards[] = {
-    {"mbridge_moe_h100", 0.45, -1},
+    {"mbridge_moe_h100", 0.43, -1},
 };
 
 }  // namespace
