@@ -715,11 +715,17 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   if (m.moe && m.num_moe_layers() > 0)
     pred.notes.push_back(fmt::format(
         FMT_COMPILE("MoE: the host time of the MoE layers is not modelled{}; on the published Megatron-Bridge H100 MoE runs strata is "
-                    "optimistic (README, mixture-of-experts runs): read MoE throughput as an upper bound, or calibrate with one "
-                    "measured step (strata calibrate --steps)"),
+                    "optimistic (1.3-1.5x where the all-to-all is not overlapped; README, mixture-of-experts runs): read MoE "
+                    "throughput as an upper bound, or calibrate with one measured step (strata calibrate --steps)"),
         job.runtime.moe_capacity_factor > 0 ? ""
                                              : " (a dropless dispatcher synchronises the host once per layer for its token counts, so "
                                                "the host cannot run ahead of small expert kernels)"));
+  if (m.moe && m.num_moe_layers() > 0 && m.moe->num_experts > p.ep)
+    pred.notes.push_back(job.runtime.moe_grouped_gemm
+                             ? "MoE: the local experts are timed as Transformer Engine's grouped GEMM (--moe-grouped-gemm), four "
+                               "expert GEMMs in flight"
+                             : "MoE: the local experts are timed one after another (Megatron's SequentialMLP, what a launch "
+                               "without --moe-grouped-gemm runs); --moe-grouped-gemm times grouped GEMMs");
   if (job.runtime.step_overhead_s == RuntimeOptions::kDefaultStepOverheadS)
     pred.notes.push_back(fmt::format(FMT_COMPILE("host-side step overhead is a {:g} s default guess (--step-overhead)"), job.runtime.step_overhead_s));
   return pred;

@@ -538,6 +538,22 @@ TEST_CASE("check_plan: Megatron-Core's expert-parallel rules") {
   CHECK(check_plan(job).empty());
 }
 
+TEST_CASE("MoE: sequential experts unless grouped GEMM is on, said in the notes; grouped is faster at 16 local experts") {
+  Job job = test::workload("qwen3-30b-a3b", "dgx-h100-ndr", 256, 4096);
+  job.plan.dp = 16;
+  job.plan.ep = 8;
+  REQUIRE(check_plan(job).empty());
+  auto note_has = [](const Prediction& p, const std::string& part) {
+    return std::any_of(p.notes.begin(), p.notes.end(), [&](const std::string& n) { return n.find(part) != std::string::npos; });
+  };
+  const Prediction sequential = predict(job);
+  CHECK(note_has(sequential, "timed one after another (Megatron's SequentialMLP"));
+  job.runtime.moe_grouped_gemm = true;
+  const Prediction grouped = predict(job);
+  CHECK(note_has(grouped, "timed as Transformer Engine's grouped GEMM"));
+  CHECK(grouped.iteration_time_s < sequential.iteration_time_s);
+}
+
 TEST_CASE("MoE all-to-all overlap hides at most the compute it runs beside") {
   // Qwen3-235B-A22B layers with ep 32 over four H100 nodes: the token all-to-alls take longer
   // than a layer's compute (one pipeline stage, so memory is not the point here).
