@@ -97,22 +97,19 @@ double key_loop_factor(double keys, double fixed_blocks) {
 }
 
 namespace {
-// `entries` of an op's batch entries as one kernel (or one round of concurrent kernels), with
-// their share of the FLOPs and bytes.
+// `entries` of an op's batch entries as one round of concurrent kernels, with their share of the
+// FLOPs and bytes.
 Op some_entries(const Op& op, double entries) {
   Op part = op;
-  part.sequential = false;
   part.concurrent = 0;
   part.batch = entries;
   part.flops = op.flops * entries / op.batch;
   part.bytes = op.bytes * entries / op.batch;
   return part;
 }
-Op one_entry(const Op& op) { return some_entries(op, 1); }
 }  // namespace
 
 KernelClass KernelModel::classify(const Op& op) const {
-  if (op.sequential && op.batch > 1) return classify(one_entry(op));
   if (op.concurrent > 0 && op.batch > op.concurrent) return classify(some_entries(op, op.concurrent));
   double tiles = 1;
   if (op.kind == OpKind::gemm) gemm_utilization(op.m, op.n, op.batch, &tiles);
@@ -211,14 +208,9 @@ double KernelModel::attention_time(const Op& op, double util, bool backward) con
 }
 
 KernelTime KernelModel::time(const Op& op) const {
-  if (op.sequential && op.batch > 1) {
-    // One kernel per batch entry, one after another, each timed and classed on its own share.
-    KernelTime kt = time(one_entry(op));
-    kt.time_s *= op.batch;
-    return kt;
-  }
   if (op.concurrent > 0 && op.batch > op.concurrent) {
-    // Rounds of `concurrent` kernels that share the GPU, then the remainder.
+    // Rounds of `concurrent` kernels that share the GPU (one kernel at a time when 1), then the
+    // remainder, each round timed and classed on its own share.
     const double rounds = std::floor(op.batch / op.concurrent), rest = op.batch - rounds * op.concurrent;
     KernelTime kt = time(some_entries(op, op.concurrent));
     kt.time_s *= rounds;

@@ -273,21 +273,19 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
     bwd.push_back(elementwise(act_bwd_name, rows * f, (gated ? 5.0 : 3.0) * eb, 8));
     fp8_cast(bwd, "fp8_cast_grad_fc1_out", rows * (gated ? 2 : 1) * f);
     add_gemm_backward(bwd, fc1, eb);
-    if (sequential && batch > 1) {
-      // Every op of the block (GEMMs, activation, casts) becomes one kernel per expert.
+    if (batch > 1 && (sequential || s.grouped_gemm_streams > 0)) {
+      // Sequential: every op of the block (GEMMs, activation, casts) becomes one kernel per expert,
+      // one at a time. Grouped: one GEMM per expert, grouped_gemm_streams of them in flight.
       auto per_expert = [&](Op& op) {
-        op.sequential = true;
-        op.batch = batch;
+        if (sequential) {
+          op.concurrent = 1;
+          op.batch = batch;
+        } else if (op.kind == OpKind::gemm) {
+          op.concurrent = s.grouped_gemm_streams;
+        }
       };
       std::for_each(mlp_fwd.begin() + static_cast<std::ptrdiff_t>(first_fwd), mlp_fwd.end(), per_expert);
       std::for_each(bwd.begin(), bwd.end(), per_expert);
-    } else if (batch > 1 && s.grouped_gemm_streams > 0) {
-      // A grouped GEMM: one GEMM per expert, grouped_gemm_streams of them in flight at once.
-      auto in_flight = [&](Op& op) {
-        if (op.kind == OpKind::gemm) op.concurrent = s.grouped_gemm_streams;
-      };
-      std::for_each(mlp_fwd.begin() + static_cast<std::ptrdiff_t>(first_fwd), mlp_fwd.end(), in_flight);
-      std::for_each(bwd.begin(), bwd.end(), in_flight);
     }
     mlp_bwd.insert(mlp_bwd.begin(), bwd.begin(), bwd.end());
   };
@@ -332,14 +330,13 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
     const bool grouped_padding = s.moe_grouped_gemm && s.fp8_linears && !s.moe_dispatcher_pads;
     const bool sequential = !s.moe_grouped_gemm && local > 1;
     const bool pads = grouped_padding || (sequential && s.fp8_linears);
+    const bool copies_out = grouped_padding || sequential;  // unpadding or concatenation forward, and the input's gradient back
     const double copy_bytes = 2.0 * eb;
     if (pads) mlp_fwd.push_back(elementwise("expert_input_padding", pairs * h, copy_bytes, 0));
     add_mlp("expert_fc1", "expert_activation", "expert_activation_bwd", "expert_fc2", pairs / local, fe, local, !s.moe_grouped_gemm);
-    if (grouped_padding || sequential)
-      mlp_fwd.push_back(elementwise(sequential ? "expert_output_concat" : "expert_output_unpadding", pairs * h, copy_bytes, 0));
+    if (copies_out) mlp_fwd.push_back(elementwise(sequential ? "expert_output_concat" : "expert_output_unpadding", pairs * h, copy_bytes, 0));
     if (pads) mlp_bwd.insert(mlp_bwd.begin(), elementwise("expert_output_unpadding_bwd", pairs * h, copy_bytes, 0));
-    if (grouped_padding || sequential)
-      mlp_bwd.push_back(elementwise(sequential ? "expert_input_split_bwd" : "expert_input_padding_bwd", pairs * h, copy_bytes, 0));
+    if (copies_out) mlp_bwd.push_back(elementwise(sequential ? "expert_input_split_bwd" : "expert_input_padding_bwd", pairs * h, copy_bytes, 0));
     if (sort_chunks) mlp_fwd.push_back(elementwise("moe_unsort_chunks", pairs * h, 2.0 * eb, 0));
     mlp_fwd.push_back(elementwise("moe_unpermute", pairs * h, 2.0 * eb, 2));
     if (sort_chunks) mlp_bwd.insert(mlp_bwd.begin(), elementwise("moe_unsort_chunks_bwd", pairs * h, 2.0 * eb, 0));

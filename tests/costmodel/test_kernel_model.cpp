@@ -187,7 +187,7 @@ TEST_CASE("KernelModel::time: a sequential batch is one kernel per entry, a grou
   // 16 experts of 512 tokens x 1536 x 2048: 4 x 12 = 48 tiles of 128 x 128 each, a third of a wave.
   Op grouped = gemm(512, 1536, 2048, 16);
   Op sequential = grouped;
-  sequential.sequential = true;
+  sequential.concurrent = 1;
   const Op one = gemm(512, 1536, 2048);
   CHECK(km.time(sequential).time_s == doctest::Approx(16 * km.time(one).time_s).epsilon(1e-12));
   CHECK(km.classify(sequential) == km.classify(one));
@@ -195,7 +195,7 @@ TEST_CASE("KernelModel::time: a sequential batch is one kernel per entry, a grou
   // Elementwise: the same bytes in 16 small kernels cost 16 fixed overheads.
   Op act = elementwise(16 * 4e6);
   Op act_seq = act;
-  act_seq.sequential = true;
+  act_seq.concurrent = 1;
   act_seq.batch = 16;
   CHECK(km.time(act_seq).time_s == doctest::Approx(16 * km.time(elementwise(4e6)).time_s).epsilon(1e-12));
   CHECK(km.time(act_seq).time_s > km.time(act).time_s);

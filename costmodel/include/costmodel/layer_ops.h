@@ -26,12 +26,10 @@ struct Op {
   // GEMM shape (per batch entry): C[m,n] += A[m,k] B[k,n]; batch > 1 for batched GEMMs.
   double m = 0, n = 0, k = 0;
   double batch = 1;
-  // The batch entries run as separate kernels one after another, each with 1/batch of the FLOPs
-  // and bytes (Megatron-Core SequentialMLP's loop over the local experts), instead of as one
-  // kernel whose tiles share the waves (a grouped GEMM).
-  bool sequential = false;
-  // Batch entries in flight at once, as separate kernels on that many streams (0: all of them, one
-  // grouped kernel): rounds of `concurrent` entries, each round's tiles sharing the waves.
+  // Batch entries in flight at once, each its own kernel with its share of the FLOPs and bytes:
+  // rounds of `concurrent` entries whose tiles share the waves. 0: all of them as one kernel (a
+  // batched or grouped GEMM); 1: one after another (Megatron-Core SequentialMLP's expert loop);
+  // 4: Transformer Engine's grouped GEMM over its four compute streams.
   int concurrent = 0;
   double flops = 0;
   double bytes = 0;  // DRAM bytes moved, each input read once and each output written once
