@@ -692,7 +692,10 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
                   {"optimizer", bd.optimizer_s}, {"stage_time", imbalance}};
   const Cand* top = std::max_element(std::begin(cands), std::end(cands), [](const Cand& a, const Cand& b) { return a.t < b.t; });
   if (top->t < 0.03 * T) {
-    pred.bottleneck = {"compute", slowest, std::string("compute-bound: overheads are under 3% of the iteration")};
+    // The host-side step overhead is left out: no plan of this job changes it.
+    pred.bottleneck = {"compute", slowest,
+                       std::string("compute-bound: no overhead a plan can change (bubble, communication, recompute, optimizer "
+                                   "step, stage imbalance) reaches 3% of the iteration")};
   } else {
     pred.bottleneck = {top->kind, std::string_view(top->kind) == "stage_time" ? slowest : crit,
                        fmt::format(FMT_COMPILE("{} costs {:.3f} s of the {:.3f} s iteration ({:.1f}%)"), top->kind, top->t, T, 100 * top->t / T)};
