@@ -363,9 +363,16 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
   B.insert(B.end(), attn_bwd.begin(), attn_bwd.end());
   // A norm's backward reads x and the output gradient and writes the input gradient (and gamma's);
   // rope's rotates the gradients of q and k back, one read and one write.
+  auto backward_name = [](std::string_view fwd) {
+    if (fwd == "rope") return "rope_bwd";
+    if (fwd == "qk_norm") return "qk_norm_bwd";
+    if (fwd == "q_latent_norm") return "q_latent_norm_bwd";
+    if (fwd == "kv_latent_norm") return "kv_latent_norm_bwd";
+    return "norm_bwd";
+  };
   for (auto it = proj_norms.rbegin(); it != proj_norms.rend(); ++it) {
     const bool rope = std::string_view(it->name) == "rope";
-    B.push_back(elementwise(rope ? "rope_bwd" : "latent_norm_bwd", it->bytes / (2.0 * eb), (rope ? 2.0 : 4.0) * eb, rope ? 3 : 8));
+    B.push_back(elementwise(backward_name(it->name), it->bytes / (2.0 * eb), (rope ? 2.0 : 4.0) * eb, rope ? 3 : 8));
   }
   for (auto it = proj_in.rbegin(); it != proj_in.rend(); ++it) {
     fp8_cast(B, "fp8_cast_grad_qkv_out", it->m * it->n);

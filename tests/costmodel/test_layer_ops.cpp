@@ -345,6 +345,25 @@ TEST_CASE("decoder_layer_ops: rotary models rotate q and k once each way, learne
   CHECK(bytes_of(decoder_layer_ops(gpt, s).forward, "rope") == 0);
 }
 
+TEST_CASE("decoder_layer_ops: QK-norm's backward reads x and the gradient and writes the input gradient, under its own name") {
+  LayerShape s;
+  s.seq = 4096;
+  s.tp = 2;
+  ModelSpec m = test::catalog().model("llama3-8b");
+  m.qk_layernorm = true;
+  const LayerOps ops = decoder_layer_ops(m, s);
+  double fwd = 0, bwd = 0;
+  for (const auto& op : ops.forward)
+    if (std::string_view(op.name) == "qk_norm") fwd += op.bytes;
+  for (const auto& op : ops.backward) {
+    if (std::string_view(op.name) == "qk_norm_bwd") bwd += op.bytes;
+    CHECK(std::string_view(op.name).find("latent") == std::string_view::npos);
+  }
+  // q and k (32 + 8 heads of 128 over tp 2), bf16: read and written forward, twice that backward.
+  CHECK(fwd == doctest::Approx(4096.0 * (4096 + 1024) / 2 * 2 * 2));
+  CHECK(bwd == doctest::Approx(2 * fwd));
+}
+
 TEST_CASE("decoder_layer_ops: sliding-window layers attend to the window only") {
   ModelSpec m = test::catalog().model("gpt-oss-120b");
   LayerShape s;
