@@ -50,6 +50,15 @@ TEST_CASE("strata validate") {
       CHECK(o["id"] == records[i]["id"]);
       if (o["error"].is_null()) {
         CHECK(o["iteration_time_s"].get<double>() > 0);
+        // The full prediction agrees with the summary, and its stages hold the record's layers.
+        REQUIRE(o.contains("prediction"));
+        CHECK(o["prediction"]["iteration_time_s"] == o["iteration_time_s"]);
+        int layers = 0;
+        for (const auto& st : o["prediction"]["stages"]) {
+          CHECK(st["forward_s"].get<double>() > 0);
+          layers += st["layers"].get<int>();
+        }
+        CHECK(layers == records[i]["num_layers"].get<int>());
         CHECK(o["memory_per_gpu_GiB"].get<double>() > 0);
         // tokens/s/GPU x time x GPUs = global batch x sequence.
         const double tokens = records[i]["global_batch_size"].get<double>() * records[i]["seq_length"].get<double>();

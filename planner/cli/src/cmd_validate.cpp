@@ -7,6 +7,7 @@
 
 #include "costmodel/catalog.h"
 #include "costmodel/json_reader.h"
+#include "costmodel/prediction.h"
 #include "costmodel/predictor.h"
 #include "costmodel/errors.h"
 #include "cli/commands.h"
@@ -58,7 +59,9 @@ void register_validate(CLI::App& app, CommandContext& ctx) {
   auto* cmd = app.add_subcommand("validate", "Predict every run of a published-runs file and compare with the measurements");
   auto a = std::make_shared<ValidateArgs>();
   cmd->add_option("--runs", a->runs_file, "Runs file in the format of shared/validation/public_runs.json")->required();
-  cmd->add_flag("--json", a->json, "One JSON object per run: id, iteration_time_s, tokens_per_sec_per_gpu, memory_per_gpu_GiB, error");
+  cmd->add_flag("--json", a->json,
+                "One JSON object per run: id, iteration_time_s, tokens_per_sec_per_gpu, memory_per_gpu_GiB, error; and "
+                "the full prediction (stages, breakdown, notes) of each run predicted");
   cmd->add_option("--explain", a->explain, "Print the full prediction report of the run with this id");
   cmd->add_option("--calibration", a->calibration,
                   "Calibration JSON (strata calibrate) for the runs on its GPU; the runs it was fitted to are left out of the MAPE");
@@ -136,6 +139,9 @@ void register_validate(CLI::App& app, CommandContext& ctx) {
       out["assumptions"] = run.assumptions;  // how fields the record leaves out were completed
       if (fitted.count(run.id) > 0) out["calibration_fit_run"] = true;  // the calibration was fitted to this run
       if (!p.feasible) out["infeasible_reason"] = p.reason;
+      // The whole prediction as the plan file carries it (stages with their forward and backward
+      // times per micro-batch, the breakdown, the notes), for analyses beyond the summary.
+      out["prediction"] = prediction_to_json(p);
       if (a->json) {
         fmt::print("{}\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
         continue;
