@@ -214,7 +214,7 @@ TEST_CASE("KernelModel::time: a batch in rounds of concurrent kernels") {
   CHECK(km.time(rounds).time_s == doctest::Approx(km.time(gemm(1024, 5760, 2880, 10)).time_s).epsilon(1e-12));
 }
 
-TEST_CASE("KernelModel: the class decides the formula; each class's coefficients move only its own kernels") {
+TEST_CASE("KernelModel: the class decides the formula, and each class's coefficients move only its own kernels") {
   const GpuSpec h100 = test::catalog().gpu("h100-sxm");
   Op norm = elementwise(1e9);
   norm.name = "input_norm";

@@ -9,6 +9,14 @@ using test::input_error;
 
 namespace {
 
+MoeSpec moe_spec(int experts, int top_k, std::int64_t expert_ffn) {
+  MoeSpec moe;
+  moe.num_experts = experts;
+  moe.top_k = top_k;
+  moe.expert_ffn_hidden_size = expert_ffn;
+  return moe;
+}
+
 json strata_model_json() {
   return json::parse(R"({
     "name": "toy", "aliases": ["toy-model"], "source": "handmade",
@@ -191,7 +199,7 @@ TEST_CASE("validate_model") {
     CHECK(input_error([&] { validate_model(m, "m.json"); }).find("/num_query_groups") != std::string::npos);
   }
   SUBCASE("MoE top_k beyond the experts") {
-    m.moe = MoeSpec{8, 9, 1024};
+    m.moe = moe_spec(8, 9, 1024);
     CHECK(input_error([&] { validate_model(m, "m.json"); }).find("/moe/top_k") != std::string::npos);
   }
   SUBCASE("model_from_json applies it to both formats") {
@@ -245,7 +253,7 @@ TEST_CASE("model_to_json") {
   }
   SUBCASE("a handmade MoE model round-trips") {
     ModelSpec m = model_from_json(strata_model_json(), "toy.json");
-    m.moe = MoeSpec{8, 2, 512};
+    m.moe = moe_spec(8, 2, 512);
     m.dropout = true;
     m.position_embedding = PositionEmbedding::alibi;
     CHECK(model_from_json(model_to_json(m), "rt.json") == m);

@@ -538,18 +538,22 @@ TEST_CASE("check_plan: Megatron-Core's expert-parallel rules") {
   CHECK(check_plan(job).empty());
 }
 
-TEST_CASE("MoE: sequential experts unless grouped GEMM is on, said in the notes; grouped is faster at 16 local experts") {
+TEST_CASE("MoE: sequential experts unless grouped GEMM is on, said in the notes, and grouped is faster at 16 local experts") {
   Job job = test::workload("qwen3-30b-a3b", "dgx-h100-ndr", 256, 4096);
   job.plan.dp = 16;
   job.plan.ep = 8;
+  job.plan.distributed_optimizer = true;
+  job.plan.recompute.granularity = RecomputeGranularity::full;
   REQUIRE(check_plan(job).empty());
   auto note_has = [](const Prediction& p, const std::string& part) {
     return std::any_of(p.notes.begin(), p.notes.end(), [&](const std::string& n) { return n.find(part) != std::string::npos; });
   };
   const Prediction sequential = predict(job);
+  REQUIRE_MESSAGE(sequential.feasible, sequential.reason);  // an infeasible prediction carries no notes
   CHECK(note_has(sequential, "timed one after another (Megatron's SequentialMLP"));
   job.runtime.moe_grouped_gemm = true;
   const Prediction grouped = predict(job);
+  REQUIRE_MESSAGE(grouped.feasible, grouped.reason);
   CHECK(note_has(grouped, "timed as Transformer Engine's grouped GEMM"));
   CHECK(grouped.iteration_time_s < sequential.iteration_time_s);
 }
