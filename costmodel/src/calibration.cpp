@@ -58,7 +58,7 @@ double in_range(const JsonReader& k, const char* key, double fallback, double lo
 
 Calibration calibration_from_json(const json& j, const std::string& where, const std::string& path) {
   JsonReader r(j, where, path);
-  r.reject_unknown_keys({"schema_version", "source", "gpu", "kernel", "comm", "fit", "notes"});
+  r.reject_unknown_keys({"schema_version", "source", "gpu", "kernel", "comm", "host", "fit", "notes"});
   // Only the schema this strata writes (calibration_to_json): a newer file may mean something else
   // by the same keys. Files without the key (hand-written ones) are read as schema 1.
   if (r.has("schema_version") && r.get_int("schema_version", 0, 1000000) != kCalibrationSchemaVersion)
@@ -105,6 +105,11 @@ Calibration calibration_from_json(const json& j, const std::string& where, const
     c.comm.network_efficiency = m.opt_positive("network_efficiency", 1.0).value_or(c.comm.network_efficiency);
     c.comm.half_bandwidth_bytes = m.opt_positive("half_bandwidth_bytes", 1e12).value_or(c.comm.half_bandwidth_bytes);
   }
+  if (r.has("host")) {
+    JsonReader h = r.child("host");
+    h.reject_unknown_keys({"moe_forward_s"});
+    c.host.moe_forward_s = in_range(h, "moe_forward_s", c.host.moe_forward_s, 0, 1, "seconds per MoE layer forward");
+  }
   return c;
 }
 
@@ -135,7 +140,8 @@ json calibration_to_json(const Calibration& c) {
           {"comm",
            {{"nvlink_efficiency", c.comm.nvlink_efficiency},
             {"network_efficiency", c.comm.network_efficiency},
-            {"half_bandwidth_bytes", c.comm.half_bandwidth_bytes}}}};
+            {"half_bandwidth_bytes", c.comm.half_bandwidth_bytes}}},
+          {"host", {{"moe_forward_s", c.host.moe_forward_s}}}};
 }
 
 }  // namespace strata

@@ -38,12 +38,15 @@ struct LayerCost {
   double bwd_cp = 0;
   double fwd_ep = 0;      // MoE all-to-all
   double bwd_ep = 0;
+  // Host time of the forward beyond its GPU time: a dropless MoE layer's forward cannot be queued
+  // ahead of the GPU (calibration host.moe_forward_s).
+  double fwd_host = 0;
   double recompute_flops = 0;
 };
 
 struct StageCost {
   double fwd = 0, bwd = 0;  // one micro-batch through all of the stage's chunks
-  double compute = 0, recompute = 0, tp = 0, cp = 0, ep = 0;  // per micro-batch
+  double compute = 0, recompute = 0, tp = 0, cp = 0, ep = 0, host = 0;  // per micro-batch
   double pp_blocking = 0;  // blocking p2p sends inside the stage's own ops (DeepSpeed), per micro-batch
 };
 
@@ -250,6 +253,11 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   const double tp_collective = p.tp > 1 ? (sp ? 2 * comm.all_gather(act_bytes, tp_g) : comm.all_reduce(act_bytes, tp_g)) : 0;
   // --tp-comm-overlap pipelines TP collectives with the GEMMs; assume 80% hidden (a default).
   const double tp_exposed_frac = job.runtime.tp_comm_overlap ? 0.2 : 1.0;
+  // Megatron-Core's dropless dispatchers bring the token counts to the host in every MoE layer
+  // forward (the all-to-all splits, the grouped GEMM's or SequentialMLP's per-expert sizes); only
+  // padding to a fixed capacity keeps the sizes static.
+  const bool moe_host_bound = job.runtime.framework == Framework::megatron && job.runtime.moe_capacity_factor <= 0 &&
+                              cal.host.moe_forward_s > 0;
   auto layer_cost = [&](LayerKind kind) {
     const LayerOps ops = decoder_layer_ops(m, shape, kind);
     LayerCost lc;
@@ -347,13 +355,19 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
         lc.bwd_ep = exposed(2 * a2a, lc.fwd_compute);
       }
     }
+    if (kind.moe && m.moe && moe_host_bound) {
+      // The dispatcher's host synchronisation drains the GPU's queue once per MoE layer forward, so
+      // the forward takes the longer of its GPU time and the host's time to issue it.
+      lc.fwd_host = std::max(0.0, cal.host.moe_forward_s - (lc.fwd_compute + lc.fwd_tp + lc.fwd_cp + lc.fwd_ep));
+    }
     switch (p.recompute.granularity) {
       case RecomputeGranularity::none: break;
       case RecomputeGranularity::selective:
         lc.recompute = km.total_time(ops.selective_recompute);
         lc.recompute_flops = total_flops(ops.selective_recompute);
-        // Recomputing a whole MoE block dispatches and combines its tokens again.
-        if (kind.moe && (p.recompute.modules & kRecomputeMoe)) lc.recompute += lc.fwd_ep;
+        // Recomputing a whole MoE block dispatches and combines its tokens again (and synchronises
+        // the host again).
+        if (kind.moe && (p.recompute.modules & kRecomputeMoe)) lc.recompute += lc.fwd_ep + lc.fwd_host;
         break;
       case RecomputeGranularity::full:
         // The whole forward runs again, its TP/CP/EP communication included.
@@ -387,7 +401,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   const double emb_fwd = emb_fwd_compute + edge_tp, emb_bwd = emb_bwd_compute;
   const double out_fwd = out_fwd_compute, out_bwd = out_bwd_compute + edge_tp;
 
-  auto layer_fwd = [](const LayerCost& lc) { return lc.fwd_compute + lc.fwd_tp + lc.fwd_cp + lc.fwd_ep; };
+  auto layer_fwd = [](const LayerCost& lc) { return lc.fwd_compute + lc.fwd_tp + lc.fwd_cp + lc.fwd_ep + lc.fwd_host; };
   auto layer_bwd = [](const LayerCost& lc) { return lc.bwd_compute + lc.bwd_tp + lc.bwd_cp + lc.bwd_ep; };
 
   // ---- multi-token prediction modules, on the last stage's last chunk ------------------------
@@ -397,7 +411,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   // its h output (gather_from_tensor_model_parallel_region), counted as three edge collectives
   // each way.
   struct MtpCost {
-    double fwd = 0, bwd = 0, compute = 0, tp = 0, ep = 0, cp = 0;
+    double fwd = 0, bwd = 0, compute = 0, tp = 0, ep = 0, cp = 0, host = 0;
     const LayerCost* layer = nullptr;
   } mtp;
   const int mtp_modules = m.num_layers > 0 ? std::max(0, m.mtp_layers) : 0;
@@ -414,6 +428,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     mtp.tp = mtp_modules * (lc.fwd_tp + lc.bwd_tp + 2 * head_tp + 2 * edge_tp);
     mtp.ep = mtp_modules * (lc.fwd_ep + lc.bwd_ep);
     mtp.cp = mtp_modules * (lc.fwd_cp + lc.bwd_cp);
+    mtp.host = mtp_modules * lc.fwd_host;
   }
 
   // ---- per stage, per chunk ------------------------------------------------------------------
@@ -440,7 +455,8 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     if (p.recompute.granularity != RecomputeGranularity::full) return 0;
     return p.recompute.num_layers < 0 ? layers : std::min(layers, p.recompute.num_layers);
   };
-  auto layer_refwd = [](const LayerCost& lc) { return lc.fwd_tp + lc.fwd_cp + lc.fwd_ep; };  // comm re-done by full recompute
+  // Communication (and host synchronisation) re-done by full recompute.
+  auto layer_refwd = [](const LayerCost& lc) { return lc.fwd_tp + lc.fwd_cp + lc.fwd_ep + lc.fwd_host; };
   // Without gradient-accumulation fusion every micro-batch reads the fresh weight gradient and
   // read-modify-writes the accumulation buffer (fp32 main_grad in Megatron, model dtype in DeepSpeed).
   const bool sharded_grads = job.runtime.framework == Framework::fsdp || p.zero_stage >= 2;
@@ -475,6 +491,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
         sc[s].tp += lc.fwd_tp + lc.bwd_tp + (full ? full_frac : 0.0) * lc.fwd_tp;
         sc[s].cp += lc.fwd_cp + lc.bwd_cp + (full ? full_frac : 0.0) * lc.fwd_cp;
         sc[s].ep += lc.fwd_ep + lc.bwd_ep + (full ? full_frac : 0.0) * lc.fwd_ep;
+        sc[s].host += lc.fwd_host + (full ? full_frac : 0.0) * lc.fwd_host;
         stage_recompute_flops[s] += (full ? full_frac : 1.0) * lc.recompute_flops;
       }
       if (s == 0 && c == 0) { f += emb_fwd; b += emb_bwd; }
@@ -492,6 +509,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
             sc[s].tp += mtp_modules * lc.fwd_tp;
             sc[s].ep += mtp_modules * lc.fwd_ep;
             sc[s].cp += mtp_modules * lc.fwd_cp;
+            sc[s].host += mtp_modules * lc.fwd_host;
           }
         }
       }
@@ -511,6 +529,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     sc[s].tp += (first ? edge_tp : 0) + (last ? edge_tp + mtp.tp : 0);
     sc[s].ep += last ? mtp.ep : 0;
     sc[s].cp += last ? mtp.cp : 0;
+    sc[s].host += last ? mtp.host : 0;
   }
 
   const PipelineResult pr = simulate_pipeline(pin, trace);
@@ -664,6 +683,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   bd.tp_comm_s = sc[crit].tp * mbs;
   bd.cp_comm_s = sc[crit].cp * mbs;
   bd.ep_comm_s = sc[crit].ep * mbs;
+  bd.moe_host_s = sc[crit].host * mbs;
   const double idle = std::max(0.0, pr.end_s[crit] - pr.busy_s[crit]);
   bd.pp_comm_s = std::min(idle, pp_exposed) + sc[crit].pp_blocking * mbs;
   bd.bubble_s = idle - std::min(idle, pp_exposed);
@@ -688,6 +708,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   const int slowest = static_cast<int>(std::max_element(pr.busy_s.begin(), pr.busy_s.end()) - pr.busy_s.begin());
   struct Cand { const char* kind; double t; };
   Cand cands[] = {{"bubble", bd.bubble_s - imbalance}, {"tp_comm", bd.tp_comm_s}, {"cp_comm", bd.cp_comm_s}, {"ep_comm", bd.ep_comm_s},
+                  {"moe_host", bd.moe_host_s},
                   {"pp_comm", bd.pp_comm_s}, {"dp_comm", bd.dp_comm_s}, {"recompute", bd.recompute_s},
                   {"optimizer", bd.optimizer_s}, {"stage_time", imbalance}};
   const Cand* top = std::max_element(std::begin(cands), std::end(cands), [](const Cand& a, const Cand& b) { return a.t < b.t; });
@@ -715,14 +736,21 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     pred.notes.push_back(fmt::format(FMT_COMPILE("MoE: the busiest expert-parallel rank is assumed to get {:g}x the mean routed tokens, a default "
                                      "guess for auxiliary-loss balanced routing (--moe-load-imbalance; 1 for force-balanced routing)"),
                                      job.runtime.moe_load_imbalance));
-  if (m.moe && m.num_moe_layers() > 0)
+  if (m.moe && m.num_moe_layers() > 0 && moe_host_bound)
+    pred.notes.push_back(fmt::format(
+        FMT_COMPILE("MoE: each MoE layer's forward takes at least the {:.2f} ms the host needs to issue it (calibration "
+                    "host.moe_forward_s, --moe-forward-host-ms; the dropless dispatcher synchronises the host once per layer): "
+                    "{:.3f} s of the iteration"),
+        1e3 * cal.host.moe_forward_s, bd.moe_host_s));
+  else if (m.moe && m.num_moe_layers() > 0)
     pred.notes.push_back(fmt::format(
         FMT_COMPILE("MoE: the host time of the MoE layers is not modelled{}; on the published Megatron-Bridge H100 MoE runs strata is "
-                    "optimistic (1.3-1.5x where the all-to-all is not overlapped; README, mixture-of-experts runs): read MoE "
-                    "throughput as an upper bound, or calibrate with one measured step (strata calibrate --steps)"),
+                    "optimistic (1.3-1.5x at micro-batch 1 where the all-to-all is not overlapped; README, mixture-of-experts runs): "
+                    "read MoE throughput as an upper bound, or calibrate with one measured step (strata calibrate --steps)"),
         job.runtime.moe_capacity_factor > 0 ? ""
                                              : " (a dropless dispatcher synchronises the host once per layer for its token counts, so "
-                                               "the host cannot run ahead of small expert kernels)"));
+                                               "the host cannot run ahead of small expert kernels; measured, set it as calibration "
+                                               "host.moe_forward_s)"));
   if (m.moe && m.num_moe_layers() > 0 && m.moe->num_experts > p.ep)
     pred.notes.push_back(job.runtime.moe_grouped_gemm
                              ? "MoE: the local experts are timed as Transformer Engine's grouped GEMM (--moe-grouped-gemm), four "

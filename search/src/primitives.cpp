@@ -300,7 +300,8 @@ bool move_relieves(const std::string& name, const std::string& k) {
   for (Dim a : {kTp, kPp, kDp, kCp})
     for (Dim c : {kTp, kPp, kDp, kCp})
       if (a != c && name == fmt::format("{}->{}", kDimName[a], kDimName[c])) return shrink_relieves(a, k) || grow_relieves(c, k);
-  if (name == "mbs+") return k == "compute" || k == "tp_comm" || k == "pp_comm" || k == "cp_comm";
+  // A larger micro-batch also lengthens the GPU work the host issues per MoE layer forward.
+  if (name == "mbs+") return k == "compute" || k == "tp_comm" || k == "pp_comm" || k == "cp_comm" || k == "moe_host";
   if (name == "mbs-") return k == "memory" || k == "bubble" || k == "recompute";
   if (name == "vpp+") return k == "bubble";
   if (name == "vpp-") return k == "pp_comm" || k == "memory" || k == "stage_time";

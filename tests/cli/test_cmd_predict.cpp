@@ -167,6 +167,32 @@ TEST_CASE("strata predict") {
     CHECK(r5.exit_code == 2);
     CHECK(has(r5.out, "tp=5 does not divide the 96 attention heads"));
   }
+  SUBCASE("--moe-forward-host-ms: a measured host time per MoE layer forward reaches the breakdown and the plan file") {
+    const std::string moe =
+        "predict --model qwen3-30b-a3b --gpu h100-sxm --gpus 16 --global-batch 1024 --seq 4096 --dp 16 --ep 16 --dist-opt "
+        "--precision fp8 --moe-load-imbalance 1 --moe-grouped-gemm --moe-token-dedup";
+    auto plain = run_strata(moe);
+    REQUIRE_MESSAGE(plain.exit_code == 0, plain.out);
+    CHECK(has(plain.out, "MoE: the host time of the MoE layers is not modelled"));
+    auto host = run_strata(moe + " --moe-forward-host-ms 6 --json");
+    REQUIRE_MESSAGE(host.exit_code == 0, host.out);
+    const auto j = nlohmann::json::parse(host.out);
+    CHECK(j["calibration"]["host"]["moe_forward_s"].get<double>() == doctest::Approx(0.006));
+    CHECK(j["prediction"]["breakdown"]["moe_host_s"].get<double>() > 0);
+    const auto& notes = j["prediction"]["notes"];
+    CHECK(std::any_of(notes.begin(), notes.end(), [](const auto& n) {
+      return has(n.template get<std::string>(), "forward takes at least the 6.00 ms the host needs");
+    }));
+    // A plan file keeps its plan; the host time adjusts its prediction like a calibration does.
+    TempFile plan("host_plan.json", "");
+    REQUIRE(run_strata(moe + " -o '" + plan.path() + "'").exit_code == 0);
+    auto again = run_strata("predict --plan '" + plan.path() + "' --moe-forward-host-ms 6 --json");
+    REQUIRE_MESSAGE(again.exit_code == 0, again.out);
+    CHECK(nlohmann::json::parse(again.out)["prediction"]["breakdown"]["moe_host_s"] == j["prediction"]["breakdown"]["moe_host_s"]);
+    auto bad = run_strata(moe + " --moe-forward-host-ms 5000");
+    CHECK(bad.exit_code == 1);
+    CHECK(has(bad.out, "--moe-forward-host-ms: expected 0..1000 milliseconds per MoE layer forward"));
+  }
   SUBCASE("bad input exits 1 with a message naming the flag or file and field") {
     auto r = run_strata("predict --model gtp3-175b --gpu a100-80gb --gpus 1024 --global-batch 1536");
     CHECK(r.exit_code == 1);

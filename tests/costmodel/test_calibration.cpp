@@ -79,6 +79,7 @@ TEST_CASE("calibration_from_json") {
     c.kernel.l2_bandwidth_factor = 1.3;
     c.kernel.attention_fwd_fixed_blocks = 7.5;
     c.kernel.attention_bwd_fixed_blocks = 0;
+    c.host.moe_forward_s = 0.0051;
     CHECK(calibration_from_json(calibration_to_json(c), "cal.json") == c);
   }
   SUBCASE("keys left out keep the documented defaults; source defaults to the file") {
@@ -86,6 +87,7 @@ TEST_CASE("calibration_from_json") {
     CHECK(c.kernel.gemm_efficiency == 0.5);
     CHECK(c.kernel.memory_efficiency == KernelCoefficients{}.memory_efficiency);
     CHECK(c.comm == CommCoefficients{});
+    CHECK(c.host.moe_forward_s == 0);  // host time is not modelled unless measured
     CHECK(c.source == "cal.json");
   }
   SUBCASE("out-of-range values are rejected with the JSON path") {
@@ -104,6 +106,8 @@ TEST_CASE("calibration_from_json") {
     CHECK(err(R"({"comm": {"half_bandwidth_bytes": -4}})").find("/comm/half_bandwidth_bytes") != std::string::npos);
     CHECK(err(R"({"kernel": {"gemm_efficency": 0.7}})").find("did you mean \"gemm_efficiency\"") != std::string::npos);
     CHECK(err(R"({"kernel": 0.7})").find("/kernel: expected an object") != std::string::npos);
+    CHECK(err(R"({"host": {"moe_forward_s": 5}})").find("/host/moe_forward_s: expected 0..1 seconds") != std::string::npos);
+    CHECK(err(R"({"host": {"moe_forward_ms": 5}})").find("/host") != std::string::npos);
   }
 }
 }

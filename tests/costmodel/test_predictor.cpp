@@ -15,8 +15,8 @@ namespace {
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 double breakdown_sum(const TimeBreakdown& b) {
-  return b.compute_s + b.recompute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s + b.pp_comm_s + b.dp_comm_s + b.bubble_s +
-         b.optimizer_s + b.step_overhead_s;
+  return b.compute_s + b.recompute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s + b.moe_host_s + b.pp_comm_s + b.dp_comm_s +
+         b.bubble_s + b.optimizer_s + b.step_overhead_s;
 }
 
 Job llama3_70b_job() {
@@ -556,6 +556,68 @@ TEST_CASE("MoE: sequential experts unless grouped GEMM is on, said in the notes,
   REQUIRE_MESSAGE(grouped.feasible, grouped.reason);
   CHECK(note_has(grouped, "timed as Transformer Engine's grouped GEMM"));
   CHECK(grouped.iteration_time_s < sequential.iteration_time_s);
+}
+
+TEST_CASE("MoE: a measured host time per MoE layer forward bounds that forward from below") {
+  // Qwen3-30B-A3B, 48 MoE layers, one stage: each layer's forward takes max(GPU time, host time).
+  Job job = test::workload("qwen3-30b-a3b", "dgx-h100-ndr", 256, 4096);
+  job.calibration = default_calibration(job.cluster.gpu);
+  job.plan.dp = 16;
+  job.plan.ep = 8;
+  job.plan.distributed_optimizer = true;
+  job.plan.recompute.granularity = RecomputeGranularity::full;
+  job.runtime.moe_grouped_gemm = true;
+  REQUIRE(check_plan(job).empty());
+  const Prediction gpu_only = predict(job);
+  REQUIRE_MESSAGE(gpu_only.feasible, gpu_only.reason);
+  CHECK(gpu_only.breakdown.moe_host_s == 0);
+  const int layers = job.model.num_layers;
+  const double fwd_per_layer = gpu_only.stages[0].forward_s / layers;  // with the embedding and the loss: an upper bound
+  const double mbs = static_cast<double>(job.num_micro_batches());
+
+  SUBCASE("a host time below the layer's forward changes nothing") {
+    job.calibration.host.moe_forward_s = 0.2 * fwd_per_layer;
+    const Prediction p = predict(job);
+    CHECK(p.iteration_time_s == gpu_only.iteration_time_s);
+    CHECK(p.breakdown.moe_host_s == 0);
+  }
+  SUBCASE("a longer host time sets each MoE layer's forward, and again in its full recompute") {
+    const double host = 3 * fwd_per_layer;
+    job.calibration.host.moe_forward_s = host;
+    const Prediction p = predict(job);
+    job.calibration.host.moe_forward_s = host + 0.001;
+    const Prediction later = predict(job);
+    // Every one of the 48 layers' forwards waits for the host: 1 ms more host time is 48 ms more
+    // forward per micro-batch, and twice that per micro-batch in the iteration (the forward and its
+    // full recompute).
+    CHECK(later.stages[0].forward_s - p.stages[0].forward_s == doctest::Approx(layers * 0.001).epsilon(1e-6));
+    CHECK(later.breakdown.moe_host_s - p.breakdown.moe_host_s == doctest::Approx(2 * mbs * layers * 0.001).epsilon(1e-6));
+    CHECK(p.stages[0].forward_s > layers * host);
+    CHECK(p.breakdown.moe_host_s > 2 * mbs * layers * (host - fwd_per_layer));
+    CHECK(p.breakdown.moe_host_s < 2 * mbs * layers * host);
+    CHECK(breakdown_sum(p.breakdown) == doctest::Approx(p.iteration_time_s).epsilon(1e-9));
+    CHECK(p.iteration_time_s == doctest::Approx(gpu_only.iteration_time_s + p.breakdown.moe_host_s).epsilon(1e-6));
+    CHECK(p.bottleneck.kind == "moe_host");
+    // A larger micro-batch gives the host more GPU work per forward to hide behind.
+    Job big = job;
+    big.calibration.host.moe_forward_s = host;
+    big.plan.micro_batch_size = 2;
+    const Prediction q = predict(big);
+    REQUIRE(q.feasible);
+    CHECK(q.breakdown.moe_host_s < p.breakdown.moe_host_s);
+  }
+  SUBCASE("token dropping padded to capacity keeps the sizes static: no host synchronisation") {
+    job.calibration.host.moe_forward_s = 3 * fwd_per_layer;
+    job.runtime.moe_capacity_factor = 1.0;
+    const Prediction p = predict(job);
+    CHECK(p.breakdown.moe_host_s == 0);
+  }
+  SUBCASE("dense models have no dispatcher to wait for") {
+    Job dense = test::gpt3_175b_job();
+    const Prediction before = predict(dense);
+    dense.calibration.host.moe_forward_s = 1.0;
+    CHECK(predict(dense).iteration_time_s == before.iteration_time_s);
+  }
 }
 
 TEST_CASE("MoE all-to-all overlap hides at most the compute it runs beside") {

@@ -5,10 +5,11 @@ Checks that every one of the 18 rows is read, that each row's figures add back u
 step time (predicted step + gap x micro-batches x layers), and that the README's reading still
 holds: the 2026 Qwen3 rows at micro-batch 1 imply a host time per MoE layer forward of 4.5-6.5 ms,
 and the 25.09 rows that strata meets have a predicted forward per layer longer than that (update
-the README's figures when the MoE model changes). The two rows the README sets aside are left out
-here too: the table's 2x anomaly (26.02 Qwen3-30B-A3B) and the DeepEP record whose recipe runs the
-all-to-all dispatcher (26.02.01 Qwen3-235B-A22B). Exit 77 (skipped) without the shared validation
-folder beside the checkout.
+the README's figures when the MoE model changes). With --transfer, the host time implied by any one
+2026 micro-batch-1 run predicts the other runs of its model family within 7% MAPE (the README's
+2.5-6.7%). The rows the README sets aside are left out here too: the table's 2x anomalies (26.02 and
+25.11 Qwen3-30B-A3B) and the DeepEP record whose recipe runs the all-to-all dispatcher (26.02.01
+Qwen3-235B-A22B). Exit 77 (skipped) without the shared validation folder beside the checkout.
 """
 import json
 import os
@@ -30,7 +31,7 @@ rows = [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
 problems = []
 if len(rows) != 18:
     problems.append(f"expected 18 Megatron-Bridge rows, found {len(rows)}")
-set_aside = {"mbridge26.02_h100_qwen3_30b_16gpu", "mbridge26.02.01_h100_qwen3_235b_256gpu"}
+set_aside = {"mbridge26.02_h100_qwen3_30b_16gpu", "mbridge25.11_h100_qwen3_30b_16gpu", "mbridge26.02.01_h100_qwen3_235b_256gpu"}
 qwen_2026, met = [], []
 for r in rows:
     rebuilt = r["predicted_s"] + r["gap_per_layer_microbatch_s"] * r["microbatches"] * r["layers"]
@@ -50,6 +51,20 @@ for r in met:
     if qwen_2026 and r["predicted_forward_per_layer_s"] <= statistics.median(qwen_2026):
         problems.append(f"{r['id']}: predicted forward per layer {r['predicted_forward_per_layer_s']} s is not longer than "
                         f"the implied host time {statistics.median(qwen_2026)} s")
+cmd = [sys.executable, os.path.join(root, "scripts", "moe_gap.py"), "--runs", runs, "--only", "mbridge", "--strata", strata,
+       "--json", "--transfer"]
+for x in sorted(set_aside):
+    cmd += ["--exclude", x]
+out = subprocess.run(cmd, capture_output=True, text=True)
+if out.returncode != 0:
+    sys.exit(f"moe_gap.py --transfer exited {out.returncode}: {out.stderr}")
+sources = [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
+if len(sources) != 15:
+    problems.append(f"--transfer: expected 15 calibration sources, found {len(sources)}")
+for src in sources:
+    if src["calibrated_on"].startswith("mbridge26") and not src["same_family_mape_pct"] <= 7.0:
+        problems.append(f"--transfer from {src['calibrated_on']}: {src['same_family_mape_pct']:.1f}% MAPE on its model family, "
+                        f"expected at most 7%")
 if problems:
     sys.exit("\n".join(problems))
 print(f"ok: {len(rows)} rows; 2026 Qwen3 rows imply {min(qwen_2026) * 1e3:.2f}-{max(qwen_2026) * 1e3:.2f} ms of host time "

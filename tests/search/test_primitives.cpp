@@ -71,6 +71,9 @@ TEST_CASE("propose_moves: directed moves follow the bottleneck") {
     CHECK(move_relieves("dp->tp", "dp_comm"));
     CHECK(move_relieves("layer@time 3->4", "stage_time"));
     CHECK(move_relieves("layer@memory 0->1", "memory"));
+    // A host-bound MoE forward: a larger micro-batch gives the host more GPU work to hide behind.
+    CHECK(move_relieves("mbs+", "moe_host"));
+    CHECK_FALSE(move_relieves("mbs-", "moe_host"));
   }
 }
 

@@ -86,10 +86,26 @@ struct CommCoefficients {
   bool operator==(const CommCoefficients&) const = default;
 };
 
+// Time the host (Python, PyTorch dispatch, kernel launches) takes to issue GPU work where the GPU
+// cannot run ahead of it. A property of the software stack and the CPU, like the kernel
+// efficiencies of the GPU: measured, never a default.
+struct HostCoefficients {
+  // CPU time to issue one MoE layer's forward pass, in seconds. A dropless Megatron-Core dispatcher
+  // synchronises the host with the GPU once per MoE layer forward (the token counts it needs on the
+  // host: MoEAlltoAllTokenDispatcher's _maybe_dtoh_and_synchronize, HybridEP's blocking dispatch),
+  // so the host cannot queue work ahead and the layer's forward takes at least this long. 0: not
+  // modelled (the default; no published figure exists). Measure it on a timeline (Nsight Systems:
+  // the CPU span of one MoE layer's forward), or read it off a measured step at micro-batch 1
+  // (scripts/moe_gap.py: the predicted forward per layer plus the missing time per layer).
+  double moe_forward_s = 0;
+  bool operator==(const HostCoefficients&) const = default;
+};
+
 struct Calibration {
   std::string source = "defaults (uncalibrated)";  // where the coefficients came from
   KernelCoefficients kernel;
   CommCoefficients comm;
+  HostCoefficients host;
   bool operator==(const Calibration&) const = default;
 };
 

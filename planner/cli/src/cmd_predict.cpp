@@ -49,7 +49,7 @@ void refuse_oversized_trace(const Job& job) {
 
 // `predict --plan FILE`: the file fixes the model, hardware, batch, runtime and plan. Of the other
 // flags, those that only adjust the prediction are applied (a calibration for the plan's GPU, the
-// memory reserve, the host overhead); any other would be silently ignored, so it is refused.
+// memory reserve, the host overheads); any other would be silently ignored, so it is refused.
 void apply_plan_file_overrides(const CLI::App& cmd, const PredictArgs& a, const Catalog& catalog, Job& job) {
   static const std::vector<std::string> kOutputFlags = {"--plan", "--json", "--output", "--sensitivity", "--trace", "--help"};
   for (const CLI::Option* opt : cmd.get_options()) {
@@ -70,12 +70,17 @@ void apply_plan_file_overrides(const CLI::App& cmd, const PredictArgs& a, const 
       if (!(a.job.step_overhead_s >= 0 && a.job.step_overhead_s <= RuntimeOptions::kMaxStepOverheadS))
         throw InputError("command line", name, "expected 0..3600 seconds");
       job.runtime.step_overhead_s = a.job.step_overhead_s;
-    } else {
+    } else if (name != "--moe-forward-host-ms") {  // applied below, over any --calibration
       throw InputError("command line", name,
                        "would be ignored: the plan file " + a.plan_file +
-                           " fixes the model, hardware, batch and plan (only --calibration, --memory-reserve and "
-                           "--step-overhead adjust it); edit the file, or predict from flags without --plan");
+                           " fixes the model, hardware, batch and plan (only --calibration, --memory-reserve, "
+                           "--step-overhead and --moe-forward-host-ms adjust it); edit the file, or predict from flags without --plan");
     }
+  }
+  if (a.job.moe_forward_host_ms) {
+    if (!(*a.job.moe_forward_host_ms >= 0 && *a.job.moe_forward_host_ms <= 1000))
+      throw InputError("command line", "--moe-forward-host-ms", "expected 0..1000 milliseconds per MoE layer forward");
+    job.calibration.host.moe_forward_s = *a.job.moe_forward_host_ms / 1e3;
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "costmodel/calibration.h"
 #include "costmodel/catalog.h"
 #include "costmodel/json_reader.h"
 #include "costmodel/prediction.h"
@@ -61,7 +62,7 @@ void register_validate(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--runs", a->runs_file, "Runs file in the format of shared/validation/public_runs.json")->required();
   cmd->add_flag("--json", a->json,
                 "One JSON object per run: id, iteration_time_s, tokens_per_sec_per_gpu, memory_per_gpu_GiB, error; and "
-                "the full prediction (stages, breakdown, notes) of each run predicted");
+                "the full prediction (stages, breakdown, notes) and the calibration of each run predicted");
   cmd->add_option("--explain", a->explain, "Print the full prediction report of the run with this id");
   cmd->add_option("--calibration", a->calibration,
                   "Calibration JSON (strata calibrate) for the runs on its GPU; the runs it was fitted to are left out of the MAPE");
@@ -142,6 +143,7 @@ void register_validate(CLI::App& app, CommandContext& ctx) {
       // The whole prediction as the plan file carries it (stages with their forward and backward
       // times per micro-batch, the breakdown, the notes), for analyses beyond the summary.
       out["prediction"] = prediction_to_json(p);
+      out["calibration"] = calibration_to_json(run.job->calibration);  // the coefficients this run was predicted with
       if (a->json) {
         fmt::print("{}\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
         continue;

@@ -43,6 +43,10 @@ void add_workload_options(CLI::App& app, JobOptions& o) {
   app.add_option("--cp-comm-type", o.cp_comm_type, "p2p | a2a | allgather: how context-parallel ranks exchange K/V (Megatron --cp-comm-type; default p2p)");
   app.add_option("--framework", o.framework, "megatron | deepspeed | fsdp (default megatron)");
   app.add_option("--calibration", o.calibration_file, "Calibration JSON from `strata calibrate` (default: configs/calibration/<gpu>.json if present)");
+  app.add_option("--moe-forward-host-ms", o.moe_forward_host_ms,
+                 "MoE: CPU time your stack takes to issue one MoE layer's forward, in ms, measured (a dropless dispatcher "
+                 "syncs the host each layer, so the forward takes at least this long; sets the calibration's "
+                 "host.moe_forward_s; default: the calibration's, 0 = not modelled)");
   app.add_flag("--no-flash-attention", o.no_flash_attention, "Unfused attention (materialized s x s scores)");
   app.add_flag("--tp-comm-overlap", o.tp_comm_overlap, "Overlap TP communication with GEMMs (Megatron --tp-comm-overlap)");
   app.add_flag("--no-overlap-grad-reduce", o.no_overlap_grad_reduce, "Do not overlap DP gradient reduction with backward");
@@ -169,6 +173,11 @@ void apply_hardware_options(const JobOptions& o, const Catalog& catalog, Job& jo
     job.calibration = std::move(f.calibration);
   } else {
     job.calibration = catalog.calibration_or_default(job.cluster.gpu);
+  }
+  if (o.moe_forward_host_ms) {
+    if (!(*o.moe_forward_host_ms >= 0 && *o.moe_forward_host_ms <= 1000))
+      throw InputError(kCmd, "--moe-forward-host-ms", "expected 0..1000 milliseconds per MoE layer forward");
+    job.calibration.host.moe_forward_s = *o.moe_forward_host_ms / 1e3;
   }
   if (o.gpus && (*o.gpus < 1 || *o.gpus > kMaxGpus))
     throw InputError(kCmd, "--gpus", "expected 1..10,000,000 GPUs, found " + std::to_string(*o.gpus));

@@ -29,6 +29,8 @@ struct JobOptions {
   std::string cp_comm_type;  // empty: p2p
   std::string framework;  // empty: megatron
   std::optional<std::string> calibration_file;
+  // CPU time to issue one MoE layer's forward, ms (sets calibration host.moe_forward_s).
+  std::optional<double> moe_forward_host_ms;
   bool no_flash_attention = false;
   bool tp_comm_overlap = false;
   bool no_async_tp_allreduce = false;
