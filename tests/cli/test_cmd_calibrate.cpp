@@ -118,13 +118,51 @@ TEST_CASE("strata calibrate: clear errors for a missing file, an unknown device 
 }
 
 TEST_SUITE("cli") {
+TEST_CASE("strata calibrate --steps --fit moe-host: the host time of a MoE layer's forward, from one step at micro-batch 1") {
+  const std::string runs = test::data_file("moe_steps.json"), cal = temp("strata_cli_moe_host.calibration.json");
+  auto r = test::run_strata("calibrate --steps " + runs + " --fit moe-host -o " + cal);
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("MoE host time per layer forward: ") != std::string::npos);
+  json j = load_json_file(cal);
+  CHECK(j["fit"]["target"] == "moe_host");
+  const double host = j["host"]["moe_forward_s"].get<double>();
+  CHECK(host > 0.001);
+  CHECK(host < 0.02);
+  CHECK(j["fit"]["runs"][0]["predicted_after_s"].get<double>() ==
+        doctest::Approx(j["fit"]["runs"][0]["measured_s"].get<double>()).epsilon(1e-3));
+  // The same stack at micro-batch 2: the calibration makes it slower than without, by less than
+  // micro-batch 1 (each forward has more GPU work to hide the host behind).
+  const std::string job = "predict --model qwen3-30b-a3b --gpu h100-sxm --gpus 16 --global-batch 1024 --seq 4096 --dp 16 --ep 16 "
+                          "--dist-opt --precision fp8 --moe-load-imbalance 1 --moe-grouped-gemm --moe-token-dedup --json";
+  auto time_of = [&](const std::string& extra) {
+    auto p = test::run_strata(job + extra);
+    REQUIRE_MESSAGE(p.exit_code == 0, p.out);
+    return json::parse(p.out)["prediction"]["iteration_time_s"].get<double>();
+  };
+  const double one = time_of(" --mbs 1"), one_host = time_of(" --mbs 1 --calibration " + cal);
+  const double two = time_of(" --mbs 2 --recompute full"), two_host = time_of(" --mbs 2 --recompute full --calibration " + cal);
+  CHECK(one_host > one);
+  CHECK(two_host >= two);
+  CHECK(two_host / two < one_host / one);
+  // Dense runs have no MoE layer to fit; the target must be one of the two.
+  auto dense = test::run_strata("calibrate --steps " + test::data_file("validation_runs_small.json") +
+                                " --only a100_unstated_memory --fit moe-host");
+  CHECK(dense.exit_code == 1);
+  CHECK(dense.out.find("--fit moe-host needs runs of a mixture-of-experts model") != std::string::npos);
+  auto bad = test::run_strata("calibrate --steps " + runs + " --fit everything");
+  CHECK(bad.exit_code != 0);
+  CHECK(bad.out.find("--fit") != std::string::npos);
+  std::filesystem::remove(cal);
+}
+
 TEST_CASE("strata calibrate --steps: fits measured step times, validate --calibration leaves the fitted runs out") {
   const std::string runs = test::data_file("validation_runs_small.json"), cal = temp("strata_cli_steps.calibration.json");
   auto r = test::run_strata("calibrate --steps " + runs + " --only a100_unstated_memory -o " + cal);
   INFO(r.out);
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("Calibration of A100-SXM4-80GB from 1 measured training step(s)") != std::string::npos);
-  CHECK(r.out.find("one run fixes the factor exactly") != std::string::npos);
+  CHECK(r.out.find("one run fixes the fitted figure exactly") != std::string::npos);
   json j = load_json_file(cal);
   CHECK(j["gpu"] == "A100-SXM4-80GB");
   CHECK(j["fit"]["runs"][0]["id"] == "a100_unstated_memory_omnipath_zero1");

@@ -110,7 +110,7 @@ TEST_CASE("fit_step_times: one run is fitted exactly, and the report says what t
   StepFit f = fit(one, measured_with_scale(one, 0.7));
   REQUIRE(f.runs.size() == 1);
   CHECK(f.runs[0].after_s == doctest::Approx(f.runs[0].measured_s).epsilon(1e-3));
-  CHECK(step_fit_report(f).find("one run fixes the factor exactly") != std::string::npos);
+  CHECK(step_fit_report(f).find("one run fixes the fitted figure exactly") != std::string::npos);
 }
 
 TEST_CASE("fit_step_times needs runs with positive measured times") {
@@ -119,5 +119,48 @@ TEST_CASE("fit_step_times needs runs with positive measured times") {
   auto runs = measured_with_scale(jobs, 1.0);
   runs[1].measured_s = 0;
   CHECK_THROWS_AS(fit(jobs, runs), std::invalid_argument);
+}
+TEST_CASE("fit_moe_host_time recovers the host time of a MoE stack and says when none binds") {
+  // Qwen3-30B-A3B on 16 H100s at micro-batch 1 and 2 (ep 8, dropless): runs "measured" with a
+  // known host time per MoE layer forward.
+  Job mbs1 = test::workload("qwen3-30b-a3b", "dgx-h100-ndr", 256, 4096);
+  mbs1.calibration = default_calibration(mbs1.cluster.gpu);
+  mbs1.plan.dp = 16;
+  mbs1.plan.ep = 8;
+  mbs1.plan.distributed_optimizer = true;
+  mbs1.plan.recompute.granularity = RecomputeGranularity::full;
+  mbs1.runtime.moe_grouped_gemm = true;
+  Job mbs2 = mbs1;
+  mbs2.plan.micro_batch_size = 2;
+  const std::vector<Job> jobs{mbs1, mbs2};
+  auto predictor = [&jobs](std::size_t i, const Calibration& c) { return predicted_time(jobs[i], c); };
+  auto runs_with_host = [&](double host) {
+    std::vector<StepFitRun> runs;
+    Calibration truth = mbs1.calibration;
+    truth.host.moe_forward_s = host;
+    for (std::size_t i = 0; i < jobs.size(); ++i)
+      runs.push_back({"job" + std::to_string(i), predicted_time(jobs[i], truth), predicted_time(jobs[i], mbs1.calibration), 0});
+    return runs;
+  };
+  SUBCASE("a host time that binds is found, the kernels left alone") {
+    const StepFit f = fit_moe_host_time(mbs1.cluster.gpu.name, mbs1.calibration, runs_with_host(0.006), predictor);
+    CHECK(f.target == StepFitTarget::moe_host);
+    CHECK(f.calibration.host.moe_forward_s == doctest::Approx(0.006).epsilon(1e-3));
+    CHECK(f.calibration.kernel == mbs1.calibration.kernel);
+    CHECK_FALSE(f.at_bound);
+    CHECK(f.mape_after_pct < 0.01);
+    CHECK(f.mape_before_pct > 1);
+    const nlohmann::json j = step_fit_to_json(f, "runs.json");
+    CHECK(j["fit"]["target"] == "moe_host");
+    CHECK(j["host"]["moe_forward_s"].get<double>() == doctest::Approx(0.006).epsilon(1e-3));
+    CHECK(calibration_from_json(j, "cal.json").host == f.calibration.host);
+    CHECK(step_fit_report(f).find("MoE host time per layer forward: 6.00") != std::string::npos);
+  }
+  SUBCASE("runs the host does not hold back fit no host time, and the report says why") {
+    const StepFit f = fit_moe_host_time(mbs1.cluster.gpu.name, mbs1.calibration, runs_with_host(0), predictor);
+    CHECK(f.calibration.host.moe_forward_s < 1e-3 * kMaxMoeHostFitS);
+    CHECK(f.at_bound);
+    CHECK(step_fit_report(f).find("no host time helps") != std::string::npos);
+  }
 }
 }

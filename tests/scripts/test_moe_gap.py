@@ -4,8 +4,8 @@
 Checks that every one of the 18 rows is read, that each row's figures add back up to its measured
 step time (predicted step + gap x micro-batches x layers), and that the README's reading still
 holds: the 2026 Qwen3 rows at micro-batch 1 imply a host time per MoE layer forward of 4.5-6.5 ms,
-and the 25.09 rows that strata meets have a predicted forward per layer longer than that (update
-the README's figures when the MoE model changes). With --transfer, the host time implied by any one
+and the two 25.09 rows, whose MoE layers drop tokens at a padded capacity (no host synchronisation),
+are met within 6% without any host time (update the README's figures when the MoE model changes). With --transfer, the host time implied by any one
 2026 micro-batch-1 run predicts the other runs of its model family within 7% MAPE (the README's
 2.5-6.7%). The rows the README sets aside are left out here too: the table's 2x anomalies (26.02 and
 25.11 Qwen3-30B-A3B) and the DeepEP record whose recipe runs the all-to-all dispatcher (26.02.01
@@ -13,7 +13,6 @@ Qwen3-235B-A22B). Exit 77 (skipped) without the shared validation folder beside 
 """
 import json
 import os
-import statistics
 import subprocess
 import sys
 
@@ -47,10 +46,11 @@ for r in rows:
         met.append(r)
 if not qwen_2026 or not all(0.0045 <= h <= 0.0065 for h in qwen_2026):
     problems.append(f"2026 Qwen3 rows imply host times {qwen_2026} s, expected 4.5-6.5 ms each")
+if len(met) != 2:
+    problems.append(f"expected the two 25.09 rows, found {len(met)}")
 for r in met:
-    if qwen_2026 and r["predicted_forward_per_layer_s"] <= statistics.median(qwen_2026):
-        problems.append(f"{r['id']}: predicted forward per layer {r['predicted_forward_per_layer_s']} s is not longer than "
-                        f"the implied host time {statistics.median(qwen_2026)} s")
+    if abs(r["measured_s"] / r["predicted_s"] - 1) > 0.06:
+        problems.append(f"{r['id']}: measured {r['measured_s']:.2f} s against {r['predicted_s']:.2f} s predicted, expected within 6%")
 cmd = [sys.executable, os.path.join(root, "scripts", "moe_gap.py"), "--runs", runs, "--only", "mbridge", "--strata", strata,
        "--json", "--transfer"]
 for x in sorted(set_aside):

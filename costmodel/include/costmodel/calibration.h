@@ -95,8 +95,8 @@ struct HostCoefficients {
   // host: MoEAlltoAllTokenDispatcher's _maybe_dtoh_and_synchronize, HybridEP's blocking dispatch),
   // so the host cannot queue work ahead and the layer's forward takes at least this long. 0: not
   // modelled (the default; no published figure exists). Measure it on a timeline (Nsight Systems:
-  // the CPU span of one MoE layer's forward), or read it off a measured step at micro-batch 1
-  // (scripts/moe_gap.py: the predicted forward per layer plus the missing time per layer).
+  // the CPU span of one MoE layer's forward), or fit it to measured steps at micro-batch 1
+  // (`strata calibrate --steps --fit moe-host`).
   double moe_forward_s = 0;
   bool operator==(const HostCoefficients&) const = default;
 };

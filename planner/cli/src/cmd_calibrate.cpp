@@ -23,6 +23,7 @@ namespace {
 struct CalibrateArgs {
   std::vector<std::string> profiles;
   std::string steps;
+  std::string fit = "throughput";  // with --steps: throughput | moe-host
   std::vector<std::string> only;
   std::string out;
   std::string gpu;
@@ -58,7 +59,8 @@ void write_calibration(const nlohmann::json& j, const std::string& out) {
 void calibrate_from_steps(const CalibrateArgs& a) {
   Catalog catalog(Catalog::default_data_dir());
   auto runs = select_runs(load_validation_runs(load_json_file(a.steps), a.steps, catalog), a.only);
-  profiler::StepFit fit = fit_step_times(std::move(runs), a.steps);
+  profiler::StepFit fit = fit_step_times(std::move(runs), a.steps,
+                                         a.fit == "moe-host" ? profiler::StepFitTarget::moe_host : profiler::StepFitTarget::throughput);
   nlohmann::json j = profiler::step_fit_to_json(fit, a.steps);
   write_calibration(j, a.out);
   if (a.json) fmt::print("{}\n", j.dump(2));
@@ -79,6 +81,11 @@ void register_calibrate(CLI::App& app, CommandContext& ctx) {
                                 "kernel-throughput factor to their iteration times");
   profile->excludes(steps_opt);
   cmd->add_option("--only", a->only, "With --steps: use only the runs whose id or source_group contains this text (repeatable)")
+      ->needs(steps_opt);
+  cmd->add_option("--fit", a->fit,
+                  "With --steps: what to fit, throughput (one kernel-throughput factor, default) or moe-host (the host time "
+                  "of a MoE layer's forward, host.moe_forward_s: measure it on runs at micro-batch 1)")
+      ->check(CLI::IsMember({"throughput", "moe-host"}))
       ->needs(steps_opt);
   cmd->add_option("-o,--output", a->out, "Write the calibration here (configs/calibration/<gpu id>.json is used automatically)");
   cmd->add_option("--gpu", a->gpu, "Catalog GPU the profile was measured on (default: from the profile's device name)");

@@ -1,11 +1,16 @@
 #include "cli/step_calibration.h"
 
+#include <algorithm>
+
 #include "costmodel/errors.h"
 
 namespace strata {
 
-profiler::StepFit fit_step_times(std::vector<ValidationRun> runs, const std::string& where) {
+profiler::StepFit fit_step_times(std::vector<ValidationRun> runs, const std::string& where, profiler::StepFitTarget target) {
   if (runs.empty()) throw InputError(where, "/", "no runs to calibrate on (check --only)");
+  if (target == profiler::StepFitTarget::moe_host &&
+      std::none_of(runs.begin(), runs.end(), [](const ValidationRun& r) { return r.job && r.job->model.num_moe_layers() > 0; }))
+    throw InputError(where, "/", "--fit moe-host needs runs of a mixture-of-experts model; none of the selected runs has MoE layers");
   std::string gpu;
   Calibration base;
   std::vector<profiler::StepFitRun> measured;
@@ -33,10 +38,12 @@ profiler::StepFit fit_step_times(std::vector<ValidationRun> runs, const std::str
                                                  : p.iteration_time_s * p.tokens_per_sec_per_gpu / *run.measured_tokens_per_sec_per_gpu;
     measured.push_back(r);
   }
-  return profiler::fit_step_times(gpu, base, std::move(measured), [&runs](std::size_t i, const Calibration& c) {
+  auto predict_time = [&runs](std::size_t i, const Calibration& c) {
     runs[i].job->calibration = c;
     return predict_validation_run(runs[i]).iteration_time_s;
-  });
+  };
+  return target == profiler::StepFitTarget::moe_host ? profiler::fit_moe_host_time(gpu, base, std::move(measured), predict_time)
+                                                     : profiler::fit_step_times(gpu, base, std::move(measured), predict_time);
 }
 
 }  // namespace strata

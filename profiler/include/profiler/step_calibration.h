@@ -26,12 +26,17 @@ struct StepFitRun {
   double after_s = 0;      // predicted with the fitted one
 };
 
+// What a step fit adjusts: one factor on the kernel throughputs, or the host time of a MoE layer's
+// forward (Calibration::host.moe_forward_s, for MoE stacks whose forward waits on the host).
+enum class StepFitTarget { throughput, moe_host };
+
 struct StepFit {
+  StepFitTarget target = StepFitTarget::throughput;
   std::string gpu;               // catalog name of the GPU every run used
   Calibration base;              // what predict uses for that GPU without this fit
-  Calibration calibration;       // base with the fitted factor applied
+  Calibration calibration;       // base with the fitted figure applied
   double throughput_scale = 1;   // multiplies gemm_efficiency and the memory efficiencies (each capped at 1)
-  bool at_bound = false;         // the best factor is at the edge of the searched range
+  bool at_bound = false;         // the best value is at the edge of the searched range
   std::vector<StepFitRun> runs;
   double mape_before_pct = 0, mape_after_pct = 0;  // of the iteration time over the fitted runs
 };
@@ -51,6 +56,15 @@ using StepTimePredictor = std::function<double(std::size_t run, const Calibratio
 // its inputs and names the file and run).
 StepFit fit_step_times(const std::string& gpu, const Calibration& base, std::vector<StepFitRun> runs,
                        const StepTimePredictor& predict_time);
+
+// Fits host.moe_forward_s (0 .. kMaxMoeHostFitS) the same way, the kernel coefficients left as in
+// `base`. Each predicted time grows with the host time once it exceeds a MoE layer's GPU forward,
+// so each run's squared log error falls then rises; at_bound at 0 means the host time binds in no
+// run (their forwards are longer than any host time that would help), which a run at micro-batch 1
+// measures better. Same preconditions and errors as fit_step_times.
+inline constexpr double kMaxMoeHostFitS = 0.2;
+StepFit fit_moe_host_time(const std::string& gpu, const Calibration& base, std::vector<StepFitRun> runs,
+                          const StepTimePredictor& predict_time);
 
 // The calibration JSON (as `strata calibrate --profile` writes it, with `gpu` and a `fit` section
 // listing the runs used) and a readable report.

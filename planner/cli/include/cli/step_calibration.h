@@ -12,9 +12,11 @@
 
 namespace strata {
 
-// Fits the kernel-throughput factor to `runs` (profiler::fit_step_times). Every run needs a job, a
-// measured iteration time or tokens/s/GPU, and the same GPU; otherwise an InputError naming
-// `where` and the run.
-profiler::StepFit fit_step_times(std::vector<ValidationRun> runs, const std::string& where);
+// Fits the kernel-throughput factor (profiler::fit_step_times) or the MoE host time
+// (profiler::fit_moe_host_time) to `runs`. Every run needs a job, a measured iteration time or
+// tokens/s/GPU, and the same GPU; the host time needs at least one run with MoE layers. Otherwise an
+// InputError naming `where` and the run.
+profiler::StepFit fit_step_times(std::vector<ValidationRun> runs, const std::string& where,
+                                 profiler::StepFitTarget target = profiler::StepFitTarget::throughput);
 
 }  // namespace strata
