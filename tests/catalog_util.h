@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "costmodel/calibration.h"
 #include "costmodel/catalog.h"
 #include "costmodel/job.h"
 
@@ -22,6 +23,19 @@ inline Job workload(const std::string& model, const std::string& cluster, std::i
   w.training.global_batch_size = global_batch;
   w.training.seq_length = seq;
   return w;
+}
+
+// Qwen3-30B-A3B on 16 H100s (dp 16, ep 8: 16 local experts, dropless), distributed optimizer and
+// full recompute so that it fits, grouped expert GEMMs, the architecture's default calibration.
+inline Job qwen3_30b_ep8_job() {
+  Job job = workload("qwen3-30b-a3b", "dgx-h100-ndr", 256, 4096);
+  job.calibration = default_calibration(job.cluster.gpu);
+  job.plan.dp = 16;
+  job.plan.ep = 8;
+  job.plan.distributed_optimizer = true;
+  job.plan.recompute.granularity = RecomputeGranularity::full;
+  job.runtime.moe_grouped_gemm = true;
+  return job;
 }
 
 }  // namespace strata::test

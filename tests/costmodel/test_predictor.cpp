@@ -539,11 +539,8 @@ TEST_CASE("check_plan: Megatron-Core's expert-parallel rules") {
 }
 
 TEST_CASE("MoE: sequential experts unless grouped GEMM is on, said in the notes, and grouped is faster at 16 local experts") {
-  Job job = test::workload("qwen3-30b-a3b", "dgx-h100-ndr", 256, 4096);
-  job.plan.dp = 16;
-  job.plan.ep = 8;
-  job.plan.distributed_optimizer = true;
-  job.plan.recompute.granularity = RecomputeGranularity::full;
+  Job job = test::qwen3_30b_ep8_job();
+  job.runtime.moe_grouped_gemm = false;
   REQUIRE(check_plan(job).empty());
   auto note_has = [](const Prediction& p, const std::string& part) {
     return std::any_of(p.notes.begin(), p.notes.end(), [&](const std::string& n) { return n.find(part) != std::string::npos; });
@@ -560,13 +557,7 @@ TEST_CASE("MoE: sequential experts unless grouped GEMM is on, said in the notes,
 
 TEST_CASE("MoE: a measured host time per MoE layer forward bounds that forward from below") {
   // Qwen3-30B-A3B, 48 MoE layers, one stage: each layer's forward takes max(GPU time, host time).
-  Job job = test::workload("qwen3-30b-a3b", "dgx-h100-ndr", 256, 4096);
-  job.calibration = default_calibration(job.cluster.gpu);
-  job.plan.dp = 16;
-  job.plan.ep = 8;
-  job.plan.distributed_optimizer = true;
-  job.plan.recompute.granularity = RecomputeGranularity::full;
-  job.runtime.moe_grouped_gemm = true;
+  Job job = test::qwen3_30b_ep8_job();
   REQUIRE(check_plan(job).empty());
   const Prediction gpu_only = predict(job);
   REQUIRE_MESSAGE(gpu_only.feasible, gpu_only.reason);

@@ -123,13 +123,7 @@ TEST_CASE("fit_step_times needs runs with positive measured times") {
 TEST_CASE("fit_moe_host_time recovers the host time of a MoE stack and says when none binds") {
   // Qwen3-30B-A3B on 16 H100s at micro-batch 1 and 2 (ep 8, dropless): runs "measured" with a
   // known host time per MoE layer forward.
-  Job mbs1 = test::workload("qwen3-30b-a3b", "dgx-h100-ndr", 256, 4096);
-  mbs1.calibration = default_calibration(mbs1.cluster.gpu);
-  mbs1.plan.dp = 16;
-  mbs1.plan.ep = 8;
-  mbs1.plan.distributed_optimizer = true;
-  mbs1.plan.recompute.granularity = RecomputeGranularity::full;
-  mbs1.runtime.moe_grouped_gemm = true;
+  const Job mbs1 = test::qwen3_30b_ep8_job();
   Job mbs2 = mbs1;
   mbs2.plan.micro_batch_size = 2;
   const std::vector<Job> jobs{mbs1, mbs2};
