@@ -127,6 +127,8 @@ int chunk_layers(const ParallelPlan& plan, int stage, int stage_layers, int chun
 double effective_moe_imbalance(const RuntimeOptions& rt) {
   double f = std::max(1.0, rt.moe_load_imbalance);
   if (rt.moe_capacity_factor > 0) f = std::min(f, std::max(1.0, rt.moe_capacity_factor));
+  // Padding to capacity makes every expert process exactly its capacity.
+  if (rt.moe_pad_to_capacity && rt.moe_capacity_factor > 0) f = std::max(1.0, rt.moe_capacity_factor);
   return f;
 }
 

@@ -146,6 +146,9 @@ std::string check_plan(const Job& job) {
       return fmt::format("etp={} does not divide the expert FFN size {}", p.etp, m.moe->expert_ffn_hidden_size);
     if (m.moe->shared_expert_ffn_hidden_size % p.tp != 0)
       return fmt::format("tp={} does not divide the shared-expert FFN size {}", p.tp, m.moe->shared_expert_ffn_hidden_size);
+    if (job.runtime.moe_pad_to_capacity && !(job.runtime.moe_capacity_factor > 0))
+      return "padding the experts' input to capacity needs a capacity factor (Megatron: --moe-pad-expert-input-to-capacity "
+             "requires --moe-expert-capacity-factor)";
     if (job.runtime.moe_a2a_overlap && p.ep > 1 && p.pp > 1 && p.vpp < 2)
       return "overlapping the MoE all-to-all with pp > 1 needs vpp > 1 (Megatron-Core TransformerConfig)";
     if (job.runtime.moe_token_dedup && job.runtime.moe_allgather_dispatch)
@@ -253,11 +256,11 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   const double tp_collective = p.tp > 1 ? (sp ? 2 * comm.all_gather(act_bytes, tp_g) : comm.all_reduce(act_bytes, tp_g)) : 0;
   // --tp-comm-overlap pipelines TP collectives with the GEMMs; assume 80% hidden (a default).
   const double tp_exposed_frac = job.runtime.tp_comm_overlap ? 0.2 : 1.0;
-  // Megatron-Core's dropless dispatchers bring the token counts to the host in every MoE layer
-  // forward (the all-to-all splits, the grouped GEMM's or SequentialMLP's per-expert sizes); only
-  // padding to a fixed capacity keeps the sizes static.
-  const bool moe_host_bound = job.runtime.framework == Framework::megatron && job.runtime.moe_capacity_factor <= 0 &&
-                              cal.host.moe_forward_s > 0;
+  // Megatron-Core's dispatchers bring the token counts to the host in every MoE layer forward (the
+  // all-to-all splits, the grouped GEMM's or SequentialMLP's per-expert sizes; with token dropping,
+  // the dropped output size); only padding to a fixed capacity keeps every size static.
+  const bool moe_syncs_host = job.runtime.framework == Framework::megatron && !job.runtime.moe_pad_to_capacity;
+  const bool moe_host_bound = moe_syncs_host && cal.host.moe_forward_s > 0;
   auto layer_cost = [&](LayerKind kind) {
     const LayerOps ops = decoder_layer_ops(m, shape, kind);
     LayerCost lc;
@@ -747,10 +750,9 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
         FMT_COMPILE("MoE: the host time of the MoE layers is not modelled{}; on the published Megatron-Bridge H100 MoE runs strata is "
                     "optimistic (1.3-1.5x at micro-batch 1 where the all-to-all is not overlapped; README, mixture-of-experts runs): "
                     "read MoE throughput as an upper bound, or calibrate with one measured step (strata calibrate --steps)"),
-        job.runtime.moe_capacity_factor > 0 ? ""
-                                             : " (a dropless dispatcher synchronises the host once per layer for its token counts, so "
-                                               "the host cannot run ahead of small expert kernels; measured, set it as calibration "
-                                               "host.moe_forward_s)"));
+        !moe_syncs_host ? ""
+                        : " (the dispatcher synchronises the host once per layer for its token counts, so the host cannot run "
+                          "ahead of small expert kernels; measured, set it as calibration host.moe_forward_s)"));
   if (m.moe && m.num_moe_layers() > 0 && m.moe->num_experts > p.ep)
     pred.notes.push_back(job.runtime.moe_grouped_gemm
                              ? "MoE: the local experts are timed as Transformer Engine's grouped GEMM (--moe-grouped-gemm), four "

@@ -600,8 +600,12 @@ TEST_CASE("MoE: a measured host time per MoE layer forward bounds that forward f
   SUBCASE("token dropping padded to capacity keeps the sizes static: no host synchronisation") {
     job.calibration.host.moe_forward_s = 3 * fwd_per_layer;
     job.runtime.moe_capacity_factor = 1.0;
-    const Prediction p = predict(job);
-    CHECK(p.breakdown.moe_host_s == 0);
+    CHECK(predict(job).breakdown.moe_host_s > 0);  // dropping alone still brings the output size to the host
+    job.runtime.moe_pad_to_capacity = true;
+    REQUIRE(check_plan(job).empty());
+    CHECK(predict(job).breakdown.moe_host_s == 0);
+    job.runtime.moe_capacity_factor = 0;  // padding needs a capacity
+    CHECK(contains(check_plan(job), "--moe-pad-expert-input-to-capacity requires --moe-expert-capacity-factor"));
   }
   SUBCASE("dense models have no dispatcher to wait for") {
     Job dense = test::gpt3_175b_job();

@@ -69,8 +69,11 @@ TEST_CASE("plan_from_json") {
     job.runtime.step_overhead_s = 0.35;
     job.runtime.async_tp_allreduce = false;
     job.runtime.moe_grouped_gemm = true;
+    job.runtime.moe_capacity_factor = 1.25;
+    job.runtime.moe_pad_to_capacity = true;
     job.calibration = default_calibration(job.cluster.gpu);
     job.calibration.kernel.gemm_efficiency = 0.61;
+    job.calibration.host.moe_forward_s = 0.004;
     job.calibration.source = "fit from profiles";
     check_same_job(round_trip(job), job);
   }

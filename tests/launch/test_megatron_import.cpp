@@ -60,6 +60,7 @@ void check_round_trip(const Job& job) {
     CHECK(l.runtime.moe_allgather_dispatch == job.runtime.moe_allgather_dispatch);
     CHECK(l.runtime.moe_a2a_overlap == (job.runtime.moe_a2a_overlap && job.plan.ep > 1));
     CHECK(l.runtime.moe_capacity_factor == job.runtime.moe_capacity_factor);
+    CHECK(l.runtime.moe_pad_to_capacity == job.runtime.moe_pad_to_capacity);
   }
 }
 
@@ -112,6 +113,9 @@ TEST_CASE("megatron_import") {
     moe.runtime.moe_a2a_overlap = true;
     moe.runtime.moe_capacity_factor = 1.25;
     check_round_trip(moe);
+    moe.runtime.moe_pad_to_capacity = true;  // --moe-pad-expert-input-to-capacity
+    check_round_trip(moe);
+    moe.runtime.moe_pad_to_capacity = false;
     // Selective recompute of whole MoE blocks and the shared experts' neighbours (no overlap with it).
     moe.runtime.moe_a2a_overlap = false;
     moe.plan.recompute = {RecomputeGranularity::selective, -1, kRecomputeMoe | kRecomputeLayernorm};
@@ -293,6 +297,8 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
     CHECK(runtime_of("--moe-router-force-load-balancing").moe_load_imbalance == 1.0);
     CHECK(runtime_of("").moe_load_imbalance == RuntimeOptions::kDefaultMoeLoadImbalance);
     CHECK(runtime_of("--moe-expert-capacity-factor 1.5 --moe-pad-expert-input-to-capacity").moe_load_imbalance == 1.5);
+    CHECK(runtime_of("--moe-expert-capacity-factor 1.5 --moe-pad-expert-input-to-capacity").moe_pad_to_capacity);
+    CHECK_FALSE(runtime_of("--moe-expert-capacity-factor 1.5").moe_pad_to_capacity);
     CHECK(has(error_of(base + "--moe-token-dispatcher-type alltoall_seq"),
               "--moe-token-dispatcher-type: expected allgather, alltoall or flex, found \"alltoall_seq\""));
     CHECK(has(error_of(base + "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend nvshmem"),

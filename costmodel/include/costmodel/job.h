@@ -133,6 +133,11 @@ struct RuntimeOptions {
   // Expert capacity factor (Megatron --moe-expert-capacity-factor): tokens beyond capacity *
   // mean are dropped, so no expert processes more than that. 0 = dropless (Megatron's default).
   double moe_capacity_factor = 0;
+  // Token dropping pads every expert's input to exactly its capacity (Megatron
+  // --moe-pad-expert-input-to-capacity, with a capacity factor): every size is known in advance, so
+  // the dispatcher never brings token counts to the host (Calibration::host does not apply).
+  // Without padding, dropped or not, it synchronises the host in every MoE layer forward.
+  bool moe_pad_to_capacity = false;
   // Overlap of the MoE all-to-all with computation (Megatron --overlap-moe-expert-parallel-comm,
   // DeepSeek-V3's dual-batch overlap): off unless set.
   bool moe_a2a_overlap = false;

@@ -67,6 +67,9 @@ void add_workload_options(CLI::App& app, JobOptions& o) {
                  "benchmarks; default 1.2, a guess for auxiliary-loss balanced routing)");
   app.add_option("--moe-capacity-factor", o.moe_capacity_factor,
                  "MoE: expert capacity factor, tokens beyond it are dropped (Megatron --moe-expert-capacity-factor; default 0 = dropless)");
+  app.add_flag("--moe-pad-to-capacity", o.moe_pad_to_capacity,
+               "MoE: with --moe-capacity-factor, pad every expert's input to its capacity (Megatron "
+               "--moe-pad-expert-input-to-capacity): fixed sizes, no host synchronisation per MoE layer");
   app.add_option("--mtp-layers", o.mtp_layers,
                  "Multi-token prediction modules trained with the model (Megatron --mtp-num-layers; default: the model's, "
                  "e.g. 1 for DeepSeek-V3's num_nextn_predict_layers; 0 trains none)");
@@ -238,6 +241,10 @@ Job build_workload(const JobOptions& o, const Catalog& catalog) {
   if (!(o.moe_capacity_factor >= 0 && o.moe_capacity_factor <= 1024))
     throw InputError(kCmd, "--moe-capacity-factor", "expected 0 (dropless) or a capacity factor up to 1024");
   job.runtime.moe_capacity_factor = o.moe_capacity_factor;
+  if (o.moe_pad_to_capacity && !(o.moe_capacity_factor > 0))
+    throw InputError(kCmd, "--moe-pad-to-capacity", "needs --moe-capacity-factor (Megatron: --moe-pad-expert-input-to-capacity "
+                                                    "requires --moe-expert-capacity-factor)");
+  job.runtime.moe_pad_to_capacity = o.moe_pad_to_capacity;
   job.runtime.moe_a2a_overlap = o.moe_a2a_overlap;
   job.runtime.moe_token_dedup = o.moe_token_dedup;
   job.runtime.moe_allgather_dispatch = o.moe_allgather_dispatch;
@@ -265,6 +272,7 @@ MegatronLaunch read_launch_file(const JobOptions& o, const Catalog& catalog) {
       {o.global_batch.has_value(), "--global-batch"}, {o.seq.has_value(), "--seq"}, {!o.precision.empty(), "--precision"}, {!o.fp8_recipe.empty(), "--fp8-recipe"},
       {o.fp8_param_gather, "--fp8-param-gather"}, {o.grad_reduce_in_bf16, "--grad-reduce-in-bf16"},
       {!o.cp_comm_type.empty(), "--cp-comm-type"}, {o.moe_capacity_factor != 0, "--moe-capacity-factor"},
+      {o.moe_pad_to_capacity, "--moe-pad-to-capacity"},
       {o.moe_a2a_overlap, "--moe-a2a-overlap"}, {o.moe_token_dedup, "--moe-token-dedup"},
       {o.moe_allgather_dispatch, "--moe-allgather-dispatch"}, {o.moe_grouped_gemm, "--moe-grouped-gemm"}, {o.mtp_layers.has_value(), "--mtp-layers"},
       {!o.framework.empty(), "--framework"}, {o.no_flash_attention, "--no-flash-attention"},

@@ -243,6 +243,7 @@ void apply_moe_runtime(const nlohmann::json& r, Job& job, std::vector<std::strin
   }
   if (contains(notes, "pad-expert-input-to-capacity") || contains(notes, "pad to capacity")) {
     rt.moe_capacity_factor = 1.0;  // fixed-size expert GEMMs of exactly capacity tokens
+    rt.moe_pad_to_capacity = true;
     rt.moe_load_imbalance = 1.0;
   }
   auto etp = knob_int(notes, "expert_tensor_parallel_size");

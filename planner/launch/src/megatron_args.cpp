@@ -230,6 +230,7 @@ std::vector<std::string> megatron_args(const Job& job) {
     // Megatron's default expert tensor parallel size is tp; strata's plan names its own.
     opt(a, "--expert-tensor-parallel-size", p.etp);
     if (job.runtime.moe_capacity_factor > 0) opt(a, "--moe-expert-capacity-factor", number(job.runtime.moe_capacity_factor));
+    if (job.runtime.moe_capacity_factor > 0 && job.runtime.moe_pad_to_capacity) flag(a, "--moe-pad-expert-input-to-capacity");
     // What the cost model times: tokens dispatched by all-to-all over the expert-parallel group
     // (Megatron-Core MoEAlltoAllTokenDispatcher), or, when the plan deduplicates tokens per node,
     // the flex dispatcher with DeepEP (which must be installed where the job runs); the local

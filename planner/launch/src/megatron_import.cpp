@@ -612,7 +612,8 @@ void read_moe_runtime(const Flags& f, const std::string& where, RuntimeOptions& 
   // Random router logits (a benchmark setting) give every expert the mean token count; padding to
   // capacity gives every expert exactly the capacity.
   if (f.has("--moe-router-force-load-balancing")) rt.moe_load_imbalance = 1.0;
-  if (f.has("--moe-pad-expert-input-to-capacity") && rt.moe_capacity_factor > 0) rt.moe_load_imbalance = std::max(1.0, rt.moe_capacity_factor);
+  rt.moe_pad_to_capacity = f.has("--moe-pad-expert-input-to-capacity") && rt.moe_capacity_factor > 0;
+  if (rt.moe_pad_to_capacity) rt.moe_load_imbalance = std::max(1.0, rt.moe_capacity_factor);
 }
 
 }  // namespace
