@@ -150,6 +150,10 @@ TEST_CASE("strata calibrate --steps --fit moe-host: the host time of a MoE layer
                                 " --only a100_unstated_memory --fit moe-host");
   CHECK(dense.exit_code == 1);
   CHECK(dense.out.find("--fit moe-host needs runs of a mixture-of-experts model") != std::string::npos);
+  // Fitting a throughput factor to such runs points at the host-time fit.
+  auto factor = test::run_strata("calibrate --steps " + runs);
+  REQUIRE(factor.exit_code == 0);
+  CHECK(factor.out.find("--fit moe-host fits that instead") != std::string::npos);
   auto bad = test::run_strata("calibrate --steps " + runs + " --fit everything");
   CHECK(bad.exit_code != 0);
   CHECK(bad.out.find("--fit") != std::string::npos);

@@ -1,6 +1,8 @@
 // strata calibrate: fit the kernel model's coefficients to CUPTI profiles (SEER classes, Eigen
-// least squares), or one kernel-throughput factor to measured training steps, and write a
-// calibration JSON that predict/plan/whatif/validate read.
+// least squares), or one kernel-throughput factor (or the MoE host time) to measured training
+// steps, and write a calibration JSON that predict/plan/whatif/validate read.
+
+#include <algorithm>
 
 #include <fmt/format.h>
 
@@ -59,6 +61,12 @@ void write_calibration(const nlohmann::json& j, const std::string& out) {
 void calibrate_from_steps(const CalibrateArgs& a) {
   Catalog catalog(Catalog::default_data_dir());
   auto runs = select_runs(load_validation_runs(load_json_file(a.steps), a.steps, catalog), a.only);
+  // Dropless MoE runs whose dispatcher synchronises the host each layer: their missing time may be
+  // the host's, which the host-time fit models and a throughput factor only averages.
+  const bool syncing_moe = std::any_of(runs.begin(), runs.end(), [](const ValidationRun& r) {
+    return r.job && r.job->model.num_moe_layers() > 0 && r.job->runtime.framework == Framework::megatron &&
+           !r.job->runtime.moe_pad_to_capacity;
+  });
   profiler::StepFit fit = fit_step_times(std::move(runs), a.steps,
                                          a.fit == "moe-host" ? profiler::StepFitTarget::moe_host : profiler::StepFitTarget::throughput);
   nlohmann::json j = profiler::step_fit_to_json(fit, a.steps);
@@ -66,6 +74,10 @@ void calibrate_from_steps(const CalibrateArgs& a) {
   if (a.json) fmt::print("{}\n", j.dump(2));
   else {
     fmt::print("{}", profiler::step_fit_report(fit));
+    if (syncing_moe && fit.target == profiler::StepFitTarget::throughput)
+      fmt::print("  note: MoE runs whose dispatcher synchronises the host each layer: if they ran at micro-batch 1, the time\n"
+                 "        missing may be the host's (README, \"The host time of a MoE layer\"); --fit moe-host fits that instead,\n"
+                 "        and carries to the same model's other configurations better than one throughput factor\n");
     if (!a.out.empty()) fmt::print("\nwrote {}\n", a.out);
   }
 }
