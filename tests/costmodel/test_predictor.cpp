@@ -603,7 +603,10 @@ TEST_CASE("MoE: a measured host time per MoE layer forward bounds that forward f
     CHECK(predict(job).breakdown.moe_host_s > 0);  // dropping alone still brings the output size to the host
     job.runtime.moe_pad_to_capacity = true;
     REQUIRE(check_plan(job).empty());
-    CHECK(predict(job).breakdown.moe_host_s == 0);
+    const Prediction padded = predict(job);
+    CHECK(padded.breakdown.moe_host_s == 0);
+    // Nor does the prediction warn that a host time is left out: none applies.
+    CHECK(std::none_of(padded.notes.begin(), padded.notes.end(), [](const std::string& n) { return contains(n, "host time"); }));
     job.runtime.moe_capacity_factor = 0;  // padding needs a capacity
     CHECK(contains(check_plan(job), "--moe-pad-expert-input-to-capacity requires --moe-expert-capacity-factor"));
   }
