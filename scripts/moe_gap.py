@@ -34,17 +34,9 @@ import subprocess
 import sys
 import tempfile
 
+from step_slope import measured_step_s  # the records' measured step time, one definition
+
 STRATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "planner", "strata")
-
-
-def measured_step_s(r):
-    t = r.get("meas_iteration_time_s") or r.get("derived_iteration_time_s")
-    if t:
-        return t
-    tps = r.get("meas_tokens_per_sec_per_gpu") or r.get("derived_tokens_per_sec_per_gpu")
-    if tps:
-        return r["global_batch_size"] * r["seq_length"] / (tps * r["num_gpus"])
-    return None
 
 
 def microbatches(r):

@@ -124,6 +124,10 @@ int chunk_layers(const ParallelPlan& plan, int stage, int stage_layers, int chun
   return base + (rank < extra ? 1 : 0);
 }
 
+bool moe_dispatcher_syncs_host(const RuntimeOptions& rt) {
+  return rt.framework == Framework::megatron && !rt.moe_pad_to_capacity;
+}
+
 double effective_moe_imbalance(const RuntimeOptions& rt) {
   double f = std::max(1.0, rt.moe_load_imbalance);
   if (rt.moe_capacity_factor > 0) f = std::min(f, std::max(1.0, rt.moe_capacity_factor));

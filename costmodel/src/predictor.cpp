@@ -256,10 +256,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   const double tp_collective = p.tp > 1 ? (sp ? 2 * comm.all_gather(act_bytes, tp_g) : comm.all_reduce(act_bytes, tp_g)) : 0;
   // --tp-comm-overlap pipelines TP collectives with the GEMMs; assume 80% hidden (a default).
   const double tp_exposed_frac = job.runtime.tp_comm_overlap ? 0.2 : 1.0;
-  // Megatron-Core's dispatchers bring the token counts to the host in every MoE layer forward (the
-  // all-to-all splits, the grouped GEMM's or SequentialMLP's per-expert sizes; with token dropping,
-  // the dropped output size); only padding to a fixed capacity keeps every size static.
-  const bool moe_syncs_host = job.runtime.framework == Framework::megatron && !job.runtime.moe_pad_to_capacity;
+  const bool moe_syncs_host = moe_dispatcher_syncs_host(job.runtime);
   const bool moe_host_bound = moe_syncs_host && cal.host.moe_forward_s > 0;
   auto layer_cost = [&](LayerKind kind) {
     const LayerOps ops = decoder_layer_ops(m, shape, kind);
@@ -745,7 +742,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
                     "host.moe_forward_s, --moe-forward-host-ms; the dropless dispatcher synchronises the host once per layer): "
                     "{:.3f} s of the iteration"),
         1e3 * cal.host.moe_forward_s, bd.moe_host_s));
-  else if (m.moe && m.num_moe_layers() > 0 && !(job.runtime.framework == Framework::megatron && job.runtime.moe_pad_to_capacity))
+  else if (m.moe && m.num_moe_layers() > 0 && (moe_syncs_host || job.runtime.framework != Framework::megatron))
     // (Padded to capacity, Megatron's dispatcher never waits on the host: nothing is left out.)
     pred.notes.push_back(fmt::format(
         FMT_COMPILE("MoE: the host time of the MoE layers is not modelled{}; on the published Megatron-Bridge H100 MoE runs strata is "

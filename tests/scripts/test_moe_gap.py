@@ -16,11 +16,9 @@ import os
 import subprocess
 import sys
 
-root = os.path.join(os.path.dirname(__file__), "..", "..")
-runs = os.path.join(root, "..", "shared", "validation", "modern_runs.json")
-if not os.path.isfile(runs):
-    print(f"skipped: {runs} is missing")
-    sys.exit(77)
+from shared_runs import ROOT as root, modern_runs_or_skip
+
+runs = modern_runs_or_skip()
 strata = sys.argv[1]
 out = subprocess.run([sys.executable, os.path.join(root, "scripts", "moe_gap.py"), "--runs", runs, "--only", "mbridge",
                       "--strata", strata, "--json"], capture_output=True, text=True)

@@ -14,11 +14,9 @@ import statistics
 import subprocess
 import sys
 
-root = os.path.join(os.path.dirname(__file__), "..", "..")
-runs = os.path.join(root, "..", "shared", "validation", "modern_runs.json")
-if not os.path.isfile(runs):
-    print(f"skipped: {runs} is missing")
-    sys.exit(77)
+from shared_runs import ROOT as root, modern_runs_or_skip
+
+runs = modern_runs_or_skip()
 with open(runs) as f:
     data = json.load(f)
 records = {r["id"]: r for r in (data["runs"] if isinstance(data, dict) else data)}

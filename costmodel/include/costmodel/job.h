@@ -187,6 +187,11 @@ struct Job {
 
 const char* to_string(RecomputeGranularity g);
 
+// Whether Megatron-Core's MoE dispatcher brings token counts to the host in every MoE layer forward
+// (the all-to-all splits, the experts' sizes, a dropped output's size): always, except when every
+// expert is padded to a fixed capacity (RuntimeOptions::moe_pad_to_capacity). Other frameworks: no.
+bool moe_dispatcher_syncs_host(const RuntimeOptions& rt);
+
 // Layers of each stage: plan.stage_layers if set, else an even split (earlier stages get the
 // remainder, as Megatron does not; callers validate with check_plan).
 std::vector<int> resolve_stage_layers(const ParallelPlan& plan, int num_layers);

@@ -64,8 +64,7 @@ void calibrate_from_steps(const CalibrateArgs& a) {
   // Dropless MoE runs whose dispatcher synchronises the host each layer: their missing time may be
   // the host's, which the host-time fit models and a throughput factor only averages.
   const bool syncing_moe = std::any_of(runs.begin(), runs.end(), [](const ValidationRun& r) {
-    return r.job && r.job->model.num_moe_layers() > 0 && r.job->runtime.framework == Framework::megatron &&
-           !r.job->runtime.moe_pad_to_capacity;
+    return r.job && r.job->model.num_moe_layers() > 0 && moe_dispatcher_syncs_host(r.job->runtime);
   });
   profiler::StepFit fit = fit_step_times(std::move(runs), a.steps,
                                          a.fit == "moe-host" ? profiler::StepFitTarget::moe_host : profiler::StepFitTarget::throughput);

@@ -77,11 +77,7 @@ void apply_plan_file_overrides(const CLI::App& cmd, const PredictArgs& a, const 
                            "--step-overhead and --moe-forward-host-ms adjust it); edit the file, or predict from flags without --plan");
     }
   }
-  if (a.job.moe_forward_host_ms) {
-    if (!(*a.job.moe_forward_host_ms >= 0 && *a.job.moe_forward_host_ms <= 1000))
-      throw InputError("command line", "--moe-forward-host-ms", "expected 0..1000 milliseconds per MoE layer forward");
-    job.calibration.host.moe_forward_s = *a.job.moe_forward_host_ms / 1e3;
-  }
+  apply_moe_forward_host(a.job, job);
 }
 
 }  // namespace

@@ -177,16 +177,19 @@ void apply_hardware_options(const JobOptions& o, const Catalog& catalog, Job& jo
   } else {
     job.calibration = catalog.calibration_or_default(job.cluster.gpu);
   }
-  if (o.moe_forward_host_ms) {
-    if (!(*o.moe_forward_host_ms >= 0 && *o.moe_forward_host_ms <= 1000))
-      throw InputError(kCmd, "--moe-forward-host-ms", "expected 0..1000 milliseconds per MoE layer forward");
-    job.calibration.host.moe_forward_s = *o.moe_forward_host_ms / 1e3;
-  }
+  apply_moe_forward_host(o, job);
   if (o.gpus && (*o.gpus < 1 || *o.gpus > kMaxGpus))
     throw InputError(kCmd, "--gpus", "expected 1..10,000,000 GPUs, found " + std::to_string(*o.gpus));
 }
 
 }  // namespace
+
+void apply_moe_forward_host(const JobOptions& o, Job& job) {
+  if (!o.moe_forward_host_ms) return;
+  if (!(*o.moe_forward_host_ms >= 0 && *o.moe_forward_host_ms <= 1000))
+    throw InputError(kCmd, "--moe-forward-host-ms", "expected 0..1000 milliseconds per MoE layer forward");
+  job.calibration.host.moe_forward_s = *o.moe_forward_host_ms / 1e3;
+}
 
 Job build_workload(const JobOptions& o, const Catalog& catalog) {
   Job job;

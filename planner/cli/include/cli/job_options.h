@@ -73,6 +73,10 @@ void add_plan_options(CLI::App& app, JobOptions& o);
 // --megatron-args FILE (predict and plan).
 void add_megatron_option(CLI::App& app, JobOptions& o);
 
+// --moe-forward-host-ms, when given, over the job's calibration (host.moe_forward_s). Throws
+// InputError outside 0..1000 ms.
+void apply_moe_forward_host(const JobOptions& o, Job& job);
+
 // Model, cluster (from --cluster, else a preset for --gpu, else a generic one), calibration,
 // training spec and runtime options; the plan is left default. Throws InputError.
 Job build_workload(const JobOptions& o, const Catalog& catalog);
