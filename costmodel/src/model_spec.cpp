@@ -65,6 +65,18 @@ MlaSpec read_mla(const JsonReader& r) {
   return a;
 }
 
+// ERNIE-4.5 writes some MoE fields either as an integer or as a list with one entry per expert
+// pool (text, vision); the text pool is the first (Megatron-Bridge ernie_45_bridge.py takes
+// element 0 of moe_num_experts, moe_intermediate_size and moe_layer_start_index).
+std::optional<std::int64_t> int_or_first(const JsonReader& r, const char* key, std::int64_t lo, std::int64_t hi) {
+  if (!r.has(key)) return std::nullopt;
+  const json& v = r.raw(key);
+  if (!v.is_array()) return r.get_int(key, lo, hi);
+  if (v.empty() || !v[0].is_number_integer() || v[0].get<std::int64_t>() < lo || v[0].get<std::int64_t>() > hi)
+    r.fail(key, "expected an integer in " + std::to_string(lo) + ".." + std::to_string(hi) + " or a list whose first entry is one");
+  return v[0].get<std::int64_t>();
+}
+
 std::vector<int> read_pattern(const JsonReader& r, const std::string& key, int num_layers) {
   const json& a = r.raw(key);
   if (!a.is_array() || static_cast<int>(a.size()) != num_layers)
@@ -80,11 +92,12 @@ std::vector<int> read_pattern(const JsonReader& r, const std::string& key, int n
 
 // Hugging Face config.json of the decoder-only families (model_type): llama (2/3/3.1), mistral,
 // mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, deepseek_v2, deepseek_v3, kimi_k2, gpt_oss, gemma,
-// gemma2, gemma3(_text), glm, glm4, glm4_moe, phi3, olmo2, olmo3, falcon, gpt_neox, bloom, gpt2,
-// mpt, llama4(_text). Multimodal wrappers (Gemma-3, Llama-4) are read through their text_config.
-// Keys not used are ignored on purpose: HF configs carry many unrelated fields. Architectures whose
-// layers strata cannot cost (state-space/linear-attention hybrids, encoder-decoder) are refused
-// with the model_type and the unsupported feature.
+// gemma2, gemma3(_text), glm, glm4, glm4_moe, ernie4_5_moe, minimax_m2, phi3, olmo2, olmo3, falcon,
+// gpt_neox, bloom, gpt2, mpt, llama4(_text). Multimodal wrappers (Gemma-3, Llama-4) are read through
+// their text_config. Keys not used are ignored on purpose: HF configs carry many unrelated fields.
+// Architectures whose layers strata cannot cost (state-space/linear-attention hybrids, sparse
+// attention, encoder-decoder, an MoE under unknown keys) are refused with the model_type and the
+// unsupported feature.
 ModelSpec model_from_hf(const json& top, const std::string& where, const std::string& top_path) {
   const bool wrapped = top.contains("text_config") && top["text_config"].is_object() && !top.contains("num_hidden_layers");
   const json& j = wrapped ? top["text_config"] : top;
@@ -107,9 +120,25 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   };
   if (rtop.has("is_encoder_decoder") && rtop.raw("is_encoder_decoder").is_boolean() && rtop.get_bool("is_encoder_decoder"))
     refuse("is_encoder_decoder", "an encoder-decoder model");
-  for (const char* k : {"layers_block_type", "hybrid_override_pattern", "attn_type_list", "ssm_cfg", "mamba_d_state",
+  for (const char* k : {"layers_block_type", "hybrid_override_pattern", "ssm_cfg", "mamba_d_state",
                         "linear_num_value_heads", "attn_layer_period"})
     if (r.has(k)) refuse(k, "a hybrid of attention and state-space/linear-attention layers");
+  // MiniMax: attn_type_list marks each layer 0 (lightning, a linear attention; MiniMax-Text-01)
+  // or 1 (softmax attention). MiniMax-M2 lists only 1s: a plain softmax-attention model.
+  if (r.has("attn_type_list")) {
+    const json& a = r.raw("attn_type_list");
+    if (!a.is_array()) r.fail("attn_type_list", "expected a list of 0 (linear) or 1 (softmax attention) per layer");
+    for (const auto& e : a)
+      if (!(e.is_number_integer() && e.get<std::int64_t>() == 1))
+        refuse("attn_type_list", "a hybrid of softmax and linear (lightning) attention layers");
+  }
+  if (r.has("layer_types") && r.raw("layer_types").is_array())
+    for (const auto& e : r.raw("layer_types"))
+      if (e.is_string() && e.get<std::string>().find("linear") != std::string::npos)
+        refuse("layer_types", "layer type \"" + e.get<std::string>() + "\" (linear attention)");
+  // DeepSeek-V3.2: a lightning indexer scores every key and each query attends to its top index_topk
+  // keys only (Megatron-Core experimental_attention_variant/dsa.py); strata costs dense attention.
+  if (r.has("index_topk")) refuse("index_topk", "DeepSeek Sparse Attention (an indexer and top-k sparse attention)");
   if (wrapped) {
     if (type.ends_with("_text")) type.resize(type.size() - 5);
   } else if (r.has("vision_config") && !r.has("num_hidden_layers")) {
@@ -164,7 +193,7 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   const bool llama_like = one_of(type, {"llama", "llama4", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe",
                                         "deepseek_v2", "deepseek_v3", "kimi_k2", "gpt_oss", "gemma", "gemma2", "gemma3",
                                         "glm", "glm4", "glm4_moe", "phi3", "olmo2", "olmo3", "granite", "granitemoe",
-                                        "deepseek", "ernie4_5", "ernie4_5_moe", "smollm3", "exaone4", "minimax", "hunyuan"});
+                                        "deepseek", "ernie4_5", "ernie4_5_moe", "smollm3", "exaone4", "minimax", "minimax_m2", "hunyuan"});
   const bool gemma = one_of(type, {"gemma", "gemma2", "gemma3"});
   std::string act = lower(r.opt_string("hidden_activation").value_or(
       r.opt_string("hidden_act").value_or(r.opt_string("activation_function").value_or(""))));
@@ -182,6 +211,7 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   // Llama-style configs in attention_bias/mlp_bias; Qwen2 has a QKV bias only (no key for it).
   if (type == "mpt") m.add_linear_bias = !r.opt_bool("no_bias", false);
   else if (r.has("bias") && r.raw("bias").is_boolean()) m.add_linear_bias = r.get_bool("bias");
+  else if (r.has("use_bias") && r.raw("use_bias").is_boolean()) m.add_linear_bias = r.get_bool("use_bias");  // ERNIE-4.5
   else if (type == "gpt_oss") m.add_linear_bias = true;  // attention, expert and router linears all carry biases
   else if (layernorm_family) m.add_linear_bias = true;
   // Llama-style and unknown RMSNorm-era families: no biases unless the config says so.
@@ -202,6 +232,12 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
     if (r.has(k) && r.raw(k).is_number()) { m.rotary_base = r.get_number(k); break; }
   for (const char* k : {"partial_rotary_factor", "rotary_pct"})
     if (r.has(k) && r.raw(k).is_number()) { m.rotary_percent = r.get_number(k); break; }
+  // MiniMax-M2 gives the rotated channels instead (Megatron-Bridge minimax_m2_bridge.py:
+  // rotary_percent = rotary_dim / head_dim).
+  if (r.has("rotary_dim") && r.raw("rotary_dim").is_number_integer() && !r.has("partial_rotary_factor")) {
+    const std::int64_t head = m.kv_channels > 0 ? m.kv_channels : m.hidden_size / m.num_attention_heads;
+    m.rotary_percent = static_cast<double>(r.get_int("rotary_dim", 1, kMaxDim)) / static_cast<double>(head);
+  }
   if (r.has("rope_scaling") && r.raw("rope_scaling").is_object()) {
     JsonReader rs = r.child("rope_scaling");
     m.rope_scaling = lower(rs.opt_string("rope_type").value_or(rs.opt_string("type").value_or("")));
@@ -271,29 +307,57 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   std::optional<std::int64_t> experts;
   for (const char* k : {"n_routed_experts", "num_local_experts", "num_experts"})
     if (r.has(k) && r.raw(k).is_number()) { experts = r.get_int(k, 0, 1 << 16); break; }
+  if (!experts) experts = int_or_first(r, "moe_num_experts", 0, 1 << 16);  // ERNIE-4.5
   if (experts && *experts > 0) {
     MoeSpec moe;
     moe.num_experts = static_cast<int>(*experts);
     std::optional<std::int64_t> k = r.opt_int("num_experts_per_tok", 1, 1 << 16);
     if (!k) k = r.opt_int("experts_per_token", 1, 1 << 16);
     if (!k) k = r.opt_int("moe_topk", 1, 1 << 16);
+    if (!k) k = r.opt_int("moe_k", 1, 1 << 16);  // ERNIE-4.5
     if (!k) refuse("num_experts_per_tok", "an MoE config without num_experts_per_tok (top-k)");
     moe.top_k = static_cast<int>(*k);
-    if (r.has("moe_intermediate_size")) moe.expert_ffn_hidden_size = r.get_int("moe_intermediate_size", 1, kMaxDim);
+    if (auto e = int_or_first(r, "moe_intermediate_size", 1, kMaxDim)) moe.expert_ffn_hidden_size = *e;
     else if (r.has("intermediate_size")) moe.expert_ffn_hidden_size = r.get_int("intermediate_size", 1, kMaxDim);
     else moe.expert_ffn_hidden_size = m.ffn_hidden_size;
-    if (r.has("n_shared_experts") && r.raw("n_shared_experts").is_number())
-      moe.shared_expert_ffn_hidden_size = r.get_int("n_shared_experts", 0, 1 << 16) * moe.expert_ffn_hidden_size;
+    for (const char* key : {"n_shared_experts", "moe_num_shared_experts"})  // DeepSeek, ERNIE-4.5
+      if (r.has(key) && r.raw(key).is_number()) {
+        moe.shared_expert_ffn_hidden_size = r.get_int(key, 0, 1 << 16) * moe.expert_ffn_hidden_size;
+        break;
+      }
     if (r.has("shared_expert_intermediate_size"))  // Qwen2-MoE: one gated shared expert of this size
       moe.shared_expert_ffn_hidden_size = r.get_int("shared_expert_intermediate_size", 0, kMaxDim);
     if (type == "llama4") moe.shared_expert_ffn_hidden_size = moe.expert_ffn_hidden_size;  // one shared expert per MoE layer
     moe.router_score_function = lower(r.opt_string("scoring_func").value_or("softmax"));
     if (type == "llama4") moe.router_score_function = "sigmoid";
     if (!one_of(moe.router_score_function, {"softmax", "sigmoid"})) refuse("scoring_func", "router score function \"" + moe.router_score_function + "\"");
-    moe.router_bias = type == "gpt_oss" || lower(r.opt_string("topk_method").value_or("")) == "noaux_tc";
+    // An expert bias added to the scores for selection: DeepSeek-V3's noaux_tc, GPT-OSS's router
+    // bias, MiniMax-M2's use_routing_bias, ERNIE-4.5's moe_statics correction bias (HF
+    // modeling_ernie4_5_moe.py; Megatron-Bridge enables the expert bias for it).
+    moe.router_bias = type == "gpt_oss" || type == "ernie4_5_moe" || lower(r.opt_string("topk_method").value_or("")) == "noaux_tc" ||
+                      r.opt_bool("use_routing_bias", false);
     // Which layers are MoE layers (the rest run a dense MLP of intermediate_size).
     std::vector<int> pattern(m.num_layers, 1);
-    if (r.has("first_k_dense_replace") || r.has("moe_layer_freq")) {
+    if (r.has("mlp_layer_types")) {
+      // One "dense" or "sparse" per layer (newer HF configs; Megatron-Bridge reads it first).
+      const json& t = r.raw("mlp_layer_types");
+      if (!t.is_array() || static_cast<int>(t.size()) != m.num_layers)
+        r.fail("mlp_layer_types", "expected a list of " + std::to_string(m.num_layers) + " entries, \"dense\" or \"sparse\"");
+      for (int i = 0; i < m.num_layers; ++i) {
+        const std::string v = t[i].is_string() ? t[i].get<std::string>() : "";
+        if (v != "dense" && v != "sparse")
+          r.fail("mlp_layer_types", "expected a list of " + std::to_string(m.num_layers) + " entries, \"dense\" or \"sparse\"");
+        pattern[i] = v == "sparse" ? 1 : 0;
+      }
+    } else if (r.has("moe_layer_start_index")) {
+      // ERNIE-4.5 (HF modeling_ernie4_5_moe.py): layer i is MoE iff (i+1) % moe_layer_interval == 0
+      // and moe_layer_start_index <= i <= moe_layer_end_index (-1: the last layer).
+      const auto start = *int_or_first(r, "moe_layer_start_index", 0, kMaxLayers);
+      auto end = int_or_first(r, "moe_layer_end_index", -1, kMaxLayers).value_or(-1);
+      if (end < 0) end = m.num_layers - 1;
+      const auto interval = r.opt_int("moe_layer_interval", 1, kMaxLayers).value_or(1);
+      for (int i = 0; i < m.num_layers; ++i) pattern[i] = ((i + 1) % interval == 0 && i >= start && i <= end) ? 1 : 0;
+    } else if (r.has("first_k_dense_replace") || r.has("moe_layer_freq")) {
       // DeepSeek-V2/V3 (modeling_deepseek.py): layer i is MoE iff i >= first_k_dense_replace and
       // i % moe_layer_freq == 0.
       const auto first_dense = r.opt_int("first_k_dense_replace", 0, kMaxLayers).value_or(0);
@@ -321,6 +385,15 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
     if (std::find(pattern.begin(), pattern.end(), 1) == pattern.end())
       refuse("num_hidden_layers", "an MoE config whose layer pattern leaves no MoE layer");
     m.moe = moe;
+  } else if (!experts) {
+    // No expert count strata reads, yet the config names experts: an MoE encoding this reader does
+    // not know would otherwise be costed as a dense model.
+    for (const auto& [key, v] : j.items()) {
+      if (lower(key).find("expert") == std::string::npos) continue;
+      const bool some = (v.is_number() && v.get<double>() > 0) || (v.is_array() && !v.empty());
+      if (some) refuse(key, "an MoE config in a form strata does not read (no n_routed_experts, num_local_experts, "
+                            "num_experts or moe_num_experts)");
+    }
   }
   return m;
 }

@@ -460,6 +460,75 @@ TEST_CASE("Hugging Face config.json: the architecture details are read") {
     CHECK(m.sliding_window == 4096);
     CHECK(m.uses_sliding_window(31));
   }
+  SUBCASE("ERNIE-4.5: its own MoE keys, a dense first layer, shared experts, the correction bias") {
+    const ModelSpec m = hf_model("ernie-4.5-21b-a3b");
+    REQUIRE(m.moe.has_value());
+    CHECK(m.moe->num_experts == 64);
+    CHECK(m.moe->top_k == 6);
+    CHECK(m.moe->expert_ffn_hidden_size == 1536);
+    CHECK(m.moe->shared_expert_ffn_hidden_size == 2 * 1536);
+    CHECK(m.moe->router_bias);
+    CHECK_FALSE(m.is_moe_layer(0));  // moe_layer_start_index 1
+    CHECK(m.num_moe_layers() == 27);
+    CHECK(m.ffn_hidden_size == 12288);  // the dense layer
+    CHECK(m.tied_embeddings);
+    CHECK_FALSE(m.add_linear_bias);
+    // Baidu's model card: 21B total, 3B activated per token (rounded; embeddings not counted).
+    CHECK(m.total_params() / 1e9 == doctest::Approx(21.5).epsilon(0.025));
+    CHECK((m.active_params() - static_cast<double>(m.vocab_size * m.hidden_size)) / 1e9 == doctest::Approx(3.0).epsilon(0.06));
+    json j = load_json_file(test::data_file("hf/ernie-4.5-21b-a3b.json"));
+    j["moe_num_experts"] = {64, 64};  // one entry per expert pool (text, vision): the text pool is the first
+    j["moe_layer_interval"] = 2;      // layer i is MoE iff (i + 1) % 2 == 0 and 1 <= i <= 27
+    ModelSpec e = model_from_json(j, "config.json");
+    CHECK(e.moe->num_experts == 64);
+    CHECK(e.is_moe_layer(1));
+    CHECK_FALSE(e.is_moe_layer(2));
+    CHECK(e.num_moe_layers() == 14);
+    j.erase("moe_layer_interval");
+    j["mlp_layer_types"] = json::array();
+    for (int i = 0; i < 28; ++i) j["mlp_layer_types"].push_back(i < 4 ? "dense" : "sparse");
+    CHECK(model_from_json(j, "config.json").num_moe_layers() == 24);
+    j["mlp_layer_types"][5] = "moe";
+    CHECK(input_error([&] { model_from_json(j, "config.json"); }).find("/mlp_layer_types") != std::string::npos);
+  }
+  SUBCASE("MiniMax-M2: attn_type_list of softmax layers, rotary_dim, routing bias") {
+    const ModelSpec m = hf_model("minimax-m2");
+    CHECK(m.moe->num_experts == 256);
+    CHECK(m.moe->top_k == 8);
+    CHECK(m.moe->expert_ffn_hidden_size == 1536);
+    CHECK(m.moe->shared_expert_ffn_hidden_size == 0);
+    CHECK(m.moe->router_score_function == "sigmoid");
+    CHECK(m.moe->router_bias);
+    CHECK(m.rotary_percent == 0.5);  // rotary_dim 64 of head_dim 128
+    CHECK(m.qk_layernorm);
+    // MiniMax's model card: 230B total, 10B activated (rounded; embeddings not counted).
+    CHECK(m.total_params() / 1e9 == doctest::Approx(230).epsilon(0.01));
+    CHECK((m.active_params() - 2.0 * static_cast<double>(m.vocab_size * m.hidden_size)) / 1e9 == doctest::Approx(10).epsilon(0.03));
+    json j = load_json_file(test::data_file("hf/minimax-m2.json"));
+    j["attn_type_list"][0] = 0;  // MiniMax-Text-01's lightning (linear) attention layers
+    CHECK(input_error([&] { model_from_json(j, "config.json"); }).find("linear (lightning) attention") != std::string::npos);
+  }
+  SUBCASE("an MoE in keys strata does not read is refused, not costed as a dense model") {
+    json j = load_json_file(test::data_file("hf/llama-3.1-8b.json"));
+    j["routed_expert_count"] = 64;
+    std::string msg = input_error([&] { model_from_json(j, "config.json"); });
+    CHECK(msg.find("/routed_expert_count") != std::string::npos);
+    CHECK(msg.find("MoE config in a form strata does not read") != std::string::npos);
+    j.erase("routed_expert_count");
+    j["num_experts"] = 0;  // an explicit zero: a dense model
+    j["num_experts_per_tok"] = 2;
+    CHECK_FALSE(model_from_json(j, "config.json").moe.has_value());
+  }
+  SUBCASE("DeepSeek-V3.2's sparse attention is refused: strata would cost it as dense MLA") {
+    json j = load_json_file(test::data_file("hf/deepseek-v3.json"));
+    j["model_type"] = "deepseek_v32";
+    j["index_topk"] = 2048;
+    j["index_n_heads"] = 64;
+    j["index_head_dim"] = 128;
+    std::string msg = input_error([&] { model_from_json(j, "config.json"); });
+    CHECK(msg.find("/index_topk") != std::string::npos);
+    CHECK(msg.find("DeepSeek Sparse Attention") != std::string::npos);
+  }
   SUBCASE("unsupported architectures are refused naming model_type") {
     json j = load_json_file(test::data_file("hf/llama-3.1-8b.json"));
     j["model_type"] = "jamba";
