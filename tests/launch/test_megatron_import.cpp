@@ -341,6 +341,28 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
     CHECK(has(error_of(base + "--micro-batch-size 0"), "--micro-batch-size: expected an integer 1..1000000, found \"0\""));
   }
 
+  SUBCASE("models strata does not cost are refused naming the flag or script; unmodelled runtime features are noted") {
+    const std::string base = "--num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 128 --micro-batch-size 1 --vocab-size 100 ";
+    CHECK(has(error_of("torchrun pretrain_gpt.py " + base + "--hybrid-layer-pattern 'M-M*-M-M*'"),
+              "launch.sh: --hybrid-layer-pattern: a hybrid of Mamba/gated-DeltaNet and attention layers"));
+    CHECK(has(error_of(base + "--hybrid-override-pattern M-M*"), "--hybrid-override-pattern: a hybrid"));
+    CHECK(has(error_of(base + "--experimental-attention-variant dsa"),
+              "--experimental-attention-variant: \"dsa\" (DeepSeek sparse attention or gated DeltaNet) is not modelled"));
+    CHECK(has(error_of(base + "--heterogeneous-layers-config-path nas.json"), "per-layer shapes from a file are not read"));
+    CHECK(has(error_of(base + "--yaml-cfg gpt.yaml"), "--yaml-cfg: the arguments are in the YAML file"));
+    CHECK(has(error_of("torchrun /opt/megatron/pretrain_mamba.py " + base), "the launch runs pretrain_mamba.py; strata costs "));
+    CHECK(has(error_of("python pretrain_t5.py " + base), "runs pretrain_t5.py"));
+    const MegatronLaunch dense = read("torchrun pretrain_gpt.py " + base + "--cuda-graph-impl transformer_engine --first-last-layers-bf16");
+    CHECK(has_note(dense, "CUDA graphs (--cuda-graph-impl transformer_engine) are not modelled"));
+    CHECK(has_note(dense, "--first-last-layers-bf16: the first and last layers run in bf16"));
+    CHECK(has_note(read(base + "--enable-cuda-graph"), "CUDA graphs (--cuda-graph-impl local)"));
+    CHECK_FALSE(has_note(read(base + "--cuda-graph-impl none"), "CUDA graphs"));
+    const MegatronLaunch moe = read(base + "--num-experts 8 --moe-router-topk 2 --moe-token-dispatcher-type alltoall "
+                                           "--moe-shared-expert-intermediate-size 512 --moe-shared-expert-overlap --cuda-graph-impl local");
+    CHECK(has_note(moe, "measure it with graphs on"));
+    CHECK(has_note(moe, "--moe-shared-expert-overlap: the shared expert's overlap"));
+  }
+
   SUBCASE("layouts with repeats, and a repeated flag: the last wins, with a note") {
     const std::string base = "--num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 128 --micro-batch-size 1 --vocab-size 100 ";
     MegatronLaunch l = read(base + "--pipeline-model-parallel-size 2 --pipeline-model-parallel-layout 'E(tt|)*2t*2|t*2L'");

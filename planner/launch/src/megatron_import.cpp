@@ -59,6 +59,11 @@ constexpr FlagSpec kFlags[] = {
     {"--use-megatron-fsdp", false}, {"--data-parallel-sharding-strategy", true},
     // Megatron-DeepSpeed.
     {"--deepspeed", false}, {"--zero-stage", true},
+    // Model structure strata does not cost (refused) and runtime features it does not model (noted).
+    {"--hybrid-layer-pattern", true}, {"--hybrid-override-pattern", true}, {"--experimental-attention-variant", true},
+    {"--heterogeneous-layers-config-path", true}, {"--yaml-cfg", true}, {"--cuda-graph-impl", true},
+    {"--enable-cuda-graph", false}, {"--external-cuda-graph", false}, {"--first-last-layers-bf16", false},
+    {"--moe-shared-expert-overlap", false},
     // torchrun / torch.distributed.launch, and the deepspeed launcher.
     {"--nnodes", true}, {"--nproc-per-node", true}, {"--nproc_per_node", true}, {"--num_nodes", true}, {"--num_gpus", true},
 };
@@ -651,11 +656,52 @@ void apply_pipeline_layout(const std::string& layout, const std::string& where, 
     p.stage_layers.clear();
 }
 
+// Launches that train something other than a transformer of attention and MLP/MoE layers, or whose
+// model is described outside the flags: refused, naming the script or flag, rather than costed as
+// the GPT the remaining flags describe.
+void refuse_unmodelled_models(const ScriptWords& script, const Flags& f, const std::string& where) {
+  for (const std::string& w : script.words) {
+    const std::string base = w.substr(w.find_last_of('/') == std::string::npos ? 0 : w.find_last_of('/') + 1);
+    for (const char* other : {"pretrain_mamba.py", "pretrain_bert.py", "pretrain_t5.py", "pretrain_vlm.py", "pretrain_retro.py",
+                              "pretrain_vision_classify.py", "pretrain_ict.py"})
+      if (base == other)
+        throw InputError(where, "", "the launch runs " + base + "; strata costs decoder-only GPT models (pretrain_gpt.py)");
+  }
+  for (const char* flag : {"--hybrid-layer-pattern", "--hybrid-override-pattern"})
+    if (f.has(flag))
+      throw InputError(where, flag, "a hybrid of Mamba/gated-DeltaNet and attention layers; strata costs attention with "
+                                    "MLP/MoE layers only");
+  if (auto v = f.raw("--experimental-attention-variant"))
+    throw InputError(where, "--experimental-attention-variant",
+                     "\"" + *v + "\" (DeepSeek sparse attention or gated DeltaNet) is not modelled; strata costs dense attention");
+  if (f.has("--heterogeneous-layers-config-path"))
+    throw InputError(where, "--heterogeneous-layers-config-path", "per-layer shapes from a file are not read; strata costs uniform layers");
+  if (f.has("--yaml-cfg"))
+    throw InputError(where, "--yaml-cfg", "the arguments are in the YAML file, which strata does not read: pass them as flags");
+}
+
+// Runtime features the launch turns on that the cost model leaves out: said, so a measured step
+// that differs is not a surprise.
+void note_unmodelled_runtime(const Flags& f, bool moe, std::vector<std::string>& notes) {
+  const std::string graphs = f.raw("--cuda-graph-impl").value_or(f.has("--enable-cuda-graph") || f.has("--external-cuda-graph") ? "local" : "none");
+  if (graphs != "none")
+    notes.push_back("CUDA graphs (--cuda-graph-impl " + graphs + ") are not modelled: strata assumes the host keeps ahead of the GPU" +
+                    std::string(moe ? "; what graphs of the MoE router and preprocessing save of a dropless dispatcher's per-layer "
+                                      "host time is in the measured host.moe_forward_s, so measure it with graphs on"
+                                    : ", which graphs only make more true"));
+  if (f.has("--first-last-layers-bf16"))
+    notes.push_back("--first-last-layers-bf16: the first and last layers run in bf16, costed here in the launch's low precision");
+  if (f.has("--moe-shared-expert-overlap"))
+    notes.push_back("--moe-shared-expert-overlap: the shared expert's overlap with the token dispatch is not modelled (costed "
+                    "one after the other)");
+}
+
 MegatronLaunch read_megatron_launch(const std::string& text, const std::string& where, const ModelSpec* base) {
   MegatronLaunch out;
   const ScriptWords script = read_script_words(text, where);
   refuse_two_launches(script, where);
   const Flags f(script, where, out.notes);
+  refuse_unmodelled_models(script, f, where);
 
   out.model = read_model(f, where, base, out.notes);
 
@@ -733,6 +779,7 @@ MegatronLaunch read_megatron_launch(const std::string& text, const std::string& 
   rt.tp_comm_overlap = f.has("--tp-comm-overlap");
   rt.moe_capacity_factor = f.number("--moe-expert-capacity-factor", 0, 1024).value_or(0);
   if (out.model.moe) read_moe_runtime(f, where, rt, out.notes);
+  note_unmodelled_runtime(f, out.model.moe.has_value(), out.notes);
   rt.fp8_param_gather = f.has("--fp8-param-gather") || f.has("--fp4-param-gather");
   rt.grad_reduce_in_bf16 = f.has("--grad-reduce-in-bf16");
   if (auto cp = f.text("--cp-comm-type")) {
