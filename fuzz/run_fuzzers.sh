@@ -21,7 +21,7 @@ seed() {  # seed TARGET SOURCE...: copy seed files into the target's corpus
   for f in "$@"; do [ -f "$f" ] && cp "$f" "$dir/"; done
   return 0
 }
-seed model models/*.json fuzz/seeds/model/*
+seed model models/*.json fuzz/seeds/model/* tests/data/hf/*.json
 seed gpu configs/gpus/*.json
 seed cluster configs/clusters/*.json
 seed calibration fuzz/seeds/calibration/*
