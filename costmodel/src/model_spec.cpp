@@ -121,7 +121,7 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   if (rtop.has("is_encoder_decoder") && rtop.raw("is_encoder_decoder").is_boolean() && rtop.get_bool("is_encoder_decoder"))
     refuse("is_encoder_decoder", "an encoder-decoder model");
   for (const char* k : {"layers_block_type", "hybrid_override_pattern", "ssm_cfg", "mamba_d_state",
-                        "linear_num_value_heads", "attn_layer_period"})
+                        "linear_num_value_heads", "attn_layer_period", "linear_attn_config"})
     if (r.has(k)) refuse(k, "a hybrid of attention and state-space/linear-attention layers");
   // MiniMax: attn_type_list marks each layer 0 (lightning, a linear attention; MiniMax-Text-01)
   // or 1 (softmax attention). MiniMax-M2 lists only 1s: a plain softmax-attention model.
@@ -149,6 +149,11 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
     if (inner.ends_with("_text")) inner.resize(inner.size() - 5);
     if (!inner.empty()) type = inner;
   }
+  // Gemma 4 (HF Gemma4TextConfig): its full-attention layers take their own head_dim
+  // (global_head_dim) and KV heads, and the small models add per-layer input embeddings and
+  // layers that share another's keys and values; strata's layers share one attention shape.
+  if (type == "gemma4")
+    refuse("model_type", "per-layer attention shapes (global_head_dim), per-layer input embeddings and shared-KV layers");
   m.name = rtop.opt_string("_name_or_path").value_or(type.empty() ? where : type);
   m.source = "Hugging Face config.json: " + where;
   m.num_layers = static_cast<int>(pick_int({"num_hidden_layers", "n_layer", "n_layers", "num_layers"}, 1, kMaxLayers, "the layer count"));
@@ -193,7 +198,8 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   const bool llama_like = one_of(type, {"llama", "llama4", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe",
                                         "deepseek_v2", "deepseek_v3", "kimi_k2", "gpt_oss", "gemma", "gemma2", "gemma3",
                                         "glm", "glm4", "glm4_moe", "phi3", "olmo2", "olmo3", "granite", "granitemoe",
-                                        "deepseek", "ernie4_5", "ernie4_5_moe", "smollm3", "exaone4", "minimax", "minimax_m2", "hunyuan"});
+                                        "deepseek", "ernie4_5", "ernie4_5_moe", "smollm3", "exaone4", "minimax", "minimax_m2", "hunyuan",
+                                        "hunyuan_v1_dense", "hunyuan_v1_moe", "bailing_moe", "bailing_moe_v2"});
   const bool gemma = one_of(type, {"gemma", "gemma2", "gemma3"});
   std::string act = lower(r.opt_string("hidden_activation").value_or(
       r.opt_string("hidden_act").value_or(r.opt_string("activation_function").value_or(""))));
@@ -218,7 +224,7 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   else m.add_linear_bias = r.opt_bool("mlp_bias", false) && r.opt_bool("attention_bias", false);
   if (!m.add_linear_bias)
     m.add_qkv_bias = one_of(type, {"qwen2", "qwen2_moe"}) || r.opt_bool("attention_bias", false) || r.opt_bool("qkv_bias", false) ||
-                     r.opt_bool("add_qkv_bias", false);
+                     r.opt_bool("add_qkv_bias", false) || r.opt_bool("use_qkv_bias", false);  // the last: Ling 2.0 (bailing_moe_v2)
   m.qk_layernorm = one_of(type, {"qwen3", "qwen3_moe", "olmo2", "olmo3", "gemma3"}) || r.opt_bool("use_qk_norm", false) ||
                    r.opt_bool("qk_layernorm", false);
 
@@ -313,29 +319,31 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
     moe.num_experts = static_cast<int>(*experts);
     std::optional<std::int64_t> k = r.opt_int("num_experts_per_tok", 1, 1 << 16);
     if (!k) k = r.opt_int("experts_per_token", 1, 1 << 16);
-    if (!k) k = r.opt_int("moe_topk", 1, 1 << 16);
-    if (!k) k = r.opt_int("moe_k", 1, 1 << 16);  // ERNIE-4.5
+    if (!k) k = r.opt_int("num_experts_per_token", 1, 1 << 16);  // Kimi
+    if (!k) k = int_or_first(r, "moe_topk", 1, 1 << 16);         // Hunyuan: one entry per layer
+    if (!k) k = r.opt_int("moe_k", 1, 1 << 16);                  // ERNIE-4.5
     if (!k) refuse("num_experts_per_tok", "an MoE config without num_experts_per_tok (top-k)");
     moe.top_k = static_cast<int>(*k);
     if (auto e = int_or_first(r, "moe_intermediate_size", 1, kMaxDim)) moe.expert_ffn_hidden_size = *e;
     else if (r.has("intermediate_size")) moe.expert_ffn_hidden_size = r.get_int("intermediate_size", 1, kMaxDim);
     else moe.expert_ffn_hidden_size = m.ffn_hidden_size;
-    for (const char* key : {"n_shared_experts", "moe_num_shared_experts"})  // DeepSeek, ERNIE-4.5
-      if (r.has(key) && r.raw(key).is_number()) {
-        moe.shared_expert_ffn_hidden_size = r.get_int(key, 0, 1 << 16) * moe.expert_ffn_hidden_size;
-        break;
-      }
+    // Shared experts of the routed experts' size: DeepSeek, ERNIE-4.5, Ling 2.0, Hunyuan (per layer).
+    for (const char* key : {"n_shared_experts", "moe_num_shared_experts", "num_shared_experts", "num_shared_expert"}) {
+      if (!r.has(key) || r.raw(key).is_null()) continue;
+      moe.shared_expert_ffn_hidden_size = *int_or_first(r, key, 0, 1 << 16) * moe.expert_ffn_hidden_size;
+      break;
+    }
     if (r.has("shared_expert_intermediate_size"))  // Qwen2-MoE: one gated shared expert of this size
       moe.shared_expert_ffn_hidden_size = r.get_int("shared_expert_intermediate_size", 0, kMaxDim);
     if (type == "llama4") moe.shared_expert_ffn_hidden_size = moe.expert_ffn_hidden_size;  // one shared expert per MoE layer
-    moe.router_score_function = lower(r.opt_string("scoring_func").value_or("softmax"));
+    moe.router_score_function = lower(r.opt_string("scoring_func").value_or(r.opt_string("score_function").value_or("softmax")));
     if (type == "llama4") moe.router_score_function = "sigmoid";
     if (!one_of(moe.router_score_function, {"softmax", "sigmoid"})) refuse("scoring_func", "router score function \"" + moe.router_score_function + "\"");
     // An expert bias added to the scores for selection: DeepSeek-V3's noaux_tc, GPT-OSS's router
     // bias, MiniMax-M2's use_routing_bias, ERNIE-4.5's moe_statics correction bias (HF
     // modeling_ernie4_5_moe.py; Megatron-Bridge enables the expert bias for it).
     moe.router_bias = type == "gpt_oss" || type == "ernie4_5_moe" || lower(r.opt_string("topk_method").value_or("")) == "noaux_tc" ||
-                      r.opt_bool("use_routing_bias", false);
+                      r.opt_bool("use_routing_bias", false) || r.opt_bool("moe_router_enable_expert_bias", false);
     // Which layers are MoE layers (the rest run a dense MLP of intermediate_size).
     std::vector<int> pattern(m.num_layers, 1);
     if (r.has("mlp_layer_types")) {

@@ -303,6 +303,7 @@ TEST_CASE("Hugging Face config.json: total and active parameters match the publi
       {"bloom-176b", 176.2e9, 0, 0.01},          // BigScience: 176,247,271,424
       {"dbrx", 132e9, 36e9, 0.02},               // Databricks: 132B total, 36B active (MoE nested in ffn_config)
       {"olmoe-1b-7b", 6.92e9, 1.3e9, 0.02},      // OLMoE paper (Muennighoff et al. 2024): 6.9B total, 1.3B active
+      {"ling-mini-2.0", 16.3e9, 1.4e9, 0.03},    // inclusionAI model card: 16B total, 1.4B activated (rounded)
   };
   for (const auto& c : cases) {
     CAPTURE(c.file);
@@ -507,6 +508,35 @@ TEST_CASE("Hugging Face config.json: the architecture details are read") {
     json j = load_json_file(test::data_file("hf/minimax-m2.json"));
     j["attn_type_list"][0] = 0;  // MiniMax-Text-01's lightning (linear) attention layers
     CHECK(input_error([&] { model_from_json(j, "config.json"); }).find("linear (lightning) attention") != std::string::npos);
+  }
+  SUBCASE("Ling 2.0 and Hunyuan: shared experts and top-k under their own keys") {
+    const ModelSpec m = hf_model("ling-mini-2.0");
+    CHECK(m.moe->num_experts == 256);
+    CHECK(m.moe->shared_expert_ffn_hidden_size == 512);  // num_shared_experts 1 x moe_intermediate_size
+    CHECK(m.moe->router_bias);                          // moe_router_enable_expert_bias
+    CHECK(m.qk_layernorm);
+    CHECK_FALSE(m.is_moe_layer(0));
+    CHECK(m.num_moe_layers() == 19);
+    json j = load_json_file(test::data_file("hf/ling-mini-2.0.json"));
+    j.erase("num_experts_per_tok");
+    j.erase("num_shared_experts");
+    j["moe_topk"] = json::array({8, 8});  // Hunyuan writes top-k and shared experts once per layer
+    j["num_shared_expert"] = json::array({1, 1});
+    const ModelSpec h = model_from_json(j, "config.json");
+    CHECK(h.moe->top_k == 8);
+    CHECK(h.moe->shared_expert_ffn_hidden_size == 512);
+    j["moe_topk"] = json::array({"eight"});
+    CHECK(input_error([&] { model_from_json(j, "config.json"); }).find("/moe_topk: expected an integer") != std::string::npos);
+  }
+  SUBCASE("Kimi's linear (KDA) attention layers and Gemma 4's per-layer attention shapes are refused") {
+    json j = load_json_file(test::data_file("hf/kimi-k2.json"));
+    j["linear_attn_config"] = {{"kda_layers", {1, 2, 3}}, {"num_heads", 32}, {"head_dim", 128}};
+    CHECK(input_error([&] { model_from_json(j, "config.json"); }).find("/linear_attn_config") != std::string::npos);
+    j = load_json_file(test::data_file("hf/gemma-3-27b.json"));
+    j["text_config"]["model_type"] = "gemma4_text";
+    const std::string msg = input_error([&] { model_from_json(j, "config.json"); });
+    CHECK(msg.find("model_type \"gemma4\"") != std::string::npos);
+    CHECK(msg.find("global_head_dim") != std::string::npos);
   }
   SUBCASE("an MoE in keys strata does not read is refused, not costed as a dense model") {
     json j = load_json_file(test::data_file("hf/llama-3.1-8b.json"));
