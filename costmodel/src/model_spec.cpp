@@ -136,6 +136,9 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
     for (const auto& e : r.raw("layer_types"))
       if (e.is_string() && e.get<std::string>().find("linear") != std::string::npos)
         refuse("layer_types", "layer type \"" + e.get<std::string>() + "\" (linear attention)");
+  // MiMo-V2: sliding-window layers with their own number of KV heads, in a per-layer pattern.
+  for (const char* k : {"hybrid_layer_pattern", "swa_num_key_value_heads"})
+    if (r.has(k)) refuse(k, "sliding-window layers with their own attention shape");
   // DeepSeek-V3.2: a lightning indexer scores every key and each query attends to its top index_topk
   // keys only (Megatron-Core experimental_attention_variant/dsa.py); strata costs dense attention.
   if (r.has("index_topk")) refuse("index_topk", "DeepSeek Sparse Attention (an indexer and top-k sparse attention)");
@@ -365,6 +368,8 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
       if (end < 0) end = m.num_layers - 1;
       const auto interval = r.opt_int("moe_layer_interval", 1, kMaxLayers).value_or(1);
       for (int i = 0; i < m.num_layers; ++i) pattern[i] = ((i + 1) % interval == 0 && i >= start && i <= end) ? 1 : 0;
+    } else if (r.has("moe_layer_freq") && r.raw("moe_layer_freq").is_array()) {
+      pattern = read_pattern(r, "moe_layer_freq", m.num_layers);  // one 0/1 per layer, as Megatron's flag takes it
     } else if (r.has("first_k_dense_replace") || r.has("moe_layer_freq")) {
       // DeepSeek-V2/V3 (modeling_deepseek.py): layer i is MoE iff i >= first_k_dense_replace and
       // i % moe_layer_freq == 0.

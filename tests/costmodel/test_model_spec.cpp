@@ -489,6 +489,16 @@ TEST_CASE("Hugging Face config.json: the architecture details are read") {
     j["mlp_layer_types"] = json::array();
     for (int i = 0; i < 28; ++i) j["mlp_layer_types"].push_back(i < 4 ? "dense" : "sparse");
     CHECK(model_from_json(j, "config.json").num_moe_layers() == 24);
+    j.erase("mlp_layer_types");
+    j.erase("moe_layer_start_index");
+    j["moe_layer_freq"] = json::array();  // Megatron's list form: one 0/1 per layer
+    for (int i = 0; i < 28; ++i) j["moe_layer_freq"].push_back(i % 4 == 3 ? 1 : 0);
+    CHECK(model_from_json(j, "config.json").num_moe_layers() == 7);
+    j["moe_layer_freq"].erase(0);
+    CHECK(input_error([&] { model_from_json(j, "config.json"); }).find("/moe_layer_freq: expected a list of 28 entries") != std::string::npos);
+    j.erase("moe_layer_freq");
+    j["mlp_layer_types"] = json::array();
+    for (int i = 0; i < 28; ++i) j["mlp_layer_types"].push_back(i < 4 ? "dense" : "sparse");
     j["mlp_layer_types"][5] = "moe";
     CHECK(input_error([&] { model_from_json(j, "config.json"); }).find("/mlp_layer_types") != std::string::npos);
   }
@@ -528,7 +538,7 @@ TEST_CASE("Hugging Face config.json: the architecture details are read") {
     j["moe_topk"] = json::array({"eight"});
     CHECK(input_error([&] { model_from_json(j, "config.json"); }).find("/moe_topk: expected an integer") != std::string::npos);
   }
-  SUBCASE("Kimi's linear (KDA) attention layers and Gemma 4's per-layer attention shapes are refused") {
+  SUBCASE("Kimi's linear (KDA) attention, Gemma 4's and MiMo-V2's per-layer attention shapes are refused") {
     json j = load_json_file(test::data_file("hf/kimi-k2.json"));
     j["linear_attn_config"] = {{"kda_layers", {1, 2, 3}}, {"num_heads", 32}, {"head_dim", 128}};
     CHECK(input_error([&] { model_from_json(j, "config.json"); }).find("/linear_attn_config") != std::string::npos);
@@ -537,6 +547,9 @@ TEST_CASE("Hugging Face config.json: the architecture details are read") {
     const std::string msg = input_error([&] { model_from_json(j, "config.json"); });
     CHECK(msg.find("model_type \"gemma4\"") != std::string::npos);
     CHECK(msg.find("global_head_dim") != std::string::npos);
+    j = load_json_file(test::data_file("hf/llama-3.1-8b.json"));
+    j["swa_num_key_value_heads"] = 8;  // MiMo-V2
+    CHECK(input_error([&] { model_from_json(j, "config.json"); }).find("sliding-window layers with their own attention shape") != std::string::npos);
   }
   SUBCASE("an MoE in keys strata does not read is refused, not costed as a dense model") {
     json j = load_json_file(test::data_file("hf/llama-3.1-8b.json"));
