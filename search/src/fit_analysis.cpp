@@ -1,6 +1,7 @@
 #include "search/fit_analysis.h"
 
 #include <algorithm>
+#include <numeric>
 #include <set>
 
 namespace strata {
@@ -18,7 +19,9 @@ EvalPtr leanest_plan(Evaluator& ev) {
         if (pp > w.model.num_layers) break;
         ParallelPlan p = start_plan(o, tp, pp, cp);
         p.recompute = {o.recompute.value_or(RecomputeGranularity::full), -1};
-        if (w.model.moe) p.ep = 1;
+        // Experts sharded as widely as Megatron allows (ep divides the experts and tiles dp x cp):
+        // for an MoE model the experts' weights, gradients and optimizer states are most of the memory.
+        if (w.model.moe) p.ep = std::gcd(w.model.moe->num_experts, p.dp * p.cp);
         EvalPtr e = ev.evaluate(p);
         if (!e) continue;
         // Least memory first; among plans that fit, the fastest.

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <numeric>
+
 #include "costmodel/predictor.h"
 #include "search/fit_analysis.h"
 #include "test_util.h"
@@ -35,5 +37,29 @@ TEST_CASE("leanest_plan and gpus_needed_to_fit: 405B does not fit 8 A100s") {
   o.num_gpus = need / 2;
   Evaluator half(w, o, model);
   CHECK_FALSE(leanest_plan(half)->feasible);
+}
+
+TEST_CASE("leanest_plan shards an MoE model's experts: DeepSeek-V3 fits a few hundred H100s, not 'none up to 1024x'") {
+  Job w;
+  w.model = test::catalog().model("deepseek-v3");
+  w.cluster = test::catalog().cluster("dgx-h100-ndr");
+  w.training.global_batch_size = 256;
+  w.training.seq_length = 4096;
+  const AnalyticalCostModel model;
+  SearchOptions o;
+  o.num_gpus = 64;
+  Evaluator ev(w, o, model);
+  EvalPtr lean = leanest_plan(ev);
+  REQUIRE(lean);
+  CHECK_FALSE(lean->feasible);
+  CHECK(lean->plan.ep == std::gcd(256, lean->plan.dp * lean->plan.cp));  // the widest legal expert parallelism
+  // 671B parameters at ~16 B each (weights, fp32 gradients, sharded Adam states) need hundreds of
+  // 80 GB GPUs; with the experts sharded the scan finds a count well under 1024x the request.
+  const int need = gpus_needed_to_fit(w, o, model);
+  CHECK(need >= 128);
+  CHECK(need <= 2048);
+  o.num_gpus = need;
+  Evaluator fits(w, o, model);
+  CHECK(leanest_plan(fits)->feasible);
 }
 }
