@@ -4,17 +4,14 @@
 
 #include "costmodel/predictor.h"
 #include "search/fit_analysis.h"
+#include "catalog_util.h"
 #include "test_util.h"
 
 using namespace strata;
 
 TEST_SUITE("search") {
 TEST_CASE("leanest_plan and gpus_needed_to_fit: 405B does not fit 8 A100s") {
-  Job w;
-  w.model = test::catalog().model("llama3.1-405b");
-  w.cluster = test::catalog().cluster("dgx-a100-hdr");
-  w.training.global_batch_size = 16;
-  w.training.seq_length = 8192;
+  const Job w = test::workload("llama3.1-405b", "dgx-a100-hdr", 16, 8192);
   const AnalyticalCostModel model;
   SearchOptions o;
   o.num_gpus = 8;
@@ -40,11 +37,7 @@ TEST_CASE("leanest_plan and gpus_needed_to_fit: 405B does not fit 8 A100s") {
 }
 
 TEST_CASE("leanest_plan shards an MoE model's experts: DeepSeek-V3 fits a few hundred H100s, not 'none up to 1024x'") {
-  Job w;
-  w.model = test::catalog().model("deepseek-v3");
-  w.cluster = test::catalog().cluster("dgx-h100-ndr");
-  w.training.global_batch_size = 256;
-  w.training.seq_length = 4096;
+  const Job w = test::workload("deepseek-v3", "dgx-h100-ndr", 256, 4096);
   const AnalyticalCostModel model;
   SearchOptions o;
   o.num_gpus = 64;
