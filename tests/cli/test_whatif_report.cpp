@@ -125,6 +125,19 @@ TEST_CASE("whatif_table: plan, figures, reasons and stated defaults") {
   CHECK(t.find("400 g/kWh, the DEFAULT grid carbon intensity") != std::string::npos);
 }
 
+TEST_CASE("whatif_table: a dropless MoE without a measured host time is read as a lower bound on time to train") {
+  auto rows = sample_rows();
+  WhatifContext ctx;
+  ctx.model = "qwen3-30b-a3b";
+  ctx.tokens = 2e12;
+  const std::string caveat = "MoE: the host time of a dropless dispatcher's per-layer synchronisation is not modelled";
+  CHECK(whatif_table(rows, ctx).find(caveat) == std::string::npos);  // dense
+  for (SweepRow& r : rows) r.job.model = test::catalog().model("qwen3-30b-a3b");  // dropless by default
+  CHECK(whatif_table(rows, ctx).find(caveat) != std::string::npos);
+  for (SweepRow& r : rows) r.job.calibration.host.moe_forward_s = 5e-3;  // measured: modelled
+  CHECK(whatif_table(rows, ctx).find(caveat) == std::string::npos);
+}
+
 TEST_CASE("whatif_table: a plan above 90% of the usable memory is noted as tight") {
   auto rows = sample_rows();
   WhatifContext ctx;
