@@ -352,6 +352,8 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
     CHECK(has(error_of(base + "--yaml-cfg gpt.yaml"), "--yaml-cfg: the arguments are in the YAML file"));
     CHECK(has(error_of("torchrun /opt/megatron/pretrain_mamba.py " + base), "the launch runs pretrain_mamba.py; strata costs "));
     CHECK(has(error_of("python pretrain_t5.py " + base), "runs pretrain_t5.py"));
+    CHECK_NOTHROW(read("echo not pretrain_bert.py\ntorchrun pretrain_gpt.py " + base));
+    CHECK(has(error_of("echo x\ntorchrun pretrain_gpt.py " + base + "--hybrid-layer-pattern M*"), "--hybrid-layer-pattern: a hybrid"));
     const MegatronLaunch dense = read("torchrun pretrain_gpt.py " + base + "--cuda-graph-impl transformer_engine --first-last-layers-bf16");
     CHECK(has_note(dense, "CUDA graphs (--cuda-graph-impl transformer_engine) are not modelled"));
     CHECK(has_note(dense, "--first-last-layers-bf16: the first and last layers run in bf16"));

@@ -660,13 +660,18 @@ void apply_pipeline_layout(const std::string& layout, const std::string& where, 
 // model is described outside the flags: refused, naming the script or flag, rather than costed as
 // the GPT the remaining flags describe.
 void refuse_unmodelled_models(const ScriptWords& script, const Flags& f, const std::string& where) {
+  // (A script that names pretrain_gpt.py as well, say in an echo, is taken to run it.)
+  std::string other_script;
+  bool gpt = false;
   for (const std::string& w : script.words) {
     const std::string base = w.substr(w.find_last_of('/') == std::string::npos ? 0 : w.find_last_of('/') + 1);
+    gpt = gpt || base == "pretrain_gpt.py";
     for (const char* other : {"pretrain_mamba.py", "pretrain_bert.py", "pretrain_t5.py", "pretrain_vlm.py", "pretrain_retro.py",
                               "pretrain_vision_classify.py", "pretrain_ict.py"})
-      if (base == other)
-        throw InputError(where, "", "the launch runs " + base + "; strata costs decoder-only GPT models (pretrain_gpt.py)");
+      if (base == other && other_script.empty()) other_script = base;
   }
+  if (!gpt && !other_script.empty())
+    throw InputError(where, "", "the launch runs " + other_script + "; strata costs decoder-only GPT models (pretrain_gpt.py)");
   for (const char* flag : {"--hybrid-layer-pattern", "--hybrid-override-pattern"})
     if (f.has(flag))
       throw InputError(where, flag, "a hybrid of Mamba/gated-DeltaNet and attention layers; strata costs attention with "
