@@ -136,6 +136,9 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
     for (const auto& e : r.raw("layer_types"))
       if (e.is_string() && e.get<std::string>().find("linear") != std::string::npos)
         refuse("layer_types", "layer type \"" + e.get<std::string>() + "\" (linear attention)");
+  // Llama-Nemotron (NAS-derived, HF "nemotron-nas"): per-layer block_configs that drop or replace
+  // attention and size each FFN differently.
+  if (r.has("block_configs")) refuse("block_configs", "per-layer shapes (attention removed or replaced, FFN sizes per layer)");
   // MiMo-V2: sliding-window layers with their own number of KV heads, in a per-layer pattern.
   for (const char* k : {"hybrid_layer_pattern", "swa_num_key_value_heads"})
     if (r.has(k)) refuse(k, "sliding-window layers with their own attention shape");
@@ -269,6 +272,13 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
         else if (v == "full_attention") m.sliding_window_pattern.push_back(0);
         else refuse("layer_types", "layer type \"" + v + "\"");
       }
+    } else if (r.has("sliding_window_pattern") && r.raw("sliding_window_pattern").is_string()) {
+      // EXAONE 4.0 (HF Exaone4Config): a string such as "LLLG" repeated over the layers, L a
+      // sliding-window (local) layer, G a global one.
+      const std::string pat = r.get_string("sliding_window_pattern");
+      if (pat.empty() || pat.find_first_not_of("LG") != std::string::npos)
+        r.fail("sliding_window_pattern", "expected an integer or a string of L (local) and G (global) layers, found \"" + pat + "\"");
+      for (int i = 0; i < m.num_layers; ++i) m.sliding_window_pattern.push_back(pat[i % pat.size()] == 'L' ? 1 : 0);
     } else if (type == "gemma3" || r.has("sliding_window_pattern")) {
       // Gemma-3: every sliding_window_pattern-th layer (default 6) is global (HF Gemma3TextConfig).
       const int every = static_cast<int>(r.opt_int("sliding_window_pattern", 1, kMaxLayers).value_or(6));
@@ -349,7 +359,16 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
                       r.opt_bool("use_routing_bias", false) || r.opt_bool("moe_router_enable_expert_bias", false);
     // Which layers are MoE layers (the rest run a dense MLP of intermediate_size).
     std::vector<int> pattern(m.num_layers, 1);
-    if (r.has("mlp_layer_types")) {
+    if (r.has("is_moe_layer")) {
+      // EXAONE MoE: one true/false per layer.
+      const json& t = r.raw("is_moe_layer");
+      if (!t.is_array() || static_cast<int>(t.size()) != m.num_layers)
+        r.fail("is_moe_layer", "expected a list of " + std::to_string(m.num_layers) + " true/false entries, one per layer");
+      for (int i = 0; i < m.num_layers; ++i) {
+        if (!t[i].is_boolean()) r.fail("is_moe_layer", "expected a list of " + std::to_string(m.num_layers) + " true/false entries, one per layer");
+        pattern[i] = t[i].get<bool>() ? 1 : 0;
+      }
+    } else if (r.has("mlp_layer_types")) {
       // One "dense" or "sparse" per layer (newer HF configs; Megatron-Bridge reads it first).
       const json& t = r.raw("mlp_layer_types");
       if (!t.is_array() || static_cast<int>(t.size()) != m.num_layers)

@@ -551,6 +551,35 @@ TEST_CASE("Hugging Face config.json: the architecture details are read") {
     j["swa_num_key_value_heads"] = 8;  // MiMo-V2
     CHECK(input_error([&] { model_from_json(j, "config.json"); }).find("sliding-window layers with their own attention shape") != std::string::npos);
   }
+  SUBCASE("EXAONE: a string sliding-window pattern, MoE layers flagged per layer; Llama-Nemotron refused") {
+    json j = load_json_file(test::data_file("hf/llama-3.1-8b.json"));
+    j["model_type"] = "exaone4";
+    j["sliding_window"] = 4096;
+    j["sliding_window_pattern"] = "LLLG";  // HF Exaone4Config: L local, G global, repeated
+    ModelSpec m = model_from_json(j, "config.json");
+    CHECK(m.sliding_window == 4096);
+    CHECK(m.uses_sliding_window(0));
+    CHECK(m.uses_sliding_window(2));
+    CHECK_FALSE(m.uses_sliding_window(3));
+    CHECK(m.full_attention_every() == 4);
+    j["sliding_window_pattern"] = "LLX";
+    CHECK(input_error([&] { model_from_json(j, "config.json"); }).find("/sliding_window_pattern: expected an integer or a string of L") != std::string::npos);
+    j["sliding_window_pattern"] = "LLLG";
+    j["num_experts"] = 8;
+    j["num_experts_per_tok"] = 2;
+    j["moe_intermediate_size"] = 1024;
+    j["is_moe_layer"] = json::array();
+    for (int i = 0; i < 32; ++i) j["is_moe_layer"].push_back(i > 0);
+    m = model_from_json(j, "config.json");
+    CHECK_FALSE(m.is_moe_layer(0));
+    CHECK(m.num_moe_layers() == 31);
+    j["is_moe_layer"][3] = 1;
+    CHECK(input_error([&] { model_from_json(j, "config.json"); }).find("/is_moe_layer: expected a list of 32 true/false") != std::string::npos);
+    j = load_json_file(test::data_file("hf/llama-3.1-8b.json"));
+    j["model_type"] = "nemotron-nas";
+    j["block_configs"] = json::array({json::object({{"attention", {{"no_op", true}}}})});
+    CHECK(input_error([&] { model_from_json(j, "config.json"); }).find("/block_configs") != std::string::npos);
+  }
   SUBCASE("an MoE in keys strata does not read is refused, not costed as a dense model") {
     json j = load_json_file(test::data_file("hf/llama-3.1-8b.json"));
     j["routed_expert_count"] = 64;
