@@ -23,7 +23,8 @@ Activation parse_activation(const JsonReader& r, const std::string& key) {
   if (v == "gelu" || v == "gelu_new" || v == "gelu_pytorch_tanh" || v == "gelu_fast") return Activation::gelu;
   if (v == "swiglu" || v == "silu" || v == "swish") return Activation::swiglu;
   if (v == "geglu") return Activation::geglu;
-  r.fail(key, "expected \"gelu\" or \"swiglu\", found \"" + v + "\" (\"geglu\", Gemma's gated GELU, is accepted too)");
+  if (v == "squared_relu" || v == "relu2") return Activation::squared_relu;
+  r.fail(key, "expected \"gelu\", \"swiglu\" or \"squared_relu\", found \"" + v + "\" (\"geglu\", Gemma's gated GELU, is accepted too)");
 }
 
 Normalization parse_norm(const JsonReader& r, const std::string& key) {
@@ -210,6 +211,12 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   std::string act = lower(r.opt_string("hidden_activation").value_or(
       r.opt_string("hidden_act").value_or(r.opt_string("activation_function").value_or(""))));
   if (gemma) m.activation = Activation::geglu;  // GeGLU (Gemma report §2)
+  else if (act == "relu2") {
+    // Squared ReLU in a plain up/down MLP: Nemotron-4 / Minitron (HF modeling_nemotron.py), Persimmon.
+    // BitNet gates it (gate_proj, up_proj), which no Megatron flag expresses.
+    if (!one_of(type, {"nemotron", "persimmon"})) refuse("hidden_act", "squared ReLU (relu2) outside the Nemotron and Persimmon MLPs");
+    m.activation = Activation::squared_relu;
+  }
   else if (act == "silu" || act == "swiglu" || act == "swish" || llama_like) m.activation = Activation::swiglu;
   else m.activation = Activation::gelu;
   const bool layernorm_family = one_of(type, {"gpt2", "gpt_neox", "falcon", "bloom", "mpt", "gptj", "opt", "phi", "gpt_bigcode", "stablelm"});
@@ -437,6 +444,7 @@ const char* to_string(Activation a) {
     case Activation::gelu: return "gelu";
     case Activation::swiglu: return "swiglu";
     case Activation::geglu: return "geglu";
+    case Activation::squared_relu: return "squared_relu";
   }
   return "?";
 }

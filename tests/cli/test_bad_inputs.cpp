@@ -64,7 +64,7 @@ TEST_CASE("bad model files exit 1 naming the file, the JSON path and what was ex
       {"integer beyond 64 bits", predict_model("model_huge_vocab.json"), 1, "/vocab_size: expected an integer in"},
       {"hidden not divisible by heads", predict_model("model_heads_not_divisible.json"), 1, "/hidden_size: hidden_size 1000 is not divisible by num_attention_heads 16"},
       {"query groups do not divide heads", predict_model("model_bad_groups.json"), 1, "/num_query_groups: num_query_groups 5 must divide"},
-      {"unknown activation", predict_model("model_bad_activation.json"), 1, "/activation: expected \"gelu\" or \"swiglu\", found \"relu\""},
+      {"unknown activation", predict_model("model_bad_activation.json"), 1, "/activation: expected \"gelu\", \"swiglu\" or \"squared_relu\", found \"relu\""},
       {"MoE top_k above experts", predict_model("model_moe_top_k.json"), 1, "/moe/top_k: top_k must be between 1 and num_experts"},
       {"HF config without a layer count", predict_model("hf_missing_layers.json"), 1, "/num_hidden_layers: missing the layer count"},
       {"HF config with 0 KV heads", predict_model("hf_zero_kv_heads.json"), 1, "/num_key_value_heads: expected an integer in [1,"},

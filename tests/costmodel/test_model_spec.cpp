@@ -171,7 +171,7 @@ TEST_CASE("model_from_json") {
           std::string::npos);
     j = strata_model_json();
     j["activation"] = "relu";
-    CHECK(input_error([&] { model_from_json(j, "toy.json"); }).find("/activation: expected \"gelu\" or \"swiglu\"") !=
+    CHECK(input_error([&] { model_from_json(j, "toy.json"); }).find("/activation: expected \"gelu\", \"swiglu\" or \"squared_relu\"") !=
           std::string::npos);
     j = strata_model_json();
     j["num_layers"] = 4.5;
@@ -579,6 +579,21 @@ TEST_CASE("Hugging Face config.json: the architecture details are read") {
     j["model_type"] = "nemotron-nas";
     j["block_configs"] = json::array({json::object({{"attention", {{"no_op", true}}}})});
     CHECK(input_error([&] { model_from_json(j, "config.json"); }).find("/block_configs") != std::string::npos);
+  }
+  SUBCASE("Nemotron / Minitron: squared ReLU in a plain up/down MLP") {
+    const ModelSpec m = hf_model("minitron-8b");
+    CHECK(m.activation == Activation::squared_relu);
+    CHECK_FALSE(m.gated_mlp());
+    CHECK(m.normalization == Normalization::layernorm);
+    CHECK(m.rotary_percent == 0.5);
+    CHECK(m.head_dim() == 128);
+    // NVIDIA's model card: Minitron-8B, 8B parameters (rounded).
+    CHECK(m.total_params() / 1e9 == doctest::Approx(8.3).epsilon(0.03));
+    CHECK(model_from_json(model_to_json(m), "rt.json") == m);
+    json j = load_json_file(test::data_file("hf/llama-3.1-8b.json"));
+    j["model_type"] = "bitnet";  // BitNet gates its squared ReLU, which no Megatron flag expresses
+    j["hidden_act"] = "relu2";
+    CHECK(input_error([&] { model_from_json(j, "config.json"); }).find("/hidden_act: model_type \"bitnet\": squared ReLU") != std::string::npos);
   }
   SUBCASE("an MoE in keys strata does not read is refused, not costed as a dense model") {
     json j = load_json_file(test::data_file("hf/llama-3.1-8b.json"));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "costmodel/json_reader.h"
 #include "launch/megatron_args.h"
 #include "launch/megatron_import.h"
 #include "test_util.h"
@@ -123,10 +124,11 @@ TEST_CASE("megatron_import") {
   }
 
   SUBCASE("today's models read back whole: MLA, MoE layer patterns, shared experts, windows, head dims") {
-    for (const std::string name : {"deepseek-v3", "qwen3-30b-a3b", "gpt-oss-120b", "llama-4-maverick"}) {
+    for (const std::string name : {"deepseek-v3", "qwen3-30b-a3b", "gpt-oss-120b", "llama-4-maverick", "tests/data/hf/minitron-8b.json"}) {
       CAPTURE(name);
       Job job = test::gpt3_175b_job();
-      job.model = test::catalog().model(name);
+      job.model = name.ends_with(".json") ? model_from_json(load_json_file(std::string(STRATA_SOURCE_DIR) + "/" + name), name)
+                                          : test::catalog().model(name);
       job.plan = ParallelPlan{};
       job.plan.tp = 2;
       job.plan.dp = 8;
@@ -313,6 +315,7 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
     CHECK(error_of(base + "--pipeline-model-parallel-size two") ==
           "launch.sh: --pipeline-model-parallel-size: expected an integer 1..1000000, found \"two\"");
     CHECK(has(error_of(base + "--bf16 --fp16"), "launch.sh: --bf16: --fp16 and --bf16 are both given"));
+    CHECK(has(error_of(base + "--swiglu --squared-relu"), "launch.sh: --squared-relu: --swiglu and --squared-relu are both given"));
     CHECK(has(error_of(base + "--sequence-parallel=true"), "--sequence-parallel: is a switch and takes no value"));
     CHECK(has(error_of(base + "--global-batch-size"), "--global-batch-size: expects a value after it"));
     CHECK(has(error_of(base + "--global-batch-size --bf16"), "--global-batch-size: expects a value after it"));

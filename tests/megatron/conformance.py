@@ -78,6 +78,13 @@ def megatron_layers(config, pp, vpp):
     return out
 
 
+def activation_is_squared_relu(config):
+    """Whether Megatron built the MLP with its squared ReLU (--squared-relu). The function object
+    itself is compared: the checker's stubbed torch hides the names of compiled functions."""
+    from megatron.core import activations
+    return config.activation_func is activations.squared_relu
+
+
 def recompute_per_chunk(args, chunk_layers):
     """Layers Megatron recomputes in a chunk holding `chunk_layers` layers (full granularity)."""
     if args.recompute_granularity != "full":
@@ -165,6 +172,7 @@ def compare(plan, args, config, verdict):
     same("ffn hidden", model["ffn_hidden_size"], config.ffn_hidden_size)
     same("vocabulary", model["vocab_size"], args.vocab_size)
     same("gated linear unit (swiglu)", model["activation"] == "swiglu", bool(config.gated_linear_unit))
+    same("squared ReLU", model["activation"] == "squared_relu", activation_is_squared_relu(config))
     same("normalization", {"layernorm": "LayerNorm", "rmsnorm": "RMSNorm"}[model["normalization"]],
          config.normalization)
     if "add_linear_bias" in model:

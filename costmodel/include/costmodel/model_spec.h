@@ -10,7 +10,8 @@
 namespace strata {
 
 // geglu: gated GELU (Gemma's GeGLU), the same three-matrix shape as SwiGLU.
-enum class Activation { gelu, swiglu, geglu };
+// squared_relu: relu(x)^2, the non-gated MLP of Nemotron-4 (Megatron --squared-relu).
+enum class Activation { gelu, swiglu, geglu, squared_relu };
 enum class Normalization { layernorm, rmsnorm };
 enum class PositionEmbedding { learned, rope, alibi };
 
@@ -98,7 +99,7 @@ struct ModelSpec {
   std::int64_t head_dim() const { return kv_channels > 0 ? kv_channels : hidden_size / num_attention_heads; }
   std::int64_t kv_hidden() const { return head_dim() * num_query_groups; }
   std::int64_t q_hidden() const { return head_dim() * num_attention_heads; }
-  bool gated_mlp() const { return activation != Activation::gelu; }
+  bool gated_mlp() const { return activation == Activation::swiglu || activation == Activation::geglu; }
   bool is_moe_layer(int layer) const;
   int num_moe_layers() const;
   bool uses_sliding_window(int layer) const;

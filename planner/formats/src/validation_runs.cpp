@@ -295,6 +295,7 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   // config.json: hidden_act silu, rms_norm_eps, rope_theta, tie_word_embeddings false).
   const bool llama = lower(text_of(r, "model_family")) == "llama" || contains(arch, "llama");
   m.activation = contains(arch, "swiglu") || (llama && !contains(arch, "gelu")) ? Activation::swiglu : Activation::gelu;
+  if (contains(arch, "squared-relu") || contains(arch, "squared relu")) m.activation = Activation::squared_relu;  // Nemotron
   m.normalization = contains(arch, "rmsnorm") || (llama && !contains(arch, "layernorm")) ? Normalization::rmsnorm
                                                                                         : Normalization::layernorm;
   m.tied_embeddings = llama ? contains(arch, "tied") && !contains(arch, "untied") : !contains(arch, "untied");

@@ -86,6 +86,7 @@ void model_flags(std::vector<std::string>& a, const ModelSpec& m) {
     if (m.kv_channels > 0 && m.kv_channels * m.num_attention_heads != m.hidden_size) opt(a, "--kv-channels", m.kv_channels);
   }
   if (m.activation == Activation::swiglu) flag(a, "--swiglu");
+  if (m.activation == Activation::squared_relu) flag(a, "--squared-relu");
   if (m.normalization == Normalization::rmsnorm) opt(a, "--normalization", "RMSNorm");
   if (m.norm_epsilon != 1e-5) opt(a, "--norm-epsilon", number(m.norm_epsilon));  // Megatron's default: 1e-5
   if (!m.add_linear_bias) flag(a, "--disable-bias-linear");

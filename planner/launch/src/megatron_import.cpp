@@ -24,7 +24,7 @@ struct FlagSpec {
 };
 constexpr FlagSpec kFlags[] = {
     // Model shape.
-    {"--num-layers", true}, {"--hidden-size", true}, {"--ffn-hidden-size", true}, {"--num-attention-heads", true},
+    {"--num-layers", true}, {"--hidden-size", true}, {"--squared-relu", false}, {"--ffn-hidden-size", true}, {"--num-attention-heads", true},
     {"--kv-channels", true}, {"--group-query-attention", false}, {"--num-query-groups", true}, {"--swiglu", false},
     {"--normalization", true}, {"--untie-embeddings-and-output-weights", false}, {"--position-embedding-type", true},
     {"--use-rotary-position-embeddings", false}, {"--no-position-embedding", false}, {"--vocab-size", true},
@@ -449,7 +449,8 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
   m.rotary_base = static_cast<double>(f.integer("--rotary-base", 1, std::int64_t{1} << 40).value_or(10000));
   m.rotary_percent = f.number("--rotary-percent", 0, 1).value_or(1.0);
   if (f.has("--use-rope-scaling")) m.rope_scaling = "llama3";
-  m.activation = f.has("--swiglu") ? Activation::swiglu : Activation::gelu;
+  if (f.has("--swiglu") && f.has("--squared-relu")) throw InputError(where, "--squared-relu", "--swiglu and --squared-relu are both given; Megatron takes one");
+  m.activation = f.has("--swiglu") ? Activation::swiglu : f.has("--squared-relu") ? Activation::squared_relu : Activation::gelu;
   // Megatron's default FFN width: 4h, or for SwiGLU 2/3 of it rounded down to a multiple of 64
   // (arguments.py), which keeps the parameter count of the 4h GELU MLP.
   const std::int64_t default_ffn = f.has("--swiglu") ? (4 * m.hidden_size * 2 / 3) / 64 * 64 : 4 * m.hidden_size;
