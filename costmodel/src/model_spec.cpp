@@ -240,6 +240,7 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
                      r.opt_bool("add_qkv_bias", false) || r.opt_bool("use_qkv_bias", false);  // the last: Ling 2.0 (bailing_moe_v2)
   m.qk_layernorm = one_of(type, {"qwen3", "qwen3_moe", "olmo2", "olmo3", "gemma3"}) || r.opt_bool("use_qk_norm", false) ||
                    r.opt_bool("qk_layernorm", false);
+  m.zero_centered_gamma = type == "nemotron";  // HF modeling_nemotron.py NemotronLayerNorm1P
 
   if (type == "bloom" || type == "mpt" || (r.has("alibi") && r.raw("alibi").is_boolean() && r.get_bool("alibi")) ||
       (r.has("attn_config") && j["attn_config"].is_object() && j["attn_config"].value("alibi", false)))
@@ -621,7 +622,7 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
   r.reject_unknown_keys({"name", "aliases", "source", "num_layers", "hidden_size", "num_attention_heads",
                          "num_query_groups", "ffn_hidden_size", "vocab_size", "max_seq_length", "activation",
                          "normalization", "tied_embeddings", "position_embedding", "dropout", "moe", "notes", "head_dim",
-                         "add_linear_bias", "add_qkv_bias", "qk_layernorm", "rotary_base", "rotary_percent", "norm_epsilon",
+                         "add_linear_bias", "add_qkv_bias", "qk_layernorm", "zero_centered_gamma", "rotary_base", "rotary_percent", "norm_epsilon",
                          "rope_scaling", "sliding_window", "sliding_window_pattern", "mla", "mtp_layers", "parameters"});
   ModelSpec m;
   m.name = r.get_string("name");
@@ -647,6 +648,7 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
   m.add_linear_bias = r.opt_bool("add_linear_bias", m.normalization == Normalization::layernorm);
   m.add_qkv_bias = r.opt_bool("add_qkv_bias", false);
   m.qk_layernorm = r.opt_bool("qk_layernorm", false);
+  m.zero_centered_gamma = r.opt_bool("zero_centered_gamma", false);
   m.rotary_base = r.opt_positive("rotary_base", 1e12).value_or(10000);
   m.rotary_percent = r.opt_positive("rotary_percent", 1).value_or(1.0);
   m.norm_epsilon = r.opt_positive("norm_epsilon", 1).value_or(1e-5);
@@ -699,6 +701,7 @@ json model_to_json(const ModelSpec& m) {
   j["add_linear_bias"] = m.add_linear_bias;
   if (m.add_qkv_bias) j["add_qkv_bias"] = true;
   if (m.qk_layernorm) j["qk_layernorm"] = true;
+  if (m.zero_centered_gamma) j["zero_centered_gamma"] = true;
   if (m.kv_channels > 0) j["head_dim"] = m.kv_channels;
   if (m.position_embedding == PositionEmbedding::rope) {
     j["rotary_base"] = m.rotary_base;

@@ -584,6 +584,8 @@ TEST_CASE("Hugging Face config.json: the architecture details are read") {
     const ModelSpec m = hf_model("minitron-8b");
     CHECK(m.activation == Activation::squared_relu);
     CHECK_FALSE(m.gated_mlp());
+    CHECK(m.zero_centered_gamma);  // NemotronLayerNorm1P
+    CHECK_FALSE(hf_model("llama-3.1-8b").zero_centered_gamma);
     CHECK(m.normalization == Normalization::layernorm);
     CHECK(m.rotary_percent == 0.5);
     CHECK(m.head_dim() == 128);

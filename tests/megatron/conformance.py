@@ -196,6 +196,8 @@ def compare(plan, args, config, verdict):
         same("norm epsilon", model["norm_epsilon"], config.layernorm_epsilon)
     if "qk_layernorm" in model:
         same("qk layernorm", model["qk_layernorm"], bool(config.qk_layernorm))
+    same("zero-centred norm gains (--apply-layernorm-1p)", bool(model.get("zero_centered_gamma", False)),
+         bool(config.layernorm_zero_centered_gamma))
     moe = model.get("moe")
     if moe:
         same("experts", moe["num_experts"], config.num_moe_experts)

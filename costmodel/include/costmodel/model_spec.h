@@ -76,6 +76,9 @@ struct ModelSpec {
   bool add_linear_bias = true;
   bool add_qkv_bias = false;  // bias on the QKV projection only (Qwen2, GLM-4; Megatron --add-qkv-bias)
   bool qk_layernorm = false;  // per-head query/key norms (Qwen3, OLMo-2, Gemma-3; Megatron --qk-layernorm)
+  // Norm gains stored as gamma - 1 (Nemotron's LayerNorm1P; Megatron --apply-layernorm-1p): the same
+  // cost, another parametrization (weight decay pulls the gain towards 1, not 0).
+  bool zero_centered_gamma = false;
   double rotary_base = 10000;       // rope_theta (rope models only)
   double rotary_percent = 1.0;      // partial rotary (GLM, GPT-NeoX, Phi; Megatron --rotary-percent)
   double norm_epsilon = 1e-5;       // rms_norm_eps / layer_norm_eps

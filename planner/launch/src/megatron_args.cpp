@@ -92,6 +92,7 @@ void model_flags(std::vector<std::string>& a, const ModelSpec& m) {
   if (!m.add_linear_bias) flag(a, "--disable-bias-linear");
   if (m.add_qkv_bias && !m.add_linear_bias) flag(a, "--add-qkv-bias");
   if (m.qk_layernorm) flag(a, "--qk-layernorm");
+  if (m.zero_centered_gamma) flag(a, "--apply-layernorm-1p");
   if (!m.tied_embeddings) flag(a, "--untie-embeddings-and-output-weights");
   if (m.position_embedding == PositionEmbedding::rope) {
     opt(a, "--position-embedding-type", "rope");

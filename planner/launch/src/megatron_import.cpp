@@ -24,7 +24,7 @@ struct FlagSpec {
 };
 constexpr FlagSpec kFlags[] = {
     // Model shape.
-    {"--num-layers", true}, {"--hidden-size", true}, {"--squared-relu", false}, {"--ffn-hidden-size", true}, {"--num-attention-heads", true},
+    {"--num-layers", true}, {"--hidden-size", true}, {"--squared-relu", false}, {"--apply-layernorm-1p", false}, {"--ffn-hidden-size", true}, {"--num-attention-heads", true},
     {"--kv-channels", true}, {"--group-query-attention", false}, {"--num-query-groups", true}, {"--swiglu", false},
     {"--normalization", true}, {"--untie-embeddings-and-output-weights", false}, {"--position-embedding-type", true},
     {"--use-rotary-position-embeddings", false}, {"--no-position-embedding", false}, {"--vocab-size", true},
@@ -445,6 +445,7 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
   m.add_linear_bias = !f.has("--disable-bias-linear");
   m.add_qkv_bias = f.has("--add-qkv-bias");
   m.qk_layernorm = f.has("--qk-layernorm");
+  m.zero_centered_gamma = f.has("--apply-layernorm-1p");
   m.norm_epsilon = f.number("--norm-epsilon", 0, 1).value_or(1e-5);
   m.rotary_base = static_cast<double>(f.integer("--rotary-base", 1, std::int64_t{1} << 40).value_or(10000));
   m.rotary_percent = f.number("--rotary-percent", 0, 1).value_or(1.0);
