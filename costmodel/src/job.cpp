@@ -128,6 +128,13 @@ bool moe_dispatcher_syncs_host(const RuntimeOptions& rt) {
   return rt.framework == Framework::megatron && !rt.moe_pad_to_capacity;
 }
 
+bool moe_host_time_unmodelled(const Job& job) {
+  if (!job.model.moe || job.model.num_moe_layers() == 0) return false;
+  const bool syncs = moe_dispatcher_syncs_host(job.runtime);
+  if (syncs && job.calibration.host.moe_forward_s > 0) return false;  // measured: modelled
+  return syncs || job.runtime.framework != Framework::megatron;
+}
+
 double effective_moe_imbalance(const RuntimeOptions& rt) {
   double f = std::max(1.0, rt.moe_load_imbalance);
   if (rt.moe_capacity_factor > 0) f = std::min(f, std::max(1.0, rt.moe_capacity_factor));

@@ -78,17 +78,27 @@ std::optional<std::int64_t> int_or_first(const JsonReader& r, const char* key, s
   return v[0].get<std::int64_t>();
 }
 
-std::vector<int> read_pattern(const JsonReader& r, const std::string& key, int num_layers) {
+// A list of num_layers entries, each mapped to 0 or 1 by `flag` (nullopt: not an allowed entry);
+// `expected` completes "expected a list of N" in the error.
+template <class Flag>
+std::vector<int> read_layer_list(const JsonReader& r, const std::string& key, int num_layers, const std::string& expected, Flag flag) {
   const json& a = r.raw(key);
-  if (!a.is_array() || static_cast<int>(a.size()) != num_layers)
-    r.fail(key, "expected a list of " + std::to_string(num_layers) + " entries (one per layer), each 0 or 1");
+  const std::string error = "expected a list of " + std::to_string(num_layers) + expected;
+  if (!a.is_array() || static_cast<int>(a.size()) != num_layers) r.fail(key, error);
   std::vector<int> out;
   for (const auto& e : a) {
-    if (!e.is_number_integer() || (e.get<std::int64_t>() != 0 && e.get<std::int64_t>() != 1))
-      r.fail(key, "expected a list of " + std::to_string(num_layers) + " entries (one per layer), each 0 or 1");
-    out.push_back(e.get<int>());
+    const std::optional<int> v = flag(e);
+    if (!v) r.fail(key, error);
+    out.push_back(*v);
   }
   return out;
+}
+
+std::vector<int> read_pattern(const JsonReader& r, const std::string& key, int num_layers) {
+  return read_layer_list(r, key, num_layers, " entries (one per layer), each 0 or 1", [](const json& e) -> std::optional<int> {
+    if (!e.is_number_integer() || (e.get<std::int64_t>() != 0 && e.get<std::int64_t>() != 1)) return std::nullopt;
+    return e.get<int>();
+  });
 }
 
 // Hugging Face config.json of the decoder-only families (model_type): llama (2/3/3.1), mistral,
@@ -369,24 +379,17 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
     std::vector<int> pattern(m.num_layers, 1);
     if (r.has("is_moe_layer")) {
       // EXAONE MoE: one true/false per layer.
-      const json& t = r.raw("is_moe_layer");
-      if (!t.is_array() || static_cast<int>(t.size()) != m.num_layers)
-        r.fail("is_moe_layer", "expected a list of " + std::to_string(m.num_layers) + " true/false entries, one per layer");
-      for (int i = 0; i < m.num_layers; ++i) {
-        if (!t[i].is_boolean()) r.fail("is_moe_layer", "expected a list of " + std::to_string(m.num_layers) + " true/false entries, one per layer");
-        pattern[i] = t[i].get<bool>() ? 1 : 0;
-      }
+      pattern = read_layer_list(r, "is_moe_layer", m.num_layers, " true/false entries, one per layer", [](const json& e) -> std::optional<int> {
+        if (!e.is_boolean()) return std::nullopt;
+        return e.get<bool>() ? 1 : 0;
+      });
     } else if (r.has("mlp_layer_types")) {
       // One "dense" or "sparse" per layer (newer HF configs; Megatron-Bridge reads it first).
-      const json& t = r.raw("mlp_layer_types");
-      if (!t.is_array() || static_cast<int>(t.size()) != m.num_layers)
-        r.fail("mlp_layer_types", "expected a list of " + std::to_string(m.num_layers) + " entries, \"dense\" or \"sparse\"");
-      for (int i = 0; i < m.num_layers; ++i) {
-        const std::string v = t[i].is_string() ? t[i].get<std::string>() : "";
-        if (v != "dense" && v != "sparse")
-          r.fail("mlp_layer_types", "expected a list of " + std::to_string(m.num_layers) + " entries, \"dense\" or \"sparse\"");
-        pattern[i] = v == "sparse" ? 1 : 0;
-      }
+      pattern = read_layer_list(r, "mlp_layer_types", m.num_layers, " entries, \"dense\" or \"sparse\"", [](const json& e) -> std::optional<int> {
+        const std::string v = e.is_string() ? e.get<std::string>() : "";
+        if (v != "dense" && v != "sparse") return std::nullopt;
+        return v == "sparse" ? 1 : 0;
+      });
     } else if (r.has("moe_layer_start_index")) {
       // ERNIE-4.5 (HF modeling_ernie4_5_moe.py): layer i is MoE iff (i+1) % moe_layer_interval == 0
       // and moe_layer_start_index <= i <= moe_layer_end_index (-1: the last layer).

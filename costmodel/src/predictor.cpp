@@ -742,7 +742,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
                     "host.moe_forward_s, --moe-forward-host-ms; the dropless dispatcher synchronises the host once per layer): "
                     "{:.3f} s of the iteration"),
         1e3 * cal.host.moe_forward_s, bd.moe_host_s));
-  else if (m.moe && m.num_moe_layers() > 0 && (moe_syncs_host || job.runtime.framework != Framework::megatron))
+  else if (moe_host_time_unmodelled(job))
     // (Padded to capacity, Megatron's dispatcher never waits on the host: nothing is left out.)
     pred.notes.push_back(fmt::format(
         FMT_COMPILE("MoE: the host time of the MoE layers is not modelled{}; on the published Megatron-Bridge H100 MoE runs strata is "

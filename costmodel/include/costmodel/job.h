@@ -192,6 +192,11 @@ const char* to_string(RecomputeGranularity g);
 // expert is padded to a fixed capacity (RuntimeOptions::moe_pad_to_capacity). Other frameworks: no.
 bool moe_dispatcher_syncs_host(const RuntimeOptions& rt);
 
+// Whether a prediction of this job leaves out MoE host time that may bind: a synchronising
+// dispatcher without a measured host time (calibration host.moe_forward_s), or another framework's
+// dispatcher, which strata does not model. Its throughput is then an upper bound.
+bool moe_host_time_unmodelled(const Job& job);
+
 // Layers of each stage: plan.stage_layers if set, else an even split (earlier stages get the
 // remainder, as Megatron does not; callers validate with check_plan).
 std::vector<int> resolve_stage_layers(const ParallelPlan& plan, int num_layers);

@@ -224,11 +224,8 @@ std::vector<std::string> whatif_assumptions(const std::vector<SweepRow>& rows, c
   }
   // A dropless MoE whose per-layer host time was not measured: every row is an upper bound on
   // throughput (the same caveat predict prints; README, mixture-of-experts runs).
-  const bool moe_host_unmodelled = std::any_of(rows.begin(), rows.end(), [](const SweepRow& r) {
-    const Job& j = r.job;
-    return r.feasible && j.model.moe && j.model.num_moe_layers() > 0 && j.calibration.host.moe_forward_s <= 0 &&
-           (moe_dispatcher_syncs_host(j.runtime) || j.runtime.framework != Framework::megatron);
-  });
+  const bool moe_host_unmodelled =
+      std::any_of(rows.begin(), rows.end(), [](const SweepRow& r) { return r.feasible && moe_host_time_unmodelled(r.job); });
   if (moe_host_unmodelled)
     a.push_back("MoE: the host time of a dropless dispatcher's per-layer synchronisation is not modelled, so times to train are "
                 "lower bounds (on the published Megatron-Bridge H100 MoE runs strata is 1.3-1.5x optimistic at micro-batch 1); "
