@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <numeric>
 #include <utility>
 
 namespace strata {
@@ -68,6 +69,7 @@ const char* to_string(CpCommType t) {
     case CpCommType::p2p: return "p2p";
     case CpCommType::a2a: return "a2a";
     case CpCommType::allgather: return "allgather";
+    case CpCommType::a2a_p2p: return "a2a+p2p";
   }
   return "?";
 }
@@ -76,6 +78,7 @@ std::optional<CpCommType> cp_comm_type_from_string(const std::string& s) {
   if (s == "p2p") return CpCommType::p2p;
   if (s == "a2a") return CpCommType::a2a;
   if (s == "allgather") return CpCommType::allgather;
+  if (s == "a2a+p2p") return CpCommType::a2a_p2p;
   return std::nullopt;
 }
 
@@ -94,7 +97,7 @@ std::vector<int> resolve_stage_layers(const ParallelPlan& plan, int num_layers) 
   return out;
 }
 
-std::vector<int> standard_stage_layers(int num_layers, int pp, int vpp) {
+std::vector<int> accounted_stage_layers(int num_layers, int pp, int vpp) {
   const int v = std::max(1, vpp);
   if (pp <= 1 || num_layers <= 0 || static_cast<std::int64_t>(pp) * v > num_layers + 2) return {};
   const int chunks = pp * v;
@@ -111,6 +114,41 @@ std::vector<int> standard_stage_layers(int num_layers, int pp, int vpp) {
   return {};
 }
 
+std::vector<int> standard_stage_layers(int num_layers, int pp, int vpp, int mtp_layers) {
+  const int v = std::max(1, vpp);
+  const int mtp = std::max(0, mtp_layers);
+  if (pp <= 1 || num_layers <= 0 || static_cast<std::int64_t>(pp) * v > num_layers + 2 + mtp) return {};
+  const int chunks = pp * v;
+  if (num_layers % chunks == 0) return {};
+  if (std::vector<int> accounted = accounted_stage_layers(num_layers, pp, vpp); !accounted.empty()) return accounted;
+  // Neither count divides (DeepSeek-V3 and Kimi-K2: 61 layers over 16 or 32 virtual stages): the
+  // balanced layout, every virtual stage holding at most T = ceil((layers + 2 + mtp) / chunks)
+  // with the embedding, the loss and each MTP layer counted as one, the first and last virtual
+  // stages lighter by what they carry. Megatron-Bridge's DeepSeek-V3 H100 recipe writes this
+  // layout for pp 8 x vpp 4: "Et|(tt|)*30mL" (perf_recipes/deepseek/h100/deepseek_v3.py). The
+  // layers T leaves over come off the middle virtual stages, the last ones first.
+  const int units = num_layers + 2 + mtp;
+  const int T = (units + chunks - 1) / chunks;
+  if (T < 2) return {};
+  std::vector<int> chunk(static_cast<std::size_t>(chunks), T);  // Megatron's order: chunk-major
+  chunk.front() = T - 1;
+  chunk.back() = std::max(0, T - 1 - mtp);
+  int excess = std::accumulate(chunk.begin(), chunk.end(), 0) - num_layers;
+  for (int i = chunks - 2; excess > 0 && i >= 1; --i, --excess) chunk[static_cast<std::size_t>(i)] -= 1;
+  for (int i : {chunks - 1, 0}) {
+    if (excess > 0 && chunk[static_cast<std::size_t>(i)] > 0) {
+      chunk[static_cast<std::size_t>(i)] -= 1;
+      --excess;
+    }
+  }
+  if (excess != 0) return {};
+  std::vector<int> out(static_cast<std::size_t>(pp), 0);
+  for (int i = 0; i < chunks; ++i) out[static_cast<std::size_t>(i % pp)] += chunk[static_cast<std::size_t>(i)];
+  // strata spreads a stage's layers over its chunks (chunk_layers); each chunk needs one.
+  if (std::any_of(out.begin(), out.end(), [&](int l) { return l < v; })) return {};
+  return out;
+}
+
 int chunk_layers(const ParallelPlan& plan, int stage, int stage_layers, int chunk) {
   const int v = std::max(1, plan.vpp);
   const int base = stage_layers / v, extra = stage_layers % v;
@@ -122,6 +160,35 @@ int chunk_layers(const ParallelPlan& plan, int stage, int stage_layers, int chun
   for (int c = 0; c < v; ++c)
     if (c != chunk && (heavy(c) == heavy(chunk) ? c < chunk : !heavy(c))) ++rank;
   return base + (rank < extra ? 1 : 0);
+}
+
+namespace {
+bool has_bf16_layers(const Job& job) {
+  return job.training.precision == Precision::fp8 && (job.runtime.bf16_first_layers > 0 || job.runtime.bf16_last_layers > 0);
+}
+}  // namespace
+
+LayerKind layer_kind(const Job& job, int layer) {
+  LayerKind kind = job.model.layer_kind(layer);
+  kind.bf16 = has_bf16_layers(job) &&
+              (layer < job.runtime.bf16_first_layers || layer >= job.model.num_layers - job.runtime.bf16_last_layers);
+  return kind;
+}
+
+bool uniform_layers(const Job& job) { return job.model.uniform_layers() && !has_bf16_layers(job); }
+
+int cp_a2a_group_size(const Job& job) {
+  const ParallelPlan& p = job.plan;
+  if (p.cp <= 1 || job.runtime.cp_comm_type == CpCommType::p2p || job.runtime.cp_comm_type == CpCommType::allgather) return 1;
+  if (job.runtime.cp_comm_type == CpCommType::a2a) return p.cp;
+  if (job.runtime.cp_a2a_size > 0) return job.runtime.cp_a2a_size;
+  const int tp = std::max(1, p.tp), node = std::max(1, job.cluster.gpus_per_node);
+  int best = 1;
+  for (int a = 2; a <= p.cp; ++a)
+    if (p.cp % a == 0 && static_cast<std::int64_t>(a) * tp <= node && job.model.num_attention_heads % (a * tp) == 0 &&
+        job.model.num_query_groups % (a * tp) == 0)
+      best = a;
+  return best;
 }
 
 bool moe_dispatcher_syncs_host(const RuntimeOptions& rt) {

@@ -102,12 +102,12 @@ std::vector<int> layer_ids_of(const Job& job, int stage, int layers) {
 // place their layers: every layer is layer 0's kind.
 template <class Visit>
 void for_each_stage_layer(const Job& job, int stage, int layers, Visit visit) {
-  if (job.model.uniform_layers()) {
-    const LayerKind kind = job.model.layer_kind(0);
+  if (uniform_layers(job)) {
+    const LayerKind kind = layer_kind(job, 0);
     for (int i = 0; i < layers; ++i) visit(0, kind);
     return;
   }
-  for (int id : layer_ids_of(job, stage, layers)) visit(id, job.model.layer_kind(id));
+  for (int id : layer_ids_of(job, stage, layers)) visit(id, layer_kind(job, id));
 }
 
 // A value that depends on a decoder layer only through its kind, computed once per kind (from the
@@ -117,7 +117,7 @@ class PerLayerKind {
  public:
   template <class Compute>
   const T& get(int id, LayerKind kind, Compute compute) {
-    const int i = (kind.moe ? 2 : 0) + (kind.sliding_window ? 1 : 0);
+    const int i = (kind.bf16 ? 4 : 0) + (kind.moe ? 2 : 0) + (kind.sliding_window ? 1 : 0);
     if (!known_[i]) {
       value_[i] = compute(id, kind);
       known_[i] = true;
@@ -126,8 +126,8 @@ class PerLayerKind {
   }
 
  private:
-  T value_[4]{};
-  bool known_[4]{};
+  T value_[8]{};
+  bool known_[8]{};
 };
 
 }  // namespace
@@ -210,7 +210,7 @@ double layer_activation_bytes(const Job& job, RecomputeGranularity g, LayerKind 
   // byte, transposed: Linear/LayerNormLinear save inputmat_t). The output projection's input is
   // also the attention output, which flash attention keeps in bf16 for its own backward, so there
   // the fp8 copy comes on top.
-  const bool fp8 = te_fp8(job);
+  const bool fp8 = te_fp8(job) && !kind.bf16;
   const double q = quantized_input_bytes(job.training.recipe);
   const double gemm_in = fp8 ? q : eb;
   const double proj_in = fp8 ? (job.runtime.flash_attention ? eb + q : q) : eb;
@@ -356,7 +356,13 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
   // itself and no bf16 weight exists beside it (Megatron-Core fp8_utils / TE
   // fp8_model_init): the linears cost the quantized copy in place of their 2 bf16 bytes.
   if (te_fp8(job)) {
-    const double linears = decoder_param_split(job, stage, layers).total() + mtp_param_split(job, stage).total();
+    // Only the low-precision layers: the bf16 ones (--first-last-layers-bf16) keep no quantized copy.
+    double low_precision = 0;
+    PerLayerKind<double> per_layer;
+    for_each_stage_layer(job, stage, layers, [&](int id, LayerKind kind) {
+      if (!kind.bf16) low_precision += per_layer.get(id, kind, [&](int i, LayerKind) { return layer_params_per_gpu(job, i).total(); });
+    });
+    const double linears = low_precision + mtp_param_split(job, stage).total();
     double per_param = quantized_weight_cache_bytes(job.training.recipe);
     if (job.runtime.fp8_param_gather && job.training.recipe != LowPrecisionRecipe::nvfp4) per_param -= weight_b;
     if (p.zero_stage >= 3) per_param = std::max(0.0, per_param) / shard;

@@ -94,6 +94,25 @@ std::string check_plan(const Job& job) {
       (m.num_attention_heads % (p.tp * p.cp) != 0 || m.num_query_groups % (p.tp * p.cp) != 0))
     return fmt::format("--cp-comm-type a2a needs the {} heads and {} query groups divisible by tp*cp = {}", m.num_attention_heads,
                        m.num_query_groups, p.tp * p.cp);
+  if (job.runtime.bf16_first_layers > 0 || job.runtime.bf16_last_layers > 0) {
+    // Megatron's TransformerConfig checks (transformer_config.py): not with delayed scaling, and at
+    // most one pipeline stage's share of layers at either end.
+    if (job.training.precision != Precision::fp8) return "bf16 first/last layers need an fp8 or fp4 run";
+    if (job.training.recipe == LowPrecisionRecipe::delayed) return "delayed scaling does not support first / last layers in bf16";
+    const int cap = m.num_layers / std::max(1, p.pp);
+    if (job.runtime.bf16_first_layers < 0 || job.runtime.bf16_first_layers > cap || job.runtime.bf16_last_layers < 0 ||
+        job.runtime.bf16_last_layers > cap)
+      return fmt::format("bf16 layers at the start ({}) and end ({}) must be between 0 and the layers per pipeline stage ({})",
+                         job.runtime.bf16_first_layers, job.runtime.bf16_last_layers, cap);
+  }
+  if (p.cp > 1 && job.runtime.cp_comm_type == CpCommType::a2a_p2p) {
+    const int a = cp_a2a_group_size(job);
+    if (a < 1 || p.cp % a != 0)
+      return fmt::format("--cp-comm-type a2a+p2p needs an all-to-all group size that divides cp={}, found {}", p.cp, a);
+    if (m.num_attention_heads % (p.tp * a) != 0 || m.num_query_groups % (p.tp * a) != 0)
+      return fmt::format("--cp-comm-type a2a+p2p needs the {} heads and {} query groups divisible by tp times the all-to-all group "
+                         "= {}", m.num_attention_heads, m.num_query_groups, p.tp * a);
+  }
   if (p.sequence_parallel && p.tp > 1 && (t.seq_length / p.cp) % p.tp != 0)
     return fmt::format("sequence parallelism needs the per-CP sequence {} divisible by tp={}", t.seq_length / p.cp, p.tp);
   const std::int64_t per_step = static_cast<std::int64_t>(p.dp) * p.micro_batch_size;
@@ -123,7 +142,7 @@ std::string check_plan(const Job& job) {
     // Layers that do not divide into pp x vpp chunks run with Megatron's layout that counts the
     // embedding and loss as layers (standard_stage_layers); an even split may coincide with it.
     if (p.stage_layers.empty() && m.num_layers % (p.pp * p.vpp) != 0 &&
-        standard_stage_layers(m.num_layers, p.pp, p.vpp) != resolve_stage_layers(p, m.num_layers))
+        standard_stage_layers(m.num_layers, p.pp, p.vpp, m.mtp_layers) != resolve_stage_layers(p, m.num_layers))
       return fmt::format("{} layers are not divisible by pp*vpp = {}; give uneven --stage-layers to split them", m.num_layers,
                          p.pp * p.vpp);
     for (std::size_t s = 0; s < p.stage_layers.size(); ++s)
@@ -212,6 +231,10 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   const std::int64_t micro_batches = job.num_micro_batches();
 
   KernelModel km(cl.gpu, job.training.precision, cal.kernel, job.training.recipe);
+  // The layers a low-precision run keeps in bf16 (--first-last-layers-bf16) time at the bf16 rate;
+  // built only for such runs (a prediction takes microseconds).
+  std::optional<KernelModel> km_bf16;
+  if (job.runtime.bf16_first_layers > 0 || job.runtime.bf16_last_layers > 0) km_bf16.emplace(cl.gpu, Precision::bf16, cal.kernel);
   CommModel comm(cl, cal.comm);
   // Megatron rank order tp, cp, dp, pp (fastest first): each group's stride and placement.
   const int gpn = cl.gpus_per_node;
@@ -259,10 +282,13 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   const bool moe_syncs_host = moe_dispatcher_syncs_host(job.runtime);
   const bool moe_host_bound = moe_syncs_host && cal.host.moe_forward_s > 0;
   auto layer_cost = [&](LayerKind kind) {
-    const LayerOps ops = decoder_layer_ops(m, shape, kind);
+    const KernelModel& kernels = kind.bf16 ? *km_bf16 : km;
+    LayerShape kind_shape = shape;
+    kind_shape.fp8_linears = shape.fp8_linears && !kind.bf16;
+    const LayerOps ops = decoder_layer_ops(m, kind_shape, kind);
     LayerCost lc;
-    lc.fwd_compute = km.total_time(ops.forward);
-    lc.bwd_compute = km.total_time(ops.backward);
+    lc.fwd_compute = kernels.total_time(ops.forward);
+    lc.bwd_compute = kernels.total_time(ops.backward);
     lc.fwd_tp = 2 * tp_collective * tp_exposed_frac;
     lc.bwd_tp = 2 * tp_collective * tp_exposed_frac;
     if (job.runtime.async_tp_allreduce && p.tp > 1) {
@@ -274,7 +300,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
       for (const auto& op : ops.backward)
         if (op.weight_grad && (std::string_view(op.name) == "qkv_proj" || std::string_view(op.name) == "fc1" ||
                                std::string_view(op.name) == "q_up_proj" || std::string_view(op.name) == "expert_fc1")) {
-          const double window = km.time(op).time_s;
+          const double window = kernels.time(op).time_s;
           lc.bwd_tp += std::max(0.0, c - window) + cal.kernel.overlap_interference * std::min(c, window);
         }
     }
@@ -282,34 +308,32 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     // 2023 ring attention; Megatron-Core CP); backward also returns dK, dV.
     if (p.cp > 1) {
       const double kv_bytes = tokens * 2.0 * static_cast<double>(m.kv_hidden()) / p.tp * eb;
-      const double ring_fwd = (p.cp - 1) * comm.p2p(kv_bytes, cp_g.spans_nodes());
       double attn_fwd = 0, attn_bwd = 0;
       for (const auto& op : ops.forward)
-        if (op.kind == OpKind::attention) attn_fwd += km.time(op).time_s;
+        if (op.kind == OpKind::attention) attn_fwd += kernels.time(op).time_s;
       for (const auto& op : ops.backward)
-        if (op.kind == OpKind::attention) attn_bwd += km.time(op).time_s;
-      switch (job.runtime.cp_comm_type) {
-        case CpCommType::p2p:
-          lc.fwd_cp = std::max(0.0, ring_fwd - attn_fwd);
-          lc.bwd_cp = std::max(0.0, 2 * ring_fwd - attn_bwd);
-          break;
-        case CpCommType::a2a: {
-          // --cp-comm-type a2a (DeepSpeed-Ulysses; Transformer Engine AttnFuncWithCPAndQKVOA2A):
-          // all-to-alls turn the sequence-sharded Q, K, V into head-sharded ones before attention
-          // and O back after it; backward does the same for dO and dQ, dK, dV. Nothing overlaps them.
-          const double q_bytes = tokens * static_cast<double>(m.hidden_size) / p.tp * eb;
-          const double a2a = 2 * comm.all_to_all(q_bytes, cp_g) + comm.all_to_all(kv_bytes, cp_g);
-          lc.fwd_cp = a2a;
-          lc.bwd_cp = a2a;
-          break;
-        }
-        case CpCommType::allgather:
-          // --cp-comm-type allgather (TE AttnFuncWithCPAndKVAllGather): K and V of the whole sequence
-          // are all-gathered before attention, dK and dV reduce-scattered after its backward; the
-          // attention of the local half runs behind the gather of the rest (about half hidden).
-          lc.fwd_cp = std::max(0.0, comm.all_gather(kv_bytes * p.cp, cp_g) - 0.5 * attn_fwd);
-          lc.bwd_cp = std::max(0.0, comm.reduce_scatter(kv_bytes * p.cp, cp_g) - 0.5 * attn_bwd);
-          break;
+        if (op.kind == OpKind::attention) attn_bwd += kernels.time(op).time_s;
+      if (job.runtime.cp_comm_type == CpCommType::allgather) {
+        // --cp-comm-type allgather (TE AttnFuncWithCPAndKVAllGather): K and V of the whole sequence
+        // are all-gathered before attention, dK and dV reduce-scattered after its backward; the
+        // attention of the local half runs behind the gather of the rest (about half hidden).
+        lc.fwd_cp = std::max(0.0, comm.all_gather(kv_bytes * p.cp, cp_g) - 0.5 * attn_fwd);
+        lc.bwd_cp = std::max(0.0, comm.reduce_scatter(kv_bytes * p.cp, cp_g) - 0.5 * attn_bwd);
+      } else {
+        // p2p, a2a and a2a+p2p are one mechanism over a CP ranks that exchange by all-to-all and
+        // b = cp / a groups on a ring (cp_a2a_group_size: a = 1 for p2p, cp for a2a). The
+        // all-to-alls (DeepSpeed-Ulysses; TE AttnFuncWithCPAndQKVOA2A) turn the sequence-sharded
+        // Q, K, V into head-sharded ones before attention and O back after it, backward the same
+        // for dO and dQ, dK, dV; nothing overlaps them. The ring (TE AttnFuncWithCPAndKVP2P; with
+        // two groups Megatron's --hierarchical-context-parallel-sizes a b) passes K/V blocks of the
+        // same bytes per step behind the attention they feed.
+        const int a = cp_a2a_group_size(job), b = p.cp / a;
+        const GroupPlacement inner = place_group(a, p.tp, gpn), outer = place_group(b, p.tp * a, gpn);
+        const double q_bytes = tokens * static_cast<double>(m.hidden_size) / p.tp * eb;
+        const double a2a = a > 1 ? 2 * comm.all_to_all(q_bytes, inner) + comm.all_to_all(kv_bytes, inner) : 0.0;
+        const double ring = (b - 1) * comm.p2p(kv_bytes, outer.spans_nodes());
+        lc.fwd_cp = a2a + std::max(0.0, ring - attn_fwd);
+        lc.bwd_cp = a2a + std::max(0.0, 2 * ring - attn_bwd);
       }
     }
     if (kind.moe && m.moe && p.ep * p.etp > 1) {
@@ -363,7 +387,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     switch (p.recompute.granularity) {
       case RecomputeGranularity::none: break;
       case RecomputeGranularity::selective:
-        lc.recompute = km.total_time(ops.selective_recompute);
+        lc.recompute = kernels.total_time(ops.selective_recompute);
         lc.recompute_flops = total_flops(ops.selective_recompute);
         // Recomputing a whole MoE block dispatches and combines its tokens again (and synchronises
         // the host again).
@@ -377,18 +401,19 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     }
     return lc;
   };
-  // At most four kinds of layers: cost each once.
+  // At most eight kinds of layers: cost each once.
   std::vector<std::pair<LayerKind, LayerCost>> kind_costs;
-  kind_costs.reserve(4);  // cost_of hands out references: never reallocate
+  kind_costs.reserve(8);  // cost_of hands out references: never reallocate
   auto cost_of = [&](int layer) -> const LayerCost& {
-    const LayerKind kind = m.layer_kind(layer);
+    const LayerKind kind = layer_kind(job, layer);
     for (const auto& kc : kind_costs)
       if (kc.first == kind) return kc.second;
     kind_costs.emplace_back(kind, layer_cost(kind));
     return kind_costs.back().second;
   };
   // Every layer of a uniform model is layer 0's kind.
-  for (int i = 0; i < (m.uniform_layers() ? 1 : m.num_layers); ++i) cost_of(i);
+  const bool uniform = uniform_layers(job);
+  for (int i = 0; i < (uniform ? 1 : m.num_layers); ++i) cost_of(i);
 
   // ---- embedding and output layer -----------------------------------------------------------
   const LayerOps emb = embedding_ops(m, shape);
@@ -478,8 +503,8 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
       // Uneven stages under interleaving split into chunks of whole layers (chunk_layers); each
       // chunk sums the costs of the layers it holds (dense-first and MoE layers differ).
       // A uniform model's chunk is that many copies of layer 0, with no need to place them.
-      const std::vector<int> ids = m.uniform_layers() ? std::vector<int>{} : chunk_layer_ids(p, m.num_layers, s, c);
-      const int in_chunk = m.uniform_layers() ? std::max(0, chunk_layers(p, s, layers, c)) : static_cast<int>(ids.size());
+      const std::vector<int> ids = uniform ? std::vector<int>{} : chunk_layer_ids(p, m.num_layers, s, c);
+      const int in_chunk = uniform ? std::max(0, chunk_layers(p, s, layers, c)) : static_cast<int>(ids.size());
       const double accum_chunk = layers > 0 ? accum_stage * in_chunk / layers : 0.0;
       double f = 0, b = 0;
       for (int i = 0; i < in_chunk; ++i) {

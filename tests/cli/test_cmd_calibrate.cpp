@@ -32,7 +32,7 @@ TEST_CASE("strata calibrate: fits a profile, writes a calibration that strata pr
   }
   auto r = test::run_strata("calibrate --profile " + prof + " -o " + cal + " --layers " + layers);
   INFO(r.out);
-  REQUIRE(r.exit_code == 0);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.out);  // a crash shows its report
   CHECK(r.out.find("Calibration of H100-SXM5-80GB") != std::string::npos);
   CHECK(r.out.find("kernel model vs profile") != std::string::npos);
   CHECK(r.out.find("wrote " + cal) != std::string::npos);
@@ -122,7 +122,7 @@ TEST_CASE("strata calibrate --steps --fit moe-host: the host time of a MoE layer
   const std::string runs = test::data_file("moe_steps.json"), cal = temp("strata_cli_moe_host.calibration.json");
   auto r = test::run_strata("calibrate --steps " + runs + " --fit moe-host -o " + cal);
   INFO(r.out);
-  REQUIRE(r.exit_code == 0);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.out);  // a crash shows its report
   CHECK(r.out.find("MoE host time per layer forward: ") != std::string::npos);
   json j = load_json_file(cal);
   CHECK(j["fit"]["target"] == "moe_host");
@@ -164,7 +164,7 @@ TEST_CASE("strata calibrate --steps: fits measured step times, validate --calibr
   const std::string runs = test::data_file("validation_runs_small.json"), cal = temp("strata_cli_steps.calibration.json");
   auto r = test::run_strata("calibrate --steps " + runs + " --only a100_unstated_memory -o " + cal);
   INFO(r.out);
-  REQUIRE(r.exit_code == 0);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.out);  // a crash shows its report
   CHECK(r.out.find("Calibration of A100-SXM4-80GB from 1 measured training step(s)") != std::string::npos);
   CHECK(r.out.find("one run fixes the fitted figure exactly") != std::string::npos);
   json j = load_json_file(cal);

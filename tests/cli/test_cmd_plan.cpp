@@ -29,7 +29,7 @@ nlohmann::json read_json(const std::string& path) {
 TEST_SUITE("cli") {
 TEST_CASE("strata plan: prints the plan, its numbers, why it wins and the Megatron-LM flags") {
   const auto r = test::run_strata("plan " + kGpt3);
-  REQUIRE(r.exit_code == 0);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.out);  // a crash shows its report
   for (const char* part : {"search    bottleneck (seed 0)", "plan      tp=", "iteration ", "tokens/s/GPU ", "MFU ", "memory    ",
                            "why it wins:", "it ends on \"", "runner-up 1:", "runner-up 3:", "Megatron-LM flags:",
                            "--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--micro-batch-size",
@@ -44,7 +44,7 @@ TEST_CASE("strata plan: prints the plan, its numbers, why it wins and the Megatr
 TEST_CASE("strata plan -o, then strata predict --plan: the same prediction") {
   const std::string path = temp_path("plan.json");
   const auto r = test::run_strata("plan " + kGpt3 + " -o '" + path + "'");
-  REQUIRE(r.exit_code == 0);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.out);  // a crash shows its report
   const nlohmann::json plan = read_json(path);
   CHECK(plan["search"]["algorithm"] == "bottleneck");
   CHECK(plan["search"]["seed"] == 0);
@@ -68,7 +68,7 @@ TEST_CASE("strata plan --json: byte-identical for the same seed whatever the thr
     // The seed drives the bottleneck search's kicks; the exhaustive search has none and refuses it.
     const std::string seed = extra.find("exhaustive") == std::string::npos ? "--seed 3 " : "";
     const auto r = test::run_strata("plan --json " + seed + "--threads " + std::to_string(threads) + " " + extra);
-    REQUIRE(r.exit_code == 0);
+    REQUIRE_MESSAGE(r.exit_code == 0, r.out);  // a crash shows its report
     return r.out;  // byte-identical: no wall-clock time in the JSON
   };
   // --quiet: a search slower than a second (sanitizers, a loaded machine) prints progress on stderr.
@@ -180,7 +180,7 @@ TEST_CASE("strata plan --megatron-args: the overlaps a launch leaves off, and wh
 
 TEST_CASE("strata plan: constraint flags fix dimensions") {
   const auto r = test::run_strata("plan --json " + kGpt3 + " --tp 8 --pp 16 --mbs 1 --recompute selective");
-  REQUIRE(r.exit_code == 0);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.out);  // a crash shows its report
   const nlohmann::json j = nlohmann::json::parse(r.out);
   CHECK(j["parallel"]["tp"] == 8);
   CHECK(j["parallel"]["pp"] == 16);

@@ -54,7 +54,7 @@ TEST_CASE("strata whatif: table, CSV and SVG for a GPU type x count sweep") {
 TEST_CASE("strata whatif --json: machine-readable rows over network and batch sweeps") {
   auto r = test::run_strata("whatif --model llama3-8b --gpu h100 --gpus 16,32 --global-batch 128,256 --inter-node-GBps 12.5,50 --seq 4096 "
                             "--tokens 1e10 --json --price-per-gpu-hour 2 --carbon-intensity 100 -q 2>/dev/null");
-  REQUIRE(r.exit_code == 0);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.out);  // a crash shows its report
   const auto j = nlohmann::json::parse(r.out);
   REQUIRE(j["rows"].size() == 2 * 2 * 2);
   for (const auto& row : j["rows"]) {
@@ -101,7 +101,7 @@ TEST_CASE("strata whatif --megatron-args: the launch's workload over the hardwar
 TEST_CASE("strata whatif --deadline-days: smallest count per GPU type, one step fewer misses") {
   auto r = test::run_strata("whatif --model llama3-8b --gpu h100,b200 --global-batch 256 --seq 8192 --tokens 1e12 --deadline-days 20 "
                             "--max-gpus 1024 --json -q 2>/dev/null");
-  REQUIRE(r.exit_code == 0);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.out);  // a crash shows its report
   const auto j = nlohmann::json::parse(r.out);
   REQUIRE(j["deadline"].size() == 2);
   for (const auto& d : j["deadline"]) {

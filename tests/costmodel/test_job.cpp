@@ -109,8 +109,37 @@ TEST_CASE("standard_stage_layers: embedding and loss counted as layers when the 
   CHECK(one.back() == 11);
   // Even splits and impossible ones give no layout.
   CHECK(standard_stage_layers(96, 8, 4).empty());
-  CHECK(standard_stage_layers(97, 8, 4).empty());
   CHECK(standard_stage_layers(10, 1, 1).empty());
   CHECK(standard_stage_layers(4, 1000000, 1000000).empty());
+  CHECK(standard_stage_layers(30, 8, 4).empty());  // 32 chunks for 32 units: the embedding and the loss chunks would be empty
+}
+
+TEST_CASE("standard_stage_layers: the balanced layout where neither the embedding nor the loss makes the layers divide") {
+  // DeepSeek-V3: 61 layers and one MTP layer over pp 8 x vpp 4. Megatron-Bridge's H100 recipe
+  // runs "Et|(tt|)*30mL": the first virtual stage one layer, 30 of two, the last only MTP and loss.
+  const std::vector<int> ds = standard_stage_layers(61, 8, 4, 1);
+  REQUIRE(ds.size() == 8);
+  CHECK(std::accumulate(ds.begin(), ds.end(), 0) == 61);
+  CHECK(ds.front() == 7);  // chunks 1, 2, 2, 2
+  CHECK(ds.back() == 6);   // chunks 2, 2, 2, 0
+  CHECK(std::count(ds.begin(), ds.end(), 8) == 6);
+  // pp 16 (vpp 1): 64 units of 4; the first stage 3 layers, the MTP-and-loss stage 2.
+  const std::vector<int> ds16 = standard_stage_layers(61, 16, 1, 1);
+  REQUIRE(ds16.size() == 16);
+  CHECK(ds16.front() == 3);
+  CHECK(ds16.back() == 2);
+  CHECK(std::accumulate(ds16.begin(), ds16.end(), 0) == 61);
+  // Without MTP the last stage takes a layer more and a middle stage gives one up.
+  const std::vector<int> k2 = standard_stage_layers(61, 16, 1, 0);
+  REQUIRE(k2.size() == 16);
+  CHECK(std::accumulate(k2.begin(), k2.end(), 0) == 61);
+  CHECK(*std::max_element(k2.begin(), k2.end()) == 4);
+  CHECK(k2.back() == 3);
+  // 97 over 32 chunks: 99 units, at most 4 per chunk, every stage within one layer of the others
+  // once the embedding and the loss are counted.
+  const std::vector<int> odd = standard_stage_layers(97, 8, 4);
+  REQUIRE(odd.size() == 8);
+  CHECK(std::accumulate(odd.begin(), odd.end(), 0) == 97);
+  CHECK(*std::max_element(odd.begin(), odd.end()) - *std::min_element(odd.begin(), odd.end()) <= 2);
 }
 }

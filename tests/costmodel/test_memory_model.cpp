@@ -407,6 +407,45 @@ TEST_CASE("fp8 memory: fp8 parameters replace the bf16 weights, bf16 gradient bu
   CHECK(quantized_weight_cache_bytes(LowPrecisionRecipe::nvfp4) == doctest::Approx(1.125));
   CHECK(quantized_input_bytes(LowPrecisionRecipe::mxfp8) == doctest::Approx(1 + 1.0 / 32));
 }
+
+TEST_CASE("bf16 first/last layers of a low-precision run: no quantized weight copy, bf16 saved inputs, bf16 GEMM rate") {
+  // GPT-3 175B, pp 16 (6 layers per stage), fp8 current scaling on H100.
+  Job job = test::gpt3_175b_job();
+  job.cluster = test::catalog().cluster("dgx-h100-ndr");
+  job.calibration = test::catalog().calibration_or_default(job.cluster.gpu);
+  job.training.precision = Precision::fp8;
+  job.training.recipe = LowPrecisionRecipe::tensorwise;
+  const Prediction all_fp8 = predict(job);
+  const MemoryBreakdown first_fp8 = stage_memory(job, 0, 6, 16), middle_fp8 = stage_memory(job, 7, 6, 16);
+  job.runtime.bf16_first_layers = 2;
+  job.runtime.bf16_last_layers = 1;
+  REQUIRE(check_plan(job).empty());
+  CHECK(layer_kind(job, 1).bf16);
+  CHECK_FALSE(layer_kind(job, 2).bf16);
+  CHECK(layer_kind(job, 95).bf16);
+  CHECK_FALSE(uniform_layers(job));
+  // Stage 0 holds layers 0-5: two of them keep no 2-byte quantized weight copy and save bf16 inputs.
+  const MemoryBreakdown first = stage_memory(job, 0, 6, 16);
+  CHECK(first_fp8.weights_GiB - first.weights_GiB == doctest::Approx(2 * 2.0 * decoder_params_per_gpu(job, 1) / kGiB));
+  CHECK(first.activations_GiB > first_fp8.activations_GiB);
+  // A middle stage is untouched.
+  CHECK(stage_memory(job, 7, 6, 16).total_GiB == doctest::Approx(middle_fp8.total_GiB));
+  // The end stages run slower, the middle ones as before.
+  const Prediction mixed = predict(job);
+  CHECK(mixed.stages.front().forward_s > all_fp8.stages.front().forward_s);
+  CHECK(mixed.stages.back().forward_s > all_fp8.stages.back().forward_s);
+  CHECK(mixed.stages[7].forward_s == doctest::Approx(all_fp8.stages[7].forward_s));
+  CHECK(mixed.iteration_time_s > all_fp8.iteration_time_s);
+  // Megatron's checks: not with delayed scaling, at most a stage's share of layers, fp8 runs only.
+  job.training.recipe = LowPrecisionRecipe::delayed;
+  CHECK(check_plan(job).find("delayed scaling does not support") != std::string::npos);
+  job.training.recipe = LowPrecisionRecipe::tensorwise;
+  job.runtime.bf16_last_layers = 7;
+  CHECK(check_plan(job).find("between 0 and the layers per pipeline stage (6)") != std::string::npos);
+  job.runtime.bf16_last_layers = 1;
+  job.training.precision = Precision::bf16;
+  CHECK(check_plan(job).find("need an fp8 or fp4 run") != std::string::npos);
+}
 }
 
 TEST_SUITE("costmodel") {

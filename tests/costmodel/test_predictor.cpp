@@ -104,8 +104,13 @@ TEST_CASE("check_plan") {
     Job job = test::gpt3_175b_job();
     job.plan.vpp = 2;
     CHECK(check_plan(job) == "");  // 96 % 32 == 0, 192 micro-batches % 16 == 0
+    // 96 layers over 80 virtual stages: the balanced layout (embedding and loss counted) gives
+    // every rank 6 layers, the even split, so Megatron runs it with an explicit layout.
     job.plan.vpp = 5;
-    CHECK(contains(check_plan(job), "96 layers are not divisible by pp*vpp = 80"));
+    CHECK(check_plan(job) == "");
+    // 112 virtual stages for 96 layers: no layout gives every virtual stage a layer.
+    job.plan.vpp = 7;
+    CHECK(contains(check_plan(job), "96 layers are not divisible by pp*vpp = 112"));
     job.plan.vpp = 2;
     job.training.global_batch_size = 8 * 24;  // 24 micro-batches, not a multiple of pp=16
     CHECK(contains(check_plan(job), "micro-batches divisible by pp=16"));
@@ -713,6 +718,53 @@ TEST_CASE("context parallelism: --cp-comm-type a2a exposes its all-to-alls, p2p 
   CHECK_FALSE(check_plan(job).empty());  // 96 heads are not divisible by tp*cp = 64
   CHECK(cp_comm_type_from_string("allgather") == CpCommType::allgather);
   CHECK(std::string(to_string(CpCommType::a2a)) == "a2a");
+}
+
+TEST_CASE("context parallelism: --cp-comm-type a2a+p2p is a2a inside each group and the p2p ring between them") {
+  // Llama 3 70B (64 heads, 8 query groups), tp 2 x cp 8 on 8-GPU nodes: the CP group spans two nodes.
+  Job job = test::workload("llama3-70b", "dgx-h100-ndr", 64, 32768);
+  job.calibration = test::catalog().calibration_or_default(job.cluster.gpu);
+  job.training.global_batch_size = 16;
+  job.plan.tp = 2;
+  job.plan.cp = 8;
+  job.plan.pp = 4;
+  job.plan.dp = 1;
+  job.plan.sequence_parallel = true;
+  job.plan.recompute.granularity = RecomputeGranularity::full;
+  REQUIRE(check_plan(job).empty());
+  const Prediction ring = predict(job);
+  job.runtime.cp_comm_type = CpCommType::a2a;
+  CHECK_FALSE(check_plan(job).empty());  // 8 query groups over tp*cp = 16
+  job.runtime.cp_comm_type = CpCommType::a2a_p2p;
+  // Default group: the CP ranks of one node, 4 x tp 2 = 8 GPUs, which split the 8 groups evenly.
+  CHECK(cp_a2a_group_size(job) == 4);
+  REQUIRE(check_plan(job).empty());
+  const Prediction hier = predict(job);
+  CHECK(hier.breakdown.cp_comm_s > 0);
+  // A group of one is the plain ring, the same time to the picosecond.
+  job.runtime.cp_a2a_size = 1;
+  REQUIRE(check_plan(job).empty());
+  CHECK(predict(job).iteration_time_s == doctest::Approx(ring.iteration_time_s).epsilon(1e-12));
+  // A group of all CP ranks is plain a2a (legal once the heads divide: tp 1).
+  job.plan.tp = 1;
+  job.plan.dp = 2;
+  job.plan.sequence_parallel = false;
+  job.runtime.cp_a2a_size = 8;
+  REQUIRE(check_plan(job).empty());
+  const Prediction all = predict(job);
+  job.runtime.cp_comm_type = CpCommType::a2a;
+  REQUIRE(check_plan(job).empty());
+  CHECK(all.breakdown.cp_comm_s == doctest::Approx(predict(job).breakdown.cp_comm_s).epsilon(1e-12));
+  // Sizes that do not divide cp, or split the heads unevenly, are refused.
+  job.runtime.cp_comm_type = CpCommType::a2a_p2p;
+  job.runtime.cp_a2a_size = 3;
+  CHECK(contains(check_plan(job), "divides cp=8"));
+  job.plan.tp = 2;
+  job.plan.dp = 1;
+  job.runtime.cp_a2a_size = 8;
+  CHECK(contains(check_plan(job), "query groups divisible by tp times the all-to-all group = 16"));
+  CHECK(cp_comm_type_from_string("a2a+p2p") == CpCommType::a2a_p2p);
+  CHECK(std::string(to_string(CpCommType::a2a_p2p)) == "a2a+p2p");
 }
 }
 

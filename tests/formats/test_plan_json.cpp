@@ -76,6 +76,13 @@ TEST_CASE("plan_from_json") {
     job.calibration.host.moe_forward_s = 0.004;
     job.calibration.source = "fit from profiles";
     check_same_job(round_trip(job), job);
+    // Hierarchical CP: the group size the plan resolved is written, so the file says it.
+    job.runtime.framework = Framework::megatron;
+    job.runtime.cp_comm_type = CpCommType::a2a_p2p;
+    Job back = round_trip(job);
+    CHECK(back.runtime.cp_comm_type == CpCommType::a2a_p2p);
+    CHECK(back.runtime.cp_a2a_size == 2);  // tp 4 x 2 CP ranks fill a node of 8
+    CHECK(plan_to_json(job, predict(job)).at("runtime").at("cp_a2a_size") == 2);
   }
   SUBCASE("an explicitly even stage list reads back as the even split") {
     Job job = test::gpt3_175b_job();

@@ -331,6 +331,31 @@ TEST_CASE("load_validation_runs: precision text, fp8 recipes and fp8 parameters"
   CHECK(precision_of("FP8-CS (table) per-tensor current scaling, BF16 master").recipe == LowPrecisionRecipe::tensorwise);
   CHECK(precision_of("Float8 (torchao)").recipe == LowPrecisionRecipe::tensorwise);
   CHECK(precision_of("MXFP8").recipe == LowPrecisionRecipe::mxfp8);
+  // Megatron-Bridge's recipe names: FP8-SC is sub-channel (blockwise) scaling, FP8-DS delayed.
+  CHECK(precision_of("FP8-SC").recipe == LowPrecisionRecipe::blockwise);
+  CHECK(precision_of("FP8-DS").recipe == LowPrecisionRecipe::delayed);
+  CHECK(precision_of("FP8-CS").recipe == LowPrecisionRecipe::tensorwise);
+  // Layers kept in bf16, as records word them.
+  auto bf16_layers = [&](const char* precision, const char* notes) {
+    nlohmann::json c = h100;
+    c["precision"] = precision;
+    c["notes"] = notes;
+    const Job job = *read_modified(c).job;
+    return std::pair<int, int>{job.runtime.bf16_first_layers, job.runtime.bf16_last_layers};
+  };
+  CHECK(bf16_layers("NVFP4 (Transformer Engine, 4 last layers BF16)", "") == std::pair<int, int>{0, 4});
+  CHECK(bf16_layers("NVFP4", "knobs {\"first_last_layers_bf16\": true, \"num_layers_at_end_in_bf16\": 14}") ==
+        std::pair<int, int>{1, 14});
+  CHECK(bf16_layers("FP8-CS", "--first-last-layers-bf16") == std::pair<int, int>{1, 1});
+  CHECK(bf16_layers("FP8-CS", "first 2 layers in BF16, last 2 layers in BF16") == std::pair<int, int>{2, 2});
+  CHECK(bf16_layers("BF16", "first and last layers in BF16") == std::pair<int, int>{0, 0});  // a bf16 run already
+  {
+    nlohmann::json c = h100;
+    c["precision"] = "FP8, first and last layers in BF16";  // no recipe named: not delayed, which Megatron refuses
+    const ValidationRun r = read_modified(c);
+    CHECK(r.job->training.recipe == LowPrecisionRecipe::tensorwise);
+    CHECK(any_contains(r.assumptions, "read as current scaling"));
+  }
   CHECK(precision_of("NVFP4 with BF16 last layers").recipe == LowPrecisionRecipe::nvfp4);
   CHECK(precision_of("BF16 (--bf16, --accumulate-allreduce-grads-in-fp32)").precision == Precision::bf16);
   CHECK(precision_of("fp16 or bf16 (not stated)").precision == Precision::fp16);
@@ -341,12 +366,25 @@ TEST_CASE("load_validation_runs: precision text, fp8 recipes and fp8 parameters"
   CHECK(r.job->runtime.fp8_param_gather);
   CHECK_FALSE(r.job->runtime.grad_reduce_in_bf16);
   CHECK(r.unknown.fp8_memory_options);  // the gradient dtype is not stated
+  // Megatron-Bridge's performance recipes reduce gradients in bf16, whatever the precision.
+  c["precision"] = "BF16";
+  c["framework"] = "Megatron-Bridge / NeMo 26.04 container";
+  const ValidationRun bridge = read_modified(c);
+  CHECK(bridge.job->runtime.grad_reduce_in_bf16);
+  CHECK(any_contains(bridge.assumptions, "as Megatron-Bridge's performance recipes set it"));
+  c["framework"] = "NeMo 24.07";
+  CHECK_FALSE(read_modified(c).job->runtime.grad_reduce_in_bf16);
 }
 
 TEST_CASE("load_validation_runs: published GPU names, Llama defaults, stated overlaps") {
   CHECK(read_modified({{"gpu_type", "GB300 (NVL72)"}, {"gpu_memory_gb", nullptr}}).job->cluster.gpu.name == "GB300-B300-288GB");
   CHECK(read_modified({{"gpu_type", "B200 (HGX B200)"}, {"gpu_memory_gb", 180}}).job->cluster.gpu.name == "B200-SXM-180GB");
   CHECK(read_modified({{"gpu_type", "H100-SXM5-80GB (DGX-H100)"}}).job->cluster.gpu.name == "H100-SXM5-80GB");
+  // The vendor or system named before the part.
+  CHECK(read_modified({{"gpu_type", "DGX B200"}, {"gpu_memory_gb", nullptr}}).job->cluster.gpu.name == "B200-SXM-180GB");
+  CHECK(read_modified({{"gpu_type", "NVIDIA B200 180GB"}, {"gpu_memory_gb", nullptr}}).job->cluster.gpu.name == "B200-SXM-180GB");
+  CHECK(read_modified({{"gpu_type", "NVIDIA H100 80GB HBM3"}}).job->cluster.gpu.name == "H100-SXM5-80GB");
+  CHECK(read_modified({{"gpu_type", "AMD Instinct MI300X"}, {"gpu_memory_gb", 192}}).job->cluster.gpu.vendor == "amd");
 
   // A Llama-family record that names no architecture details gets Llama's.
   const ValidationRun llama = read_modified({{"model_family", "llama"}, {"arch_notes", "Llama-3-70B shape truncated to 12 layers"}});
@@ -360,6 +398,28 @@ TEST_CASE("load_validation_runs: published GPU names, Llama defaults, stated ove
   CHECK_FALSE(off.job->runtime.overlap_grad_reduce);
   CHECK_FALSE(off.job->runtime.tp_comm_overlap);
   CHECK(read_modified({{"notes", "TP communication overlap enabled."}}).job->runtime.tp_comm_overlap);
+
+  // Hierarchical context parallelism, with its group sizes or without.
+  const nlohmann::json cp = {{"gpu_type", "H100-SXM5-80GB"}, {"tp", 2}, {"pp", 1}, {"cp", 8}, {"dp", 1}, {"num_gpus", 16},
+                             {"seq_length", 16384}};
+  nlohmann::json hier = cp;
+  hier["notes"] = "--cp-comm-type a2a+p2p --hierarchical-context-parallel-sizes 2 4";
+  const ValidationRun stated = read_modified(hier);
+  CHECK(stated.job->runtime.cp_comm_type == CpCommType::a2a_p2p);
+  CHECK(stated.job->runtime.cp_a2a_size == 2);
+  hier["notes"] = "CP comm type a2a+p2p";
+  const ValidationRun unstated = read_modified(hier);
+  CHECK(unstated.job->runtime.cp_comm_type == CpCommType::a2a_p2p);
+  CHECK(unstated.job->runtime.cp_a2a_size == 0);
+  CHECK(any_contains(unstated.assumptions, "hierarchical CP group sizes not stated"));
+  hier["notes"] = "hierarchical_context_parallel_sizes [4, 4], cp_comm_type a2a+p2p";
+  auto runs = load_validation_runs(nlohmann::json::array({[&] {
+                                     nlohmann::json rec = load_json_file(test::data_file("validation_runs_small.json")).at(0);
+                                     for (auto it = hier.begin(); it != hier.end(); ++it) rec[it.key()] = it.value();
+                                     return rec;
+                                   }()}),
+                                   "runs.json", test::catalog());
+  CHECK(runs.at(0).error.find("do not multiply to cp = 8") != std::string::npos);
 }
 
 TEST_CASE("predict_validation_run: an unstated optimizer sharding is sharded only when the run would not fit otherwise") {
@@ -485,5 +545,23 @@ TEST_CASE("load_validation_runs: a recipe's pp_layout knob sets vpp and each ran
   REQUIRE(loaded.size() == 1);
   CHECK_FALSE(loaded[0].job);
   CHECK(loaded[0].error.find("holds 0 MTP layers ('m'), the model trains 1") != std::string::npos);
+  // pp 8 x vpp 4 and no layout in the record: 61 layers divide into 32 virtual stages neither
+  // evenly nor with the embedding and loss counted, so the record is read with the balanced
+  // layout, which is the one Megatron-Bridge's H100 recipe writes out for this shape.
+  runs[0]["pp"] = 8;
+  runs[0]["dp"] = 64;
+  runs[0]["vpp"] = 4;
+  runs[0]["notes"] = "force-balance.";
+  const auto no_layout = load_validation_runs(runs, "runs.json", test::catalog());
+  REQUIRE_MESSAGE(no_layout[0].job, no_layout[0].error);
+  runs[0]["notes"] = "knobs {\"pp_layout\": \"Et|(tt|)*30mL\"}";
+  const auto recipe = load_validation_runs(runs, "runs.json", test::catalog());
+  REQUIRE_MESSAGE(recipe[0].job, recipe[0].error);
+  CHECK(no_layout[0].job->plan.vpp == 4);
+  CHECK(no_layout[0].job->plan.stage_layers == recipe[0].job->plan.stage_layers);
+  CHECK(no_layout[0].job->plan.stage_layers == std::vector<int>{7, 8, 8, 8, 8, 8, 8, 6});
+  CHECK(any_contains(no_layout[0].assumptions, "the embedding, the loss and the MTP layers counted as layers"));
+  CHECK(check_plan(*no_layout[0].job).empty());
+  CHECK(predict(*no_layout[0].job).iteration_time_s > 0);
 }
 }

@@ -56,6 +56,12 @@ void check_round_trip(const Job& job) {
   CHECK(l.runtime.tp_comm_overlap == job.runtime.tp_comm_overlap);
   CHECK(l.runtime.fused_grad_accumulation == job.runtime.fused_grad_accumulation);
   CHECK(l.runtime.vocab_divisor == job.runtime.vocab_divisor);
+  CHECK(l.runtime.bf16_first_layers == job.runtime.bf16_first_layers);
+  CHECK(l.runtime.bf16_last_layers == job.runtime.bf16_last_layers);
+  if (job.plan.cp > 1) {
+    CHECK(l.runtime.cp_comm_type == job.runtime.cp_comm_type);
+    if (job.runtime.cp_comm_type == CpCommType::a2a_p2p) CHECK(l.runtime.cp_a2a_size == cp_a2a_group_size(job));
+  }
   if (job.model.moe) {
     CHECK(l.runtime.moe_token_dedup == job.runtime.moe_token_dedup);
     CHECK(l.runtime.moe_allgather_dispatch == job.runtime.moe_allgather_dispatch);
@@ -84,6 +90,15 @@ TEST_CASE("megatron_import") {
     llama.runtime.tp_comm_overlap = true;
     llama.runtime.vocab_divisor = 64;
     check_round_trip(llama);
+    llama.runtime.cp_comm_type = CpCommType::a2a_p2p;  // --hierarchical-context-parallel-sizes 1 2 (tp 8 fills a node)
+    check_round_trip(llama);
+    llama.runtime.cp_comm_type = CpCommType::p2p;
+    llama.training.recipe = LowPrecisionRecipe::tensorwise;  // bf16 end layers: --first-last-layers-bf16
+    llama.runtime.bf16_first_layers = 0;
+    llama.runtime.bf16_last_layers = 2;
+    check_round_trip(llama);
+    llama.runtime.bf16_last_layers = 0;
+    llama.training.recipe = LowPrecisionRecipe::delayed;
 
     Job uneven = llama;
     uneven.plan.vpp = 1;
@@ -224,6 +239,27 @@ torchrun --nproc_per_node $GPUS_PER_NODE --nnodes $NNODES pretrain_gpt.py \
     CHECK(l.notes.size() == 1);  // only the attention default; nothing else needed guessing
   }
 
+  SUBCASE("Megatron-LM's own example launches: quoted flag-and-value array elements, tuple windows, GPT-2 BPE files") {
+    // examples/llama/train_llama3_8b_h100_fp8.sh: ARGS+=("--vocab-size 128256"), expanded ${ARGS[@]}.
+    const std::string shape = "--num-layers 2 --hidden-size 256 --num-attention-heads 4 --seq-length 128 --micro-batch-size 1 ";
+    MegatronLaunch l = read("A=()\nif [[ x == y ]]; then\nA+=(\n  \"--vocab-size 128256\"\n  \"--tokenizer-type NullTokenizer\"\n)\nfi\n"
+                            "torchrun pretrain_gpt.py " + shape + "${A[@]}");
+    CHECK(l.model.vocab_size == 128256);
+    // examples/gptoss: --window-size 127,0 (tuple_type accepts it without parentheses).
+    l = read(shape + "--vocab-size 100 --window-size 127,0");
+    CHECK(l.model.sliding_window == 127);
+    CHECK(read(shape + "--vocab-size 100 --window-size \"(128, 0)\"").model.sliding_window == 128);
+    CHECK(has(error_of(shape + "--vocab-size 100 --window-size 127,5"), "expected (left, 0)"));
+    // examples/gpt3: --vocab-file and --merge-file with no tokenizer type are GPT-2's BPE.
+    l = read(shape + "--vocab-file $VOCAB --merge-file $MERGES");
+    CHECK(l.model.vocab_size == 50257);
+    CHECK(has_note(l, "GPT-2 BPE's 50257 tokens assumed"));
+    // examples/mixtral: rope with --no-position-embedding is rope, without a note.
+    l = read(shape + "--vocab-size 100 --position-embedding-type rope --no-position-embedding");
+    CHECK(l.model.position_embedding == PositionEmbedding::rope);
+    CHECK_FALSE(has_note(l, "has no learned table"));
+  }
+
   SUBCASE("a variable assigned in several branches: the value used is named in a note") {
     const MegatronLaunch l = read(R"(
 case $SIZE in
@@ -261,9 +297,10 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
                             "if [ -n \"$X\" ]; then\n  torchrun pretrain_gpt.py " + shape + " --tensor-model-parallel-size 4\nfi\n";
     CHECK(error_of(two) == "launch.sh: 2 launch commands with their own Megatron flags (lines 1, 3); strata reads one launch "
                            "and will not merge two: keep one of them in the file");
-    // Flags shared through variables or arrays, one launch line: read as before.
+    // Flags shared through variables or arrays, one launch line: one launch. The unquoted $PAR
+    // splits into the flag and its value, as bash splits it.
     CHECK(read("ARGS=(" + shape + ")\nPAR=\"--tensor-model-parallel-size 2\"\ntorchrun pretrain_gpt.py ${ARGS[@]} $PAR\n"
-               "python tools/checkpoint_util.py --load x\n").plan.tp == 1);
+               "python tools/checkpoint_util.py --load x\n").plan.tp == 2);
     CHECK(read("torchrun pretrain_gpt.py " + shape + " --tensor-model-parallel-size 2\necho done\n").plan.tp == 2);
     // A here-document of notes is not a second launch, nor flags.
     CHECK(read("cat <<EOF\npretrain_gpt.py --tensor-model-parallel-size 8\nEOF\ntorchrun pretrain_gpt.py " + shape).plan.tp == 1);
@@ -359,7 +396,7 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
     CHECK(has(error_of("echo x\ntorchrun pretrain_gpt.py " + base + "--hybrid-layer-pattern M*"), "--hybrid-layer-pattern: a hybrid"));
     const MegatronLaunch dense = read("torchrun pretrain_gpt.py " + base + "--cuda-graph-impl transformer_engine --first-last-layers-bf16");
     CHECK(has_note(dense, "CUDA graphs (--cuda-graph-impl transformer_engine) are not modelled"));
-    CHECK(has_note(dense, "--first-last-layers-bf16: the first and last layers run in bf16"));
+    CHECK(has_note(dense, "--first-last-layers-bf16 without --fp8-format or --fp4-format"));  // modelled with fp8 (below)
     CHECK(has_note(read(base + "--enable-cuda-graph"), "CUDA graphs (--cuda-graph-impl local)"));
     CHECK_FALSE(has_note(read(base + "--cuda-graph-impl none"), "CUDA graphs"));
     const MegatronLaunch moe = read(base + "--num-experts 8 --moe-router-topk 2 --moe-token-dispatcher-type alltoall "
@@ -390,6 +427,38 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
     CHECK(read(base).plan.recompute.modules == kRecomputeCoreAttn);  // Megatron's default
     CHECK(has(error_of(base + "--recompute-modules core_attn gdn_norm_out"),
               "--recompute-modules: expected core_attn, moe_act, layernorm, mla_up_proj, mlp, moe or shared_experts"));
+  }
+
+  SUBCASE("--cp-comm-type: one type or Megatron's per-layer list; a2a+p2p with its hierarchical group sizes") {
+    const std::string base = "--num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 4096 --micro-batch-size 1 "
+                             "--vocab-size 100 --context-parallel-size 8 ";
+    MegatronLaunch l = read(base + "--cp-comm-type a2a+p2p --hierarchical-context-parallel-sizes 4 2 --bf16");
+    CHECK(l.runtime.cp_comm_type == CpCommType::a2a_p2p);
+    CHECK(l.runtime.cp_a2a_size == 4);
+    CHECK(l.training.precision == Precision::bf16);  // the lists stop at the next flag
+    CHECK(read(base + "--cp-comm-type a2a a2a a2a").runtime.cp_comm_type == CpCommType::a2a);
+    CHECK(has(error_of(base + "--cp-comm-type a2a p2p"), "--cp-comm-type: a different type per layer"));
+    CHECK(has(error_of(base + "--cp-comm-type a2a+p2p"), "--hierarchical-context-parallel-sizes: must be set when a2a+p2p"));
+    CHECK(has(error_of(base + "--cp-comm-type a2a+p2p --hierarchical-context-parallel-sizes 4 4"),
+              "the sizes multiply to 16, the context-parallel size is 8"));
+    CHECK(has(error_of(base + "--cp-comm-type a2a+p2p --hierarchical-context-parallel-sizes 2 2 2"), "expected two sizes"));
+    CHECK(has(error_of(base + "--cp-comm-type ring"), "expected p2p, a2a, allgather or a2a+p2p"));
+  }
+
+  SUBCASE("--first-last-layers-bf16: Megatron's one layer at each end unless the counts say otherwise") {
+    const std::string base = "--num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 4096 --micro-batch-size 1 "
+                             "--vocab-size 100 --bf16 ";
+    MegatronLaunch l = read(base + "--fp8-format e4m3 --fp8-recipe tensorwise --first-last-layers-bf16");
+    CHECK(l.runtime.bf16_first_layers == 1);
+    CHECK(l.runtime.bf16_last_layers == 1);
+    l = read(base + "--fp4-format e2m1 --first-last-layers-bf16 --num-layers-at-start-in-bf16 0 --num-layers-at-end-in-bf16 4");
+    CHECK(l.runtime.bf16_first_layers == 0);
+    CHECK(l.runtime.bf16_last_layers == 4);
+    // The counts alone do nothing in Megatron; without fp8 or fp4 the flag does nothing either.
+    CHECK(read(base + "--fp8-format e4m3 --num-layers-at-end-in-bf16 4").runtime.bf16_last_layers == 0);
+    l = read(base + "--first-last-layers-bf16");
+    CHECK(l.runtime.bf16_last_layers == 0);
+    CHECK(has_note(l, "every layer runs in bf16 already"));
   }
 
   SUBCASE("multi-token prediction: --mtp-num-layers, and as many 'm' in a layout as Megatron requires") {

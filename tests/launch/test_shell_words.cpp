@@ -49,6 +49,10 @@ TEST_CASE("shell_words") {
   SUBCASE("defaults: :- and - differ on an empty variable, := assigns") {
     const ScriptWords s = read_script_words("E=\n${E:-a} ${E-b} ${U-c} ${V:=d} $V");
     CHECK(s.words == Words{"a", "", "c", "d", "d"});
+    // The default word goes through quote removal (Megatron-LM's examples/megatron_fsdp launch:
+    // SHARDING_STRATEGY=${SHARDING_STRATEGY:-"optim_grads_params"}).
+    const ScriptWords q = read_script_words("S=${S:-\"optim\"}\nT=${T:-'$x'}\n$S $T");
+    CHECK(q.words == Words{"optim", "$x"});
   }
   SUBCASE("the last assignment wins; arrays contribute their words") {
     CHECK(words_of("N=1\nN=2\nARGS=(\n  --num-layers $N\n)\ncmd ${ARGS[@]}") == Words{"--num-layers", "2", "cmd", "${ARGS[@]}"});

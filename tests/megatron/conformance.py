@@ -46,6 +46,12 @@ def megatron_view(check, flags, world, arch, env):
     typing.override = getattr(typing, "override", lambda f: f)  # as check.check does (Python < 3.12)
     sys.meta_path.insert(0, check._StubFinder())
     sys.path.insert(0, check.MEGATRON)
+    # check.py stands numpy in with an inert module whose prod() is no number, so Megatron's
+    # `context_parallel_size == prod(hierarchical_context_parallel_sizes)` (arguments.py, the
+    # a2a+p2p launches) could never hold there; the stand-in gets the real product.
+    import math
+    import numpy as stub_numpy  # the checker's stand-in, not the real package
+    stub_numpy.prod = math.prod
     from megatron.training import arguments as A
     captured = {}
     build_config = A.core_transformer_config_from_args
@@ -134,9 +140,18 @@ def compare(plan, args, config, verdict):
     rt = plan["runtime"]
     same("fp8 parameters", bool(rt.get("fp8_param_gather")), bool(args.fp8_param_gather or getattr(args, "fp4_param_gather", False)))
     same("bf16 gradient reduction", bool(rt.get("grad_reduce_in_bf16")), bool(args.grad_reduce_in_bf16))
+    # Layers a low-precision run keeps in bf16 (fp8_utils.is_first_last_bf16_layer reads the config).
+    first_last = bool(getattr(config, "first_last_layers_bf16", False))
+    same("bf16 layers at the start", rt.get("bf16_first_layers", 0), config.num_layers_at_start_in_bf16 if first_last else 0)
+    same("bf16 layers at the end", rt.get("bf16_last_layers", 0), config.num_layers_at_end_in_bf16 if first_last else 0)
     if par["cp"] > 1:
         cp_type = args.cp_comm_type if isinstance(args.cp_comm_type, str) else args.cp_comm_type[0]
         same("context-parallel communication", rt.get("cp_comm_type", "p2p"), cp_type)
+        if cp_type == "a2a+p2p":
+            # The all-to-all group, then the ring: Megatron's hierarchical CP groups.
+            a2a = rt.get("cp_a2a_size")
+            same("hierarchical CP sizes", [a2a, par["cp"] // a2a] if a2a else None,
+                 list(args.hierarchical_context_parallel_sizes or []) or None)
     if model.get("moe"):
         # The dispatcher the cost model timed: all-to-all, or DeepEP's per-node deduplication.
         dedup = bool(rt.get("moe_token_dedup"))

@@ -92,6 +92,7 @@ enum class CpCommType {
   p2p,        // ring of K/V blocks overlapped with attention (default)
   a2a,        // all-to-all of Q, K, V and O around attention (DeepSpeed-Ulysses style)
   allgather,  // all-gather of K, V before attention, reduce-scatter of dK, dV after
+  a2a_p2p,    // "a2a+p2p": all-to-all in inner groups (NVLink), the p2p ring between them
 };
 const char* to_string(CpCommType t);
 std::optional<CpCommType> cp_comm_type_from_string(const std::string& s);
@@ -111,6 +112,16 @@ struct RuntimeOptions {
   // DistributedDataParallelConfig.grad_reduce_in_fp32 = False): a 2-byte main_grad buffer.
   bool grad_reduce_in_bf16 = false;
   CpCommType cp_comm_type = CpCommType::p2p;
+  // Decoder layers at the start and at the end of the model kept in bf16 in an fp8/fp4 run
+  // (Megatron --first-last-layers-bf16 --num-layers-at-start-in-bf16 N --num-layers-at-end-in-bf16
+  // M; global layer indices, fp8_utils.is_first_last_bf16_layer): their linears run at the bf16
+  // rate, without casts, quantized weight copies or quantized saved inputs.
+  int bf16_first_layers = 0;
+  int bf16_last_layers = 0;
+  // With cp_comm_type a2a_p2p: CP ranks of each inner all-to-all group, the first of Megatron's
+  // --hierarchical-context-parallel-sizes (the second is cp / this). 0: the CP ranks within one
+  // NVLink domain (cp_a2a_group_size).
+  int cp_a2a_size = 0;
   // Backward TP collectives of the column-parallel layers (QKV, fc1) run asynchronously behind
   // their weight-gradient GEMMs (Megatron-LM's async tensor-parallel all-reduce, 2022+, and
   // Megatron-DeepSpeed since its 2023 rebase; with SP the reduce-scatter overlaps the same GEMM).
@@ -187,6 +198,18 @@ struct Job {
 
 const char* to_string(RecomputeGranularity g);
 
+// The kind of decoder layer `layer` in this job: the model's (MoE, sliding window), and whether it
+// is one of the bf16 layers of a low-precision run (runtime.bf16_first_layers / _last_layers).
+LayerKind layer_kind(const Job& job, int layer);
+// Every decoder layer of the job of one kind: layer 0 stands for all.
+bool uniform_layers(const Job& job);
+
+// CP ranks that exchange Q, K, V by all-to-all before the rest pass K/V on a ring: 1 for p2p (and
+// allgather, which does neither), cp for a2a, and for hierarchical CP (--cp-comm-type a2a+p2p)
+// runtime.cp_a2a_size when set, else the largest divisor of cp whose ranks share one NVLink domain
+// (a2a * tp GPUs) and split the heads and query groups evenly (heads / (tp * a2a)); 1 without CP.
+int cp_a2a_group_size(const Job& job);
+
 // Whether Megatron-Core's MoE dispatcher brings token counts to the host in every MoE layer forward
 // (the all-to-all splits, the experts' sizes, a dropped output's size): always, except when every
 // expert is padded to a fixed capacity (RuntimeOptions::moe_pad_to_capacity). Other frameworks: no.
@@ -206,9 +229,15 @@ std::vector<int> resolve_stage_layers(const ParallelPlan& plan, int num_layers);
 // (--account-for-embedding-in-pipeline-split, --account-for-loss-in-pipeline-split; Llama 3.1
 // 405B's 126 layers over pp 16 x vpp 4 = 64 chunks of 2): the first stage holds one decoder layer
 // fewer, and the last one too when both are counted (only the loss when one suffices). Empty when
-// the layers divide evenly, or when no such layout exists (then an even split is impossible and
-// the caller reports it).
-std::vector<int> standard_stage_layers(int num_layers, int pp, int vpp);
+// the layers divide evenly, or when no such layout exists.
+std::vector<int> accounted_stage_layers(int num_layers, int pp, int vpp);
+
+// The layout a run whose layers do not divide into pp x vpp model chunks runs with: Megatron's
+// accounted split above where it exists, else the balanced --pipeline-model-parallel-layout that
+// counts the embedding, the loss and each of the `mtp_layers` multi-token-prediction layers as a
+// layer (DeepSeek-V3's 61 layers over pp 8 x vpp 4: "Et|(tt|)*30mL"). Empty when the layers divide
+// evenly, or when no layout gives every model chunk a layer (the caller reports it).
+std::vector<int> standard_stage_layers(int num_layers, int pp, int vpp, int mtp_layers = 0);
 
 // Vocabulary rows the framework allocates and multiplies. Megatron-LM and Megatron-DeepSpeed pad
 // the vocabulary to a multiple of runtime.vocab_divisor (--make-vocab-size-divisible-by, default

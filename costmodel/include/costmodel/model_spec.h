@@ -49,6 +49,7 @@ struct MlaSpec {
 struct LayerKind {
   bool moe = false;
   bool sliding_window = false;
+  bool bf16 = false;  // a layer kept in bf16 in an fp8/fp4 run (layer_kind(const Job&, int))
   bool operator==(const LayerKind&) const = default;
 };
 

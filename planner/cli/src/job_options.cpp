@@ -40,7 +40,15 @@ void add_workload_options(CLI::App& app, JobOptions& o) {
                  "With --precision fp8: delayed | tensorwise | blockwise | mxfp8 | nvfp4 (Transformer Engine recipe; default delayed)");
   app.add_flag("--fp8-param-gather", o.fp8_param_gather, "fp8 parameters, no bf16 weight copy (Megatron --fp8-param-gather)");
   app.add_flag("--grad-reduce-in-bf16", o.grad_reduce_in_bf16, "bf16 gradient buffer and reduction (Megatron --grad-reduce-in-bf16)");
-  app.add_option("--cp-comm-type", o.cp_comm_type, "p2p | a2a | allgather: how context-parallel ranks exchange K/V (Megatron --cp-comm-type; default p2p)");
+  app.add_option("--cp-comm-type", o.cp_comm_type,
+                 "p2p | a2a | allgather | a2a+p2p: how context-parallel ranks exchange K/V (Megatron --cp-comm-type; default p2p)");
+  app.add_option("--num-layers-at-start-in-bf16", o.bf16_first_layers,
+                 "With --precision fp8: decoder layers at the start of the model kept in bf16 (Megatron --first-last-layers-bf16)");
+  app.add_option("--num-layers-at-end-in-bf16", o.bf16_last_layers,
+                 "With --precision fp8: decoder layers at the end of the model kept in bf16 (Megatron --first-last-layers-bf16)");
+  app.add_option("--cp-a2a-size", o.cp_a2a_size,
+                 "With --cp-comm-type a2a+p2p: CP ranks of each all-to-all group, the ring runs over cp / this (Megatron "
+                 "--hierarchical-context-parallel-sizes; default: the CP ranks within one NVLink domain)");
   app.add_option("--framework", o.framework, "megatron | deepspeed | fsdp (default megatron)");
   app.add_option("--calibration", o.calibration_file, "Calibration JSON from `strata calibrate` (default: configs/calibration/<gpu>.json if present)");
   app.add_option("--moe-forward-host-ms", o.moe_forward_host_ms,
@@ -213,8 +221,25 @@ Job build_workload(const JobOptions& o, const Catalog& catalog) {
   job.runtime.grad_reduce_in_bf16 = o.grad_reduce_in_bf16;
   if (!o.cp_comm_type.empty()) {
     auto cp = cp_comm_type_from_string(lower(o.cp_comm_type));
-    if (!cp) throw InputError(kCmd, "--cp-comm-type", "expected p2p, a2a or allgather, found \"" + o.cp_comm_type + "\"");
+    if (!cp) throw InputError(kCmd, "--cp-comm-type", "expected p2p, a2a, allgather or a2a+p2p, found \"" + o.cp_comm_type + "\"");
     job.runtime.cp_comm_type = *cp;
+  }
+  if (o.bf16_first_layers != 0 || o.bf16_last_layers != 0) {
+    if (job.training.precision != Precision::fp8)
+      throw InputError(kCmd, o.bf16_first_layers != 0 ? "--num-layers-at-start-in-bf16" : "--num-layers-at-end-in-bf16",
+                       "needs --precision fp8 (the other layers' low precision)");
+    if (o.bf16_first_layers < 0 || o.bf16_first_layers > (1 << 20))
+      throw InputError(kCmd, "--num-layers-at-start-in-bf16", "expected a number of layers >= 0");
+    if (o.bf16_last_layers < 0 || o.bf16_last_layers > (1 << 20))
+      throw InputError(kCmd, "--num-layers-at-end-in-bf16", "expected a number of layers >= 0");
+    job.runtime.bf16_first_layers = o.bf16_first_layers;
+    job.runtime.bf16_last_layers = o.bf16_last_layers;
+  }
+  if (o.cp_a2a_size) {
+    if (job.runtime.cp_comm_type != CpCommType::a2a_p2p) throw InputError(kCmd, "--cp-a2a-size", "needs --cp-comm-type a2a+p2p");
+    if (*o.cp_a2a_size < 1 || *o.cp_a2a_size > kMaxParallelSize)
+      throw InputError(kCmd, "--cp-a2a-size", "expected a positive all-to-all group size that divides --cp");
+    job.runtime.cp_a2a_size = *o.cp_a2a_size;
   }
   if (!o.global_batch || *o.global_batch < 1 || *o.global_batch > (std::int64_t{1} << 40))
     throw InputError(kCmd, "--global-batch", "expected a positive number of sequences");
@@ -274,7 +299,8 @@ MegatronLaunch read_launch_file(const JobOptions& o, const Catalog& catalog) {
   const std::pair<bool, const char*> decided_by_launch[] = {
       {o.global_batch.has_value(), "--global-batch"}, {o.seq.has_value(), "--seq"}, {!o.precision.empty(), "--precision"}, {!o.fp8_recipe.empty(), "--fp8-recipe"},
       {o.fp8_param_gather, "--fp8-param-gather"}, {o.grad_reduce_in_bf16, "--grad-reduce-in-bf16"},
-      {!o.cp_comm_type.empty(), "--cp-comm-type"}, {o.moe_capacity_factor != 0, "--moe-capacity-factor"},
+      {!o.cp_comm_type.empty(), "--cp-comm-type"}, {o.cp_a2a_size.has_value(), "--cp-a2a-size"},
+      {o.bf16_first_layers != 0, "--num-layers-at-start-in-bf16"}, {o.bf16_last_layers != 0, "--num-layers-at-end-in-bf16"}, {o.moe_capacity_factor != 0, "--moe-capacity-factor"},
       {o.moe_pad_to_capacity, "--moe-pad-to-capacity"},
       {o.moe_a2a_overlap, "--moe-a2a-overlap"}, {o.moe_token_dedup, "--moe-token-dedup"},
       {o.moe_allgather_dispatch, "--moe-allgather-dispatch"}, {o.moe_grouped_gemm, "--moe-grouped-gemm"}, {o.mtp_layers.has_value(), "--mtp-layers"},
@@ -449,7 +475,7 @@ Job build_job(const JobOptions& o, const Catalog& catalog, std::vector<std::stri
   } else if (p.pp >= 1 && p.pp <= kMaxParallelSize && p.vpp >= 1 && p.vpp <= kMaxParallelSize) {
     // Layers that do not divide into pp x vpp chunks: Megatron's layout with the embedding and
     // the loss counted as layers, where one exists.
-    p.stage_layers = standard_stage_layers(job.model.num_layers, p.pp, p.vpp);
+    p.stage_layers = standard_stage_layers(job.model.num_layers, p.pp, p.vpp, job.model.mtp_layers);
   }
   if (auto problem = check_plan_input(job)) {
     static const std::pair<const char*, const char*> flags[] = {

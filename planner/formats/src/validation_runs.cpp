@@ -123,11 +123,14 @@ PrecisionReading read_precision_text(const std::string& prec) {
     out.precision = Precision::fp8;
     // "FP8-CS" and Megatron-Bridge's *_fp8_cs recipes are per-tensor current scaling, as is
     // torchao's default Float8 training (tensorwise dynamic scaling).
+    // Megatron-Bridge's recipe names: fp8_cs, fp8_sc (sub-channel, i.e. TE's blockwise recipe,
+    // fp8_recipe = "blockwise" in its DeepSeek-V3 FP8-SC recipe), fp8_ds (delayed scaling).
     if (has("fp8-cs") || has("fp8_cs") || has("current scaling") || has("tensorwise") || has("float8"))
       out.recipe = LowPrecisionRecipe::tensorwise;
-    else if (has("blockwise") || has("block scaling") || has("block-scaling") || has("deepseek"))
+    else if (has("blockwise") || has("block scaling") || has("block-scaling") || has("deepseek") || has("fp8-sc") ||
+             has("fp8_sc") || has("sub-channel") || has("subchannel"))
       out.recipe = LowPrecisionRecipe::blockwise;
-    else if (has("delayed") || has("amax history"))
+    else if (has("delayed") || has("amax history") || has("fp8-ds") || has("fp8_ds"))
       out.recipe = LowPrecisionRecipe::delayed;
     else
       out.recipe_assumed = true;  // Transformer Engine's default recipe is delayed scaling
@@ -145,12 +148,43 @@ PrecisionReading read_precision_text(const std::string& prec) {
   return out;
 }
 
+// Decoder layers a low-precision record keeps in bf16 at the start and at the end of the model
+// (Megatron --first-last-layers-bf16, Megatron-Bridge first_last_layers_bf16 with
+// num_layers_at_start/end_in_bf16), as records word it: the knobs or flags with their counts,
+// "4 last layers in BF16", "first and last layers in BF16" (Megatron's default of one each).
+// Empty when the text says nothing of it.
+std::optional<std::pair<int, int>> read_bf16_layers(const std::string& text, const std::string& where) {
+  // The count: the first group of the pattern that matched ("first 2" or "2 first" word orders).
+  auto count = [&](const std::regex& re) -> std::optional<int> {
+    std::smatch m;
+    if (!std::regex_search(text, m, re)) return std::nullopt;
+    const std::string digits = m[1].matched ? m[1].str() : m[2].str();
+    return static_cast<int>(number_in_text(digits, 0, 1 << 20, where, "precision", text));
+  };
+  static const std::regex start_knob("num[-_ ]layers[-_ ]at[-_ ]start[-_ ]in[-_ ]bf16\\W+([0-9]+)");
+  static const std::regex end_knob("num[-_ ]layers[-_ ]at[-_ ]end[-_ ]in[-_ ]bf16\\W+([0-9]+)");
+  static const std::regex first_words("(?:first ([0-9]+)|([0-9]+) first) (?:decoder |transformer )?(?:layers|blocks) (?:in |kept in |as )?bf16");
+  static const std::regex last_words("(?:last ([0-9]+)|([0-9]+) last) (?:decoder |transformer )?(?:layers|blocks) (?:in |kept in |as )?bf16");
+  std::optional<int> first = count(start_knob), last = count(end_knob);
+  if (!first) first = count(first_words);
+  if (!last) last = count(last_words);
+  const bool named = text.find("first_last_layers_bf16") != std::string::npos ||
+                     text.find("first-last-layers-bf16") != std::string::npos ||
+                     text.find("first and last layers in bf16") != std::string::npos;
+  if (!first && !last && !named) return std::nullopt;
+  return std::pair<int, int>{first.value_or(named ? 1 : 0), last.value_or(named ? 1 : 0)};
+}
+
 GpuSpec resolve_gpu(const std::string& text, std::optional<double> memory_gb, const Catalog& catalog,
                     std::vector<std::string>& assumptions, const std::string& where) {
   if (memory_gb && (!std::isfinite(*memory_gb) || *memory_gb <= 0 || *memory_gb > 1e5))
     throw InputError(where, "/gpu_memory_gb", "expected a positive number of GB (at most 100000)");
   std::string base = text.substr(0, text.find('('));
   while (!base.empty() && std::isspace(static_cast<unsigned char>(base.back()))) base.pop_back();
+  // The vendor or the system before the part ("NVIDIA B200", "DGX B200", "AMD Instinct MI300X"):
+  // the part is what names the GPU.
+  static const std::regex vendor_re("^((nvidia|amd|dgx|hgx|tesla|instinct)[\\s_-]+)+", std::regex::icase);
+  base = std::regex_replace(base, vendor_re, "");
   // The memory size, when the record states it: gpu_memory_gb, else "NN GB" in the free text
   // ("A100-SXM4 (DGX-A100, 2020; ... likely 40GB)").
   static const std::regex mem_re("([0-9]+)\\s*GB", std::regex::icase);
@@ -410,11 +444,14 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   // Interleaved or uneven pipelines whose layers do not divide: the layout Megatron runs them with
   // (embedding and loss counted as layers), as the run's engineers must have.
   if (p.stage_layers.empty()) {
-    p.stage_layers = standard_stage_layers(m.num_layers, p.pp, p.vpp);
+    p.stage_layers = standard_stage_layers(m.num_layers, p.pp, p.vpp, m.mtp_layers);
     if (!p.stage_layers.empty())
-      as.push_back(fmt::format("{} layers over pp={} vpp={} do not divide: split as Megatron's "
-                               "--account-for-embedding/loss-in-pipeline-split does ({})",
-                               m.num_layers, p.pp, p.vpp, fmt::join(p.stage_layers, ",")));
+      as.push_back(fmt::format("{} layers over pp={} vpp={} do not divide: split with {} counted as "
+                               "layers, as Megatron's --account-for-embedding/loss-in-pipeline-split or a balanced "
+                               "--pipeline-model-parallel-layout does ({})",
+                               m.num_layers, p.pp, p.vpp,
+                               m.mtp_layers > 0 ? "the embedding, the loss and the MTP layers" : "the embedding and the loss",
+                               fmt::join(p.stage_layers, ",")));
   }
 
   const std::string fwtext = text_of(r, "framework");
@@ -461,6 +498,17 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   const std::string stated = lower(text_of(r, "source") + " " + text_of(r, "notes") + " " + fwtext + " " + zero + " " +
                                    text_of(r, "parallelism_style"));
   auto says = [&](const char* s) { return stated.find(s) != std::string::npos; };
+  if (t.precision == Precision::fp8) {
+    if (auto bf16 = read_bf16_layers(run.precision_text + " " + stated, where)) {
+      rt.bf16_first_layers = bf16->first;
+      rt.bf16_last_layers = bf16->second;
+      if (t.recipe == LowPrecisionRecipe::delayed) {
+        // Megatron refuses bf16 end layers with delayed scaling (transformer_config.py).
+        t.recipe = LowPrecisionRecipe::tensorwise;
+        as.push_back("bf16 first/last layers do not run with delayed scaling in Megatron; read as current scaling");
+      }
+    }
+  }
   if (says("tp comm overlap explicitly disabled") || says("tp comm overlap disabled") || says("no tp comm overlap"))
     rt.tp_comm_overlap = false;
   else if (says("--tp-comm-overlap") || says("tp communication overlap enabled") || says("tp comm overlap enabled"))
@@ -470,13 +518,40 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
     // Megatron-Core based stacks; a record that does not say is completed like the other fields.
     run.unknown.tp_comm_overlap = p.tp > 1 && rt.framework == Framework::megatron && year >= 2023 &&
                                   (contains(fwtext, "nemo") || contains(fwtext, "megatron-core") || contains(fwtext, "bridge"));
+  // Megatron-Bridge's performance recipes reduce gradients in bf16 in every precision
+  // (perf_recipes/_common.py _perf_precision and, before it, scripts/performance/configs:
+  // grad_reduce_in_fp32 = False since r0.1.0).
+  if (rt.framework == Framework::megatron && contains(fwtext, "bridge") && !job.runtime.grad_reduce_in_bf16) {
+    job.runtime.grad_reduce_in_bf16 = true;
+    as.push_back("gradient reduction dtype not stated; bf16, as Megatron-Bridge's performance recipes set it "
+                 "(grad_reduce_in_fp32 = False)");
+  }
   // fp8 weights and bf16 gradients are Megatron options (--fp8-param-gather, --grad-reduce-in-bf16)
   // that fp8 recipes use to fit; unless the record states them they are completed too.
   run.unknown.fp8_memory_options = t.precision == Precision::fp8 && rt.framework == Framework::megatron &&
                                    !(job.runtime.fp8_param_gather && job.runtime.grad_reduce_in_bf16);
   // Megatron --cp-comm-type as records name it ("CP a2a", "cp-comm-type allgather").
-  if (says("cp a2a") || says("cp-comm-type a2a") || says("ulysses")) rt.cp_comm_type = CpCommType::a2a;
-  else if (says("cp allgather") || says("cp-comm-type allgather")) rt.cp_comm_type = CpCommType::allgather;
+  // "a2a+p2p" (hierarchical CP) first: it also reads as "cp-comm-type a2a".
+  if (says("a2a+p2p") || says("hierarchical cp") || says("hierarchical context parallel")) {
+    rt.cp_comm_type = CpCommType::a2a_p2p;
+    // --hierarchical-context-parallel-sizes a b, as flags or a list ("[2, 4]").
+    static const std::regex sizes_re("hierarchical[-_ ]context[-_ ]parallel[-_ ]sizes\\W+([0-9]+)\\W+([0-9]+)");
+    std::smatch hm;
+    if (std::regex_search(stated, hm, sizes_re) && p.cp > 1) {
+      const int a = static_cast<int>(number_in_text(hm[1].str(), 1, 1 << 20, where, "notes", stated));
+      const int b = static_cast<int>(number_in_text(hm[2].str(), 1, 1 << 20, where, "notes", stated));
+      if (static_cast<std::int64_t>(a) * b != p.cp)
+        throw InputError(where, "/notes", fmt::format("hierarchical context-parallel sizes {} x {} do not multiply to cp = {}", a, b, p.cp));
+      rt.cp_a2a_size = a;
+    } else if (p.cp > 1) {
+      as.push_back(fmt::format("hierarchical CP group sizes not stated; the all-to-all over the {} CP ranks within an NVLink domain, "
+                               "the ring over the rest", cp_a2a_group_size(job)));
+    }
+  } else if (says("cp a2a") || says("cp-comm-type a2a") || says("ulysses")) {
+    rt.cp_comm_type = CpCommType::a2a;
+  } else if (says("cp allgather") || says("cp-comm-type allgather")) {
+    rt.cp_comm_type = CpCommType::allgather;
+  }
   if (says("overlap-grad-reduce/param-gather off") || says("no overlap flags")) {
     rt.overlap_grad_reduce = false;
     rt.overlap_param_gather = false;
@@ -485,18 +560,6 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   rt.async_tp_allreduce = year == 0 ? rt.framework == Framework::megatron
                                     : year >= (rt.framework == Framework::megatron ? 2022 : 2023);
   if (m.moe) apply_moe_runtime(r, job, as);
-  // Layers that do not split over pp*vpp virtual stages but do with the embedding and the loss
-  // counted as one layer each: Megatron's --account-for-embedding-in-pipeline-split and
-  // --account-for-loss-in-pipeline-split, which the Megatron-Bridge recipes use for such models
-  // (Qwen3-235B: 94 layers over pp 8 x vpp 4). The end stages get one layer fewer.
-  const int virtual_stages = p.pp * p.vpp;
-  if (p.vpp > 1 && p.stage_layers.empty() && m.num_layers % virtual_stages != 0 && (m.num_layers + 2) % virtual_stages == 0) {
-    p.stage_layers.assign(p.pp, (m.num_layers + 2) / p.pp);
-    p.stage_layers.front() -= 1;
-    p.stage_layers.back() -= 1;
-    as.push_back(fmt::format("{} layers over pp*vpp = {}: embedding and loss counted as a layer each in the pipeline split "
-                             "(Megatron --account-for-embedding/loss-in-pipeline-split)", m.num_layers, virtual_stages));
-  }
   return job;
 }
 
@@ -556,7 +619,7 @@ std::vector<int> vpp_candidates(const ValidationRun& run) {
   std::vector<int> out = {1};
   const int L = job.model.num_layers, pp = job.plan.pp;
   for (int v = 2; v <= L / pp; ++v)
-    if (L % (pp * v) == 0 || !standard_stage_layers(L, pp, v).empty()) out.push_back(v);
+    if (L % (pp * v) == 0 || !standard_stage_layers(L, pp, v, job.model.mtp_layers).empty()) out.push_back(v);
   return out;
 }
 
@@ -619,7 +682,7 @@ Prediction predict_validation_run(ValidationRun& run) {
               if (j.runtime.framework == Framework::megatron) j.plan.distributed_optimizer = true;
               else j.plan.zero_stage = 1;
             }
-            if (run.unknown.vpp) j.plan.stage_layers = standard_stage_layers(j.model.num_layers, j.plan.pp, vpp);
+            if (run.unknown.vpp) j.plan.stage_layers = standard_stage_layers(j.model.num_layers, j.plan.pp, vpp, j.model.mtp_layers);
             if (!check_plan(j).empty()) continue;
             Prediction p = predict(j);
             // Feasible beats infeasible; among feasible the fastest; among infeasible the smallest.

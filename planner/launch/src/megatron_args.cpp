@@ -294,6 +294,18 @@ std::vector<std::string> megatron_args(const Job& job) {
   if (!job.runtime.flash_attention) opt(a, "--attention-backend", "unfused");
   if (job.runtime.grad_reduce_in_bf16) flag(a, "--grad-reduce-in-bf16");
   if (p.cp > 1 && job.runtime.cp_comm_type != CpCommType::p2p) opt(a, "--cp-comm-type", to_string(job.runtime.cp_comm_type));
+  if (job.training.precision == Precision::fp8 && (job.runtime.bf16_first_layers > 0 || job.runtime.bf16_last_layers > 0)) {
+    flag(a, "--first-last-layers-bf16");
+    opt(a, "--num-layers-at-start-in-bf16", job.runtime.bf16_first_layers);
+    opt(a, "--num-layers-at-end-in-bf16", job.runtime.bf16_last_layers);
+  }
+  if (p.cp > 1 && job.runtime.cp_comm_type == CpCommType::a2a_p2p) {
+    // Megatron requires the two group sizes with a2a+p2p: the all-to-all group, then the ring.
+    const int inner = cp_a2a_group_size(job);
+    a.push_back("--hierarchical-context-parallel-sizes");
+    a.push_back(std::to_string(inner));
+    a.push_back(std::to_string(p.cp / inner));
+  }
   if (job.runtime.vocab_divisor != RuntimeOptions::kDefaultVocabDivisor)
     opt(a, "--make-vocab-size-divisible-by", job.runtime.vocab_divisor);
   // Precision.

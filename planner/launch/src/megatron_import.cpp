@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <numeric>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -15,6 +16,14 @@
 namespace strata {
 
 namespace {
+
+// The words of a list-valued flag's value (Megatron's nargs='+' flags: "--cp-comm-type a2a a2a").
+std::vector<std::string> split_words(const std::string& value) {
+  std::vector<std::string> out;
+  std::istringstream in(value);
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
 
 // Flags read from the launch, and whether each takes a value. Spelled as Megatron-LM's
 // megatron/training/arguments.py spells them; torchrun's own flags give the world size.
@@ -28,7 +37,7 @@ constexpr FlagSpec kFlags[] = {
     {"--kv-channels", true}, {"--group-query-attention", false}, {"--num-query-groups", true}, {"--swiglu", false},
     {"--normalization", true}, {"--untie-embeddings-and-output-weights", false}, {"--position-embedding-type", true},
     {"--use-rotary-position-embeddings", false}, {"--no-position-embedding", false}, {"--vocab-size", true},
-    {"--tokenizer-type", true}, {"--pad-vocab-size-to", true}, {"--attention-dropout", true}, {"--hidden-dropout", true}, {"--num-experts", true},
+    {"--tokenizer-type", true}, {"--merge-file", true}, {"--pad-vocab-size-to", true}, {"--attention-dropout", true}, {"--hidden-dropout", true}, {"--num-experts", true},
     {"--moe-router-topk", true}, {"--moe-ffn-hidden-size", true}, {"--max-position-embeddings", true},
     {"--disable-bias-linear", false}, {"--add-qkv-bias", false}, {"--qk-layernorm", false}, {"--norm-epsilon", true},
     {"--rotary-base", true}, {"--rotary-percent", true}, {"--use-rope-scaling", false}, {"--window-size", true},
@@ -43,6 +52,7 @@ constexpr FlagSpec kFlags[] = {
     {"--seq-length", true}, {"--micro-batch-size", true}, {"--global-batch-size", true}, {"--fp16", false},
     {"--bf16", false}, {"--fp8-format", true}, {"--fp8-recipe", true}, {"--fp4-format", true}, {"--fp4-recipe", true},
     {"--fp8-param-gather", false}, {"--fp4-param-gather", false}, {"--grad-reduce-in-bf16", false}, {"--cp-comm-type", true},
+    {"--hierarchical-context-parallel-sizes", true},
     // Parallelism.
     {"--tensor-model-parallel-size", true}, {"--pipeline-model-parallel-size", true}, {"--context-parallel-size", true},
     {"--expert-model-parallel-size", true}, {"--sequence-parallel", false},
@@ -63,6 +73,7 @@ constexpr FlagSpec kFlags[] = {
     {"--hybrid-layer-pattern", true}, {"--hybrid-override-pattern", true}, {"--experimental-attention-variant", true},
     {"--heterogeneous-layers-config-path", true}, {"--yaml-cfg", true}, {"--cuda-graph-impl", true},
     {"--enable-cuda-graph", false}, {"--external-cuda-graph", false}, {"--first-last-layers-bf16", false},
+    {"--num-layers-at-start-in-bf16", true}, {"--num-layers-at-end-in-bf16", true},
     {"--moe-shared-expert-overlap", false},
     // torchrun / torch.distributed.launch, and the deepspeed launcher.
     {"--nnodes", true}, {"--nproc-per-node", true}, {"--nproc_per_node", true}, {"--num_nodes", true}, {"--num_gpus", true},
@@ -82,6 +93,29 @@ std::string base_name(const std::string& path) {
 bool is_torchrun_flag(const std::string& name) {
   return name == "--nnodes" || name == "--nproc-per-node" || name == "--nproc_per_node" || name == "--num_nodes" ||
          name == "--num_gpus";
+}
+
+// A quoted array element that holds a flag and its value ("--vocab-size 128256" in
+// `ARGS=("--vocab-size 128256")`, Megatron-LM's examples/llama) reaches the program as two words:
+// the scripts expand such arrays unquoted (`${ARGS[@]}`), and bash splits the result on blanks.
+ScriptWords split_flag_words(ScriptWords script) {
+  ScriptWords out = script;
+  out.words.clear();
+  out.word_variables.clear();
+  out.word_line.clear();
+  out.word_command.clear();
+  for (std::size_t i = 0; i < script.words.size(); ++i) {
+    const std::string& w = script.words[i];
+    const std::vector<std::string> parts =
+        w.starts_with("--") && w.find_first_of(" \t\n") != std::string::npos ? split_words(w) : std::vector<std::string>{w};
+    for (const std::string& part : parts) {
+      out.words.push_back(part);
+      out.word_variables.push_back(script.word_variables[i]);
+      out.word_line.push_back(script.word_line[i]);
+      out.word_command.push_back(script.word_command[i]);
+    }
+  }
+  return out;
 }
 
 // A launch command: one that runs a Python script (pretrain_gpt.py, directly or through torchrun or
@@ -130,7 +164,7 @@ class Flags {
       } else if (i + 1 < words.size() && !words[i + 1].starts_with("--")) {
         value = words[++i];
         // Megatron's list-valued flags (nargs='*') take every word up to the next flag.
-        if (name == "--recompute-modules")
+        if (name == "--recompute-modules" || name == "--cp-comm-type" || name == "--hierarchical-context-parallel-sizes")
           while (i + 1 < words.size() && !words[i + 1].starts_with("--") && !words[i + 1].ends_with(".py")) value += " " + words[++i];
       } else {
         throw InputError(where, name, "expects a value after it");
@@ -463,7 +497,9 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
   m.tied_embeddings = !f.has("--untie-embeddings-and-output-weights");
   std::string pos = f.text("--position-embedding-type").value_or("learned_absolute");
   if (f.has("--use-rotary-position-embeddings")) pos = "rope";
-  if (f.has("--no-position-embedding")) pos = "none";
+  // With rope, --no-position-embedding only says there is no learned table (Megatron-LM's
+  // examples/mixtral gives both); before rope it meant no position embedding at all.
+  if (f.has("--no-position-embedding") && pos != "rope") pos = "none";
   if (pos == "learned_absolute") m.position_embedding = PositionEmbedding::learned;
   else if (pos == "rope") m.position_embedding = PositionEmbedding::rope;
   else if (pos == "alibi") m.position_embedding = PositionEmbedding::alibi;  // Megatron-DeepSpeed (BLOOM)
@@ -486,6 +522,13 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
     const std::string tok = f.text("--tokenizer-type").value_or("");
     if (tok == "GPT2BPETokenizer") m.vocab_size = 50257;
     else if (tok == "Llama2Tokenizer") m.vocab_size = 32000;
+    else if (tok.empty() && f.has("--merge-file")) {
+      // A vocabulary file with BPE merges and no tokenizer type: GPT-2's BPE, as Megatron-LM's
+      // examples/gpt3 launch trains it (gpt2-vocab.json, gpt2-merges.txt).
+      m.vocab_size = 50257;
+      notes.push_back("no --tokenizer-type, a --vocab-file with a --merge-file: GPT-2 BPE's 50257 tokens assumed (give --vocab-size "
+                      "to say otherwise)");
+    }
     else if (base) {
       m.vocab_size = base->vocab_size;
       m.source += "; vocabulary from " + base->name;
@@ -514,10 +557,13 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
   // Multi-token prediction: trained only when the launch asks for it (Megatron --mtp-num-layers).
   m.mtp_layers = static_cast<int>(f.integer("--mtp-num-layers", 0, 64).value_or(0));
   if (auto window = f.text("--window-size")) {
-    // Megatron's (left, right) window; strata models causal windows: right must be 0 (or -1).
+    // Megatron's (left, right) window, "(128, 0)" or "128,0" (arguments.py tuple_type strips the
+    // parentheses); strata models causal windows: right must be 0 (or -1).
+    std::string bare = *window;
+    std::erase_if(bare, [](char c) { return c == '(' || c == ')'; });
     long left = 0, right = 0;
-    char close = 0;
-    if (std::sscanf(window->c_str(), " (%ld , %ld %c", &left, &right, &close) != 3 || close != ')' || left < 1 || left > kMaxDim ||
+    char extra = 0;
+    if (std::sscanf(bare.c_str(), " %ld , %ld %c", &left, &right, &extra) != 2 || left < 1 || left > kMaxDim ||
         (right != 0 && right != -1))
       throw InputError(where, "--window-size", "expected (left, 0) with a positive left window, found \"" + *window + "\"");
     m.sliding_window = left;
@@ -696,8 +742,6 @@ void note_unmodelled_runtime(const Flags& f, bool moe, std::vector<std::string>&
                     std::string(moe ? "; what graphs of the MoE router and preprocessing save of a dropless dispatcher's per-layer "
                                       "host time is in the measured host.moe_forward_s, so measure it with graphs on"
                                     : ", which graphs only make more true"));
-  if (f.has("--first-last-layers-bf16"))
-    notes.push_back("--first-last-layers-bf16: the first and last layers run in bf16, costed here in the launch's low precision");
   if (f.has("--moe-shared-expert-overlap"))
     notes.push_back("--moe-shared-expert-overlap: the shared expert's overlap with the token dispatch is not modelled (costed "
                     "one after the other)");
@@ -705,7 +749,7 @@ void note_unmodelled_runtime(const Flags& f, bool moe, std::vector<std::string>&
 
 MegatronLaunch read_megatron_launch(const std::string& text, const std::string& where, const ModelSpec* base) {
   MegatronLaunch out;
-  const ScriptWords script = read_script_words(text, where);
+  const ScriptWords script = split_flag_words(read_script_words(text, where));
   refuse_two_launches(script, where);
   const Flags f(script, where, out.notes);
   refuse_unmodelled_models(script, f, where);
@@ -790,10 +834,41 @@ MegatronLaunch read_megatron_launch(const std::string& text, const std::string& 
   rt.fp8_param_gather = f.has("--fp8-param-gather") || f.has("--fp4-param-gather");
   rt.grad_reduce_in_bf16 = f.has("--grad-reduce-in-bf16");
   if (auto cp = f.text("--cp-comm-type")) {
-    const auto type = cp_comm_type_from_string(*cp);
-    if (!type) throw InputError(where, "--cp-comm-type", "expected p2p, a2a or allgather, found \"" + *cp + "\"");
+    // One type for every layer, or Megatron's per-layer list (nargs='+') when all its entries agree.
+    const std::vector<std::string> types = split_words(*cp);
+    const auto type = cp_comm_type_from_string(types.empty() ? "" : types.front());
+    if (!type) throw InputError(where, "--cp-comm-type", "expected p2p, a2a, allgather or a2a+p2p, found \"" + *cp + "\"");
+    if (std::any_of(types.begin(), types.end(), [&](const std::string& word) { return word != types.front(); }))
+      throw InputError(where, "--cp-comm-type", "a different type per layer (\"" + *cp + "\") is not modelled; give one type");
     rt.cp_comm_type = *type;
   }
+  if (f.has("--first-last-layers-bf16") && out.training.precision != Precision::fp8) {
+    out.notes.push_back("--first-last-layers-bf16 without --fp8-format or --fp4-format: every layer runs in bf16 already");
+  } else if (f.has("--first-last-layers-bf16")) {
+    // Megatron's defaults: one layer at each end (TransformerConfig num_layers_at_start/end_in_bf16).
+    rt.bf16_first_layers = static_cast<int>(f.integer("--num-layers-at-start-in-bf16", 0, 1 << 20).value_or(1));
+    rt.bf16_last_layers = static_cast<int>(f.integer("--num-layers-at-end-in-bf16", 0, 1 << 20).value_or(1));
+  }
+  if (auto sizes = f.text("--hierarchical-context-parallel-sizes")) {
+    // Megatron: [a2a group, p2p group], whose product is the CP size (arguments.py); TE's a2a+p2p
+    // attention takes the all-to-all over the first and the ring over the second.
+    const std::vector<std::string> words = split_words(*sizes);
+    std::vector<int> v;
+    for (const auto& w : words) {
+      if (w.empty() || w.size() > 6 || !std::all_of(w.begin(), w.end(), [](char c) { return c >= '0' && c <= '9'; }) || std::stoi(w) < 1)
+        throw InputError(where, "--hierarchical-context-parallel-sizes", "expected positive integers, found \"" + *sizes + "\"");
+      v.push_back(std::stoi(w));
+    }
+    if (v.size() != 2)
+      throw InputError(where, "--hierarchical-context-parallel-sizes",
+                       "expected two sizes (the all-to-all group, then the p2p ring), found \"" + *sizes + "\"");
+    if (static_cast<std::int64_t>(v[0]) * v[1] != p.cp)
+      throw InputError(where, "--hierarchical-context-parallel-sizes",
+                       fmt::format("the sizes multiply to {}, the context-parallel size is {}", static_cast<std::int64_t>(v[0]) * v[1], p.cp));
+    rt.cp_a2a_size = v[0];
+  }
+  if (rt.cp_comm_type == CpCommType::a2a_p2p && rt.cp_a2a_size == 0 && p.cp > 1)
+    throw InputError(where, "--hierarchical-context-parallel-sizes", "must be set when a2a+p2p is used in cp comm (Megatron's check)");
   rt.vocab_divisor = static_cast<int>(f.integer("--make-vocab-size-divisible-by", 1, RuntimeOptions::kMaxVocabDivisor)
                                           .value_or(RuntimeOptions::kDefaultVocabDivisor));
   // Megatron-Core with Transformer Engine picks flash or cuDNN fused attention unless told otherwise;

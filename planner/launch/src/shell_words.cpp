@@ -215,7 +215,12 @@ class Lexer {
       } else if (!name.empty() && (rest.starts_with(":-") || rest.starts_with(":=") || rest.starts_with("-"))) {
         const bool colon = rest[0] == ':';
         const bool use_value = set && (!colon || !it->second.empty());
-        const std::string fallback = expand_all(rest.substr(colon ? 2 : 1), depth + 1);
+        // The word after :- goes through quote removal: ${S:-"optim"} is optim.
+        std::string word_text = rest.substr(colon ? 2 : 1);
+        const bool single = word_text.size() >= 2 && word_text.front() == '\'' && word_text.back() == '\'';
+        const bool dbl = word_text.size() >= 2 && word_text.front() == '"' && word_text.back() == '"';
+        if (single || dbl) word_text = word_text.substr(1, word_text.size() - 2);
+        const std::string fallback = single ? word_text : expand_all(word_text, depth + 1);
         charge(use_value ? it->second.size() : fallback.size());
         word += use_value ? it->second : fallback;
         if (!use_value && rest.starts_with(":=")) assign(name, fallback);

@@ -27,6 +27,9 @@ struct JobOptions {
   bool fp8_param_gather = false;
   bool grad_reduce_in_bf16 = false;
   std::string cp_comm_type;  // empty: p2p
+  std::optional<int> cp_a2a_size;  // a2a+p2p: all-to-all group size (default: per NVLink domain)
+  int bf16_first_layers = 0;  // decoder layers kept in bf16 at the start of an fp8/fp4 run
+  int bf16_last_layers = 0;   // ... and at its end
   std::string framework;  // empty: megatron
   std::optional<std::string> calibration_file;
   // CPU time to issue one MoE layer's forward, ms (sets calibration host.moe_forward_s).
