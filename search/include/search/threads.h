@@ -33,8 +33,12 @@ int available_cores();
 // Throws InputError when a file-size limit (ulimit -f) would keep the OpenMP runtime from starting.
 int search_threads(int requested);
 // Throws InputError when a file-size limit (ulimit -f) would keep the OpenMP runtime from starting
-// (it dies by a signal then); called before the first OpenMP call of a search or sweep.
+// (it dies by a signal then), and removes a truncated registration file a dead process with this
+// pid left behind (the runtime would crash reading it); called before the first OpenMP call of a
+// search or sweep.
 void check_openmp_can_start();
+// The second half of check_openmp_can_start, on its own for its test.
+void remove_truncated_openmp_registration();
 // Called first thing in main, before any OpenMP call: an OMP_NUM_THREADS larger than the cores,
 // or not a positive number, is replaced by the core count so the runtime never starts more.
 void cap_openmp_threads_from_environment();
