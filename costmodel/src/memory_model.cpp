@@ -304,11 +304,18 @@ double moe_tokens_per_gpu(const Job& job, double tokens) {
   return tokens * m.moe->top_k * std::max(1, p.etp) / p.tp * effective_moe_imbalance(job.runtime);
 }
 
-MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_flight_chunks) {
-  return stage_memory(job, stage, layers, peak_in_flight_chunks, stage_param_split(job, stage, layers));
+void LayerActivationBytes::compute(int gi, int ki, RecomputeGranularity g, LayerKind kind) {
+  value_[gi][ki] = layer_activation_bytes(job_, g, kind);
+  known_[gi][ki] = true;
 }
 
-MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_flight_chunks, const ParamSplit& split) {
+MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_flight_chunks) {
+  LayerActivationBytes layer_bytes(job);
+  return stage_memory(job, stage, layers, peak_in_flight_chunks, stage_param_split(job, stage, layers), layer_bytes);
+}
+
+MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_flight_chunks, const ParamSplit& split,
+                             LayerActivationBytes& layer_bytes) {
   const ParallelPlan& p = job.plan;
   const Framework fw = job.runtime.framework;
   MemoryBreakdown mb;
@@ -379,19 +386,16 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
   int n_full = 0;
   if (g == RecomputeGranularity::full)
     n_full = p.recompute.num_layers < 0 ? layers : std::min(layers, p.recompute.num_layers);
-  const double full_store = layer_activation_bytes(job, RecomputeGranularity::full);
+  const double full_store = layer_bytes(RecomputeGranularity::full, job.model.layer_kind(0));
   // Mean stored bytes over the stage's layers (MoE and dense layers differ), and the largest
   // layer's working set while it is recomputed.
   const RecomputeGranularity kept = g == RecomputeGranularity::selective ? RecomputeGranularity::selective : RecomputeGranularity::none;
   double normal_store = 0, largest_layer = 0;
   {
-    PerLayerKind<double> stored, working;
     int n = 0;
-    for_each_stage_layer(job, stage, layers, [&](int id, LayerKind kind) {
-      normal_store += stored.get(id, kind, [&](int, LayerKind k) { return layer_activation_bytes(job, kept, k); });
-      largest_layer = std::max(largest_layer, working.get(id, kind, [&](int, LayerKind k) {
-        return layer_activation_bytes(job, RecomputeGranularity::none, k);
-      }));
+    for_each_stage_layer(job, stage, layers, [&](int, LayerKind kind) {
+      normal_store += layer_bytes(kept, kind);
+      largest_layer = std::max(largest_layer, layer_bytes(RecomputeGranularity::none, kind));
       ++n;
     });
     if (n > 0) normal_store /= static_cast<double>(n);
@@ -417,7 +421,7 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
     // recomputed like the others under full recompute), plus its two normalized inputs and their
     // 2h concatenation kept for the projection's backward.
     const LayerKind last = job.model.layer_kind(job.model.num_layers - 1);
-    const double layer = g == RecomputeGranularity::full ? full_store : layer_activation_bytes(job, kept, last);
+    const double layer = g == RecomputeGranularity::full ? full_store : layer_bytes(kept, last);
     const double head = 4.0 * eb * tokens * static_cast<double>(job.model.hidden_size) / (p.sequence_parallel ? p.tp : 1);
     act += mtp * (layer + head);
   }

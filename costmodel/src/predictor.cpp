@@ -507,18 +507,20 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
       const int in_chunk = uniform ? std::max(0, chunk_layers(p, s, layers, c)) : static_cast<int>(ids.size());
       const double accum_chunk = layers > 0 ? accum_stage * in_chunk / layers : 0.0;
       double f = 0, b = 0;
-      for (int i = 0; i < in_chunk; ++i) {
-        const LayerCost& lc = ids.empty() ? kind_costs.front().second : cost_of(ids[i]);
-        f += layer_fwd(lc);
-        b += layer_bwd(lc) + rec_per_layer(lc);
-        sc[s].compute += lc.fwd_compute + lc.bwd_compute;
-        sc[s].recompute += (full ? full_frac : 1.0) * lc.recompute;
-        sc[s].tp += lc.fwd_tp + lc.bwd_tp + (full ? full_frac : 0.0) * lc.fwd_tp;
-        sc[s].cp += lc.fwd_cp + lc.bwd_cp + (full ? full_frac : 0.0) * lc.fwd_cp;
-        sc[s].ep += lc.fwd_ep + lc.bwd_ep + (full ? full_frac : 0.0) * lc.fwd_ep;
-        sc[s].host += lc.fwd_host + (full ? full_frac : 0.0) * lc.fwd_host;
-        stage_recompute_flops[s] += (full ? full_frac : 1.0) * lc.recompute_flops;
-      }
+      // `n` layers of cost lc: a uniform chunk adds its layer once, n times over; a mixed one each layer.
+      auto add_layers = [&](const LayerCost& lc, double n) {
+        f += n * layer_fwd(lc);
+        b += n * (layer_bwd(lc) + rec_per_layer(lc));
+        sc[s].compute += n * (lc.fwd_compute + lc.bwd_compute);
+        sc[s].recompute += n * (full ? full_frac : 1.0) * lc.recompute;
+        sc[s].tp += n * (lc.fwd_tp + lc.bwd_tp + (full ? full_frac : 0.0) * lc.fwd_tp);
+        sc[s].cp += n * (lc.fwd_cp + lc.bwd_cp + (full ? full_frac : 0.0) * lc.fwd_cp);
+        sc[s].ep += n * (lc.fwd_ep + lc.bwd_ep + (full ? full_frac : 0.0) * lc.fwd_ep);
+        sc[s].host += n * (lc.fwd_host + (full ? full_frac : 0.0) * lc.fwd_host);
+        stage_recompute_flops[s] += n * (full ? full_frac : 1.0) * lc.recompute_flops;
+      };
+      if (ids.empty()) add_layers(kind_costs.front().second, in_chunk);
+      else for (int id : ids) add_layers(cost_of(id), 1.0);
       if (s == 0 && c == 0) { f += emb_fwd; b += emb_bwd; }
       if (s == p.pp - 1 && c == v - 1) {
         f += out_fwd + mtp.fwd;
@@ -651,6 +653,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   pred.feasible = true;
   pred.stages.reserve(static_cast<std::size_t>(p.pp));
   int worst_mem = 0;
+  LayerActivationBytes layer_bytes(job);
   for (int s = 0; s < p.pp; ++s) {
     StagePrediction st;
     st.stage = s;
@@ -660,7 +663,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     st.recompute_s = sc[s].recompute;
     st.busy_s = pr.busy_s[s];
     st.in_flight_micro_batches = pr.peak_in_flight[s];
-    st.memory = stage_memory(job, s, stage_layers[s], pr.peak_in_flight[s], stage_params[s]);
+    st.memory = stage_memory(job, s, stage_layers[s], pr.peak_in_flight[s], stage_params[s], layer_bytes);
     if (st.memory.total_GiB > pred.memory_per_gpu_GiB) {
       pred.memory_per_gpu_GiB = st.memory.total_GiB;
       worst_mem = s;
@@ -675,10 +678,11 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   pred.tokens_per_sec_per_gpu = gbs * seq / pred.iteration_time_s / world;
   double layers_model = 0;
   {
-    // Summed layer by layer in order; each kind's FLOPs computed once.
+    // Summed layer by layer in order; each kind's FLOPs computed once (a uniform model: one kind).
     std::vector<std::pair<LayerKind, double>> kind_flops;
-    for (int i = 0; i < m.num_layers; ++i) {
-      const LayerKind kind = m.uniform_layers() ? kind_costs.front().first : m.layer_kind(i);
+    if (m.uniform_layers()) layers_model = m.num_layers * layer_model_flops_fwd(m, seq, seq, kind_costs.front().first);
+    else for (int i = 0; i < m.num_layers; ++i) {
+      const LayerKind kind = m.layer_kind(i);
       auto it = std::find_if(kind_flops.begin(), kind_flops.end(), [&](const auto& kf) { return kf.first == kind; });
       if (it == kind_flops.end()) it = kind_flops.insert(it, {kind, layer_model_flops_fwd(m, seq, seq, kind)});
       layers_model += it->second;

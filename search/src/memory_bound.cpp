@@ -18,8 +18,10 @@ MemoryEstimate estimate_plan_memory(const Job& job) {
   const std::vector<int> layers = resolve_stage_layers(p, job.model.num_layers);
   const std::int64_t m = job.num_micro_batches();
   MemoryEstimate e;
+  LayerActivationBytes layer_bytes(job);
   for (int s = 0; s < p.pp; ++s) {
-    const double gib = stage_memory(job, s, layers[s], peak_in_flight_chunks(s, p.pp, p.vpp, m)).total_GiB;
+    const int in_flight = peak_in_flight_chunks(s, p.pp, p.vpp, m);
+    const double gib = stage_memory(job, s, layers[s], in_flight, stage_param_split(job, s, layers[s]), layer_bytes).total_GiB;
     e.stage_GiB.push_back(gib);
     if (gib > e.GiB) {
       e.GiB = gib;

@@ -56,10 +56,31 @@ double layer_activation_bytes(const Job& job, RecomputeGranularity g, LayerKind 
 // (see the formula's comment); 0 for a dense model.
 double moe_tokens_per_gpu(const Job& job, double tokens);
 
+// layer_activation_bytes of one job, computed once per recompute granularity and layer kind:
+// they depend on the job, not on the stage, so the stages of one prediction share them.
+class LayerActivationBytes {
+ public:
+  explicit LayerActivationBytes(const Job& job) : job_(job) {}
+  double operator()(RecomputeGranularity g, LayerKind kind) {
+    const int gi = g == RecomputeGranularity::full ? 2 : g == RecomputeGranularity::selective ? 1 : 0;
+    const int ki = (kind.bf16 ? 4 : 0) + (kind.moe ? 2 : 0) + (kind.sliding_window ? 1 : 0);
+    if (!known_[gi][ki]) compute(gi, ki, g, kind);
+    return value_[gi][ki];
+  }
+
+ private:
+  void compute(int gi, int ki, RecomputeGranularity g, LayerKind kind);
+  const Job& job_;
+  double value_[3][8]{};
+  bool known_[3][8]{};
+};
+
 // Breakdown for one stage given how many chunk-micro-batches it holds at its peak and how many
 // of its layers are fully recomputed.
 MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_flight_chunks);
-// The same, for a caller that already has the stage's stage_param_split.
-MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_flight_chunks, const ParamSplit& split);
+// The same, for a caller that already has the stage's stage_param_split and the job's
+// LayerActivationBytes (a prediction, for all its stages).
+MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_flight_chunks, const ParamSplit& split,
+                             LayerActivationBytes& layer_bytes);
 
 }  // namespace strata
