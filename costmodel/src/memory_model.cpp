@@ -133,6 +133,10 @@ class PerLayerKind {
 }  // namespace
 
 ParamSplit decoder_param_split(const Job& job, int stage, int layers) {
+  if (uniform_layers(job)) {  // `layers` copies of layer 0
+    const ParamSplit l = layer_params_per_gpu(job, 0);
+    return {layers * l.dense, layers * l.expert};
+  }
   PerLayerKind<ParamSplit> params;  // a layer's parameters depend on whether it is an MoE layer
   ParamSplit sum;
   for_each_stage_layer(job, stage, layers, [&](int id, LayerKind kind) {
@@ -391,7 +395,13 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
   // layer's working set while it is recomputed.
   const RecomputeGranularity kept = g == RecomputeGranularity::selective ? RecomputeGranularity::selective : RecomputeGranularity::none;
   double normal_store = 0, largest_layer = 0;
-  {
+  if (uniform_layers(job)) {  // every layer is layer 0's kind
+    const LayerKind kind = layer_kind(job, 0);
+    if (layers > 0) {
+      normal_store = layer_bytes(kept, kind);
+      largest_layer = layer_bytes(RecomputeGranularity::none, kind);
+    }
+  } else {
     int n = 0;
     for_each_stage_layer(job, stage, layers, [&](int, LayerKind kind) {
       normal_store += layer_bytes(kept, kind);
