@@ -117,7 +117,7 @@ class PerLayerKind {
  public:
   template <class Compute>
   const T& get(int id, LayerKind kind, Compute compute) {
-    const int i = (kind.bf16 ? 4 : 0) + (kind.moe ? 2 : 0) + (kind.sliding_window ? 1 : 0);
+    const int i = kind.index();
     if (!known_[i]) {
       value_[i] = compute(id, kind);
       known_[i] = true;
@@ -126,8 +126,8 @@ class PerLayerKind {
   }
 
  private:
-  T value_[8]{};
-  bool known_[8]{};
+  T value_[LayerKind::kCount]{};
+  bool known_[LayerKind::kCount]{};
 };
 
 }  // namespace

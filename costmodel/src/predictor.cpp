@@ -403,7 +403,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   };
   // At most eight kinds of layers: cost each once.
   std::vector<std::pair<LayerKind, LayerCost>> kind_costs;
-  kind_costs.reserve(8);  // cost_of hands out references: never reallocate
+  kind_costs.reserve(LayerKind::kCount);  // cost_of hands out references: never reallocate
   auto cost_of = [&](int layer) -> const LayerCost& {
     const LayerKind kind = layer_kind(job, layer);
     for (const auto& kc : kind_costs)

@@ -63,7 +63,7 @@ class LayerActivationBytes {
   explicit LayerActivationBytes(const Job& job) : job_(job) {}
   double operator()(RecomputeGranularity g, LayerKind kind) {
     const int gi = g == RecomputeGranularity::full ? 2 : g == RecomputeGranularity::selective ? 1 : 0;
-    const int ki = (kind.bf16 ? 4 : 0) + (kind.moe ? 2 : 0) + (kind.sliding_window ? 1 : 0);
+    const int ki = kind.index();
     if (!known_[gi][ki]) compute(gi, ki, g, kind);
     return value_[gi][ki];
   }
@@ -71,8 +71,8 @@ class LayerActivationBytes {
  private:
   void compute(int gi, int ki, RecomputeGranularity g, LayerKind kind);
   const Job& job_;
-  double value_[3][8]{};
-  bool known_[3][8]{};
+  double value_[3][LayerKind::kCount]{};
+  bool known_[3][LayerKind::kCount]{};
 };
 
 // Breakdown for one stage given how many chunk-micro-batches it holds at its peak and how many

@@ -51,6 +51,9 @@ struct LayerKind {
   bool sliding_window = false;
   bool bf16 = false;  // a layer kept in bf16 in an fp8/fp4 run (layer_kind(const Job&, int))
   bool operator==(const LayerKind&) const = default;
+  // The kind's slot, 0..kCount-1, in tables that keep one value per kind.
+  static constexpr int kCount = 8;
+  int index() const { return (bf16 ? 4 : 0) + (moe ? 2 : 0) + (sliding_window ? 1 : 0); }
 };
 
 struct ModelSpec {
