@@ -11,15 +11,16 @@ namespace strata {
 namespace {
 
 // Megatron-LM's order of ops on one pipeline rank (schedules.py:
-// forward_backward_pipelining_with/without_interleaving): `warmup` forwards, then steady 1F1B
-// (one forward, one backward), then the cool-down backwards.
+// forward_backward_pipelining_with/without_interleaving, get_pp_rank_microbatches): `warmup`
+// forwards, then steady 1F1B (one forward, one backward), then the cool-down backwards. With
+// interleaving the warmup covers (vpp - 1) micro-batch groups of `g`.
 struct RankSchedule {
   std::int64_t total, warmup;
 
-  RankSchedule(int p, int v, int rank, std::int64_t m)
+  RankSchedule(int p, int v, int rank, std::int64_t m, std::int64_t g)
       : total(m * v),
         warmup(v == 1 ? std::min<std::int64_t>(p - rank - 1, m)
-                      : std::min<std::int64_t>(static_cast<std::int64_t>(p - rank - 1) * 2 + static_cast<std::int64_t>(v - 1) * p,
+                      : std::min<std::int64_t>(static_cast<std::int64_t>(p - rank - 1) * 2 + static_cast<std::int64_t>(v - 1) * g,
                                                m * v)) {}
   std::int64_t size() const { return 2 * total; }
   // Op j of the rank: whether it is a backward, and which forward/backward index k it is.
@@ -38,6 +39,25 @@ struct RankSchedule {
     return true;
   }
 };
+
+// Megatron-Core's schedule table (schedules.py get_schedule_table): the k-th forward of every
+// rank runs model chunk `chunk` on micro-batch `mb`, groups of g micro-batches passing chunk 0,
+// then chunk 1, ...; a last group of m % g micro-batches goes through the chunks the same way. The
+// k-th backward runs the same micro-batch through the mirrored chunk v - 1 - chunk.
+struct TableEntry {
+  int chunk;
+  std::int64_t mb;
+};
+TableEntry schedule_entry(std::int64_t k, int v, std::int64_t m, std::int64_t g) {
+  if (v == 1) return {0, k};
+  const std::int64_t full_groups = m / g, in_full = full_groups * g * v;
+  if (k < in_full) {
+    const std::int64_t i = k % (g * v);
+    return {static_cast<int>(i / g), (k / (g * v)) * g + i % g};
+  }
+  const std::int64_t last = m % g, i = k - in_full;
+  return {static_cast<int>(i / last), full_groups * g + i % last};
+}
 
 // One op of the schedule in a global order that respects every dependency.
 struct FlatOp {
@@ -63,12 +83,12 @@ struct ScheduleOrder {
 
 // The dependency structure of a schedule depends only on (p, v, m), not on durations: compute a
 // topological order once, then every simulation is a single pass over it.
-ScheduleOrder build_order(int p, int v, std::int64_t m) {
+ScheduleOrder build_order(int p, int v, std::int64_t m, std::int64_t g) {
   const std::int64_t total = m * v;
   const int vstages = p * v;
   std::vector<std::int32_t> fpos(static_cast<std::size_t>(vstages * m), -1), bpos(fpos.size(), -1);
   std::vector<RankSchedule> sched;
-  for (int r = 0; r < p; ++r) sched.emplace_back(p, v, r, m);
+  for (int r = 0; r < p; ++r) sched.emplace_back(p, v, r, m, g);
   std::vector<std::int64_t> ptr(p, 0);
   std::vector<FlatOp> out;
   out.reserve(static_cast<std::size_t>(2 * total * p));
@@ -84,11 +104,9 @@ ScheduleOrder build_order(int p, int v, std::int64_t m) {
     for (; ptr[r] < sched[r].size(); ++ptr[r]) {
       std::int64_t k;
       const bool backward = sched[r].op(ptr[r], k);
-      // The k-th forward runs model chunk (k/p) % v on micro-batch (k/(p*v))*p + k%p; the k-th
-      // backward runs the mirrored chunk.
-      int chunk = v == 1 ? 0 : static_cast<int>((k / p) % v);
-      if (backward) chunk = v - 1 - chunk;
-      const std::int64_t mb = v == 1 ? k : (k / (static_cast<std::int64_t>(p) * v)) * p + k % p;
+      const TableEntry e = schedule_entry(k, v, m, g);
+      const int chunk = backward ? v - 1 - e.chunk : e.chunk;
+      const std::int64_t mb = e.mb;
       const int vs = chunk * p + r;
       std::int32_t dep = -1;
       if (!backward && vs > 0) {
@@ -124,18 +142,19 @@ ScheduleOrder build_order(int p, int v, std::int64_t m) {
   return order;
 }
 
-// Per-thread cache of schedule orders (searches evaluate many plans with the same p, v, m).
-const ScheduleOrder& cached_order(int p, int v, std::int64_t m) {
-  thread_local std::map<std::tuple<int, int, std::int64_t>, std::unique_ptr<ScheduleOrder>> cache;
-  auto key = std::make_tuple(p, v, m);
+// Per-thread cache of schedule orders (searches evaluate many plans with the same p, v, m, g).
+const ScheduleOrder& cached_order(int p, int v, std::int64_t m, std::int64_t g) {
+  thread_local std::map<std::tuple<int, int, std::int64_t, std::int64_t>, std::unique_ptr<ScheduleOrder>> cache;
+  auto key = std::make_tuple(p, v, m, g);
   auto it = cache.find(key);
   if (it != cache.end()) return *it->second;
   if (cache.size() >= 32) cache.clear();
-  auto order = std::make_unique<ScheduleOrder>(build_order(p, v, m));
+  auto order = std::make_unique<ScheduleOrder>(build_order(p, v, m, g));
   return *cache.emplace(key, std::move(order)).first->second;
 }
 
-// Every op of the event order, timed: the traced path. Fills res.end_s and returns the op ends.
+// Every op of the event order, timed: the traced path, and the untraced one of a schedule the phase
+// sweep does not cover (micro-batch groups other than pp). Fills res.end_s and, when given, the trace.
 void simulate_in_event_order(const PipelineInput& in, const ScheduleOrder& order, PipelineResult& res,
                              std::vector<PipelineEvent>* trace) {
   const int p = in.stages, v = in.chunks;
@@ -158,6 +177,7 @@ void simulate_in_event_order(const PipelineInput& in, const ScheduleOrder& order
     done[i] = end;
     clock[op.rank] = end;
   }
+  if (trace == nullptr) return;
   for (std::size_t i = 0; i < n; ++i) {
     const FlatOp& op = order.ops[i];
     trace->push_back({op.rank, op.vstage / p, op.micro_batch, op.backward, done[i] - dur[order.hot[i].slot], done[i]});
@@ -446,14 +466,18 @@ class PhaseSweep {
   double* spare_;
 };
 
-// Most chunk-micro-batches a rank holds, forwarded and not yet backwarded: its warmup forwards
-// and the first steady-state forward (all of them when the warmup covers every forward).
-int peak_in_flight(int p, int v, int rank, std::int64_t m) {
-  const RankSchedule rs(p, v, rank, m);
-  return static_cast<int>(std::min(rs.warmup + 1, rs.total));
+// The group a schedule runs with: `stages` by default (Megatron-Core's), irrelevant without interleaving.
+std::int64_t group_of(const PipelineInput& in) {
+  if (in.chunks == 1) return in.micro_batches;
+  return in.microbatch_group > 0 ? in.microbatch_group : in.stages;
 }
 
 }  // namespace
+
+int pipeline_peak_in_flight(int stages, int chunks, int rank, std::int64_t micro_batches, std::int64_t microbatch_group) {
+  const RankSchedule rs(stages, chunks, rank, micro_batches, microbatch_group > 0 ? microbatch_group : stages);
+  return static_cast<int>(std::min(rs.warmup + 1, rs.total));
+}
 
 PipelineResult simulate_pipeline(const PipelineInput& in, std::vector<PipelineEvent>* trace) {
   const int p = in.stages, v = in.chunks;
@@ -462,7 +486,9 @@ PipelineResult simulate_pipeline(const PipelineInput& in, std::vector<PipelineEv
   res.busy_s.assign(p, 0);
   res.end_s.assign(p, 0);
   res.peak_in_flight.assign(p, 0);
-  if (p < 1 || v < 1 || m < 1 || (v > 1 && m % p != 0)) return res;
+  const std::int64_t g = group_of(in);
+  // Megatron-Core's rule for the groups (schedules.py): p <= g <= m, the last group 0 or >= p.
+  if (p < 1 || v < 1 || m < 1 || (v > 1 && (g < p || g > m || (m % g != 0 && m % g < p)))) return res;
   // Orders beyond 2^31 ops are not representable (and not plausible: 16k stages x 64k micro-batches).
   if (2 * m * v * p >= (std::int64_t{1} << 31)) return res;
 
@@ -472,12 +498,13 @@ PipelineResult simulate_pipeline(const PipelineInput& in, std::vector<PipelineEv
     for (int c = 0; c < v; ++c)
       // Every micro-batch passes every chunk once each way.
       res.busy_s[static_cast<std::size_t>(r)] += static_cast<double>(m) * (in.forward(r, c) + in.backward(r, c));
-  if (trace) {
-    const ScheduleOrder& order = cached_order(p, v, m);
+  // The phase sweep covers 1F1B and interleaving in groups of p (its phase offsets assume them).
+  if (trace || (v > 1 && g != p)) {
+    const ScheduleOrder& order = cached_order(p, v, m, g);
     res.peak_in_flight = order.peak_in_flight;
     simulate_in_event_order(in, order, res, trace);
   } else {
-    for (int r = 0; r < p; ++r) res.peak_in_flight[static_cast<std::size_t>(r)] = peak_in_flight(p, v, r, m);
+    for (int r = 0; r < p; ++r) res.peak_in_flight[static_cast<std::size_t>(r)] = pipeline_peak_in_flight(p, v, r, m, g);
     PhaseSweep(in).run(res.end_s.data());
   }
   res.makespan_s = *std::max_element(res.end_s.begin(), res.end_s.end());

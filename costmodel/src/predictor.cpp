@@ -80,6 +80,7 @@ std::string check_plan(const Job& job) {
   const TrainingSpec& t = job.training;
   if (p.tp < 1 || p.pp < 1 || p.dp < 1 || p.cp < 1 || p.ep < 1 || p.vpp < 1 || p.micro_batch_size < 1)
     return "tp, pp, dp, cp, ep, vpp and micro-batch size must all be at least 1";
+  if (p.microbatch_group < 0) return "the micro-batch group per virtual pipeline stage must be at least 0 (0: chosen)";
   if (t.global_batch_size < 1) return "global batch size must be at least 1";
   if (t.seq_length < 1) return "sequence length must be at least 1";
   if (m.num_attention_heads % p.tp != 0)
@@ -148,8 +149,15 @@ std::string check_plan(const Job& job) {
     for (std::size_t s = 0; s < p.stage_layers.size(); ++s)
       if (p.stage_layers[s] < p.vpp)
         return fmt::format("stage {} has {} layers, fewer than its vpp={} model chunks", s, p.stage_layers[s], p.vpp);
-    if (job.num_micro_batches() % p.pp != 0)
-      return fmt::format("interleaved pipelining needs the {} micro-batches divisible by pp={}", job.num_micro_batches(), p.pp);
+    const std::int64_t mbs = job.num_micro_batches();
+    if (p.microbatch_group > 0) {
+      const std::string problem = microbatch_group_problem(p.microbatch_group, p.pp, mbs);
+      if (!problem.empty()) return problem;
+    } else if (interleaved_microbatch_group(p, mbs) == 0) {
+      return fmt::format("interleaved pipelining needs at least pp={} micro-batches per step, this one has {}", p.pp, mbs);
+    }
+  } else if (p.microbatch_group > 0) {
+    return "a micro-batch group per virtual pipeline stage needs interleaving (vpp > 1)";
   }
   if (p.zero_stage < 0 || p.zero_stage > 3) return "ZeRO stage must be 0..3";
   if (p.distributed_optimizer && p.zero_stage > 0) return "the distributed optimizer and ZeRO are alternatives; use one";
@@ -463,6 +471,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   pin.stages = p.pp;
   pin.chunks = v;
   pin.micro_batches = micro_batches;
+  pin.microbatch_group = interleaved_microbatch_group(p, micro_batches);
   pin.resize();
   // Both frameworks split the activation across TP ranks for the transfer and all-gather it on the
   // receiving side over NVLink: Megatron's scatter-gather optimization (Narayanan et al. 2021

@@ -105,13 +105,16 @@ std::string plan_illegal_reason(const Job& job, const SearchOptions& o) {
     if (static_cast<int>(p.stage_layers.size()) == p.pp && p.stage_layers == resolve_stage_layers(even, job.model.num_layers))
       return "an even split is written as empty stage_layers";
   }
-  // The cost model's rules: divisibility, layers >= stages, vpp needs pp >= 2 and micro-batches
-  // divisible by pp, a layer per model chunk on every stage, ...
+  // The cost model's rules: divisibility, layers >= stages, vpp needs pp >= 2 and a micro-batch
+  // group Megatron-Core accepts, a layer per model chunk on every stage, ...
   return check_plan(job);
 }
 
 void canonicalize(ParallelPlan& p, int num_layers) {
   if (p.tp == 1) p.sequence_parallel = false;
+  // The micro-batch group follows from pp and the micro-batches (interleaved_microbatch_group): a
+  // group kept from a plan with another pp or batch would no longer be the one to run.
+  p.microbatch_group = 0;
   if (p.dp * p.cp == 1) p.distributed_optimizer = false;
   if (!p.stage_layers.empty()) {
     ParallelPlan even = p;

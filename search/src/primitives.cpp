@@ -76,8 +76,10 @@ void repair(ParallelPlan& p, const ParallelPlan& before, const Evaluator& ev) {
     // plans for 7 of them (faster for 1).
     const std::vector<int> standard = p.pp >= 2 ? accounted_stage_layers(L, p.pp, p.vpp) : std::vector<int>{};
     const bool layout_ok = p.stage_layers.empty() ? L % (p.pp * p.vpp) == 0 : p.stage_layers == standard;
-    if (p.pp < 2 || m % p.pp != 0 || !layout_ok) {
-      if (p.pp >= 2 && m % p.pp == 0 && p.stage_layers.empty() && !standard.empty()) p.stage_layers = standard;
+    // Micro-batches pp does not divide interleave in larger groups (interleaved_microbatch_group).
+    const bool schedulable = p.pp >= 2 && interleaved_microbatch_group(p, m) > 0;
+    if (!schedulable || !layout_ok) {
+      if (schedulable && p.stage_layers.empty() && !standard.empty()) p.stage_layers = standard;
       else p.vpp = 1;
     }
   }

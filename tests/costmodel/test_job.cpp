@@ -143,3 +143,25 @@ TEST_CASE("standard_stage_layers: the balanced layout where neither the embeddin
   CHECK(*std::max_element(odd.begin(), odd.end()) - *std::min_element(odd.begin(), odd.end()) <= 2);
 }
 }
+
+TEST_SUITE("costmodel") {
+TEST_CASE("interleaved_microbatch_group: pp by default, else the smallest group Megatron-Core accepts") {
+  ParallelPlan p;
+  p.pp = 4;
+  p.vpp = 2;
+  CHECK(interleaved_microbatch_group(p, 8) == 4);   // Megatron-Core's default, pp
+  CHECK(interleaved_microbatch_group(p, 9) == 5);   // 9 = 4 + 4 + 1: groups of 5 leave 4 >= pp
+  CHECK(interleaved_microbatch_group(p, 13) == 7);  // groups of 4, 5, 6 leave 1, 3, 1; of 7, 6
+  CHECK(interleaved_microbatch_group(p, 6) == 6);   // one group of all six
+  CHECK(interleaved_microbatch_group(p, 3) == 0);   // fewer micro-batches than stages
+  p.pp = 8;
+  CHECK(interleaved_microbatch_group(p, 36) == 9);  // Megatron-Core would refuse pp=8: last group of 4
+  p.microbatch_group = 12;
+  CHECK(interleaved_microbatch_group(p, 36) == 12);  // given: taken as it is (check_plan judges it)
+  p.vpp = 1;
+  CHECK(interleaved_microbatch_group(p, 36) == 36);  // no interleaving: one group
+  CHECK(microbatch_group_problem(12, 8, 36) == "");
+  CHECK(microbatch_group_problem(10, 8, 36) != "");  // last group of 6 < 8
+  CHECK(microbatch_group_problem(37, 8, 36) != "");
+}
+}

@@ -23,6 +23,70 @@ PipelineInput uniform(int p, int v, std::int64_t m, double f, double b, double p
   return in;
 }
 
+// Every op of a schedule exactly once, never two at a time on a stage, after its dependencies; the
+// untraced path equal to the traced one; in-flight peaks as counted from the trace.
+void check_schedule_trace(const PipelineInput& in) {
+  const int p = in.stages, v = in.chunks;
+  const std::int64_t m = in.micro_batches;
+  std::vector<PipelineEvent> trace;
+  PipelineResult r = simulate_pipeline(in, &trace);
+  REQUIRE(trace.size() == static_cast<std::size_t>(2 * m * v * p));
+  std::set<std::tuple<int, int, std::int64_t, bool>> seen;
+  std::map<std::tuple<int, int, std::int64_t, bool>, PipelineEvent> by_key;
+  double latest = 0;
+  for (const auto& e : trace) {
+    CHECK(e.end_s > e.start_s);
+    CHECK(e.chunk < v);
+    CHECK(e.micro_batch < m);
+    auto key = std::tuple{e.stage, e.chunk, e.micro_batch, e.backward};
+    CHECK(seen.insert(key).second);
+    by_key[key] = e;
+    latest = std::max(latest, e.end_s);
+  }
+  CHECK(latest == doctest::Approx(r.makespan_s));
+  // The untraced fast path (every prediction) gives exactly the traced result, and per-stage
+  // in-flight peaks equal those counted from the trace.
+  PipelineResult fast = simulate_pipeline(in);
+  CHECK(fast.makespan_s == r.makespan_s);
+  CHECK(fast.end_s == r.end_s);
+  CHECK(fast.busy_s == r.busy_s);
+  CHECK(fast.peak_in_flight == r.peak_in_flight);
+  for (int s = 0; s < p; ++s) {
+    std::vector<std::pair<double, int>> steps;
+    for (const auto& e : trace)
+      if (e.stage == s) steps.push_back({e.start_s, e.backward ? -1 : 1});
+    std::sort(steps.begin(), steps.end());
+    int f = 0, peak = 0;
+    for (const auto& [t, d] : steps) peak = std::max(peak, f += d);
+    CHECK(r.peak_in_flight[s] == peak);
+    CHECK(pipeline_peak_in_flight(p, v, s, m, in.microbatch_group) == peak);  // the closed form the search uses
+  }
+  for (int s = 0; s < p; ++s) {
+    std::vector<PipelineEvent> mine;
+    for (const auto& e : trace)
+      if (e.stage == s) mine.push_back(e);
+    std::sort(mine.begin(), mine.end(), [](const auto& a, const auto& b) { return a.start_s < b.start_s; });
+    for (std::size_t i = 1; i < mine.size(); ++i) CHECK(mine[i].start_s >= mine[i - 1].end_s - 1e-12);
+  }
+  // Dependencies: a forward follows the previous virtual stage's forward plus the transfer;
+  // a backward follows the next virtual stage's backward and its own forward.
+  for (const auto& [key, e] : by_key) {
+    auto [s, c, mb, bwd] = key;
+    const int vs = c * p + s;
+    if (!bwd && vs > 0) {
+      const auto& prev = by_key.at({(vs - 1) % p, (vs - 1) / p, mb, false});
+      CHECK(e.start_s >= prev.end_s + in.p2p_s - 1e-12);
+    }
+    if (bwd) {
+      CHECK(e.start_s >= by_key.at({s, c, mb, false}).end_s - 1e-12);
+      if (vs < p * v - 1) {
+        const auto& next = by_key.at({(vs + 1) % p, (vs + 1) / p, mb, true});
+        CHECK(e.start_s >= next.end_s + in.p2p_s - 1e-12);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 TEST_SUITE("costmodel") {
@@ -106,65 +170,63 @@ TEST_CASE("simulate_pipeline") {
     for (auto [p, v, m] : {std::tuple{4, 1, std::int64_t{6}}, std::tuple{4, 2, std::int64_t{8}}, std::tuple{3, 3, std::int64_t{6}}}) {
       CAPTURE(p);
       CAPTURE(v);
-      std::vector<PipelineEvent> trace;
       PipelineInput in = uniform(p, v, m, 1, 2, 0.05);
       in.forward(1, 0) = 1.5;  // uneven, to stress the ordering
-      PipelineResult r = simulate_pipeline(in, &trace);
-      REQUIRE(trace.size() == static_cast<std::size_t>(2 * m * v * p));
-      std::set<std::tuple<int, int, std::int64_t, bool>> seen;
-      std::map<std::tuple<int, int, std::int64_t, bool>, PipelineEvent> by_key;
-      double latest = 0;
-      for (const auto& e : trace) {
-        CHECK(e.end_s > e.start_s);
-        CHECK(e.chunk < v);
-        CHECK(e.micro_batch < m);
-        auto key = std::tuple{e.stage, e.chunk, e.micro_batch, e.backward};
-        CHECK(seen.insert(key).second);
-        by_key[key] = e;
-        latest = std::max(latest, e.end_s);
-      }
-      CHECK(latest == doctest::Approx(r.makespan_s));
-      // The untraced fast path (every prediction) gives exactly the traced result, and per-stage
-      // in-flight peaks equal those counted from the trace.
-      PipelineResult fast = simulate_pipeline(in);
-      CHECK(fast.makespan_s == r.makespan_s);
-      CHECK(fast.end_s == r.end_s);
-      CHECK(fast.busy_s == r.busy_s);
-      CHECK(fast.peak_in_flight == r.peak_in_flight);
-      for (int s = 0; s < p; ++s) {
-        std::vector<std::pair<double, int>> steps;
-        for (const auto& e : trace)
-          if (e.stage == s) steps.push_back({e.start_s, e.backward ? -1 : 1});
-        std::sort(steps.begin(), steps.end());
-        int f = 0, peak = 0;
-        for (const auto& [t, d] : steps) peak = std::max(peak, f += d);
-        CHECK(r.peak_in_flight[s] == peak);
-      }
-      for (int s = 0; s < p; ++s) {
-        std::vector<PipelineEvent> mine;
-        for (const auto& e : trace)
-          if (e.stage == s) mine.push_back(e);
-        std::sort(mine.begin(), mine.end(), [](const auto& a, const auto& b) { return a.start_s < b.start_s; });
-        for (std::size_t i = 1; i < mine.size(); ++i) CHECK(mine[i].start_s >= mine[i - 1].end_s - 1e-12);
-      }
-      // Dependencies: a forward follows the previous virtual stage's forward plus the transfer;
-      // a backward follows the next virtual stage's backward and its own forward.
-      for (const auto& [key, e] : by_key) {
-        auto [s, c, mb, bwd] = key;
-        const int vs = c * p + s;
-        if (!bwd && vs > 0) {
-          const auto& prev = by_key.at({(vs - 1) % p, (vs - 1) / p, mb, false});
-          CHECK(e.start_s >= prev.end_s + in.p2p_s - 1e-12);
-        }
-        if (bwd) {
-          CHECK(e.start_s >= by_key.at({s, c, mb, false}).end_s - 1e-12);
-          if (vs < p * v - 1) {
-            const auto& next = by_key.at({(vs + 1) % p, (vs + 1) / p, mb, true});
-            CHECK(e.start_s >= next.end_s + in.p2p_s - 1e-12);
-          }
-        }
-      }
+      check_schedule_trace(in);
     }
+  }
+  SUBCASE("micro-batch groups: Megatron-Core's schedule table (schedules.py, PP2 N3 M5 VP2)") {
+    // get_schedule_table's docstring: virtual micro-batch 0..9 runs micro-batch 0 1 2 0 1 2 3 4 3 4
+    // on model chunk 0 0 0 1 1 1 0 0 1 1. Every rank runs its forwards in that order.
+    PipelineInput in = uniform(2, 2, 5, 1, 2, 0.01);
+    in.microbatch_group = 3;
+    std::vector<PipelineEvent> trace;
+    REQUIRE(simulate_pipeline(in, &trace).makespan_s > 0);
+    const std::vector<std::pair<std::int64_t, int>> table = {{0, 0}, {1, 0}, {2, 0}, {0, 1}, {1, 1},
+                                                             {2, 1}, {3, 0}, {4, 0}, {3, 1}, {4, 1}};
+    for (int s = 0; s < 2; ++s) {
+      std::vector<PipelineEvent> forwards;
+      for (const auto& e : trace)
+        if (e.stage == s && !e.backward) forwards.push_back(e);
+      std::sort(forwards.begin(), forwards.end(), [](const auto& a, const auto& b) { return a.start_s < b.start_s; });
+      std::vector<std::pair<std::int64_t, int>> order;
+      for (const auto& e : forwards) order.push_back({e.micro_batch, e.chunk});
+      CHECK(order == table);
+    }
+    check_schedule_trace(in);
+  }
+  SUBCASE("micro-batch groups: every group Megatron-Core accepts runs each op once, after its dependencies") {
+    std::mt19937_64 rng(20261125);
+    std::uniform_real_distribution<double> dur(0.01, 3.0);
+    int cases = 0;
+    for (int p : {2, 3, 4, 5})
+      for (int v : {2, 3})
+        for (std::int64_t m = 1; m <= 24; ++m)
+          for (std::int64_t g = p; g <= m; ++g) {
+            if (m % g != 0 && m % g < p) continue;  // schedules.py refuses a last group shorter than pp
+            CAPTURE(p);
+            CAPTURE(v);
+            CAPTURE(m);
+            CAPTURE(g);
+            PipelineInput in = uniform(p, v, m, 1, 2, 0.05);
+            in.microbatch_group = g;
+            for (double& d : in.forward_s) d = dur(rng);
+            for (double& d : in.backward_s) d = dur(rng);
+            check_schedule_trace(in);
+            ++cases;
+          }
+    CHECK(cases > 500);
+  }
+  SUBCASE("micro-batch groups of pp are the default schedule") {
+    PipelineInput in = uniform(4, 2, 12, 1, 2, 0.1);
+    in.forward(2, 1) = 1.7;
+    const PipelineResult by_default = simulate_pipeline(in);
+    in.microbatch_group = 4;
+    CHECK(simulate_pipeline(in).end_s == by_default.end_s);
+    in.microbatch_group = 6;  // other groups, another schedule: more warmup forwards
+    const PipelineResult grouped = simulate_pipeline(in);
+    REQUIRE(grouped.makespan_s > 0);
+    CHECK(grouped.peak_in_flight[0] == (4 - 0 - 1) * 2 + 6 + 1);
   }
   SUBCASE("the phase sweep (untraced) times every schedule bit for bit like the event order (traced)") {
     // Uneven stages and chunks, with and without transfers, small and large m relative to p (all
@@ -200,7 +262,14 @@ TEST_CASE("simulate_pipeline") {
     CHECK(cases > 300);
   }
   SUBCASE("inconsistent input returns makespan 0") {
-    CHECK(simulate_pipeline(uniform(4, 2, 6, 1, 2)).makespan_s == 0);  // v > 1 needs m % p == 0
+    CHECK(simulate_pipeline(uniform(4, 2, 6, 1, 2)).makespan_s == 0);  // groups of p = 4 leave a last group of 2 < p
+    PipelineInput grouped = uniform(4, 2, 6, 1, 2);
+    grouped.microbatch_group = 5;  // last group 1 < p
+    CHECK(simulate_pipeline(grouped).makespan_s == 0);
+    grouped.microbatch_group = 3;  // fewer than p
+    CHECK(simulate_pipeline(grouped).makespan_s == 0);
+    grouped.microbatch_group = 6;  // one group of all six: legal
+    CHECK(simulate_pipeline(grouped).makespan_s > 0);
     CHECK(simulate_pipeline(uniform(4, 1, 0, 1, 2)).makespan_s == 0);
     PipelineInput none;
     none.stages = 0;

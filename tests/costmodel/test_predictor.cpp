@@ -112,8 +112,23 @@ TEST_CASE("check_plan") {
     job.plan.vpp = 7;
     CHECK(contains(check_plan(job), "96 layers are not divisible by pp*vpp = 112"));
     job.plan.vpp = 2;
-    job.training.global_batch_size = 8 * 24;  // 24 micro-batches, not a multiple of pp=16
-    CHECK(contains(check_plan(job), "micro-batches divisible by pp=16"));
+    // Micro-batches pp does not divide run in larger groups (Megatron-Core
+    // --microbatch-group-size-per-virtual-pipeline-stage): 24 micro-batches over pp=16 in one
+    // group of 24, which strata picks, or a group given that Megatron-Core accepts.
+    job.training.global_batch_size = 8 * 24;
+    CHECK(check_plan(job) == "");
+    CHECK(interleaved_microbatch_group(job.plan, 24) == 24);
+    job.plan.microbatch_group = 20;  // last group of 4 < pp
+    CHECK(contains(check_plan(job), "leave a last group of 4 (groups of 20), fewer than pp=16"));
+    job.plan.microbatch_group = 12;  // fewer than pp
+    CHECK(contains(check_plan(job), "must lie in [pp=16, micro-batches=24]"));
+    job.plan.microbatch_group = 0;
+    job.training.global_batch_size = 8 * 8;  // 8 micro-batches cannot fill pp=16 in any group
+    CHECK(contains(check_plan(job), "needs at least pp=16 micro-batches per step, this one has 8"));
+    job.training.global_batch_size = 8 * 192;
+    job.plan.vpp = 1;
+    job.plan.microbatch_group = 16;
+    CHECK(contains(check_plan(job), "needs interleaving"));
     job = test::gpt3_175b_job();
     job.plan.pp = 1;
     job.plan.vpp = 2;

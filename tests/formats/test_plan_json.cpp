@@ -84,6 +84,17 @@ TEST_CASE("plan_from_json") {
     CHECK(back.runtime.cp_a2a_size == 2);  // tp 4 x 2 CP ranks fill a node of 8
     CHECK(plan_to_json(job, predict(job)).at("runtime").at("cp_a2a_size") == 2);
   }
+  SUBCASE("interleaving in micro-batch groups other than pp: the group is written and read back") {
+    Job job = test::gpt3_175b_job();
+    job.plan.vpp = 2;
+    job.training.global_batch_size = 8 * 200;  // 200 micro-batches over pp 16: groups of 20
+    const nlohmann::json j = plan_of(job);
+    CHECK(j["parallel"]["microbatch_group_size_per_vp_stage"] == 20);
+    Job back = plan_from_json(j, "plan.json");
+    CHECK(back.plan.microbatch_group == 20);
+    CHECK(predict(back).iteration_time_s == predict(job).iteration_time_s);
+    CHECK_FALSE(plan_of(test::gpt3_175b_job())["parallel"].contains("microbatch_group_size_per_vp_stage"));  // the default pp
+  }
   SUBCASE("an explicitly even stage list reads back as the even split") {
     Job job = test::gpt3_175b_job();
     job.plan.stage_layers = std::vector<int>(16, 6);

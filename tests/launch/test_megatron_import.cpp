@@ -46,6 +46,10 @@ void check_round_trip(const Job& job) {
   check_same_shape(l.model, job.model);
   CHECK(l.training == job.training);
   ParallelPlan expected = job.plan, got = l.plan;
+  // The micro-batch group the schedule runs: chosen by strata, given by the launch (pp when it says nothing).
+  expected.microbatch_group = static_cast<int>(interleaved_microbatch_group(expected, job.num_micro_batches()));
+  got.microbatch_group = static_cast<int>(interleaved_microbatch_group(got, job.num_micro_batches()));
+  if (expected.vpp == 1) expected.microbatch_group = got.microbatch_group = 0;
   expected.dp = got.dp = 1;
   // An explicit even split and no split are the same plan.
   expected.stage_layers = resolve_stage_layers(expected, job.model.num_layers);
@@ -90,6 +94,19 @@ TEST_CASE("megatron_import") {
     llama.runtime.tp_comm_overlap = true;
     llama.runtime.vocab_divisor = 64;
     check_round_trip(llama);
+    llama.training.global_batch_size = 8 * 36;  // 36 micro-batches over pp 4... and pp 8 below
+    check_round_trip(llama);
+    llama.plan.pp = 8;
+    llama.plan.vpp = 2;
+    llama.plan.recompute = {};
+    check_round_trip(llama);  // --microbatch-group-size-per-virtual-pipeline-stage 9
+    llama.plan.microbatch_group = 12;
+    check_round_trip(llama);
+    llama.plan.microbatch_group = 0;
+    llama.plan.pp = 4;
+    llama.plan.vpp = 5;
+    llama.plan.recompute = {RecomputeGranularity::full, 5};
+    llama.training.global_batch_size = 512;
     llama.runtime.cp_comm_type = CpCommType::a2a_p2p;  // --hierarchical-context-parallel-sizes 1 2 (tp 8 fills a node)
     check_round_trip(llama);
     llama.runtime.cp_comm_type = CpCommType::p2p;
@@ -184,6 +201,15 @@ TEST_CASE("megatron_import") {
     CHECK(has_note(l, "attention assumed fused"));
     CHECK(read("--num-layers 2 --hidden-size 768 --num-attention-heads 12 --seq-length 8 --micro-batch-size 1 --vocab-size 9")
               .model.ffn_hidden_size == 3072);
+    // Interleaving runs groups of pp micro-batches (ModelParallelConfig.__post_init__), so a
+    // launch whose micro-batches pp does not divide is refused as Megatron-Core's schedule refuses it.
+    const std::string vpp = "--num-layers 8 --hidden-size 768 --num-attention-heads 12 --seq-length 1024 --micro-batch-size 1 "
+                            "--vocab-size 1000 --pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 2 ";
+    CHECK(read(vpp).plan.microbatch_group == 2);
+    CHECK(read(vpp + "--microbatch-group-size-per-virtual-pipeline-stage 3").plan.microbatch_group == 3);
+    CHECK(read("--num-layers 2 --hidden-size 768 --num-attention-heads 12 --seq-length 8 --micro-batch-size 1 --vocab-size 9 "
+               "--microbatch-group-size-per-virtual-pipeline-stage 3")
+              .plan.microbatch_group == 0);  // without interleaving Megatron never reads it
   }
 
   SUBCASE("older and DeepSpeed spellings") {

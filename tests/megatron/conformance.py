@@ -111,8 +111,21 @@ def compare(plan, args, config, verdict):
     d = verdict["derived"]
     same("dp", par["dp"], d["dp"])
     same("vpp", par["vpp"], d["vpp"] or 1)
-    same("micro-batches", train["global_batch_size"] // (par["micro_batch_size"] * par["dp"]),
-         d["num_microbatches"])
+    micro_batches = train["global_batch_size"] // (par["micro_batch_size"] * par["dp"])
+    same("micro-batches", micro_batches, d["num_microbatches"])
+    if (d["vpp"] or 1) > 1:
+        # The micro-batch group of the interleaved schedule (ModelParallelConfig.__post_init__: pp
+        # unless given), and the two checks forward_backward_pipelining_with_interleaving
+        # (schedules.py) makes at the first step, which check.py does not reach.
+        group = config.microbatch_group_size_per_vp_stage
+        same("micro-batch group per virtual stage",
+             par.get("microbatch_group_size_per_vp_stage", par["pp"]), group)
+        if group > micro_batches or group < par["pp"]:
+            problems.append(f"Megatron's schedule refuses a micro-batch group of {group}: outside "
+                            f"[PP={par['pp']}, M={micro_batches}]")
+        elif 0 < micro_batches % group < par["pp"]:
+            problems.append(f"Megatron's schedule refuses the last micro-batch group of "
+                            f"{micro_batches % group} (< pp {par['pp']})")
     same("tp", par["tp"], args.tensor_model_parallel_size)
     same("pp", par["pp"], args.pipeline_model_parallel_size)
     same("cp", par["cp"], args.context_parallel_size)

@@ -11,6 +11,10 @@ TEST_CASE("estimate_plan_memory: equals the predictor's memory without simulatin
   Job job = test::gpt3_175b_job();
   SUBCASE("1F1B") {}
   SUBCASE("interleaved") { job.plan.vpp = 3; }
+  SUBCASE("interleaved, micro-batches pp does not divide (groups of 20 micro-batches)") {
+    job.plan.vpp = 3;
+    job.training.global_batch_size = 1600;  // 200 micro-batches over pp 16
+  }
   SUBCASE("uneven stages, partial full recompute") {
     job.plan.stage_layers = {4, 7, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 7};
     job.plan.recompute = {RecomputeGranularity::full, 2};
@@ -25,7 +29,8 @@ TEST_CASE("estimate_plan_memory: equals the predictor's memory without simulatin
   REQUIRE(est.stage_GiB.size() == pred.stages.size());
   for (std::size_t s = 0; s < pred.stages.size(); ++s) {
     CHECK(est.stage_GiB[s] == doctest::Approx(pred.stages[s].memory.total_GiB).epsilon(1e-12));
-    CHECK(peak_in_flight_chunks(static_cast<int>(s), job.plan.pp, job.plan.vpp, job.num_micro_batches()) ==
+    CHECK(pipeline_peak_in_flight(job.plan.pp, job.plan.vpp, static_cast<int>(s), job.num_micro_batches(),
+                                  interleaved_microbatch_group(job.plan, job.num_micro_batches())) ==
           pred.stages[s].in_flight_micro_batches);
   }
 }

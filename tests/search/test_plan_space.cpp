@@ -64,7 +64,7 @@ TEST_CASE("plan_illegal_reason: search-level rules, each with its reason") {
     p.stage_layers = {1, 11, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6};
     CHECK(reason(p) == "stage 0 has 1 layers, fewer than its vpp=2 model chunks");
   }
-  SUBCASE("vpp needs pp >= 2 and micro-batches divisible by pp (check_plan)") {
+  SUBCASE("vpp needs pp >= 2 and at least pp micro-batches (check_plan)") {
     ParallelPlan p = base;
     p.tp = 8;
     p.pp = 1;
@@ -75,8 +75,12 @@ TEST_CASE("plan_illegal_reason: search-level rules, each with its reason") {
     p.micro_batch_size = 12;  // 1536 / (8 * 12) = 16 micro-batches: divisible by 16
     p.vpp = 2;
     CHECK(reason(p) == "");
+    p.micro_batch_size = 4;  // 48 micro-batches: groups of 16
+    CHECK(reason(p) == "");
+    p.micro_batch_size = 8;  // 24 micro-batches: one group of 24 (Megatron-Core's micro-batch groups)
+    CHECK(reason(p) == "");
     p.micro_batch_size = 64;  // 3 micro-batches
-    CHECK(reason(p) == "interleaved pipelining needs the 3 micro-batches divisible by pp=16");
+    CHECK(reason(p) == "interleaved pipelining needs at least pp=16 micro-batches per step, this one has 3");
   }
   SUBCASE("batch divisible and layers >= stages (check_plan)") {
     ParallelPlan p = base;

@@ -55,6 +55,10 @@ struct ParallelPlan {
   int etp = 1;
   bool sequence_parallel = false;
   int vpp = 1;  // virtual pipeline chunks per rank (interleaved 1F1B when > 1)
+  // Interleaved 1F1B: micro-batches each model chunk runs in a row before the next chunk's
+  // (Megatron-Core --microbatch-group-size-per-virtual-pipeline-stage, default pp). 0: chosen by
+  // interleaved_microbatch_group below.
+  int microbatch_group = 0;
   int micro_batch_size = 1;
   RecomputeSpec recompute;
   int zero_stage = 0;                  // DeepSpeed/FSDP style sharding of optimizer (1), grads (2), params (3)
@@ -238,6 +242,17 @@ std::vector<int> accounted_stage_layers(int num_layers, int pp, int vpp);
 // layer (DeepSeek-V3's 61 layers over pp 8 x vpp 4: "Et|(tt|)*30mL"). Empty when the layers divide
 // evenly, or when no layout gives every model chunk a layer (the caller reports it).
 std::vector<int> standard_stage_layers(int num_layers, int pp, int vpp, int mtp_layers = 0);
+
+// The micro-batch group the interleaved schedule runs with: plan.microbatch_group when set, else
+// Megatron-Core's default pp when pp divides the micro-batches, else the smallest group its schedule
+// accepts, so that a step of micro-batches pp does not divide still interleaves. Megatron-Core
+// (schedules.py forward_backward_pipelining_with_interleaving) needs pp <= group <= micro-batches
+// and the last group, micro_batches % group, either 0 or at least pp; the smallest legal group holds
+// the fewest micro-batches in flight (warmup (pp - rank - 1) * 2 + (vpp - 1) * group). 0 when no
+// group is legal (fewer micro-batches than pp); `micro_batches` when vpp is 1.
+std::int64_t interleaved_microbatch_group(const ParallelPlan& plan, std::int64_t micro_batches);
+// Why Megatron-Core refuses `group` for pp stages and `micro_batches`; empty when it accepts it.
+std::string microbatch_group_problem(std::int64_t group, int pp, std::int64_t micro_batches);
 
 // Vocabulary rows the framework allocates and multiplies. Megatron-LM and Megatron-DeepSpeed pad
 // the vocabulary to a multiple of runtime.vocab_divisor (--make-vocab-size-divisible-by, default

@@ -1,6 +1,6 @@
 #pragma once
 // Event simulation of the 1F1B (PipeDream-Flush, Narayanan et al. 2021 §2.2.1) and interleaved
-// 1F1B (§2.2.2, Megatron-LM's schedules.py ordering) pipeline schedules with per-stage, per-chunk
+// 1F1B (§2.2.2, Megatron-LM's schedules.py ordering, with Megatron-Core's micro-batch groups) pipeline schedules with per-stage, per-chunk
 // forward/backward times, so uneven stages and the resulting bubbles are simulated, not assumed.
 // A traced run times the ops in an event order; an untraced one sweeps phases of all ranks at once
 // (pipeline_sim.cpp), with bit-identical results.
@@ -14,6 +14,9 @@ struct PipelineInput {
   int stages = 1;
   int chunks = 1;  // virtual pipeline size (vpp)
   std::int64_t micro_batches = 1;
+  // Interleaved (chunks > 1): micro-batches each chunk runs in a row before the next chunk's
+  // (Megatron-Core's microbatch_group_size_per_vp_stage); 0 means `stages`, Megatron's default.
+  std::int64_t microbatch_group = 0;
   // Time of one micro-batch through model chunk c of stage s, at [c * stages + s]: the stages of a
   // chunk side by side, as the simulation reads them. resize() sizes both to stages x chunks.
   std::vector<double> forward_s;
@@ -48,7 +51,13 @@ struct PipelineResult {
 };
 
 // Returns an empty optional-like result with makespan 0 when the input is inconsistent; callers
-// validate (micro_batches % stages == 0 for chunks > 1) beforehand. `trace` receives every op.
+// validate beforehand (with chunks > 1, a micro-batch group Megatron-Core accepts:
+// microbatch_group_problem in job.h). `trace` receives every op.
 PipelineResult simulate_pipeline(const PipelineInput& in, std::vector<PipelineEvent>* trace = nullptr);
+
+// Most chunk-micro-batches pipeline rank `rank` holds forwarded and not yet backwarded: its warmup
+// forwards and the first steady-state one (all of them when the warmup covers every forward).
+// `microbatch_group` as in PipelineInput.
+int pipeline_peak_in_flight(int stages, int chunks, int rank, std::int64_t micro_batches, std::int64_t microbatch_group = 0);
 
 }  // namespace strata

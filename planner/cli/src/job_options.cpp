@@ -106,6 +106,10 @@ void add_plan_options(CLI::App& app, JobOptions& o) {
   app.add_option("--ep", o.ep, "Expert-parallel size (MoE)");
   app.add_option("--etp", o.etp, "Expert-tensor-parallel size (MoE; default 1: experts not split)");
   app.add_option("--vpp", o.vpp, "Virtual pipeline chunks per rank (interleaved 1F1B)");
+  app.add_option("--microbatch-group", o.microbatch_group,
+                 "With --vpp: micro-batches each model chunk runs in a row (Megatron-Core "
+                 "--microbatch-group-size-per-virtual-pipeline-stage; default pp, or the smallest group Megatron-Core accepts "
+                 "when pp does not divide the micro-batches)");
   app.add_option("--mbs", o.mbs, "Micro-batch size");
   app.add_flag("--sp", o.sp, "Sequence parallelism");
   app.add_option("--recompute", o.recompute, "none | selective | full");
@@ -309,7 +313,7 @@ MegatronLaunch read_launch_file(const JobOptions& o, const Catalog& catalog) {
       {o.no_overlap_grad_reduce, "--no-overlap-grad-reduce"}, {o.no_overlap_param_gather, "--no-overlap-param-gather"}, {o.no_grad_accumulation_fusion, "--no-grad-accumulation-fusion"},
       {o.vocab_divisor.has_value(), "--make-vocab-size-divisible-by"}, {o.tp.has_value(), "--tp"}, {o.pp.has_value(), "--pp"},
       {o.dp.has_value(), "--dp"}, {o.cp.has_value(), "--cp"}, {o.ep.has_value(), "--ep"}, {o.etp.has_value(), "--etp"}, {o.vpp.has_value(), "--vpp"},
-      {o.mbs.has_value(), "--mbs"}, {o.sp, "--sp"}, {!o.recompute.empty(), "--recompute"},
+      {o.microbatch_group.has_value(), "--microbatch-group"}, {o.mbs.has_value(), "--mbs"}, {o.sp, "--sp"}, {!o.recompute.empty(), "--recompute"},
       {o.recompute_layers.has_value(), "--recompute-layers"}, {!o.recompute_modules.empty(), "--recompute-modules"},
       {o.dist_opt, "--dist-opt"}, {o.zero != 0, "--zero"},
       {!o.stage_layers.empty(), "--stage-layers"}};
@@ -412,6 +416,11 @@ Job build_job(const JobOptions& o, const Catalog& catalog, std::vector<std::stri
   p.ep = positive(o.ep, "--ep", 1);
   p.etp = positive(o.etp, "--etp", 1);
   p.vpp = positive(o.vpp, "--vpp", 1);
+  if (o.microbatch_group) {
+    if (*o.microbatch_group < 1 || *o.microbatch_group > kMaxScheduledChunks)
+      throw InputError(kCmd, "--microbatch-group", fmt::format("expected 1..{} micro-batches, found {}", kMaxScheduledChunks, *o.microbatch_group));
+    p.microbatch_group = static_cast<int>(*o.microbatch_group);
+  }
   p.micro_batch_size = positive(o.mbs, "--mbs", 1);
   const std::int64_t mp = static_cast<std::int64_t>(p.tp) * p.pp * p.cp;
   if (o.dp) {
@@ -480,7 +489,7 @@ Job build_job(const JobOptions& o, const Catalog& catalog, std::vector<std::stri
   if (auto problem = check_plan_input(job)) {
     static const std::pair<const char*, const char*> flags[] = {
         {"tp", "--tp"}, {"pp", "--pp"}, {"dp", "--dp"}, {"cp", "--cp"}, {"ep", "--ep"}, {"etp", "--etp"}, {"vpp", "--vpp"},
-        {"micro_batch_size", "--mbs"}, {"gpus", "--gpus"}, {"global_batch_size", "--global-batch"},
+        {"microbatch_group_size_per_vp_stage", "--microbatch-group"}, {"micro_batch_size", "--mbs"}, {"gpus", "--gpus"}, {"global_batch_size", "--global-batch"},
         {"stages", "--stage-layers"}, {"recompute_layers", "--recompute-layers"}, {"zero_stage", "--zero"}};
     std::string flag = problem->field;
     for (const auto& [field, f] : flags)

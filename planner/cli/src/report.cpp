@@ -12,7 +12,10 @@ std::string prediction_report(const Job& job, const Prediction& pred) {
                      job.training.seq_length, job.training.global_batch_size, to_string(job.training.precision));
   out += fmt::format("cluster   {} x {} ({}, {} GPUs/node)\n", p.world_size(), job.cluster.gpu.name, job.cluster.name,
                      job.cluster.gpus_per_node);
-  out += fmt::format("plan      {}; {} micro-batches per iteration\n", plan_summary(p), job.num_micro_batches());
+  out += fmt::format("plan      {}; {} micro-batches per iteration", plan_summary(p), job.num_micro_batches());
+  const std::int64_t group = interleaved_microbatch_group(p, job.num_micro_batches());
+  if (p.vpp > 1 && group != p.pp) out += fmt::format(", interleaved in groups of {} (not pp: Megatron-Core's micro-batch groups)", group);
+  out += "\n";
   if (!pred.feasible && pred.iteration_time_s <= 0) {
     out += fmt::format("INFEASIBLE: {}\n", pred.reason);
     return out;

@@ -44,6 +44,11 @@ std::optional<PlanProblem> check_plan_input(const Job& job) {
   // Settings that contradict each other whatever the model: the request is wrong, not infeasible.
   if (p.vpp > 1 && p.pp < 2)
     return PlanProblem{"vpp", "interleaved pipelining (vpp " + std::to_string(p.vpp) + ") needs a pipeline of pp >= 2 stages"};
+  if (p.microbatch_group < 0 || p.microbatch_group > kMaxScheduledChunks)
+    return PlanProblem{"microbatch_group_size_per_vp_stage",
+                       "expected 1.." + std::to_string(kMaxScheduledChunks) + " micro-batches, found " + std::to_string(p.microbatch_group)};
+  if (p.microbatch_group > 0 && p.vpp < 2)
+    return PlanProblem{"microbatch_group_size_per_vp_stage", "a micro-batch group per virtual pipeline stage needs vpp >= 2"};
   if (p.zero_stage < 0 || p.zero_stage > 3)
     return PlanProblem{"zero_stage", "expected ZeRO stage 0, 1, 2 or 3, found " + std::to_string(p.zero_stage)};
   if (p.distributed_optimizer && p.zero_stage > 0)

@@ -66,6 +66,9 @@ nlohmann::json plan_to_json(const Job& job, const Prediction& prediction) {
           {"launch", launch_to_json(megatron_launch(job, prediction.feasible, prediction.reason))}};
   if (p.recompute.granularity == RecomputeGranularity::selective) j["recompute"]["modules"] = recompute_module_names(p.recompute.modules);
   if (p.vpp > 1) {
+    // The micro-batch group the schedule ran with, where it is not Megatron-Core's default pp.
+    const std::int64_t group = interleaved_microbatch_group(p, job.num_micro_batches());
+    if (group != p.pp) j["parallel"]["microbatch_group_size_per_vp_stage"] = group;
     // Decoder layers of each model chunk of each stage (interleaved 1F1B), as the schedule and the
     // launch's layout place them.
     nlohmann::json chunks = nlohmann::json::array();
@@ -209,8 +212,8 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
   }
 
   JsonReader pr = r.child("parallel");
-  pr.reject_unknown_keys({"tp", "pp", "dp", "cp", "ep", "etp", "sequence_parallel", "vpp", "micro_batch_size", "zero_stage",
-                          "distributed_optimizer"});
+  pr.reject_unknown_keys({"tp", "pp", "dp", "cp", "ep", "etp", "sequence_parallel", "vpp", "microbatch_group_size_per_vp_stage",
+                          "micro_batch_size", "zero_stage", "distributed_optimizer"});
   ParallelPlan& p = job.plan;
   constexpr std::int64_t kMax = 1000000;
   p.tp = static_cast<int>(pr.get_int("tp", 1, kMax));
@@ -221,6 +224,7 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
   p.etp = static_cast<int>(pr.opt_int("etp", 1, kMax).value_or(1));
   p.sequence_parallel = pr.opt_bool("sequence_parallel", false);
   p.vpp = static_cast<int>(pr.opt_int("vpp", 1, kMax).value_or(1));
+  p.microbatch_group = static_cast<int>(pr.opt_int("microbatch_group_size_per_vp_stage", 1, kMaxSimulatedChunks).value_or(0));
   p.micro_batch_size = static_cast<int>(pr.get_int("micro_batch_size", 1, kMax));
   p.zero_stage = static_cast<int>(pr.opt_int("zero_stage", 0, 3).value_or(0));
   p.distributed_optimizer = pr.opt_bool("distributed_optimizer", false);

@@ -11,6 +11,7 @@ std::string plan_summary(const ParallelPlan& p) {
   if (p.etp > 1) s += fmt::format(" etp={}", p.etp);
   if (p.sequence_parallel) s += " sp";
   if (p.vpp > 1) s += fmt::format(" vpp={}", p.vpp);
+  if (p.vpp > 1 && p.microbatch_group > 0 && p.microbatch_group != p.pp) s += fmt::format(" microbatch-group={}", p.microbatch_group);
   s += fmt::format(" mbs={} recompute={}", p.micro_batch_size, to_string(p.recompute.granularity));
   if (p.recompute.granularity == RecomputeGranularity::full && p.recompute.num_layers >= 0)
     s += fmt::format("({} layers/stage)", p.recompute.num_layers);

@@ -138,6 +138,10 @@ void pipeline_split(std::vector<std::string>& a, const Job& job) {
     const bool even_chunks = even && std::all_of(v.begin(), v.end(), [&](int l) { return l == v.front(); });
     if (even_chunks) opt(a, "--num-layers-per-virtual-pipeline-stage", v.front());
     else opt(a, "--pipeline-model-parallel-layout", layout_string(v, job.model.mtp_layers));  // also sets the virtual pipeline size
+    // Megatron-Core runs groups of pp micro-batches per model chunk unless told otherwise, and
+    // refuses a step whose last group is shorter than pp (schedules.py).
+    const std::int64_t group = interleaved_microbatch_group(p, job.num_micro_batches());
+    if (group != p.pp) opt(a, "--microbatch-group-size-per-virtual-pipeline-stage", group);
     return;
   }
   if (even) return;

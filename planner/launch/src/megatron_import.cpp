@@ -57,6 +57,7 @@ constexpr FlagSpec kFlags[] = {
     {"--tensor-model-parallel-size", true}, {"--pipeline-model-parallel-size", true}, {"--context-parallel-size", true},
     {"--expert-model-parallel-size", true}, {"--sequence-parallel", false},
     {"--num-layers-per-virtual-pipeline-stage", true}, {"--num-virtual-stages-per-pipeline-rank", true},
+    {"--microbatch-group-size-per-virtual-pipeline-stage", true},
     {"--decoder-first-pipeline-num-layers", true}, {"--decoder-last-pipeline-num-layers", true},
     {"--pipeline-model-parallel-layout", true},
     // Memory and runtime features.
@@ -796,6 +797,11 @@ MegatronLaunch read_megatron_launch(const std::string& text, const std::string& 
   p.sequence_parallel = f.has("--sequence-parallel");
   p.micro_batch_size = static_cast<int>(f.required("--micro-batch-size", 1, kMaxParallel, "Megatron needs the micro-batch size"));
   read_pipeline(f, where, out.model, p, out.notes);
+  // Interleaving runs groups of pp micro-batches per model chunk unless the launch says otherwise
+  // (ModelParallelConfig.__post_init__); the schedule checks the group (check_plan says why).
+  if (p.vpp > 1)
+    p.microbatch_group = static_cast<int>(
+        f.integer("--microbatch-group-size-per-virtual-pipeline-stage", 1, kMaxSimulatedChunks).value_or(p.pp));
   read_recompute(f, where, p, out.notes);
   p.distributed_optimizer = f.has("--use-distributed-optimizer");
   if (f.has("--use-megatron-fsdp")) {
@@ -905,7 +911,8 @@ std::string megatron_flag_for(const std::string& plan_field) {
       {"cp", "--context-parallel-size"},          {"ep", "--expert-model-parallel-size"},
       {"vpp", "--num-layers-per-virtual-pipeline-stage"}, {"micro_batch_size", "--micro-batch-size"},
       {"global_batch_size", "--global-batch-size"}, {"stages", "--pipeline-model-parallel-size"},
-      {"recompute_layers", "--recompute-num-layers"}, {"dp", "--nnodes"}, {"gpus", "--nnodes"}, {"zero_stage", "--zero-stage"}};
+      {"recompute_layers", "--recompute-num-layers"},
+      {"microbatch_group_size_per_vp_stage", "--microbatch-group-size-per-virtual-pipeline-stage"}, {"dp", "--nnodes"}, {"gpus", "--nnodes"}, {"zero_stage", "--zero-stage"}};
   for (const auto& [field, flag] : kFields)
     if (plan_field == field) return flag;
   return plan_field;

@@ -58,6 +58,7 @@ struct JobOptions {
   std::optional<int> mtp_layers;
   // Plan flags (predict; plan uses them as constraints later).
   std::optional<int> tp, pp, dp, cp, ep, etp, vpp, mbs;
+  std::optional<std::int64_t> microbatch_group;  // interleaved: micro-batches per group (Megatron-Core)
   bool sp = false;
   std::string recompute;  // empty: none
   std::optional<int> recompute_layers;
