@@ -232,6 +232,10 @@ bool moe_host_time_unmodelled(const Job& job) {
   return syncs || job.runtime.framework != Framework::megatron;
 }
 
+bool combined_1f1b(const Job& job) {
+  return job.runtime.moe_a2a_overlap && job.plan.ep > 1 && job.model.moe && job.model.num_moe_layers() > 0;
+}
+
 double effective_moe_imbalance(const RuntimeOptions& rt) {
   double f = std::max(1.0, rt.moe_load_imbalance);
   if (rt.moe_capacity_factor > 0) f = std::min(f, std::max(1.0, rt.moe_capacity_factor));

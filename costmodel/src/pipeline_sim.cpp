@@ -13,15 +13,17 @@ namespace {
 // Megatron-LM's order of ops on one pipeline rank (schedules.py:
 // forward_backward_pipelining_with/without_interleaving, get_pp_rank_microbatches): `warmup`
 // forwards, then steady 1F1B (one forward, one backward), then the cool-down backwards. With
-// interleaving the warmup covers (vpp - 1) micro-batch groups of `g`.
+// interleaving the warmup covers (vpp - 1) micro-batch groups of `g`; the combined 1F1B of MoE
+// all-to-all overlap adds one.
 struct RankSchedule {
   std::int64_t total, warmup;
 
-  RankSchedule(int p, int v, int rank, std::int64_t m, std::int64_t g)
+  RankSchedule(int p, int v, int rank, std::int64_t m, std::int64_t g, bool combined = false)
       : total(m * v),
-        warmup(v == 1 ? std::min<std::int64_t>(p - rank - 1, m)
-                      : std::min<std::int64_t>(static_cast<std::int64_t>(p - rank - 1) * 2 + static_cast<std::int64_t>(v - 1) * g,
-                                               m * v)) {}
+        warmup(std::min<std::int64_t>((v == 1 ? p - rank - 1
+                                              : static_cast<std::int64_t>(p - rank - 1) * 2 + static_cast<std::int64_t>(v - 1) * g) +
+                                          (combined ? 1 : 0),
+                                      m * v)) {}
   std::int64_t size() const { return 2 * total; }
   // Op j of the rank: whether it is a backward, and which forward/backward index k it is.
   bool op(std::int64_t j, std::int64_t& k) const {
@@ -83,12 +85,12 @@ struct ScheduleOrder {
 
 // The dependency structure of a schedule depends only on (p, v, m), not on durations: compute a
 // topological order once, then every simulation is a single pass over it.
-ScheduleOrder build_order(int p, int v, std::int64_t m, std::int64_t g) {
+ScheduleOrder build_order(int p, int v, std::int64_t m, std::int64_t g, bool combined) {
   const std::int64_t total = m * v;
   const int vstages = p * v;
   std::vector<std::int32_t> fpos(static_cast<std::size_t>(vstages * m), -1), bpos(fpos.size(), -1);
   std::vector<RankSchedule> sched;
-  for (int r = 0; r < p; ++r) sched.emplace_back(p, v, r, m, g);
+  for (int r = 0; r < p; ++r) sched.emplace_back(p, v, r, m, g, combined);
   std::vector<std::int64_t> ptr(p, 0);
   std::vector<FlatOp> out;
   out.reserve(static_cast<std::size_t>(2 * total * p));
@@ -142,14 +144,14 @@ ScheduleOrder build_order(int p, int v, std::int64_t m, std::int64_t g) {
   return order;
 }
 
-// Per-thread cache of schedule orders (searches evaluate many plans with the same p, v, m, g).
-const ScheduleOrder& cached_order(int p, int v, std::int64_t m, std::int64_t g) {
-  thread_local std::map<std::tuple<int, int, std::int64_t, std::int64_t>, std::unique_ptr<ScheduleOrder>> cache;
-  auto key = std::make_tuple(p, v, m, g);
+// Per-thread cache of schedule orders (searches evaluate many plans with the same schedule).
+const ScheduleOrder& cached_order(int p, int v, std::int64_t m, std::int64_t g, bool combined) {
+  thread_local std::map<std::tuple<int, int, std::int64_t, std::int64_t, bool>, std::unique_ptr<ScheduleOrder>> cache;
+  auto key = std::make_tuple(p, v, m, g, combined);
   auto it = cache.find(key);
   if (it != cache.end()) return *it->second;
   if (cache.size() >= 32) cache.clear();
-  auto order = std::make_unique<ScheduleOrder>(build_order(p, v, m, g));
+  auto order = std::make_unique<ScheduleOrder>(build_order(p, v, m, g, combined));
   return *cache.emplace(key, std::move(order)).first->second;
 }
 
@@ -474,8 +476,9 @@ std::int64_t group_of(const PipelineInput& in) {
 
 }  // namespace
 
-int pipeline_peak_in_flight(int stages, int chunks, int rank, std::int64_t micro_batches, std::int64_t microbatch_group) {
-  const RankSchedule rs(stages, chunks, rank, micro_batches, microbatch_group > 0 ? microbatch_group : stages);
+int pipeline_peak_in_flight(int stages, int chunks, int rank, std::int64_t micro_batches, std::int64_t microbatch_group,
+                            bool combined_1f1b) {
+  const RankSchedule rs(stages, chunks, rank, micro_batches, microbatch_group > 0 ? microbatch_group : stages, combined_1f1b);
   return static_cast<int>(std::min(rs.warmup + 1, rs.total));
 }
 
@@ -498,13 +501,15 @@ PipelineResult simulate_pipeline(const PipelineInput& in, std::vector<PipelineEv
     for (int c = 0; c < v; ++c)
       // Every micro-batch passes every chunk once each way.
       res.busy_s[static_cast<std::size_t>(r)] += static_cast<double>(m) * (in.forward(r, c) + in.backward(r, c));
-  // The phase sweep covers 1F1B and interleaving in groups of p (its phase offsets assume them).
-  if (trace || (v > 1 && g != p)) {
-    const ScheduleOrder& order = cached_order(p, v, m, g);
+  // The phase sweep covers 1F1B and interleaving in groups of p (its phase offsets assume their
+  // warmups); other schedules take the event order.
+  if (trace || (v > 1 && g != p) || in.combined_1f1b) {
+    const ScheduleOrder& order = cached_order(p, v, m, g, in.combined_1f1b);
     res.peak_in_flight = order.peak_in_flight;
     simulate_in_event_order(in, order, res, trace);
   } else {
-    for (int r = 0; r < p; ++r) res.peak_in_flight[static_cast<std::size_t>(r)] = pipeline_peak_in_flight(p, v, r, m, g);
+    for (int r = 0; r < p; ++r)
+      res.peak_in_flight[static_cast<std::size_t>(r)] = pipeline_peak_in_flight(p, v, r, m, g, in.combined_1f1b);
     PhaseSweep(in).run(res.end_s.data());
   }
   res.makespan_s = *std::max_element(res.end_s.begin(), res.end_s.end());

@@ -472,6 +472,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   pin.chunks = v;
   pin.micro_batches = micro_batches;
   pin.microbatch_group = interleaved_microbatch_group(p, micro_batches);
+  pin.combined_1f1b = combined_1f1b(job);
   pin.resize();
   // Both frameworks split the activation across TP ranks for the transfer and all-gather it on the
   // receiving side over NVLink: Megatron's scatter-gather optimization (Narayanan et al. 2021

@@ -12,10 +12,11 @@ MemoryEstimate estimate_plan_memory(const Job& job) {
   const std::vector<int> layers = resolve_stage_layers(p, job.model.num_layers);
   const std::int64_t m = job.num_micro_batches();
   const std::int64_t group = interleaved_microbatch_group(p, m);
+  const bool combined = combined_1f1b(job);
   MemoryEstimate e;
   LayerActivationBytes layer_bytes(job);
   for (int s = 0; s < p.pp; ++s) {
-    const int in_flight = pipeline_peak_in_flight(p.pp, p.vpp, s, m, group);
+    const int in_flight = pipeline_peak_in_flight(p.pp, p.vpp, s, m, group, combined);
     const double gib = stage_memory(job, s, layers[s], in_flight, stage_param_split(job, s, layers[s]), layer_bytes).total_GiB;
     e.stage_GiB.push_back(gib);
     if (gib > e.GiB) {

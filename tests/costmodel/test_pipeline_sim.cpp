@@ -59,7 +59,7 @@ void check_schedule_trace(const PipelineInput& in) {
     int f = 0, peak = 0;
     for (const auto& [t, d] : steps) peak = std::max(peak, f += d);
     CHECK(r.peak_in_flight[s] == peak);
-    CHECK(pipeline_peak_in_flight(p, v, s, m, in.microbatch_group) == peak);  // the closed form the search uses
+    CHECK(pipeline_peak_in_flight(p, v, s, m, in.microbatch_group, in.combined_1f1b) == peak);  // the closed form the search uses
   }
   for (int s = 0; s < p; ++s) {
     std::vector<PipelineEvent> mine;
@@ -69,19 +69,21 @@ void check_schedule_trace(const PipelineInput& in) {
     for (std::size_t i = 1; i < mine.size(); ++i) CHECK(mine[i].start_s >= mine[i - 1].end_s - 1e-12);
   }
   // Dependencies: a forward follows the previous virtual stage's forward plus the transfer;
-  // a backward follows the next virtual stage's backward and its own forward.
+  // a backward follows the next virtual stage's backward and its own forward. (One stage sends
+  // nothing between its chunks.)
+  const double hop = p > 1 ? in.p2p_s : 0.0;
   for (const auto& [key, e] : by_key) {
     auto [s, c, mb, bwd] = key;
     const int vs = c * p + s;
     if (!bwd && vs > 0) {
       const auto& prev = by_key.at({(vs - 1) % p, (vs - 1) / p, mb, false});
-      CHECK(e.start_s >= prev.end_s + in.p2p_s - 1e-12);
+      CHECK(e.start_s >= prev.end_s + hop - 1e-12);
     }
     if (bwd) {
       CHECK(e.start_s >= by_key.at({s, c, mb, false}).end_s - 1e-12);
       if (vs < p * v - 1) {
         const auto& next = by_key.at({(vs + 1) % p, (vs + 1) / p, mb, true});
-        CHECK(e.start_s >= next.end_s + in.p2p_s - 1e-12);
+        CHECK(e.start_s >= next.end_s + hop - 1e-12);
       }
     }
   }
@@ -216,6 +218,35 @@ TEST_CASE("simulate_pipeline") {
             ++cases;
           }
     CHECK(cases > 500);
+  }
+  SUBCASE("combined 1F1B (MoE all-to-all overlap): one more warm-up forward on every rank") {
+    // schedules.py get_pp_rank_microbatches: num_warmup_microbatches + 1 with
+    // overlap_moe_expert_parallel_comm; without pipelining, forward i+1 runs with backward i.
+    PipelineInput one = uniform(1, 1, 6, 1, 2);
+    one.combined_1f1b = true;
+    const PipelineResult r1 = simulate_pipeline(one);
+    CHECK(r1.peak_in_flight[0] == 2);
+    CHECK(r1.makespan_s == doctest::Approx(6 * 3.0));
+    PipelineInput in = uniform(4, 2, 8, 1, 2, 0.05);
+    in.combined_1f1b = true;
+    const PipelineResult r = simulate_pipeline(in);
+    for (int i = 0; i < 4; ++i) CHECK(r.peak_in_flight[i] == std::min<std::int64_t>((4 - i - 1) * 2 + 4 + 2, 16));
+    std::mt19937_64 rng(7);
+    std::uniform_real_distribution<double> dur(0.01, 3.0);
+    for (int p : {1, 2, 3, 4})
+      for (int v : {1, 2, 3})
+        for (std::int64_t m : {1, 2, 3, 4, 6, 8, 9, 12}) {
+          if (v > 1 && m < p) continue;
+          CAPTURE(p);
+          CAPTURE(v);
+          CAPTURE(m);
+          PipelineInput c = uniform(p, v, m, 1, 2, 0.05);
+          c.combined_1f1b = true;
+          c.microbatch_group = v > 1 && m % p != 0 ? m : 0;  // one group where pp does not divide
+          for (double& d : c.forward_s) d = dur(rng);
+          for (double& d : c.backward_s) d = dur(rng);
+          check_schedule_trace(c);
+        }
   }
   SUBCASE("micro-batch groups of pp are the default schedule") {
     PipelineInput in = uniform(4, 2, 12, 1, 2, 0.1);

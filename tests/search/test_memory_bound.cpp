@@ -19,6 +19,14 @@ TEST_CASE("estimate_plan_memory: equals the predictor's memory without simulatin
     job.plan.stage_layers = {4, 7, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 7};
     job.plan.recompute = {RecomputeGranularity::full, 2};
   }
+  SUBCASE("MoE all-to-all overlap: Megatron-Core's combined 1F1B warms up one more micro-batch") {
+    job.model = test::catalog().model("mixtral-8x7b");
+    job.plan.pp = 4;
+    job.plan.vpp = 2;
+    job.plan.dp = 32;
+    job.plan.ep = 8;
+    job.runtime.moe_a2a_overlap = true;
+  }
   SUBCASE("more stages than micro-batches in flight") {
     job.training.global_batch_size = 64;
     job.plan.micro_batch_size = 2;
@@ -30,7 +38,7 @@ TEST_CASE("estimate_plan_memory: equals the predictor's memory without simulatin
   for (std::size_t s = 0; s < pred.stages.size(); ++s) {
     CHECK(est.stage_GiB[s] == doctest::Approx(pred.stages[s].memory.total_GiB).epsilon(1e-12));
     CHECK(pipeline_peak_in_flight(job.plan.pp, job.plan.vpp, static_cast<int>(s), job.num_micro_batches(),
-                                  interleaved_microbatch_group(job.plan, job.num_micro_batches())) ==
+                                  interleaved_microbatch_group(job.plan, job.num_micro_batches()), combined_1f1b(job)) ==
           pred.stages[s].in_flight_micro_batches);
   }
 }

@@ -224,6 +224,11 @@ bool moe_dispatcher_syncs_host(const RuntimeOptions& rt);
 // dispatcher, which strata does not model. Its throughput is then an upper bound.
 bool moe_host_time_unmodelled(const Job& job);
 
+// Whether the pipeline runs Megatron-Core's combined 1F1B: MoE all-to-all overlap
+// (--overlap-moe-expert-parallel-comm, runtime.moe_a2a_overlap) with ep > 1, which schedules one
+// more warm-up forward on every rank (PipelineInput::combined_1f1b).
+bool combined_1f1b(const Job& job);
+
 // Layers of each stage: plan.stage_layers if set, else an even split (earlier stages get the
 // remainder, as Megatron does not; callers validate with check_plan).
 std::vector<int> resolve_stage_layers(const ParallelPlan& plan, int num_layers);

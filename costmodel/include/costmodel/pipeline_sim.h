@@ -17,6 +17,11 @@ struct PipelineInput {
   // Interleaved (chunks > 1): micro-batches each chunk runs in a row before the next chunk's
   // (Megatron-Core's microbatch_group_size_per_vp_stage); 0 means `stages`, Megatron's default.
   std::int64_t microbatch_group = 0;
+  // Megatron-Core's combined 1F1B (--overlap-moe-expert-parallel-comm) runs one more warm-up
+  // forward on every rank, so that each steady step pairs a forward with an independent backward
+  // (schedules.py get_pp_rank_microbatches; without pipelining, combined_1f1b_schedule_for_no_pipelining
+  // runs forward i+1 with backward i): one more micro-batch in flight.
+  bool combined_1f1b = false;
   // Time of one micro-batch through model chunk c of stage s, at [c * stages + s]: the stages of a
   // chunk side by side, as the simulation reads them. resize() sizes both to stages x chunks.
   std::vector<double> forward_s;
@@ -57,7 +62,8 @@ PipelineResult simulate_pipeline(const PipelineInput& in, std::vector<PipelineEv
 
 // Most chunk-micro-batches pipeline rank `rank` holds forwarded and not yet backwarded: its warmup
 // forwards and the first steady-state one (all of them when the warmup covers every forward).
-// `microbatch_group` as in PipelineInput.
-int pipeline_peak_in_flight(int stages, int chunks, int rank, std::int64_t micro_batches, std::int64_t microbatch_group = 0);
+// `microbatch_group` and `combined_1f1b` as in PipelineInput.
+int pipeline_peak_in_flight(int stages, int chunks, int rank, std::int64_t micro_batches, std::int64_t microbatch_group = 0,
+                            bool combined_1f1b = false);
 
 }  // namespace strata

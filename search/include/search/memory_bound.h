@@ -7,7 +7,7 @@
 //  interleaved 1F1B (schedules.py, forward_backward_pipelining_with_interleaving): stage s runs
 //  min((p - s - 1) * 2 + (v - 1) * g, m * v) warm-up forwards (g: the micro-batch group, p by
 //  default), then one more before its first backward, so it holds min(warm-up + 1, m * v)
-//  chunk-micro-batches.
+//  chunk-micro-batches; Megatron-Core's combined 1F1B (MoE all-to-all overlap) warms up one more.
 // Only valid for the analytical cost model; the searcher uses it when that is the model it has.
 #include <vector>
 
