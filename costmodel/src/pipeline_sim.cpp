@@ -83,8 +83,8 @@ struct ScheduleOrder {
   std::vector<int> peak_in_flight;  // per rank: most chunk-micro-batches forwarded, not yet backwarded
 };
 
-// The dependency structure of a schedule depends only on (p, v, m), not on durations: compute a
-// topological order once, then every simulation is a single pass over it.
+// The dependency structure of a schedule depends only on (p, v, m, g, combined), not on durations:
+// compute a topological order once, then every simulation is a single pass over it.
 ScheduleOrder build_order(int p, int v, std::int64_t m, std::int64_t g, bool combined) {
   const std::int64_t total = m * v;
   const int vstages = p * v;
@@ -156,7 +156,8 @@ const ScheduleOrder& cached_order(int p, int v, std::int64_t m, std::int64_t g, 
 }
 
 // Every op of the event order, timed: the traced path, and the untraced one of a schedule the phase
-// sweep does not cover (micro-batch groups other than pp). Fills res.end_s and, when given, the trace.
+// sweep does not cover (micro-batch groups other than pp, combined 1F1B). Fills res.end_s and, when
+// given, the trace.
 void simulate_in_event_order(const PipelineInput& in, const ScheduleOrder& order, PipelineResult& res,
                              std::vector<PipelineEvent>* trace) {
   const int p = in.stages, v = in.chunks;

@@ -149,12 +149,14 @@ std::string check_plan(const Job& job) {
     for (std::size_t s = 0; s < p.stage_layers.size(); ++s)
       if (p.stage_layers[s] < p.vpp)
         return fmt::format("stage {} has {} layers, fewer than its vpp={} model chunks", s, p.stage_layers[s], p.vpp);
-    const std::int64_t mbs = job.num_micro_batches();
+    // Megatron-Core's micro-batch groups (interleaved_microbatch_group): pp does not have to divide
+    // the micro-batches, but there must be at least pp of them.
+    const std::int64_t micro_batches = job.num_micro_batches();
     if (p.microbatch_group > 0) {
-      const std::string problem = microbatch_group_problem(p.microbatch_group, p.pp, mbs);
+      const std::string problem = microbatch_group_problem(p.microbatch_group, p.pp, micro_batches);
       if (!problem.empty()) return problem;
-    } else if (interleaved_microbatch_group(p, mbs) == 0) {
-      return fmt::format("interleaved pipelining needs at least pp={} micro-batches per step, this one has {}", p.pp, mbs);
+    } else if (interleaved_microbatch_group(p, micro_batches) == 0) {
+      return fmt::format("interleaved pipelining needs at least pp={} micro-batches per step, this one has {}", p.pp, micro_batches);
     }
   } else if (p.microbatch_group > 0) {
     return "a micro-batch group per virtual pipeline stage needs interleaving (vpp > 1)";

@@ -229,6 +229,14 @@ TEST_CASE("megatron_args") {
     CHECK_FALSE(has(a, "--overlap-grad-reduce"));
     CHECK_FALSE(has(a, "--overlap-param-gather"));
     CHECK_FALSE(has(a, "--sequence-parallel"));
+    // A MoE model's expert gradients still reduce over the expert-data-parallel group
+    // (tp*dp*cp / (ep*etp) = 8 here): the overlap the prediction assumed is asked for.
+    Job moe = test::gpt3_175b_job();
+    moe.model = test::catalog().model("mixtral-8x7b");
+    moe.plan.pp = 4;
+    moe.plan.dp = 1;
+    CHECK(moe.plan.expert_data_parallel() == 8);
+    CHECK(has(megatron_args(moe), "--overlap-grad-reduce"));
   }
   SUBCASE("every flag is spelled --kebab-case and given once") {
     Job job = llama3_70b_job();

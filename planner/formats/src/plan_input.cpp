@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include <fmt/format.h>
+
 namespace strata {
 
 namespace {
@@ -46,7 +48,7 @@ std::optional<PlanProblem> check_plan_input(const Job& job) {
     return PlanProblem{"vpp", "interleaved pipelining (vpp " + std::to_string(p.vpp) + ") needs a pipeline of pp >= 2 stages"};
   if (p.microbatch_group < 0 || p.microbatch_group > kMaxScheduledChunks)
     return PlanProblem{"microbatch_group_size_per_vp_stage",
-                       "expected 1.." + std::to_string(kMaxScheduledChunks) + " micro-batches, found " + std::to_string(p.microbatch_group)};
+                       fmt::format("expected 1..{} micro-batches (0: chosen), found {}", kMaxScheduledChunks, p.microbatch_group)};
   if (p.microbatch_group > 0 && p.vpp < 2)
     return PlanProblem{"microbatch_group_size_per_vp_stage", "a micro-batch group per virtual pipeline stage needs vpp >= 2"};
   if (p.zero_stage < 0 || p.zero_stage > 3)

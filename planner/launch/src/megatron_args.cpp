@@ -279,7 +279,9 @@ std::vector<std::string> megatron_args(const Job& job) {
       }
       break;
   }
-  const bool data_parallel = p.dp * p.cp > 1;
+  // Gradients are reduced over dp*cp, and a MoE model's expert gradients over the expert-data-
+  // parallel group, which can be larger (tp*dp*cp / (ep*etp)): either makes the overlap flags count.
+  const bool data_parallel = p.dp * p.cp > 1 || (job.model.moe && job.model.num_moe_layers() > 0 && p.expert_data_parallel() > 1);
   const bool sharded_optimizer = p.distributed_optimizer || p.zero_stage >= 1;
   if (sharded_optimizer) flag(a, "--use-distributed-optimizer");
   if (p.zero_stage >= 2) {
