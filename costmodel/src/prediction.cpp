@@ -1,6 +1,13 @@
 #include "costmodel/prediction.h"
 
+#include <fmt/format.h>
+
 namespace strata {
+
+std::string Bottleneck::detail() const {
+  if (!text.empty() || iteration_s <= 0) return text;
+  return fmt::format("{} costs {:.3f} s of the {:.3f} s iteration ({:.1f}%)", kind, seconds, iteration_s, 100 * seconds / iteration_s);
+}
 
 namespace {
 
@@ -34,7 +41,7 @@ nlohmann::json prediction_to_json(const Prediction& p) {
           {"memory_per_gpu_GiB", p.memory_per_gpu_GiB},
           {"memory_capacity_GiB", p.memory_capacity_GiB},
           {"stages", stages},
-          {"bottleneck", {{"kind", p.bottleneck.kind}, {"stage", p.bottleneck.stage}, {"detail", p.bottleneck.detail}}},
+          {"bottleneck", {{"kind", p.bottleneck.kind}, {"stage", p.bottleneck.stage}, {"detail", p.bottleneck.detail()}}},
           {"breakdown",
            {{"compute_s", b.compute_s},
             {"recompute_s", b.recompute_s},

@@ -229,7 +229,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   pred.memory_capacity_GiB = job.cluster.gpu.memory_GiB - job.runtime.memory_reserve_GiB;
   if (std::string why = check_plan(job); !why.empty()) {
     pred.reason = why;
-    pred.bottleneck = {"illegal", -1, why};
+    pred.bottleneck = {"illegal", -1, 0, 0, why};
     return pred;
   }
   const ModelSpec& m = job.model;
@@ -742,7 +742,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     pred.feasible = false;
     pred.reason = fmt::format(FMT_COMPILE("stage {} needs {:.1f} GiB > {:.1f} GiB available on {} ({})"), worst_mem, wm.memory.total_GiB,
                               pred.memory_capacity_GiB, cl.gpu.name, plan_text(p));
-    pred.bottleneck = {"memory", worst_mem, pred.reason};
+    pred.bottleneck = {"memory", worst_mem, 0, 0, pred.reason};
     return pred;
   }
   const double T = pred.iteration_time_s;
@@ -755,13 +755,13 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   const Cand* top = std::max_element(std::begin(cands), std::end(cands), [](const Cand& a, const Cand& b) { return a.t < b.t; });
   if (top->t < 0.03 * T) {
     // The host-side step overhead is left out: no plan of this job changes it.
-    pred.bottleneck = {"compute", slowest,
+    pred.bottleneck = {"compute", slowest, 0, T,
                        std::string("compute-bound: no overhead a plan can change (bubble, communication, recompute, optimizer "
                                    "step, stage imbalance) reaches 3% of the iteration")};
   } else {
-    pred.bottleneck = {top->kind, std::string_view(top->kind) == "stage_time" ? slowest : crit,
-                       fmt::format(FMT_COMPILE("{} costs {:.3f} s of the {:.3f} s iteration ({:.1f}%)"), top->kind, top->t, T, 100 * top->t / T)};
+    pred.bottleneck = {top->kind, std::string_view(top->kind) == "stage_time" ? slowest : crit, top->t, T, {}};
   }
+  pred.notes.reserve(8);  // room for every note below: no regrowth per prediction
   if (job.training.seq_length > m.max_seq_length)
     pred.notes.push_back(fmt::format(FMT_COMPILE("sequence length {} exceeds the model's max_seq_length {}"), job.training.seq_length, m.max_seq_length));
   if (wm.memory.total_GiB > kTightMemoryFraction * pred.memory_capacity_GiB)

@@ -32,7 +32,7 @@ TEST_CASE("prediction_report") {
       CHECK_MESSAGE(text.find(part) != std::string::npos, part);
     CHECK(text.find("bottleneck " + pred.bottleneck.kind + " (stage " + std::to_string(pred.bottleneck.stage) + ")") !=
           std::string::npos);
-    CHECK(text.find(pred.bottleneck.detail) != std::string::npos);
+    CHECK(text.find(pred.bottleneck.detail()) != std::string::npos);
     // The stage table: after its header, one row per stage, starting with the stage index and its layers.
     auto lines = lines_of(text);
     auto it = std::find_if(lines.begin(), lines.end(), [](const std::string& l) { return l.find("stage layers") != std::string::npos; });

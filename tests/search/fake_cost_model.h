@@ -17,7 +17,7 @@ class FakeCostModel final : public CostModel {
     Prediction p;
     if (std::string why = check_plan(job); !why.empty()) {
       p.reason = why;
-      p.bottleneck = {"illegal", -1, why};
+      p.bottleneck = {"illegal", -1, 0, 0, why};
       return p;
     }
     p.iteration_time_s = time_(job.plan);

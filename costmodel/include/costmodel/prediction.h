@@ -51,7 +51,14 @@ struct TimeBreakdown {
 struct Bottleneck {
   std::string kind;  // "stage_time", "memory", "dp_comm", "bubble", "tp_comm", ...
   int stage = -1;
-  std::string detail;
+  // What it costs: `seconds` of an `iteration_s` iteration, or, where a sentence says it better
+  // (memory, compute-bound, an illegal plan), that sentence.
+  double seconds = 0;
+  double iteration_s = 0;
+  std::string text;
+  // The sentence for reports: `text`, else the cost. Formatted on demand, not per prediction: a
+  // search predicts hundreds of plans and reads only their kind.
+  std::string detail() const;
   bool operator==(const Bottleneck&) const = default;
 };
 

@@ -46,7 +46,7 @@ std::string prediction_report(const Job& job, const Prediction& pred) {
                        pred.bottleneck.kind == "memory" ? pred.bottleneck.stage : 0, m.weights_GiB, m.gradients_GiB, m.optimizer_GiB,
                        m.activations_GiB, m.logits_GiB, m.buffers_GiB, m.fragmentation_GiB);
   }
-  out += fmt::format("bottleneck {} (stage {}): {}\n", pred.bottleneck.kind, pred.bottleneck.stage, pred.bottleneck.detail);
+  out += fmt::format("bottleneck {} (stage {}): {}\n", pred.bottleneck.kind, pred.bottleneck.stage, pred.bottleneck.detail());
   for (const auto& n : pred.notes) out += "note: " + n + "\n";
   return out;
 }

@@ -65,7 +65,7 @@ std::string search_report(const SearchResult& r, const SearchOptions& o, const s
                                                     : fmt::format(", {} starts\n", r.starts);
   out += prediction_report(job, pred);
   out += "\nwhy it wins:\n";
-  out += fmt::format("  it ends on \"{}\": {}\n", pred.bottleneck.kind, pred.bottleneck.detail);
+  out += fmt::format("  it ends on \"{}\": {}\n", pred.bottleneck.kind, pred.bottleneck.detail());
   if (r.fastest_tied) {
     const Prediction& f = r.fastest_tied->prediction;
     out += fmt::format("  chosen over {} ({:+.1f}% time, {:.1f} GiB/GPU): times within {:g}% are a tie, and this plan\n"

@@ -347,7 +347,7 @@ LaunchPlan megatron_launch(const Job& job, bool feasible, const std::string& inf
   l.nnodes = (world + l.nproc_per_node - 1) / l.nproc_per_node;
   l.num_micro_batches = job.num_micro_batches();
   if (!feasible) {
-    l.refused = "the plan does not fit: " + (infeasible_reason.empty() ? std::string("see prediction.reason") : infeasible_reason);
+    l.refused = "the plan is infeasible: " + (infeasible_reason.empty() ? std::string("see prediction.reason") : infeasible_reason);
     return l;
   }
   if (auto why = megatron_launch_refusal(job)) {
