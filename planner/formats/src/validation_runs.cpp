@@ -526,6 +526,15 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
     as.push_back("gradient reduction dtype not stated; bf16, as Megatron-Bridge's performance recipes set it "
                  "(grad_reduce_in_fp32 = False)");
   }
+  // Megatron-LM before 2021 all-reduced the fp16 parameters' own gradients after backward
+  // (LocalDDP allreduce_params, --fp32-allreduce off by default); fp32 main_grad buffers
+  // (--accumulate-allreduce-grads-in-fp32, later the default) came with the 2021 releases. The
+  // 16-bit gradient reduction is what grad_reduce_in_bf16 models.
+  if (rt.framework == Framework::megatron && year > 0 && year < 2021 &&
+      (t.precision == Precision::fp16 || t.precision == Precision::bf16) && !job.runtime.grad_reduce_in_bf16) {
+    job.runtime.grad_reduce_in_bf16 = true;
+    as.push_back(fmt::format("Megatron-LM of {} all-reduced the fp16 gradients themselves (no fp32 main_grad before 2021)", year));
+  }
   // fp8 weights and bf16 gradients are Megatron options (--fp8-param-gather, --grad-reduce-in-bf16)
   // that fp8 recipes use to fit; unless the record states them they are completed too.
   run.unknown.fp8_memory_options = t.precision == Precision::fp8 && rt.framework == Framework::megatron &&
