@@ -238,6 +238,19 @@ TEST_CASE("megatron_args") {
     CHECK(moe.plan.expert_data_parallel() == 8);
     CHECK(has(megatron_args(moe), "--overlap-grad-reduce"));
   }
+  SUBCASE("the gradient reduction dtype: fp32 unless asked, in the spelling of the model's precision") {
+    Job job = llama3_70b_job();
+    job.training.precision = Precision::fp16;
+    CHECK(has(megatron_args(job), "--accumulate-allreduce-grads-in-fp32"));  // Megatron's fp16 default is fp16 gradients
+    job.runtime.grad_reduce_in_bf16 = true;
+    CHECK_FALSE(has(megatron_args(job), "--accumulate-allreduce-grads-in-fp32"));
+    CHECK_FALSE(has(megatron_args(job), "--grad-reduce-in-bf16"));
+    job.training.precision = Precision::bf16;
+    CHECK(has(megatron_args(job), "--grad-reduce-in-bf16"));
+    job.runtime.grad_reduce_in_bf16 = false;
+    CHECK_FALSE(has(megatron_args(job), "--grad-reduce-in-bf16"));
+    CHECK_FALSE(has(megatron_args(job), "--accumulate-allreduce-grads-in-fp32"));  // forced for bf16
+  }
   SUBCASE("every flag is spelled --kebab-case and given once") {
     Job job = llama3_70b_job();
     job.plan.stage_layers = {20, 30, 16, 14};

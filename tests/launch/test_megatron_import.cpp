@@ -205,6 +205,12 @@ TEST_CASE("megatron_import") {
     // launch whose micro-batches pp does not divide is refused as Megatron-Core's schedule refuses it.
     const std::string vpp = "--num-layers 8 --hidden-size 768 --num-attention-heads 12 --seq-length 1024 --micro-batch-size 1 "
                             "--vocab-size 1000 --pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 2 ";
+    // Gradients: an fp16 model's are reduced in fp16 unless --accumulate-allreduce-grads-in-fp32, a
+    // bf16 model's in fp32 unless --grad-reduce-in-bf16 (arguments.py).
+    CHECK(read(vpp + "--fp16").runtime.grad_reduce_in_bf16);
+    CHECK_FALSE(read(vpp + "--fp16 --accumulate-allreduce-grads-in-fp32").runtime.grad_reduce_in_bf16);
+    CHECK_FALSE(read(vpp + "--bf16").runtime.grad_reduce_in_bf16);
+    CHECK(read(vpp + "--bf16 --grad-reduce-in-bf16").runtime.grad_reduce_in_bf16);
     CHECK(read(vpp).plan.microbatch_group == 2);
     CHECK(read(vpp + "--microbatch-group-size-per-virtual-pipeline-stage 3").plan.microbatch_group == 3);
     CHECK(read("--num-layers 2 --hidden-size 768 --num-attention-heads 12 --seq-length 8 --micro-batch-size 1 --vocab-size 9 "

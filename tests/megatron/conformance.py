@@ -152,7 +152,10 @@ def compare(plan, args, config, verdict):
         same("fp8 recipe", recipe or "delayed", args.fp8_recipe)
     rt = plan["runtime"]
     same("fp8 parameters", bool(rt.get("fp8_param_gather")), bool(args.fp8_param_gather or getattr(args, "fp4_param_gather", False)))
-    same("bf16 gradient reduction", bool(rt.get("grad_reduce_in_bf16")), bool(args.grad_reduce_in_bf16))
+    if precision not in ("fp32", "tf32"):
+        # 16-bit gradients: Megatron reduces in fp32 exactly when accumulate_allreduce_grads_in_fp32
+        # holds after validate_args (forced for bf16 unless --grad-reduce-in-bf16; a flag for fp16).
+        same("16-bit gradient reduction", bool(rt.get("grad_reduce_in_bf16")), not args.accumulate_allreduce_grads_in_fp32)
     # Layers a low-precision run keeps in bf16 (fp8_utils.is_first_last_bf16_layer reads the config).
     first_last = bool(getattr(config, "first_last_layers_bf16", False))
     same("bf16 layers at the start", rt.get("bf16_first_layers", 0), config.num_layers_at_start_in_bf16 if first_last else 0)

@@ -112,8 +112,10 @@ struct RuntimeOptions {
   // Float8Tensor parameters): no bf16 weight beside the fp8 copy, and the distributed optimizer's
   // parameter all-gather moves 1 byte per parameter.
   bool fp8_param_gather = false;
-  // Gradients accumulated and reduced in bf16 rather than fp32 (Megatron --grad-reduce-in-bf16,
-  // DistributedDataParallelConfig.grad_reduce_in_fp32 = False): a 2-byte main_grad buffer.
+  // Gradients accumulated and reduced in the model's 16-bit dtype rather than fp32 (Megatron
+  // --grad-reduce-in-bf16 for bf16 models; for fp16 models Megatron's default, unless
+  // --accumulate-allreduce-grads-in-fp32; DistributedDataParallelConfig.grad_reduce_in_fp32 =
+  // False): a 2-byte main_grad buffer.
   bool grad_reduce_in_bf16 = false;
   CpCommType cp_comm_type = CpCommType::p2p;
   // Decoder layers at the start and at the end of the model kept in bf16 in an fp8/fp4 run

@@ -39,7 +39,8 @@ void add_workload_options(CLI::App& app, JobOptions& o) {
   app.add_option("--fp8-recipe", o.fp8_recipe,
                  "With --precision fp8: delayed | tensorwise | blockwise | mxfp8 | nvfp4 (Transformer Engine recipe; default delayed)");
   app.add_flag("--fp8-param-gather", o.fp8_param_gather, "fp8 parameters, no bf16 weight copy (Megatron --fp8-param-gather)");
-  app.add_flag("--grad-reduce-in-bf16", o.grad_reduce_in_bf16, "bf16 gradient buffer and reduction (Megatron --grad-reduce-in-bf16)");
+  app.add_flag("--grad-reduce-in-bf16", o.grad_reduce_in_bf16, "16-bit gradient buffer and reduction (Megatron --grad-reduce-in-bf16; with --precision fp16, Megatron's default, "
+                "which launches get by leaving out --accumulate-allreduce-grads-in-fp32)");
   app.add_option("--cp-comm-type", o.cp_comm_type,
                  "p2p | a2a | allgather | a2a+p2p: how context-parallel ranks exchange K/V (Megatron --cp-comm-type; default p2p)");
   app.add_option("--num-layers-at-start-in-bf16", o.bf16_first_layers,

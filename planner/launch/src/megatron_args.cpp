@@ -298,7 +298,13 @@ std::vector<std::string> megatron_args(const Job& job) {
   if (!job.runtime.fused_grad_accumulation) flag(a, "--no-gradient-accumulation-fusion");
   // Megatron-Core picks flash or cuDNN fused attention by default; say so when the plan assumed none.
   if (!job.runtime.flash_attention) opt(a, "--attention-backend", "unfused");
-  if (job.runtime.grad_reduce_in_bf16) flag(a, "--grad-reduce-in-bf16");
+  // The gradient reduction dtype (arguments.py): a bf16 model's gradients are reduced in fp32
+  // unless --grad-reduce-in-bf16; an fp16 model's in fp16 unless --accumulate-allreduce-grads-in-fp32.
+  if (job.training.precision == Precision::fp16) {
+    if (!job.runtime.grad_reduce_in_bf16) flag(a, "--accumulate-allreduce-grads-in-fp32");
+  } else if (job.runtime.grad_reduce_in_bf16 && job.training.precision != Precision::fp32 && job.training.precision != Precision::tf32) {
+    flag(a, "--grad-reduce-in-bf16");
+  }
   if (p.cp > 1 && job.runtime.cp_comm_type != CpCommType::p2p) opt(a, "--cp-comm-type", to_string(job.runtime.cp_comm_type));
   if (job.training.precision == Precision::fp8 && (job.runtime.bf16_first_layers > 0 || job.runtime.bf16_last_layers > 0)) {
     flag(a, "--first-last-layers-bf16");

@@ -51,7 +51,8 @@ constexpr FlagSpec kFlags[] = {
     // Batch and precision.
     {"--seq-length", true}, {"--micro-batch-size", true}, {"--global-batch-size", true}, {"--fp16", false},
     {"--bf16", false}, {"--fp8-format", true}, {"--fp8-recipe", true}, {"--fp4-format", true}, {"--fp4-recipe", true},
-    {"--fp8-param-gather", false}, {"--fp4-param-gather", false}, {"--grad-reduce-in-bf16", false}, {"--cp-comm-type", true},
+    {"--fp8-param-gather", false}, {"--fp4-param-gather", false}, {"--grad-reduce-in-bf16", false},
+    {"--accumulate-allreduce-grads-in-fp32", false}, {"--cp-comm-type", true},
     {"--hierarchical-context-parallel-sizes", true},
     // Parallelism.
     {"--tensor-model-parallel-size", true}, {"--pipeline-model-parallel-size", true}, {"--context-parallel-size", true},
@@ -838,7 +839,9 @@ MegatronLaunch read_megatron_launch(const std::string& text, const std::string& 
   if (out.model.moe) read_moe_runtime(f, where, rt, out.notes);
   note_unmodelled_runtime(f, out.model.moe.has_value(), out.notes);
   rt.fp8_param_gather = f.has("--fp8-param-gather") || f.has("--fp4-param-gather");
-  rt.grad_reduce_in_bf16 = f.has("--grad-reduce-in-bf16");
+  // 16-bit gradient reduction: asked for in bf16 (--grad-reduce-in-bf16), Megatron's default in fp16
+  // (the main_grad buffer takes the parameters' dtype without --accumulate-allreduce-grads-in-fp32).
+  rt.grad_reduce_in_bf16 = t.precision == Precision::fp16 ? !f.has("--accumulate-allreduce-grads-in-fp32") : f.has("--grad-reduce-in-bf16");
   if (auto cp = f.text("--cp-comm-type")) {
     // One type for every layer, or Megatron's per-layer list (nargs='+') when all its entries agree.
     const std::vector<std::string> types = split_words(*cp);
