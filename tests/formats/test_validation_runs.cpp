@@ -186,9 +186,8 @@ TEST_CASE("load_validation_runs: a framework without a year takes the source's p
     CHECK_FALSE(rt.overlap_grad_reduce);
     CHECK_FALSE(rt.fused_grad_accumulation);
     CHECK_FALSE(rt.async_tp_allreduce);  // Megatron-LM's async TP all-reduce arrived in 2022
-    CHECK_FALSE(rt.grad_reduce_in_bf16);  // 2021: fp32 main_grad buffers
+    CHECK(rt.grad_reduce_in_bf16);  // an fp16 model's gradients, reduced in fp16: Megatron's default
   }
-  // Megatron-LM of 2020 all-reduced the fp16 gradients themselves (no main_grad yet).
   CHECK(runtime_for("NVIDIA/Megatron-LM README tables, 2020-09").grad_reduce_in_bf16);
   // Without any year, a Megatron-LM record is read as a current one.
   RuntimeOptions now = runtime_for("a blog post, commit a2019bc");  // a hash is not a year

@@ -526,14 +526,18 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
     as.push_back("gradient reduction dtype not stated; bf16, as Megatron-Bridge's performance recipes set it "
                  "(grad_reduce_in_fp32 = False)");
   }
-  // Megatron-LM before 2021 all-reduced the fp16 parameters' own gradients after backward
-  // (LocalDDP allreduce_params, --fp32-allreduce off by default); fp32 main_grad buffers
-  // (--accumulate-allreduce-grads-in-fp32, later the default) came with the 2021 releases. The
-  // 16-bit gradient reduction is what grad_reduce_in_bf16 models.
-  if (rt.framework == Framework::megatron && year > 0 && year < 2021 &&
-      (t.precision == Precision::fp16 || t.precision == Precision::bf16) && !job.runtime.grad_reduce_in_bf16) {
-    job.runtime.grad_reduce_in_bf16 = true;
-    as.push_back(fmt::format("Megatron-LM of {} all-reduced the fp16 gradients themselves (no fp32 main_grad before 2021)", year));
+  // Megatron-LM reduces an fp16 model's gradients in fp16: before 2021 LocalDDP all-reduced each
+  // parameter's fp16 .grad (allreduce_params, --fp32-allreduce off by default), and since then the
+  // main_grad buffer takes the parameters' dtype unless --accumulate-allreduce-grads-in-fp32
+  // (arguments.py; only bf16 forces fp32), which Megatron's own fp16 example launches leave out
+  // (examples/pretrain_gpt3_175B.sh). A record that says it accumulated in fp32 keeps fp32.
+  if (rt.framework == Framework::megatron && t.precision == Precision::fp16 && !job.runtime.grad_reduce_in_bf16) {
+    if (says("accumulate-allreduce-grads-in-fp32") || says("fp32 gradient") || says("fp32 grad")) {
+      as.push_back("gradients accumulated and reduced in fp32, as stated");
+    } else {
+      job.runtime.grad_reduce_in_bf16 = true;
+      as.push_back("fp16 gradients reduced in fp16, Megatron-LM's default (no --accumulate-allreduce-grads-in-fp32 stated)");
+    }
   }
   // fp8 weights and bf16 gradients are Megatron options (--fp8-param-gather, --grad-reduce-in-bf16)
   // that fp8 recipes use to fit; unless the record states them they are completed too.
