@@ -3,7 +3,8 @@
 
 tests/megatron/launches.txt holds jobs chosen by hand; this draws `strata predict` jobs at random
 (built-in models and the Hugging Face configs of tests/data/hf, GPUs from A100 to GB200, tp, pp,
-vpp, cp, ep, micro-batches, recompute, fp8 recipes, overlaps, micro-batch groups), keeps those
+vpp, cp, ep, micro-batches, recompute, fp8 recipes, overlaps, micro-batch groups) and now and then
+a `strata plan` search for a random batch, keeps those
 strata writes a launch for, and judges each with conformance.py: Megatron-LM must accept it,
 derive the planned job, and the launch must read back to the same prediction. The seed fixes the
 draw, so a run is reproducible; CI runs one seed, a wider sweep is `--seed N --launches 200`.
@@ -37,10 +38,19 @@ def is_moe_config(path):
 
 
 def draw(rng, hf_configs):
-    """One random `strata predict` job (many are refused or infeasible; the caller skips those)."""
+    """One random `strata predict` job, or now and then a `strata plan` search (many are refused or
+    infeasible; the caller skips those)."""
     model = rng.choice(CATALOG + hf_configs)
     moe = model in MOE_CATALOG or (model.endswith(".json") and is_moe_config(model))
     gpu = rng.choice(GPUS)
+    if rng.random() < 0.2:
+        gpus = rng.choice([8, 16, 64, 128, 256, 512])
+        args = ["plan", "--model", model, "--gpu", gpu, "--gpus", str(gpus),
+                "--global-batch", str(gpus * rng.choice([1, 2, 4]) + rng.choice([0, 0, 8, 24])),
+                "--seq", str(rng.choice([2048, 4096, 8192]))]
+        if rng.random() < 0.3:
+            args += ["--precision", "fp8"]
+        return args
     tp, pp, cp, dp = rng.choice([1, 2, 4, 8]), rng.choice([1, 2, 4, 8, 16]), rng.choice([1, 1, 1, 2, 4]), rng.choice([1, 2, 4, 8, 16])
     mbs, vpp = rng.choice([1, 1, 2, 4]), rng.choice([1, 1, 2, 3, 4, 5])
     micro_batches = rng.choice([8, 9, 12, 16, 24, 30, 32, 36, 64])
