@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "costmodel/pipeline_sim.h"
+
 namespace strata {
 
 const char* to_string(RecomputeGranularity g) {
@@ -91,17 +93,8 @@ std::int64_t padded_vocab_size(const Job& job) {
   return (v + multiple - 1) / multiple * multiple;
 }
 
-namespace {
-// The two checks of schedules.py forward_backward_pipelining_with_interleaving.
-bool microbatch_group_legal(std::int64_t group, int pp, std::int64_t micro_batches) {
-  if (group < pp || group > micro_batches) return false;
-  const std::int64_t last = micro_batches % group;
-  return last == 0 || last >= pp;
-}
-}  // namespace
-
 std::string microbatch_group_problem(std::int64_t group, int pp, std::int64_t micro_batches) {
-  if (microbatch_group_legal(group, pp, micro_batches)) return {};
+  if (microbatch_group_accepted(group, pp, micro_batches)) return {};
   if (group < pp || group > micro_batches)
     return fmt::format("a micro-batch group of {} per virtual pipeline stage must lie in [pp={}, micro-batches={}]", group, pp,
                        micro_batches);
@@ -115,7 +108,7 @@ std::int64_t interleaved_microbatch_group(const ParallelPlan& plan, std::int64_t
   if (plan.microbatch_group > 0) return plan.microbatch_group;
   // The loop ends by group = micro_batches (always legal) and, in practice, within pp steps.
   for (std::int64_t g = std::max(1, plan.pp); g <= micro_batches; ++g)
-    if (microbatch_group_legal(g, plan.pp, micro_batches)) return g;
+    if (microbatch_group_accepted(g, plan.pp, micro_batches)) return g;
   return 0;
 }
 

@@ -18,7 +18,7 @@ namespace {
 struct RankSchedule {
   std::int64_t total, warmup;
 
-  RankSchedule(int p, int v, int rank, std::int64_t m, std::int64_t g, bool combined = false)
+  RankSchedule(int p, int v, int rank, std::int64_t m, std::int64_t g, bool combined)
       : total(m * v),
         warmup(std::min<std::int64_t>((v == 1 ? p - rank - 1
                                               : static_cast<std::int64_t>(p - rank - 1) * 2 + static_cast<std::int64_t>(v - 1) * g) +
@@ -470,16 +470,22 @@ class PhaseSweep {
 };
 
 // The group a schedule runs with: `stages` by default (Megatron-Core's), irrelevant without interleaving.
-std::int64_t group_of(const PipelineInput& in) {
-  if (in.chunks == 1) return in.micro_batches;
-  return in.microbatch_group > 0 ? in.microbatch_group : in.stages;
+std::int64_t group_of(int stages, int chunks, std::int64_t micro_batches, std::int64_t microbatch_group) {
+  if (chunks == 1) return micro_batches;
+  return microbatch_group > 0 ? microbatch_group : stages;
 }
 
 }  // namespace
 
+bool microbatch_group_accepted(std::int64_t group, int stages, std::int64_t micro_batches) {
+  if (group < stages || group > micro_batches) return false;
+  const std::int64_t last = micro_batches % group;
+  return last == 0 || last >= stages;
+}
+
 int pipeline_peak_in_flight(int stages, int chunks, int rank, std::int64_t micro_batches, std::int64_t microbatch_group,
                             bool combined_1f1b) {
-  const RankSchedule rs(stages, chunks, rank, micro_batches, microbatch_group > 0 ? microbatch_group : stages, combined_1f1b);
+  const RankSchedule rs(stages, chunks, rank, micro_batches, group_of(stages, chunks, micro_batches, microbatch_group), combined_1f1b);
   return static_cast<int>(std::min(rs.warmup + 1, rs.total));
 }
 
@@ -490,9 +496,8 @@ PipelineResult simulate_pipeline(const PipelineInput& in, std::vector<PipelineEv
   res.busy_s.assign(p, 0);
   res.end_s.assign(p, 0);
   res.peak_in_flight.assign(p, 0);
-  const std::int64_t g = group_of(in);
-  // Megatron-Core's rule for the groups (schedules.py): p <= g <= m, the last group 0 or >= p.
-  if (p < 1 || v < 1 || m < 1 || (v > 1 && (g < p || g > m || (m % g != 0 && m % g < p)))) return res;
+  const std::int64_t g = group_of(p, v, m, in.microbatch_group);
+  if (p < 1 || v < 1 || m < 1 || (v > 1 && !microbatch_group_accepted(g, p, m))) return res;
   // Orders beyond 2^31 ops are not representable (and not plausible: 16k stages x 64k micro-batches).
   if (2 * m * v * p >= (std::int64_t{1} << 31)) return res;
 

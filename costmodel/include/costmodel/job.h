@@ -252,10 +252,9 @@ std::vector<int> standard_stage_layers(int num_layers, int pp, int vpp, int mtp_
 
 // The micro-batch group the interleaved schedule runs with: plan.microbatch_group when set, else
 // Megatron-Core's default pp when pp divides the micro-batches, else the smallest group its schedule
-// accepts, so that a step of micro-batches pp does not divide still interleaves. Megatron-Core
-// (schedules.py forward_backward_pipelining_with_interleaving) needs pp <= group <= micro-batches
-// and the last group, micro_batches % group, either 0 or at least pp; the smallest legal group holds
-// the fewest micro-batches in flight (warmup (pp - rank - 1) * 2 + (vpp - 1) * group). 0 when no
+// accepts (microbatch_group_accepted, pipeline_sim.h), so that a step of micro-batches pp does not
+// divide still interleaves; the smallest legal group holds the fewest micro-batches in flight
+// (warmup (pp - rank - 1) * 2 + (vpp - 1) * group). 0 when no
 // group is legal (fewer micro-batches than pp); `micro_batches` when vpp is 1.
 std::int64_t interleaved_microbatch_group(const ParallelPlan& plan, std::int64_t micro_batches);
 // Why Megatron-Core refuses `group` for pp stages and `micro_batches`; empty when it accepts it.

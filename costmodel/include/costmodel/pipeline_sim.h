@@ -58,8 +58,13 @@ struct PipelineResult {
 
 // Returns an empty optional-like result with makespan 0 when the input is inconsistent; callers
 // validate beforehand (with chunks > 1, a micro-batch group Megatron-Core accepts:
-// microbatch_group_problem in job.h). `trace` receives every op.
+// microbatch_group_accepted). `trace` receives every op.
 PipelineResult simulate_pipeline(const PipelineInput& in, std::vector<PipelineEvent>* trace = nullptr);
+
+// Whether Megatron-Core's interleaved schedule runs `micro_batches` in groups of `group` over
+// `stages` stages (the two checks of schedules.py forward_backward_pipelining_with_interleaving):
+// stages <= group <= micro_batches, and the last group, micro_batches % group, 0 or at least stages.
+bool microbatch_group_accepted(std::int64_t group, int stages, std::int64_t micro_batches);
 
 // Most chunk-micro-batches pipeline rank `rank` holds forwarded and not yet backwarded: its warmup
 // forwards and the first steady-state one (all of them when the warmup covers every forward).

@@ -532,7 +532,7 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   // (arguments.py; only bf16 forces fp32), which Megatron's own fp16 example launches leave out
   // (examples/pretrain_gpt3_175B.sh). A record that says it accumulated in fp32 keeps fp32.
   if (rt.framework == Framework::megatron && t.precision == Precision::fp16 && !job.runtime.grad_reduce_in_bf16) {
-    if (says("accumulate-allreduce-grads-in-fp32") || says("fp32 gradient") || says("fp32 grad")) {
+    if (says("accumulate-allreduce-grads-in-fp32") || says("fp32 grad")) {
       as.push_back("gradients accumulated and reduced in fp32, as stated");
     } else {
       job.runtime.grad_reduce_in_bf16 = true;
