@@ -204,7 +204,9 @@ void simulate_in_event_order(const PipelineInput& in, const ScheduleOrder& order
 // very order, of the event simulation, hence bit-identical times. Ranks without an op keep their
 // clock. The sweep needs no schedule order, only a few rows of p clocks, and each phase is a loop
 // over the ranks that compilers vectorize. In the steady state, where every rank runs an op in
-// every phase, two phases run fused (run_1f1b_pair, run_interleaved_pair).
+// every phase, two phases run fused (run_1f1b_pair, run_interleaved_pair); a 1F1B steady state
+// that has settled into advancing every rank alike is extrapolated (advanced_alike), equal to the
+// event order up to rounding.
 
 // cur[r] = max(own[r], dep[r] + hop) + d[r]: ranks [0, n) each run an op in this phase.
 void run_ops(double* __restrict cur, const double* __restrict own, const double* __restrict dep, const double* __restrict d,
@@ -242,6 +244,33 @@ void run_interleaved_pair(double* __restrict x, double* __restrict y, const doub
     x[r] = f;
     y[r] = std::max(f, h1[r + 1] + hop) + db[r];
   }
+}
+
+// Whether one steady 1F1B pair advanced every clock by the same time (lambda, returned), up to
+// rounding. The pair is a max-plus linear map of the clocks: each new clock is a max of clocks
+// plus fixed durations (the ghost cells' terms are 0 and never win over clocks >= 0). Once such a
+// map advances every clock by lambda it does so on every later pair, since A(x + lambda) =
+// A(x) + lambda; and it is nonexpansive in the max norm, so clocks that advanced alike within eps
+// stay within eps of that each pair (Baccelli, Cohen, Olsder, Quadrat, "Synchronization and
+// Linearity", 1992, ch. 3). The steady state then ends at the clocks plus lambda per pair left.
+// eps is 1e-12 of the clocks: rounding, far below anything a duration carries.
+bool advanced_alike(const double* even, const double* even_before, int ne, const double* odd, const double* odd_before, int no,
+                    double& lambda) {
+  lambda = even[0] - even_before[0];
+  double lo = lambda, hi = lambda, top = even[0];
+  for (int i = 1; i < ne; ++i) {
+    const double step = even[i] - even_before[i];
+    lo = std::min(lo, step);
+    hi = std::max(hi, step);
+    top = std::max(top, even[i]);
+  }
+  for (int i = 0; i < no; ++i) {
+    const double step = odd[i] - odd_before[i];
+    lo = std::min(lo, step);
+    hi = std::max(hi, step);
+    top = std::max(top, odd[i]);
+  }
+  return hi - lo <= 1e-12 * top;
 }
 
 void keep_clocks(double* __restrict cur, const double* __restrict own, int from, int to) {
@@ -437,6 +466,15 @@ class PhaseSweep {
       run_1f1b_pair(even_out, odd_out, even, odd, d, ne, no, hop_);
       std::swap(even, even_out);
       std::swap(odd, odd_out);
+      // Checked after pairs 1, 2, 4, 8, ...: a few checks per prediction, found at most twice as
+      // late as it sets in.
+      double lambda = 0;
+      if ((j & (j + 1)) == 0 && j + 1 < pairs && advanced_alike(even, even_out, ne, odd, odd_out, no, lambda)) {
+        const double ahead = static_cast<double>(pairs - j - 1) * lambda;
+        for (int i = 0; i < ne; ++i) even[i] += ahead;
+        for (int i = 0; i < no; ++i) odd[i] += ahead;
+        break;
+      }
     }
     for (int i = 0; i < ne; ++i) own_[2 * i] = even[i];
     for (int i = 0; i < no; ++i) own_[2 * i + 1] = odd[i];

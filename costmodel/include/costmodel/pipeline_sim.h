@@ -3,7 +3,7 @@
 // 1F1B (§2.2.2, Megatron-LM's schedules.py ordering, with Megatron-Core's micro-batch groups) pipeline schedules with per-stage, per-chunk
 // forward/backward times, so uneven stages and the resulting bubbles are simulated, not assumed.
 // A traced run times the ops in an event order; an untraced one sweeps phases of all ranks at once
-// (pipeline_sim.cpp), with bit-identical results, where the schedule is Megatron's default (groups
+// (pipeline_sim.cpp), with the same results up to rounding, where the schedule is Megatron's default (groups
 // of pp micro-batches, no combined 1F1B); other schedules take the event order untraced too.
 #include <cstdint>
 #include <string>
