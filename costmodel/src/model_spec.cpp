@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <initializer_list>
+#include <optional>
 
 #include "costmodel/json_reader.h"
 
@@ -252,26 +255,66 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
                    r.opt_bool("qk_layernorm", false);
   m.zero_centered_gamma = type == "nemotron";  // HF modeling_nemotron.py NemotronLayerNorm1P
 
+  // Transformers 5 keeps the rotary settings in one rope_parameters object (rope_theta, rope_type,
+  // partial_rotary_factor and the scaling fields that were rope_scaling's), or in one per attention
+  // layer type ({"full_attention": {...}, "sliding_attention": {...}}; Gemma 3 also {"global":
+  // {"base": ...}, "local": ...}; Megatron-Bridge transformers_compat.py rope_theta_from_hf). The
+  // full-attention (global) entry is the model's: its base is the one Megatron's --rotary-base takes.
+  // Read as 10000 instead, a Llama 3 launch would train with another base than the model's.
+  std::optional<JsonReader> rope_params;
+  if (r.has("rope_parameters")) {
+    const JsonReader all = r.child("rope_parameters");
+    if (all.has("full_attention")) rope_params.emplace(all.child("full_attention"));
+    else if (all.has("global")) rope_params.emplace(all.child("global"));
+    else rope_params.emplace(all);
+  }
+
   if (type == "bloom" || type == "mpt" || (r.has("alibi") && r.raw("alibi").is_boolean() && r.get_bool("alibi")) ||
       (r.has("attn_config") && j["attn_config"].is_object() && j["attn_config"].value("alibi", false)))
     m.position_embedding = PositionEmbedding::alibi;
-  else if (r.has("rope_theta") || r.has("rotary_emb_base") || r.has("rotary_pct") || llama_like || type == "falcon" || type == "gpt_neox")
+  else if (r.has("rope_theta") || r.has("rotary_emb_base") || r.has("rotary_pct") || rope_params || llama_like || type == "falcon" ||
+           type == "gpt_neox")
     m.position_embedding = PositionEmbedding::rope;
   else m.position_embedding = PositionEmbedding::learned;
-  for (const char* k : {"rope_theta", "rotary_emb_base"})
-    if (r.has(k) && r.raw(k).is_number()) { m.rotary_base = r.get_number(k); break; }
-  for (const char* k : {"partial_rotary_factor", "rotary_pct"})
-    if (r.has(k) && r.raw(k).is_number()) { m.rotary_percent = r.get_number(k); break; }
+  auto top_number = [&](std::initializer_list<const char*> keys) -> std::optional<double> {
+    for (const char* k : keys)
+      if (r.has(k) && r.raw(k).is_number()) return r.get_number(k);
+    return std::nullopt;
+  };
+  // A config that carries both forms (some writers keep the old keys beside rope_parameters) must
+  // say the same in both.
+  auto agreed = [&](std::optional<double> outer, const char* outer_key, const char* inner_key, double hi) -> std::optional<double> {
+    if (!rope_params || !rope_params->has(inner_key)) return outer;
+    const double inner = rope_params->get_positive(inner_key, hi);
+    if (outer && std::abs(*outer - inner) > 1e-9 * std::abs(inner))
+      rope_params->fail(inner_key, json(inner).dump() + " here, but " + outer_key + " is " + json(*outer).dump() +
+                                       ": the two rotary settings must agree");
+    return inner;
+  };
+  const std::optional<double> base = agreed(agreed(top_number({"rope_theta", "rotary_emb_base"}), "rope_theta", "rope_theta", 1e12),
+                                            "rope_theta", "base", 1e12);
+  if (base) m.rotary_base = *base;
+  else if (type == "gemma3") m.rotary_base = 1e6;  // Gemma3TextConfig's default (the local layers' 1e4 is not modelled)
+  const std::optional<double> fraction = agreed(top_number({"partial_rotary_factor", "rotary_pct"}), "partial_rotary_factor",
+                                                "partial_rotary_factor", 1);
+  if (fraction) m.rotary_percent = *fraction;
   // MiniMax-M2 gives the rotated channels instead (Megatron-Bridge minimax_m2_bridge.py:
   // rotary_percent = rotary_dim / head_dim).
-  if (r.has("rotary_dim") && r.raw("rotary_dim").is_number_integer() && !r.has("partial_rotary_factor")) {
+  if (r.has("rotary_dim") && r.raw("rotary_dim").is_number_integer() && !fraction) {
     const std::int64_t head = m.kv_channels > 0 ? m.kv_channels : m.hidden_size / m.num_attention_heads;
     m.rotary_percent = static_cast<double>(r.get_int("rotary_dim", 1, kMaxDim)) / static_cast<double>(head);
   }
-  if (r.has("rope_scaling") && r.raw("rope_scaling").is_object()) {
-    JsonReader rs = r.child("rope_scaling");
-    m.rope_scaling = lower(rs.opt_string("rope_type").value_or(rs.opt_string("type").value_or("")));
-    if (m.rope_scaling == "default") m.rope_scaling.clear();
+  auto scaling_of = [&](const JsonReader& rs) {
+    std::string t = lower(rs.opt_string("rope_type").value_or(rs.opt_string("type").value_or("")));
+    return t == "default" ? std::string() : t;
+  };
+  if (r.has("rope_scaling") && r.raw("rope_scaling").is_object()) m.rope_scaling = scaling_of(r.child("rope_scaling"));
+  if (rope_params && (rope_params->has("rope_type") || rope_params->has("type"))) {
+    const std::string inner = scaling_of(*rope_params);
+    if (r.has("rope_scaling") && r.raw("rope_scaling").is_object() && inner != m.rope_scaling)
+      rope_params->fail("rope_type", "\"" + inner + "\" here, but rope_scaling says \"" + m.rope_scaling +
+                                         "\": the two rotary settings must agree");
+    m.rope_scaling = inner;
   }
   for (const char* k : {"hidden_dropout", "resid_pdrop", "attention_dropout", "attn_pdrop"})
     if (r.has(k) && r.raw(k).is_number() && r.get_number(k) > 0) m.dropout = true;
@@ -579,10 +622,10 @@ double ModelSpec::total_params(std::int64_t seq_length) const {
   return sum + embedding_params(seq_length);
 }
 
-double ModelSpec::active_params() const {
+double ModelSpec::active_params(std::int64_t seq_length) const {
   double sum = 0;
   for (int i = 0; i < num_layers; ++i) sum += active_layer_params_at(i);
-  return sum + embedding_params(max_seq_length);
+  return sum + embedding_params(seq_length);
 }
 
 void validate_model(const ModelSpec& m, const std::string& where, const std::string& path) {

@@ -241,6 +241,10 @@ TEST_CASE("ModelSpec::total_params") {
     m.position_embedding = PositionEmbedding::rope;
     CHECK(m.total_params(4096) == m.total_params(2048));
   }
+  SUBCASE("a dense model's active parameters are all of them, learned positions up to the same length") {
+    const ModelSpec m = test::catalog().model("gpt3-175b");
+    for (std::int64_t seq : {1024, 2048, 8192}) CHECK(m.active_params(seq) == doctest::Approx(m.total_params(seq)).epsilon(1e-15));
+  }
 }
 
 TEST_CASE("model_to_json") {
@@ -421,6 +425,58 @@ TEST_CASE("Hugging Face config.json: the architecture details are read") {
     CHECK(l.num_moe_layers() == 24);
     CHECK_FALSE(l.is_moe_layer(0));
     CHECK(l.is_moe_layer(1));
+  }
+  SUBCASE("transformers 5 configs (rope_parameters) read as the same models as their transformers 4 files") {
+    // Transformers 5 writes rope_theta and rope_scaling's fields into one rope_parameters object
+    // (standardize_rope_params), or one per attention layer type. Read as the old defaults, a Llama 3
+    // launch would get --rotary-base 10000 and no --use-rope-scaling: another model.
+    json v4 = load_json_file(test::data_file("hf/llama-3.1-8b.json"));
+    json v5 = v4;
+    v5["rope_parameters"] = v5["rope_scaling"];
+    v5["rope_parameters"]["rope_theta"] = v5["rope_theta"];
+    v5.erase("rope_scaling");
+    v5.erase("rope_theta");
+    const ModelSpec old_llama = model_from_json(v4, "config.json"), new_llama = model_from_json(v5, "config.json");
+    CHECK(new_llama.rotary_base == 500000);
+    CHECK(new_llama.rope_scaling == "llama3");
+    CHECK(new_llama == old_llama);
+    // Gemma 3: one entry per layer type; the full-attention one is the model's. Its transformers 4
+    // file leaves rope_theta at Gemma3TextConfig's default, 1e6.
+    json g4 = load_json_file(test::data_file("hf/gemma-3-27b.json"));
+    json g5 = g4;
+    json& text = g5["text_config"];
+    text["rope_parameters"] = {{"full_attention", {{"rope_type", "linear"}, {"factor", 8.0}, {"rope_theta", 1e6}}},
+                               {"sliding_attention", {{"rope_type", "default"}, {"rope_theta", 1e4}}}};
+    text.erase("rope_scaling");
+    const ModelSpec old_gemma = model_from_json(g4, "config.json"), new_gemma = model_from_json(g5, "config.json");
+    CHECK(old_gemma.rotary_base == 1e6);
+    CHECK(new_gemma == old_gemma);
+    // A partial rotary fraction moves there too (GLM-4.5 rotates half of each head).
+    json glm = load_json_file(test::data_file("hf/glm-4.5.json"));
+    const ModelSpec old_glm = model_from_json(glm, "config.json");
+    REQUIRE(old_glm.rotary_percent == 0.5);
+    glm["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", glm["rope_theta"]}, {"partial_rotary_factor", 0.5}};
+    glm.erase("rope_theta");
+    glm.erase("partial_rotary_factor");
+    CHECK(model_from_json(glm, "config.json") == old_glm);
+    // A model type strata does not know as a rope family is still read as rotary.
+    json cohere = v5;
+    cohere["model_type"] = "cohere2";
+    CHECK(model_from_json(cohere, "config.json").position_embedding == PositionEmbedding::rope);
+    // Both forms in one file must agree; rope_parameters must be an object.
+    json both = v5;
+    both["rope_theta"] = 10000.0;
+    const std::string msg = input_error([&] { model_from_json(both, "config.json"); });
+    CHECK(msg.find("/rope_parameters/rope_theta") != std::string::npos);
+    CHECK(msg.find("must agree") != std::string::npos);
+    both = v5;
+    both["rope_theta"] = 500000.0;  // the same: fine
+    CHECK(model_from_json(both, "config.json") == old_llama);
+    both["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}};
+    CHECK(input_error([&] { model_from_json(both, "config.json"); }).find("/rope_parameters/rope_type") != std::string::npos);
+    json bad = v5;
+    bad["rope_parameters"] = 5;
+    CHECK(input_error([&] { model_from_json(bad, "config.json"); }).find("/rope_parameters") != std::string::npos);
   }
   SUBCASE("Gemma-2 alternates local and global layers") {
     const ModelSpec m = hf_model("gemma-2-9b");

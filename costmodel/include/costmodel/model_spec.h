@@ -143,8 +143,10 @@ struct ModelSpec {
   double total_params() const { return total_params(max_seq_length); }
   // Parameters one token passes through: every non-expert parameter, top_k routed experts and the
   // shared experts, both embedding tables (the convention of DeepSeek-V3's 37B and Qwen3's
-  // "A3B"/"A22B"; OpenAI's 5.1B for GPT-OSS-120B leaves the input embedding out).
-  double active_params() const;
+  // "A3B"/"A22B"; OpenAI's 5.1B for GPT-OSS-120B leaves the input embedding out). Learned
+  // positions count up to seq_length, as in total_params.
+  double active_params(std::int64_t seq_length) const;
+  double active_params() const { return active_params(max_seq_length); }
 
   bool operator==(const ModelSpec&) const = default;
 };

@@ -8,7 +8,7 @@ std::string prediction_report(const Job& job, const Prediction& pred) {
   std::string out;
   const auto& p = job.plan;
   out += fmt::format("model     {} ({:.1f}B parameters, {:.1f}B active), seq {}, global batch {}, {}\n", job.model.name,
-                     job.model.total_params(job.training.seq_length) / 1e9, job.model.active_params() / 1e9,
+                     job.model.total_params(job.training.seq_length) / 1e9, job.model.active_params(job.training.seq_length) / 1e9,
                      job.training.seq_length, job.training.global_batch_size, to_string(job.training.precision));
   out += fmt::format("cluster   {} x {} ({}, {} GPUs/node)\n", p.world_size(), job.cluster.gpu.name, job.cluster.name,
                      job.cluster.gpus_per_node);

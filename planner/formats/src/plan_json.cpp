@@ -16,7 +16,7 @@ nlohmann::json plan_to_json(const Job& job, const Prediction& prediction) {
   nlohmann::json cluster = cluster_to_json(job.cluster);
   nlohmann::json model = model_to_json(job.model);
   // Informational (read back and ignored): every token passes through `active` of the `total`.
-  model["parameters"] = {{"total", job.model.total_params(job.training.seq_length)}, {"active", job.model.active_params()}};
+  model["parameters"] = {{"total", job.model.total_params(job.training.seq_length)}, {"active", job.model.active_params(job.training.seq_length)}};
   nlohmann::json j = {{"schema_version", kPlanSchemaVersion},
           {"model", model},
           {"gpu", gpu_to_json(job.cluster.gpu)},
