@@ -55,6 +55,24 @@ bool names_other_variant(const std::string& extra, const std::vector<std::string
   return false;
 }
 
+// Published names often lead with the vendor ("NVIDIA H100 80GB HBM3", what torch.cuda's
+// get_device_name prints; "AMD Instinct MI300X") and GPU names with the 8-GPU SXM system that
+// carries the part ("DGX H100", "HGX B200"). The normalized query without those words, tried
+// after the query as given.
+std::string without_vendor_words(std::string q, const std::string& kind) {
+  for (bool again = true; again;) {
+    again = false;
+    for (const std::string word : {"nvidia", "amd", "dgx", "hgx"}) {
+      if ((word == "dgx" || word == "hgx") && kind != "gpus") continue;
+      if (q.size() > word.size() && q.starts_with(word)) {
+        q.erase(0, word.size());
+        again = true;
+      }
+    }
+  }
+  return q;
+}
+
 }  // namespace
 
 std::vector<Catalog::Entry> Catalog::list(const std::string& kind) const {
@@ -94,15 +112,17 @@ std::string Catalog::resolve(const std::string& kind, const std::string& query, 
     return query;
   }
   auto entries = list(kind);
-  const std::string q = normalize_name(query);
+  const std::string as_given = normalize_name(query);
+  const std::string q = without_vendor_words(as_given, kind);
   auto names_of = [](const Entry& e) {
     std::vector<std::string> n{e.id, e.name};
     n.insert(n.end(), e.aliases.begin(), e.aliases.end());
     return n;
   };
-  for (const auto& e : entries)
-    for (const auto& n : names_of(e))
-      if (!n.empty() && normalize_name(n) == q) return e.path;
+  for (const std::string& wanted : {as_given, q})
+    for (const auto& e : entries)
+      for (const auto& n : names_of(e))
+        if (!n.empty() && normalize_name(n) == wanted) return e.path;
   // Loose match: the query extends the full name or id of an entry ("H100-SXM5-80GB-HBM3").
   // Short aliases ("a100", "gpt3") never match loosely: "a100-40" or "gpt3-20b" are other parts
   // or models, not spellings of the aliased entry.

@@ -43,6 +43,19 @@ TEST_CASE("Catalog::gpu") {
     // A longer spelling of a known name resolves to it.
     CHECK(c.gpu("H100-SXM5-80GB-HBM3").name == "H100-SXM5-80GB");
   }
+  SUBCASE("vendor and system words before the part are skipped") {
+    CHECK(c.gpu("NVIDIA H100 80GB HBM3").name == "H100-SXM5-80GB");  // torch.cuda.get_device_name
+    CHECK(c.gpu("NVIDIA B200").name == "B200-SXM-180GB");
+    CHECK(c.gpu("HGX B200").name == "B200-SXM-180GB");
+    CHECK(c.gpu("DGX H100").name == "H100-SXM5-80GB");
+    CHECK(c.gpu("AMD Instinct MI300X").name == "MI300X");
+    CHECK(c.gpu("NVIDIA GB300 NVL72").name == "GB300-B300-288GB");
+    CHECK(c.gpu("GB200 NVL72").name == "GB200-B200-186GB");
+    // ... but not the words that name another variant of the part, nor the vendor alone.
+    CHECK(input_error([&] { c.gpu("NVIDIA A100 80GB PCIe"); }).find("unknown gpu") != std::string::npos);
+    CHECK(input_error([&] { c.gpu("NVIDIA H100 NVL"); }).find("unknown gpu") != std::string::npos);
+    CHECK(input_error([&] { c.gpu("NVIDIA"); }).find("unknown gpu") != std::string::npos);
+  }
   SUBCASE("an unknown GPU names the flag and the list command") {
     std::string msg = input_error([&] { c.gpu("tpu-v5p"); });
     CHECK(msg.find("--gpu") != std::string::npos);
