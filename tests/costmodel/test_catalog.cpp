@@ -56,6 +56,14 @@ TEST_CASE("Catalog::gpu") {
     CHECK(input_error([&] { c.gpu("NVIDIA H100 NVL"); }).find("unknown gpu") != std::string::npos);
     CHECK(input_error([&] { c.gpu("NVIDIA"); }).find("unknown gpu") != std::string::npos);
   }
+  SUBCASE("the H800 is the H100 SXM with its NVLink cut to 400 GB/s both ways") {
+    const GpuSpec h800 = c.gpu("NVIDIA H800"), h100 = c.gpu("h100-sxm");
+    CHECK(h800.bf16_tflops == h100.bf16_tflops);
+    CHECK(h800.fp8_tflops == h100.fp8_tflops);
+    CHECK(h800.memory_GiB == h100.memory_GiB);
+    CHECK(h800.nvlink_GBps == 200);
+    CHECK(c.cluster("hgx-h800").gpu.name == h800.name);
+  }
   SUBCASE("an unknown GPU names the flag and the list command") {
     std::string msg = input_error([&] { c.gpu("tpu-v5p"); });
     CHECK(msg.find("--gpu") != std::string::npos);
