@@ -354,6 +354,27 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
     if (m.sliding_window == 0) m.sliding_window_pattern.clear();
   }
 
+  // ---- NoPE layers and chunked attention (Llama 4, SmolLM3) ----
+  // no_rope_layers lists 1 for a layer that rotates and 0 for one that does not; without it (or
+  // empty) every no_rope_layer_interval-th layer (default 4) goes without (HF Llama4TextConfig,
+  // SmolLM3Config: int((i + 1) % interval != 0)). strata keeps Megatron's sense: 1 = no RoPE.
+  if (m.position_embedding == PositionEmbedding::rope &&
+      (r.has("no_rope_layers") || r.has("no_rope_layer_interval") || one_of(type, {"llama4", "smollm3"}))) {
+    std::vector<int> uses_rope;
+    if (r.has("no_rope_layers") && r.raw("no_rope_layers").is_array() && !r.raw("no_rope_layers").empty())
+      uses_rope = read_pattern(r, "no_rope_layers", m.num_layers);
+    else {
+      const std::int64_t every = r.opt_int("no_rope_layer_interval", 1, kMaxLayers).value_or(4);
+      for (int i = 0; i < m.num_layers; ++i) uses_rope.push_back((i + 1) % every != 0 ? 1 : 0);
+    }
+    for (int u : uses_rope) m.no_rope_layers.push_back(1 - u);
+    if (std::none_of(m.no_rope_layers.begin(), m.no_rope_layers.end(), [](int x) { return x == 1; })) m.no_rope_layers.clear();
+  }
+  // Llama 4's RoPE layers attend within chunks of attention_chunk_size tokens (Llama4TextConfig
+  // default 8192); its NoPE layers attend over the whole sequence.
+  if (type == "llama4" || r.has("attention_chunk_size"))
+    m.attention_chunk_size = r.opt_int("attention_chunk_size", 1, kMaxDim * 64).value_or(type == "llama4" ? 8192 : 0);
+
   // ---- multi-latent attention (DeepSeek-V2/V3, Kimi-K2) ----
   if (r.has("kv_lora_rank")) {
     const MlaSpec a = read_mla(r);
@@ -641,6 +662,10 @@ void validate_model(const ModelSpec& m, const std::string& where, const std::str
     throw InputError(where, path + "/moe/layer_pattern", "expected " + std::to_string(m.num_layers) + " entries, one per layer");
   if (!m.sliding_window_pattern.empty() && static_cast<int>(m.sliding_window_pattern.size()) != m.num_layers)
     throw InputError(where, path + "/sliding_window_pattern", "expected " + std::to_string(m.num_layers) + " entries, one per layer");
+  if (!m.no_rope_layers.empty() && static_cast<int>(m.no_rope_layers.size()) != m.num_layers)
+    throw InputError(where, path + "/no_rope_layers", "expected " + std::to_string(m.num_layers) + " entries, one per layer");
+  if (!m.no_rope_layers.empty() && m.position_embedding != PositionEmbedding::rope)
+    throw InputError(where, path + "/no_rope_layers", "layers without rotary embedding need a rope model");
   if (m.rotary_percent <= 0 || m.rotary_percent > 1)
     throw InputError(where, path + "/rotary_percent", "expected a fraction in (0, 1]");
 }
@@ -669,7 +694,8 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
                          "num_query_groups", "ffn_hidden_size", "vocab_size", "max_seq_length", "activation",
                          "normalization", "tied_embeddings", "position_embedding", "dropout", "moe", "notes", "head_dim",
                          "add_linear_bias", "add_qkv_bias", "qk_layernorm", "zero_centered_gamma", "rotary_base", "rotary_percent", "norm_epsilon",
-                         "rope_scaling", "sliding_window", "sliding_window_pattern", "mla", "mtp_layers", "parameters"});
+                         "rope_scaling", "sliding_window", "sliding_window_pattern", "no_rope_layers", "attention_chunk_size", "mla",
+                         "mtp_layers", "parameters"});
   ModelSpec m;
   m.name = r.get_string("name");
   m.aliases = r.opt_string_list("aliases");
@@ -701,6 +727,8 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
   m.rope_scaling = r.opt_string("rope_scaling").value_or("");
   m.sliding_window = r.opt_int("sliding_window", 0, kMaxDim * 64).value_or(0);
   if (r.has("sliding_window_pattern")) m.sliding_window_pattern = read_pattern(r, "sliding_window_pattern", m.num_layers);
+  if (r.has("no_rope_layers")) m.no_rope_layers = read_pattern(r, "no_rope_layers", m.num_layers);
+  m.attention_chunk_size = r.opt_int("attention_chunk_size", 0, kMaxDim * 64).value_or(0);
   m.mtp_layers = static_cast<int>(r.opt_int("mtp_layers", 0, kMaxMtpLayers).value_or(0));
   if (r.has("mla")) {
     JsonReader ar = r.child("mla");
@@ -757,6 +785,8 @@ json model_to_json(const ModelSpec& m) {
   if (!m.rope_scaling.empty()) j["rope_scaling"] = m.rope_scaling;
   if (m.sliding_window > 0) j["sliding_window"] = m.sliding_window;
   if (!m.sliding_window_pattern.empty()) j["sliding_window_pattern"] = m.sliding_window_pattern;
+  if (!m.no_rope_layers.empty()) j["no_rope_layers"] = m.no_rope_layers;
+  if (m.attention_chunk_size > 0) j["attention_chunk_size"] = m.attention_chunk_size;
   if (m.mtp_layers > 0) j["mtp_layers"] = m.mtp_layers;
   if (m.mla)
     j["mla"] = {{"q_lora_rank", m.mla->q_lora_rank}, {"kv_lora_rank", m.mla->kv_lora_rank}, {"qk_nope_head_dim", m.mla->qk_nope_head_dim},

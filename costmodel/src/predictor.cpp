@@ -83,6 +83,12 @@ std::string check_plan(const Job& job) {
   if (p.microbatch_group < 0) return "the micro-batch group per virtual pipeline stage must be at least 0 (0: chosen)";
   if (t.global_batch_size < 1) return "global batch size must be at least 1";
   if (t.seq_length < 1) return "sequence length must be at least 1";
+  // Llama 4's RoPE layers attend within chunks: up to one chunk that is causal attention; past it
+  // strata would cost attention the model does not run (and Megatron-LM has no chunked attention).
+  if (m.attention_chunk_size > 0 && t.seq_length > m.attention_chunk_size)
+    return fmt::format("a {}-token sequence spans several of the model's {}-token attention chunks (chunked attention, Llama 4's "
+                       "RoPE layers), which strata does not model and Megatron-LM cannot run: use --seq {} or less",
+                       t.seq_length, m.attention_chunk_size, m.attention_chunk_size);
   if (m.num_attention_heads % p.tp != 0)
     return fmt::format("tp={} does not divide the {} attention heads", p.tp, m.num_attention_heads);
   if (m.num_query_groups % p.tp != 0)

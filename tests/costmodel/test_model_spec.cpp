@@ -653,6 +653,35 @@ TEST_CASE("Hugging Face config.json: the architecture details are read") {
     j["hidden_act"] = "relu2";
     CHECK(input_error([&] { model_from_json(j, "config.json"); }).find("/hidden_act: model_type \"bitnet\": squared ReLU") != std::string::npos);
   }
+  SUBCASE("Llama 4 and SmolLM3: NoPE layers (1 = no RoPE in strata, as Megatron counts them) and chunked attention") {
+    const ModelSpec l = hf_model("llama-4-maverick");
+    REQUIRE(l.no_rope_layers.size() == 48);
+    for (int i = 0; i < 48; ++i) CHECK(l.no_rope_layers[i] == ((i + 1) % 4 == 0 ? 1 : 0));  // Llama4TextConfig's default
+    CHECK(l.attention_chunk_size == 8192);
+    // The built-in model says the same.
+    CHECK(test::catalog().model("llama-4-maverick").no_rope_layers == l.no_rope_layers);
+    CHECK(test::catalog().model("llama-4-maverick").attention_chunk_size == 8192);
+    CHECK(model_from_json(model_to_json(l), "rt.json") == l);
+    // SmolLM3's config lists the layers that rotate (1) and those that do not (0).
+    json j = load_json_file(test::data_file("hf/llama-3.1-8b.json"));
+    j["model_type"] = "smollm3";
+    j["no_rope_layers"] = json::array();
+    for (int i = 0; i < 32; ++i) j["no_rope_layers"].push_back(i % 3 == 2 ? 0 : 1);
+    ModelSpec m = model_from_json(j, "config.json");
+    REQUIRE(m.no_rope_layers.size() == 32);
+    for (int i = 0; i < 32; ++i) CHECK(m.no_rope_layers[i] == (i % 3 == 2 ? 1 : 0));
+    CHECK(m.attention_chunk_size == 0);
+    j["no_rope_layers"] = json::array();  // empty: every no_rope_layer_interval-th layer
+    j["no_rope_layer_interval"] = 8;
+    m = model_from_json(j, "config.json");
+    CHECK(m.no_rope_layers[7] == 1);
+    CHECK(m.no_rope_layers[6] == 0);
+    CHECK(std::count(m.no_rope_layers.begin(), m.no_rope_layers.end(), 1) == 4);
+    j["no_rope_layers"] = json::array({1, 0});
+    CHECK(input_error([&] { model_from_json(j, "config.json"); }).find("/no_rope_layers") != std::string::npos);
+    // A Llama without those keys rotates every layer.
+    CHECK(hf_model("llama-3.1-8b").no_rope_layers.empty());
+  }
   SUBCASE("an MoE in keys strata does not read is refused, not costed as a dense model") {
     json j = load_json_file(test::data_file("hf/llama-3.1-8b.json"));
     j["routed_expert_count"] = 64;

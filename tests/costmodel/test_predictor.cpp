@@ -74,6 +74,13 @@ TEST_CASE("check_plan") {
     job.plan.tp = 5;
     CHECK(contains(check_plan(job), "tp=5 does not divide the 96 attention heads"));
   }
+  SUBCASE("chunked attention (Llama 4) is causal attention up to one chunk, refused beyond") {
+    Job job = test::gpt3_175b_job();
+    job.model.attention_chunk_size = 2048;
+    CHECK(check_plan(job) == "");
+    job.training.seq_length = 4096;
+    CHECK(contains(check_plan(job), "a 4096-token sequence spans several of the model's 2048-token attention chunks"));
+  }
   SUBCASE("sequence parallelism needs the sequence divisible by tp") {
     // tp = 3 divides GPT-3's 96 heads, 12288 hidden and 49152 ffn, but not the 2048 tokens.
     Job job = test::gpt3_175b_job();

@@ -176,8 +176,22 @@ TEST_CASE("megatron_import") {
       if (job.model.moe && job.model.moe->router_bias && job.model.moe->router_score_function != "sigmoid")
         back.moe->router_bias = true;  // GPT-OSS's router bias has no Megatron flag (a launch note says so)
       back.rope_scaling = job.model.rope_scaling == "llama3" ? back.rope_scaling : job.model.rope_scaling;
+      // Chunked attention has no Megatron flag; a launch is written only up to one chunk, where it
+      // is causal attention.
+      back.attention_chunk_size = job.model.attention_chunk_size;
       CHECK(model_to_json(back).dump() == model_to_json(job.model).dump());
     }
+  }
+  SUBCASE("--no-rope-freq: every Nth layer without RoPE, or Megatron's per-layer list (1 = no RoPE)") {
+    const std::string base = "torchrun pretrain_gpt.py --num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 128 "
+                             "--micro-batch-size 1 --vocab-size 100 --position-embedding-type rope ";
+    CHECK(read(base + "--no-rope-freq 4").model.no_rope_layers == std::vector<int>{0, 0, 0, 1, 0, 0, 0, 1});
+    CHECK(read(base + "--no-rope-freq '([1]+[0]*7)'").model.no_rope_layers == std::vector<int>{1, 0, 0, 0, 0, 0, 0, 0});
+    CHECK(read(base).model.no_rope_layers.empty());
+    CHECK(has(error_of(base.substr(std::string("torchrun pretrain_gpt.py ").size()) + "--no-rope-freq 3"), "--no-rope-freq: 3 does not divide the 8 layers"));
+    // Without rotary positions there is nothing to skip.
+    CHECK(read("torchrun pretrain_gpt.py --num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 128 --micro-batch-size 1 "
+               "--vocab-size 100 --no-rope-freq 4").model.no_rope_layers.empty());
   }
   SUBCASE("Megatron's defaults where the flags are silent") {
     const MegatronLaunch l = read("--num-layers 2 --hidden-size 768 --num-attention-heads 12 --seq-length 1024 "

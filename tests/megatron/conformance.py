@@ -217,6 +217,9 @@ def compare(plan, args, config, verdict):
         same("rotary base", model["rotary_base"], args.rotary_base)
         same("rotary percent", model.get("rotary_percent", 1.0), args.rotary_percent)
         same("llama3 rope scaling", model.get("rope_scaling") == "llama3", bool(args.use_rope_scaling))
+        # TransformerConfig turns an integer --no-rope-freq into the per-layer list (1 = no RoPE).
+        same("layers without rope", model.get("no_rope_layers") or None,
+             list(config.no_rope_freq) if config.no_rope_freq else None)
     window = model.get("sliding_window")
     same("sliding window", (window, 0) if window else None,
          tuple(config.window_size) if config.window_size is not None else None)

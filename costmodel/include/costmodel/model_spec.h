@@ -87,6 +87,14 @@ struct ModelSpec {
   double rotary_percent = 1.0;      // partial rotary (GLM, GPT-NeoX, Phi; Megatron --rotary-percent)
   double norm_epsilon = 1e-5;       // rms_norm_eps / layer_norm_eps
   std::string rope_scaling;         // "" none, else Hugging Face rope_scaling.rope_type ("llama3", "yarn")
+  // Layers without rotary embedding, one entry per layer (1 = no RoPE: Llama 4's and SmolLM3's
+  // every fourth "NoPE" layer; Megatron --no-rope-freq); empty: every layer rotates. The cost model
+  // still counts the fused rope kernel there (one pass over q and k, well under 1% of a layer).
+  std::vector<int> no_rope_layers;
+  // Chunked attention (Llama 4: its RoPE layers attend only within chunks of this many tokens; 0 =
+  // none). Below that sequence length it is causal attention; beyond it strata does not model it and
+  // Megatron-LM cannot run it (check_plan refuses).
+  std::int64_t attention_chunk_size = 0;
   // Sliding-window (local) attention: the window in tokens (0 = none) and which layers use it, one
   // entry per layer (1 = sliding window, 0 = full attention). An empty pattern with a window means
   // every layer uses the window (Mistral 7B v0.1). GPT-OSS alternates [1, 0, 1, 0, ...]; Gemma-3

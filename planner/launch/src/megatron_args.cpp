@@ -99,6 +99,14 @@ void model_flags(std::vector<std::string>& a, const ModelSpec& m) {
     opt(a, "--rotary-base", static_cast<std::int64_t>(m.rotary_base));
     if (m.rotary_percent != 1.0) opt(a, "--rotary-percent", number(m.rotary_percent));
     if (m.rope_scaling == "llama3") flag(a, "--use-rope-scaling");  // Llama 3.1's frequency scaling (factor 8)
+    // NoPE layers (1 = no rotary embedding): N when every Nth layer goes without (Megatron expands
+    // it to ([0]*(N-1)+[1]) repeated), else the list expression --no-rope-freq evaluates.
+    if (!m.no_rope_layers.empty()) {
+      const int n = static_cast<int>(std::find(m.no_rope_layers.begin(), m.no_rope_layers.end(), 1) - m.no_rope_layers.begin()) + 1;
+      bool periodic = m.num_layers % n == 0;
+      for (int i = 0; periodic && i < m.num_layers; ++i) periodic = m.no_rope_layers[i] == ((i + 1) % n == 0 ? 1 : 0);
+      opt(a, "--no-rope-freq", periodic ? std::to_string(n) : pattern_expression(m.no_rope_layers));
+    }
   } else if (m.position_embedding == PositionEmbedding::learned) {
     opt(a, "--position-embedding-type", "learned_absolute");
   }

@@ -40,7 +40,7 @@ constexpr FlagSpec kFlags[] = {
     {"--tokenizer-type", true}, {"--merge-file", true}, {"--pad-vocab-size-to", true}, {"--attention-dropout", true}, {"--hidden-dropout", true}, {"--num-experts", true},
     {"--moe-router-topk", true}, {"--moe-ffn-hidden-size", true}, {"--max-position-embeddings", true},
     {"--disable-bias-linear", false}, {"--add-qkv-bias", false}, {"--qk-layernorm", false}, {"--norm-epsilon", true},
-    {"--rotary-base", true}, {"--rotary-percent", true}, {"--use-rope-scaling", false}, {"--window-size", true},
+    {"--rotary-base", true}, {"--rotary-percent", true}, {"--use-rope-scaling", false}, {"--no-rope-freq", true}, {"--window-size", true},
     {"--window-attn-skip-freq", true}, {"--multi-latent-attention", false}, {"--q-lora-rank", true}, {"--kv-lora-rank", true},
     {"--qk-head-dim", true}, {"--qk-pos-emb-head-dim", true}, {"--v-head-dim", true},
     {"--moe-shared-expert-intermediate-size", true}, {"--moe-layer-freq", true}, {"--moe-router-score-function", true},
@@ -486,6 +486,20 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
   m.rotary_base = static_cast<double>(f.integer("--rotary-base", 1, std::int64_t{1} << 40).value_or(10000));
   m.rotary_percent = f.number("--rotary-percent", 0, 1).value_or(1.0);
   if (f.has("--use-rope-scaling")) m.rope_scaling = "llama3";
+  if (f.has("--no-rope-freq")) {
+    // An integer N skips RoPE on every Nth layer ([0]*(N-1)+[1] repeated; transformer_config.py
+    // asserts N divides the layers), or a list expression of one 0/1 per layer (1 = no RoPE).
+    const std::string text = *f.text("--no-rope-freq");
+    if (text.find('[') != std::string::npos) {
+      m.no_rope_layers = read_pattern(f, where, "--no-rope-freq", m.num_layers, false);
+    } else {
+      const std::int64_t n = *f.integer("--no-rope-freq", 1, m.num_layers);
+      if (m.num_layers % n != 0)
+        throw InputError(where, "--no-rope-freq", fmt::format("{} does not divide the {} layers (Megatron asserts it does)", n, m.num_layers));
+      for (int i = 0; i < m.num_layers; ++i) m.no_rope_layers.push_back((i + 1) % n == 0 ? 1 : 0);
+    }
+    if (std::none_of(m.no_rope_layers.begin(), m.no_rope_layers.end(), [](int x) { return x == 1; })) m.no_rope_layers.clear();
+  }
   if (f.has("--swiglu") && f.has("--squared-relu")) throw InputError(where, "--squared-relu", "--swiglu and --squared-relu are both given; Megatron takes one");
   m.activation = f.has("--swiglu") ? Activation::swiglu : f.has("--squared-relu") ? Activation::squared_relu : Activation::gelu;
   // Megatron's default FFN width: 4h, or for SwiGLU 2/3 of it rounded down to a multiple of 64
@@ -511,6 +525,8 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
   } else {
     throw InputError(where, "--position-embedding-type", "expected learned_absolute, rope, alibi, relative or none, found \"" + pos + "\"");
   }
+  // Megatron skips rotary embedding per layer only where there is one (attention.py).
+  if (pos != "rope") m.no_rope_layers.clear();
   // Megatron's dropout defaults are 0.1 for both.
   const double attention_dropout = f.number("--attention-dropout", 0, 1).value_or(0.1);
   const double hidden_dropout = f.number("--hidden-dropout", 0, 1).value_or(0.1);
