@@ -361,7 +361,7 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   if (m.position_embedding == PositionEmbedding::rope &&
       (r.has("no_rope_layers") || r.has("no_rope_layer_interval") || one_of(type, {"llama4", "smollm3"}))) {
     std::vector<int> uses_rope;
-    if (r.has("no_rope_layers") && r.raw("no_rope_layers").is_array() && !r.raw("no_rope_layers").empty())
+    if (r.has("no_rope_layers") && !(r.raw("no_rope_layers").is_array() && r.raw("no_rope_layers").empty()))
       uses_rope = read_pattern(r, "no_rope_layers", m.num_layers);
     else {
       const std::int64_t every = r.opt_int("no_rope_layer_interval", 1, kMaxLayers).value_or(4);

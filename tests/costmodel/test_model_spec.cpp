@@ -679,6 +679,8 @@ TEST_CASE("Hugging Face config.json: the architecture details are read") {
     CHECK(std::count(m.no_rope_layers.begin(), m.no_rope_layers.end(), 1) == 4);
     j["no_rope_layers"] = json::array({1, 0});
     CHECK(input_error([&] { model_from_json(j, "config.json"); }).find("/no_rope_layers") != std::string::npos);
+    j["no_rope_layers"] = 4;
+    CHECK(input_error([&] { model_from_json(j, "config.json"); }).find("/no_rope_layers") != std::string::npos);
     // A Llama without those keys rotates every layer.
     CHECK(hf_model("llama-3.1-8b").no_rope_layers.empty());
   }
