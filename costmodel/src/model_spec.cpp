@@ -291,8 +291,8 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
                                        ": the two rotary settings must agree");
     return inner;
   };
-  const std::optional<double> base = agreed(agreed(top_number({"rope_theta", "rotary_emb_base"}), "rope_theta", "rope_theta", 1e12),
-                                            "rope_theta", "base", 1e12);
+  const char* inner_base = rope_params && !rope_params->has("rope_theta") ? "base" : "rope_theta";  // "base": Gemma 3's "global"
+  const std::optional<double> base = agreed(top_number({"rope_theta", "rotary_emb_base"}), "rope_theta", inner_base, 1e12);
   if (base) m.rotary_base = *base;
   else if (type == "gemma3") m.rotary_base = 1e6;  // Gemma3TextConfig's default (the local layers' 1e4 is not modelled)
   const std::optional<double> fraction = agreed(top_number({"partial_rotary_factor", "rotary_pct"}), "partial_rotary_factor",
@@ -360,14 +360,10 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   // SmolLM3Config: int((i + 1) % interval != 0)). strata keeps Megatron's sense: 1 = no RoPE.
   if (m.position_embedding == PositionEmbedding::rope &&
       (r.has("no_rope_layers") || r.has("no_rope_layer_interval") || one_of(type, {"llama4", "smollm3"}))) {
-    std::vector<int> uses_rope;
     if (r.has("no_rope_layers") && !(r.raw("no_rope_layers").is_array() && r.raw("no_rope_layers").empty()))
-      uses_rope = read_pattern(r, "no_rope_layers", m.num_layers);
-    else {
-      const std::int64_t every = r.opt_int("no_rope_layer_interval", 1, kMaxLayers).value_or(4);
-      for (int i = 0; i < m.num_layers; ++i) uses_rope.push_back((i + 1) % every != 0 ? 1 : 0);
-    }
-    for (int u : uses_rope) m.no_rope_layers.push_back(1 - u);
+      for (int uses_rope : read_pattern(r, "no_rope_layers", m.num_layers)) m.no_rope_layers.push_back(1 - uses_rope);
+    else
+      m.no_rope_layers = every_nth_layer(m.num_layers, r.opt_int("no_rope_layer_interval", 1, kMaxLayers).value_or(4));
     if (std::none_of(m.no_rope_layers.begin(), m.no_rope_layers.end(), [](int x) { return x == 1; })) m.no_rope_layers.clear();
   }
   // Llama 4's RoPE layers attend within chunks of attention_chunk_size tokens (Llama4TextConfig
@@ -641,6 +637,12 @@ double ModelSpec::total_params(std::int64_t seq_length) const {
   double sum = 0;
   for (int i = 0; i < num_layers; ++i) sum += layer_params_at(i);
   return sum + embedding_params(seq_length);
+}
+
+std::vector<int> every_nth_layer(int num_layers, std::int64_t n) {
+  std::vector<int> v;
+  for (int i = 0; i < num_layers; ++i) v.push_back((i + 1) % n == 0 ? 1 : 0);
+  return v;
 }
 
 double ModelSpec::active_params(std::int64_t seq_length) const {

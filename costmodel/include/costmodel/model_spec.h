@@ -164,6 +164,9 @@ struct ModelSpec {
 // `path`: the JSON path of the object inside its file ("" at the top, "/model" in a plan).
 ModelSpec model_from_json(const nlohmann::json& j, const std::string& where, const std::string& path = "");
 nlohmann::json model_to_json(const ModelSpec& m);
+// A per-layer 0/1 list marking every nth layer (layers n, 2n, ... counted from 1): the no-RoPE layers
+// of Megatron's --no-rope-freq n and of Hugging Face's no_rope_layer_interval.
+std::vector<int> every_nth_layer(int num_layers, std::int64_t n);
 // Structural checks (hidden divisible by heads, ...); throws InputError.
 void validate_model(const ModelSpec& m, const std::string& where, const std::string& path = "");
 

@@ -103,8 +103,7 @@ void model_flags(std::vector<std::string>& a, const ModelSpec& m) {
     // it to ([0]*(N-1)+[1]) repeated), else the list expression --no-rope-freq evaluates.
     if (!m.no_rope_layers.empty()) {
       const int n = static_cast<int>(std::find(m.no_rope_layers.begin(), m.no_rope_layers.end(), 1) - m.no_rope_layers.begin()) + 1;
-      bool periodic = m.num_layers % n == 0;
-      for (int i = 0; periodic && i < m.num_layers; ++i) periodic = m.no_rope_layers[i] == ((i + 1) % n == 0 ? 1 : 0);
+      const bool periodic = m.num_layers % n == 0 && m.no_rope_layers == every_nth_layer(m.num_layers, n);
       opt(a, "--no-rope-freq", periodic ? std::to_string(n) : pattern_expression(m.no_rope_layers));
     }
   } else if (m.position_embedding == PositionEmbedding::learned) {

@@ -496,7 +496,7 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
       const std::int64_t n = *f.integer("--no-rope-freq", 1, m.num_layers);
       if (m.num_layers % n != 0)
         throw InputError(where, "--no-rope-freq", fmt::format("{} does not divide the {} layers (Megatron asserts it does)", n, m.num_layers));
-      for (int i = 0; i < m.num_layers; ++i) m.no_rope_layers.push_back((i + 1) % n == 0 ? 1 : 0);
+      m.no_rope_layers = every_nth_layer(m.num_layers, n);
     }
     if (std::none_of(m.no_rope_layers.begin(), m.no_rope_layers.end(), [](int x) { return x == 1; })) m.no_rope_layers.clear();
   }
