@@ -10,8 +10,14 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // CUDA context with lazily loaded kernel modules and cuBLAS workspaces. An estimate, not a
-// measurement (eagerly loaded CUDA 11 stacks take about twice that).
-constexpr double kContextGiB = 0.5;
+// measurement.
+constexpr double kLazyContextGiB = 0.5;
+// The same with every kernel module loaded at start-up (CUDA before 11.7, PyTorch before 1.13):
+// 1573 MiB on an A100, measured by BigScience for their early-2022 stack as what
+// `torch.ones(1).cuda()` leaves in nvidia-smi (bigscience train/tr11-176B-ml/chronicles-prequel.md).
+// PyTorch's switch to lazy loading measured 667 MB -> 287 MB on a smaller build (PyTorch PR
+// #86509). A lower bound for a training process (cuBLAS and NCCL load theirs on first use).
+constexpr double kEagerContextGiB = 1573.0 / 1024;
 // GPU buffers of one NCCL communicator: every ring connection of every channel gets a receive
 // buffer per protocol, 4 MiB (Simple, NCCL_BUFFSIZE) + 4.7 MiB (LL128) + 0.5 MiB (LL), and NCCL
 // runs 16-32 channels on NVSwitch/multi-NIC nodes: about 0.25 GiB. An estimate from NCCL's
@@ -23,6 +29,31 @@ constexpr double kDeepSpeedBucketBytes = 2 * 5e8 * 2;
 constexpr double kFragmentation = 0.10;
 
 }  // namespace
+
+const char* to_string(MemoryMeasure m) {
+  switch (m) {
+    case MemoryMeasure::device: return "device";
+    case MemoryMeasure::reserved: return "reserved";
+    case MemoryMeasure::allocated: return "allocated";
+  }
+  return "?";
+}
+
+double measured_as_GiB(const MemoryBreakdown& m, MemoryMeasure what) {
+  switch (what) {
+    case MemoryMeasure::device: return m.total_GiB;
+    case MemoryMeasure::reserved: return m.total_GiB - m.outside_allocator_GiB;
+    case MemoryMeasure::allocated: return m.total_GiB - m.outside_allocator_GiB - m.fragmentation_GiB;
+  }
+  return m.total_GiB;
+}
+
+double peak_measured_as_GiB(const Prediction& p, MemoryMeasure what) {
+  if (what == MemoryMeasure::device || p.stages.empty()) return p.memory_per_gpu_GiB;
+  double peak = 0;
+  for (const StagePrediction& s : p.stages) peak = std::max(peak, measured_as_GiB(s.memory, what));
+  return peak;
+}
 
 int nccl_communicators(const Job& job, int stage) {
   const ParallelPlan& p = job.plan;
@@ -441,8 +472,10 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
     // once for the model's loss and once per MTP module's.
     mb.logits_GiB = (1 + mtp) * (eb + 4.0) * tokens * static_cast<double>(padded_vocab_size(job)) / p.tp / kGiB;
   }
-  double buffers = (kContextGiB + kNcclCommunicatorGiB * nccl_communicators(job, stage)) * kGiB;
-  if (fw == Framework::deepspeed && p.zero_stage >= 1) buffers += kDeepSpeedBucketBytes;
+  const double context = job.runtime.lazy_module_loading ? kLazyContextGiB : kEagerContextGiB;
+  mb.outside_allocator_GiB = context + kNcclCommunicatorGiB * nccl_communicators(job, stage);
+  double buffers = mb.outside_allocator_GiB * kGiB;
+  if (fw == Framework::deepspeed && p.zero_stage >= 1) buffers += kDeepSpeedBucketBytes;  // torch tensors
   mb.buffers_GiB = buffers / kGiB;
   mb.fragmentation_GiB = kFragmentation * (mb.activations_GiB + mb.logits_GiB);
   mb.total_GiB = mb.weights_GiB + mb.gradients_GiB + mb.optimizer_GiB + mb.activations_GiB + mb.logits_GiB +

@@ -714,7 +714,9 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
                                                             2.0 * seq * 2.0 * h_model * h_model + logits_model)
                                            : 0.0;
   const double model_flops = 3.0 * gbs * (layers_model + logits_model + mtp_model);
-  const double peak = cl.gpu.peak_flops(job.training.precision);
+  // Against the peak of the format the GEMMs run in: NVFP4's fp4 peak, not fp8's.
+  const double peak = job.training.precision == Precision::fp8 ? cl.gpu.low_precision_peak_flops(job.training.recipe)
+                                                               : cl.gpu.peak_flops(job.training.precision);
   pred.mfu = model_flops / (pred.iteration_time_s * world * peak);
   double rec_flops = 0;
   for (int s = 0; s < p.pp; ++s) rec_flops += stage_recompute_flops[s];

@@ -25,7 +25,9 @@ constexpr double kMaxGroupMape = 0.20;
 // pipeline, data-parallel or inter-node traffic at all: a deficit of that cluster or software
 // stack that no modelled mechanism explains (see README "Accuracy"). Its own guard, until explained.
 constexpr double kMaxBigScienceMape = 0.36;
-constexpr double kMaxMemoryMape = 0.11;
+// BigScience's memory figures are nvidia-smi's (the whole device, the CUDA context of a 2022 stack
+// that loaded every kernel module at start-up included): 6.8% when last set, the target 8%.
+constexpr double kMaxMemoryMape = 0.075;
 
 const std::string kRunsFile = std::string(STRATA_SOURCE_DIR) + "/../shared/validation/public_runs.json";
 
@@ -102,7 +104,7 @@ TEST_CASE("strata validate: accuracy on the published runs") {
     const std::string group = lower(rec.value("source_group", ""));
     if (auto mem = number(rec, "meas_per_gpu_memory_gb"); mem && group.find("bigscience") != std::string::npos &&
                                                          p["error"].is_null())
-      memory.add(p["memory_per_gpu_GiB"].get<double>(), *mem);
+      memory.add(p["memory_comparable_GiB"].get<double>(), *mem);  // as the record's tool counts it
   }
 
   REQUIRE(overall.n > 0);
@@ -141,7 +143,9 @@ constexpr GroupGuard kModernGuards[] = {
     {"megatron_core_h100_weak_scaling", 0.075, -1},
     {"mlperf_training_gpt3", 0.05, -1},
     {"nemo_24.07_perf_summary", 0.055, -1},
-    {"simumax_b200", 0.085, 0.03},
+    // SimuMax's memory is torch.cuda.max_memory_allocated: compared without the CUDA context, NCCL's
+    // buffers and the allocator's slack (3.4% when set, every row a little under).
+    {"simumax_b200", 0.085, 0.04},
 };
 constexpr double kMaxModernOverallMape = 0.07;
 // The mixture-of-experts rows of Megatron-Bridge's H100 tables are predicted too fast (an
@@ -194,7 +198,7 @@ TEST_CASE("strata validate: accuracy on today's stacks (modern_runs.json)") {
       if (!moe_group) overall.add(pred, *measured);
       groups[group].add(pred, *measured);
     }
-    if (auto mem = number(rec, "meas_per_gpu_memory_gb")) memory[group].add(p["memory_per_gpu_GiB"].get<double>(), *mem);
+    if (auto mem = number(rec, "meas_per_gpu_memory_gb")) memory[group].add(p["memory_comparable_GiB"].get<double>(), *mem);
   }
   REQUIRE(overall.n > 0);
   MESSAGE("modern tokens/s/GPU MAPE overall (dense rows): " << 100 * overall.value() << "% over " << overall.n << " runs");

@@ -1,5 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <string>
+
 #include "costmodel/memory_model.h"
 #include "costmodel/predictor.h"
 #include "test_util.h"
@@ -475,5 +478,41 @@ TEST_CASE("layer_activation_bytes: selective recompute modules keep less, each w
   const double scores_kept = layer_activation_bytes(job, RecomputeGranularity::selective, moe);
   job.plan.recompute.modules = kRecomputeMoeAct | kRecomputeCoreAttn;
   CHECK(layer_activation_bytes(job, RecomputeGranularity::selective, moe) < scores_kept);
+}
+
+TEST_CASE("memory as each tool counts it: the device, the caching allocator's reservation, the live tensors") {
+  Job job = test::gpt3_175b_job();  // tp8 pp16 dp8: five or six NCCL communicators per stage
+  const Prediction p = predict(job);
+  REQUIRE_FALSE(p.stages.empty());
+  for (const StagePrediction& s : p.stages) {
+    const MemoryBreakdown& m = s.memory;
+    CAPTURE(s.stage);
+    // Outside PyTorch's allocator: the CUDA context and NCCL's buffers, part of the buffers.
+    CHECK(m.outside_allocator_GiB == doctest::Approx(0.5 + 0.25 * nccl_communicators(job, s.stage)));
+    CHECK(m.outside_allocator_GiB <= m.buffers_GiB);
+    CHECK(measured_as_GiB(m, MemoryMeasure::device) == m.total_GiB);
+    CHECK(measured_as_GiB(m, MemoryMeasure::reserved) == doctest::Approx(m.total_GiB - m.outside_allocator_GiB));
+    CHECK(measured_as_GiB(m, MemoryMeasure::allocated) ==
+          doctest::Approx(m.total_GiB - m.outside_allocator_GiB - m.fragmentation_GiB));
+  }
+  // The published figure is the fullest GPU's, in the tool's view.
+  CHECK(peak_measured_as_GiB(p, MemoryMeasure::device) == p.memory_per_gpu_GiB);
+  double peak_allocated = 0;
+  for (const StagePrediction& s : p.stages) peak_allocated = std::max(peak_allocated, measured_as_GiB(s.memory, MemoryMeasure::allocated));
+  CHECK(peak_measured_as_GiB(p, MemoryMeasure::allocated) == peak_allocated);
+  CHECK(peak_allocated < peak_measured_as_GiB(p, MemoryMeasure::reserved));
+  CHECK(peak_measured_as_GiB(p, MemoryMeasure::reserved) < p.memory_per_gpu_GiB);
+  CHECK(std::string(to_string(MemoryMeasure::allocated)) == "allocated");
+}
+
+TEST_CASE("CUDA context: a stack that loads every kernel module at start-up holds 1573 MiB, a lazy one 0.5 GiB") {
+  Job job = test::gpt3_175b_job();
+  const MemoryBreakdown lazy = stage_memory(job, 3, 6, 4);
+  job.runtime.lazy_module_loading = false;
+  const MemoryBreakdown eager = stage_memory(job, 3, 6, 4);
+  CHECK(eager.outside_allocator_GiB - lazy.outside_allocator_GiB == doctest::Approx(1573.0 / 1024 - 0.5));
+  CHECK(eager.total_GiB - lazy.total_GiB == doctest::Approx(1573.0 / 1024 - 0.5));
+  // Nothing inside the allocator moves.
+  CHECK(measured_as_GiB(eager, MemoryMeasure::allocated) == doctest::Approx(measured_as_GiB(lazy, MemoryMeasure::allocated)));
 }
 }

@@ -117,6 +117,10 @@ struct RuntimeOptions {
   // --accumulate-allreduce-grads-in-fp32; DistributedDataParallelConfig.grad_reduce_in_fp32 =
   // False): a 2-byte main_grad buffer.
   bool grad_reduce_in_bf16 = false;
+  // CUDA loads kernel modules lazily, on first use (CUDA_MODULE_LOADING=LAZY: CUDA 11.7+, set by
+  // PyTorch since 1.13 and CUDA's default since 12.2). Stacks of before late 2022 loaded every
+  // kernel of every library into the context at start-up, a larger CUDA context (memory_model).
+  bool lazy_module_loading = true;
   CpCommType cp_comm_type = CpCommType::p2p;
   // Decoder layers at the start and at the end of the model kept in bf16 in an fp8/fp4 run
   // (Megatron --first-last-layers-bf16 --num-layers-at-start-in-bf16 N --num-layers-at-end-in-bf16

@@ -75,6 +75,19 @@ class LayerActivationBytes {
   bool known_[3][LayerKind::kCount]{};
 };
 
+// What a reported memory figure counts; one process, three tools:
+//  device:    nvidia-smi (the driver's view): everything, the CUDA context and NCCL's buffers too;
+//  reserved:  torch.cuda.max_memory_reserved(): what PyTorch's caching allocator holds, its
+//             fragmentation included, nothing allocated outside it;
+//  allocated: torch.cuda.max_memory_allocated(): the live tensors only.
+// A plan fits when the device view fits; a measurement is compared in its own view.
+enum class MemoryMeasure { device, reserved, allocated };
+const char* to_string(MemoryMeasure m);
+// One stage's memory as that tool reports it.
+double measured_as_GiB(const MemoryBreakdown& m, MemoryMeasure what);
+// The fullest GPU's, as that tool reports it (published figures are the maximum over GPUs).
+double peak_measured_as_GiB(const Prediction& p, MemoryMeasure what);
+
 // Breakdown for one stage given how many chunk-micro-batches it holds at its peak and how many
 // of its layers are fully recomputed.
 MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_flight_chunks);

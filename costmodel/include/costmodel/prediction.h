@@ -15,6 +15,9 @@ struct MemoryBreakdown {
   double activations_GiB = 0;  // all in-flight micro-batches, incl. the recompute working set
   double logits_GiB = 0;       // output layer + loss buffers (last stage)
   double buffers_GiB = 0;      // communication buffers, CUDA context, workspace
+  // The part of buffers_GiB outside PyTorch's caching allocator (the CUDA context and NCCL's own
+  // buffers): counted by nvidia-smi, not by torch.cuda.max_memory_allocated/reserved.
+  double outside_allocator_GiB = 0;
   double fragmentation_GiB = 0;
   double total_GiB = 0;
   bool operator==(const MemoryBreakdown&) const = default;

@@ -4,10 +4,12 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "costmodel/calibration.h"
 #include "costmodel/catalog.h"
 #include "costmodel/json_reader.h"
+#include "costmodel/memory_model.h"
 #include "costmodel/prediction.h"
 #include "costmodel/predictor.h"
 #include "costmodel/errors.h"
@@ -20,6 +22,40 @@
 namespace strata {
 
 namespace {
+
+const char* memory_measure_text(MemoryMeasure m) {
+  switch (m) {
+    case MemoryMeasure::device: return "the device's use, nvidia-smi";
+    case MemoryMeasure::reserved: return "torch.cuda.max_memory_reserved";
+    case MemoryMeasure::allocated: return "torch.cuda.max_memory_allocated";
+  }
+  return "?";
+}
+
+// How the record was read, beyond the plan line of the report: the settings its free text decides.
+std::string record_reading(const Job& job) {
+  const RuntimeOptions& rt = job.runtime;
+  std::string out = fmt::format("framework {}, flash attention {}, overlap grad reduce {}, overlap param gather {}, tp comm overlap {}\n",
+                                to_string(rt.framework), rt.flash_attention, rt.overlap_grad_reduce, rt.overlap_param_gather,
+                                rt.tp_comm_overlap);
+  out += fmt::format("read as: {}", to_string(job.training.precision));
+  if (job.training.precision == Precision::fp8)
+    out += fmt::format(" ({} recipe, fp8 parameters {}, bf16 first/last layers {}/{})", to_string(job.training.recipe),
+                       rt.fp8_param_gather, rt.bf16_first_layers, rt.bf16_last_layers);
+  out += fmt::format(", {} gradients", rt.grad_reduce_in_bf16 ? "16-bit" : "fp32");
+  if (job.plan.recompute.granularity == RecomputeGranularity::selective)
+    out += fmt::format(", selective recompute of {}", fmt::join(recompute_module_names(job.plan.recompute.modules), ","));
+  if (job.plan.recompute.granularity == RecomputeGranularity::full && job.plan.recompute.num_layers >= 0)
+    out += fmt::format(", full recompute of {} layers per stage", job.plan.recompute.num_layers);
+  if (job.plan.cp > 1) out += fmt::format(", cp comm {}", to_string(rt.cp_comm_type));
+  if (job.model.moe)
+    out += fmt::format(", MoE load imbalance {:g}, capacity factor {:g}{}, {} dispatcher, all-to-all overlap {}, grouped GEMM {}",
+                       rt.moe_load_imbalance, rt.moe_capacity_factor, rt.moe_pad_to_capacity ? " (padded)" : "",
+                       rt.moe_allgather_dispatch ? "allgather" : rt.moe_token_dedup ? "DeepEP/HybridEP" : "all-to-all",
+                       rt.moe_a2a_overlap, rt.moe_grouped_gemm);
+  out += fmt::format(", CUDA modules loaded {}\n", rt.lazy_module_loading ? "lazily" : "at start-up");
+  return out;
+}
 
 struct ValidateArgs {
   std::string runs_file;
@@ -103,10 +139,11 @@ void register_validate(CLI::App& app, CommandContext& ctx) {
           throw std::runtime_error("run " + run.id + ": the prediction is not finite (" + defect + ")");
         fmt::print("{}", prediction_report(*run.job, p));
         for (const auto& as : run.assumptions) fmt::print("assumption: {}\n", as);
-        fmt::print("framework {}, flash attention {}, overlap grad reduce {}\n", to_string(run.job->runtime.framework),
-                   run.job->runtime.flash_attention, run.job->runtime.overlap_grad_reduce);
+        fmt::print("{}", record_reading(*run.job));
         if (run.measured_tokens_per_sec_per_gpu) fmt::print("measured tokens/s/GPU {:.0f}\n", *run.measured_tokens_per_sec_per_gpu);
-        if (run.measured_memory_GiB) fmt::print("measured memory {:.1f} GiB\n", *run.measured_memory_GiB);
+        if (run.measured_memory_GiB)
+          fmt::print("measured memory {:.1f} GiB ({}; predicted in that view {:.1f} GiB)\n", *run.measured_memory_GiB,
+                     memory_measure_text(run.memory_measure), peak_measured_as_GiB(p, run.memory_measure));
         ctx.exit_code = 0;
         return;
       }
@@ -136,6 +173,11 @@ void register_validate(CLI::App& app, CommandContext& ctx) {
       out["iteration_time_s"] = p.iteration_time_s;
       out["tokens_per_sec_per_gpu"] = p.tokens_per_sec_per_gpu;
       out["memory_per_gpu_GiB"] = p.memory_per_gpu_GiB;
+      if (run.measured_memory_GiB) {
+        // The prediction as the tool that measured the run counts memory (memory_model MemoryMeasure).
+        out["memory_measured_as"] = to_string(run.memory_measure);
+        out["memory_comparable_GiB"] = peak_measured_as_GiB(p, run.memory_measure);
+      }
       out["feasible"] = p.feasible;
       out["assumptions"] = run.assumptions;  // how fields the record leaves out were completed
       if (fitted.count(run.id) > 0) out["calibration_fit_run"] = true;  // the calibration was fitted to this run
@@ -160,15 +202,17 @@ void register_validate(CLI::App& app, CommandContext& ctx) {
         by_group[run.source_group].add(e);
         all.add(e);
       }
+      double pred_memory = p.memory_per_gpu_GiB;
       if (run.measured_memory_GiB) {
-        double e = pct_error(p.memory_per_gpu_GiB, *run.measured_memory_GiB);
+        pred_memory = peak_measured_as_GiB(p, run.memory_measure);
+        double e = pct_error(pred_memory, *run.measured_memory_GiB);
         mmeas = fmt::format("{:.0f}", *run.measured_memory_GiB);
         merr = fmt::format("{:+.1f}", e);
         mem_all.add(e);
       }
       const auto& pl = run.job->plan;
       fmt::print("{:<62} {:>9} {:>9.0f} {:>7}  {:>6} {:>6.1f} {:>6}  tp{} pp{} dp{} mbs{}{}\n", run.id.substr(0, 62), meas,
-                 p.tokens_per_sec_per_gpu, err, mmeas, p.memory_per_gpu_GiB, merr, pl.tp, pl.pp, pl.dp, pl.micro_batch_size,
+                 p.tokens_per_sec_per_gpu, err, mmeas, pred_memory, merr, pl.tp, pl.pp, pl.dp, pl.micro_batch_size,
                  p.feasible ? "" : " (predicted OOM)");
     }
     if (!a->explain.empty()) throw InputError(a->runs_file, "--explain", "no run with id \"" + a->explain + "\"");

@@ -68,6 +68,9 @@ void add_workload_options(CLI::App& app, JobOptions& o) {
                "--gradient-accumulation-fusion, plain PyTorch)");
   app.add_option("--make-vocab-size-divisible-by", o.vocab_divisor,
                  "Pad the vocabulary to a multiple of this times tp, as Megatron does (default 128; 1: no padding; ignored by fsdp)");
+  app.add_flag("--eager-module-loading", o.eager_module_loading,
+               "The stack loads every CUDA kernel module at start-up (CUDA before 11.7, PyTorch before 1.13, or "
+               "CUDA_MODULE_LOADING=EAGER): a 1.5 GiB CUDA context instead of 0.5");
   app.add_option("--memory-reserve", o.memory_reserve_GiB, "GiB of GPU memory to keep free beyond the modelled buffers and fragmentation (default 2)");
   app.add_option("--step-overhead", o.step_overhead_s,
                  "Seconds of host-side work per training step outside the modelled GPU work: optimizer dispatch, host syncs, logging, data loading (default 0.1, a guess; measure it for your stack)");
@@ -171,6 +174,7 @@ void apply_hardware_options(const JobOptions& o, const Catalog& catalog, Job& jo
   if (!std::isfinite(o.memory_reserve_GiB) || o.memory_reserve_GiB < 0 || o.memory_reserve_GiB >= job.cluster.gpu.memory_GiB)
     throw InputError(kCmd, "--memory-reserve", "expected 0 <= GiB < the GPU's memory");
   job.runtime.memory_reserve_GiB = o.memory_reserve_GiB;
+  job.runtime.lazy_module_loading = !o.eager_module_loading;
   if (!(o.step_overhead_s >= 0 && o.step_overhead_s <= RuntimeOptions::kMaxStepOverheadS))
     throw InputError(kCmd, "--step-overhead", "expected 0..3600 seconds");
   job.runtime.step_overhead_s = o.step_overhead_s;

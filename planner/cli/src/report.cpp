@@ -9,7 +9,9 @@ std::string prediction_report(const Job& job, const Prediction& pred) {
   const auto& p = job.plan;
   out += fmt::format("model     {} ({:.1f}B parameters, {:.1f}B active), seq {}, global batch {}, {}\n", job.model.name,
                      job.model.total_params(job.training.seq_length) / 1e9, job.model.active_params(job.training.seq_length) / 1e9,
-                     job.training.seq_length, job.training.global_batch_size, to_string(job.training.precision));
+                     job.training.seq_length, job.training.global_batch_size,
+                     job.training.precision == Precision::fp8 ? fmt::format("fp8 ({} recipe)", to_string(job.training.recipe))
+                                                              : std::string(to_string(job.training.precision)));
   out += fmt::format("cluster   {} x {} ({}, {} GPUs/node)\n", p.world_size(), job.cluster.gpu.name, job.cluster.name,
                      job.cluster.gpus_per_node);
   out += fmt::format("plan      {}; {} micro-batches per iteration", plan_summary(p), job.num_micro_batches());
@@ -42,9 +44,10 @@ std::string prediction_report(const Job& job, const Prediction& pred) {
                        1e3 * s.backward_s, s.busy_s, s.in_flight_micro_batches, s.memory.total_GiB);
   if (!pred.stages.empty()) {
     const auto& m = pred.stages[pred.bottleneck.kind == "memory" && pred.bottleneck.stage >= 0 ? pred.bottleneck.stage : 0].memory;
-    out += fmt::format("memory of stage {}: weights {:.1f}, grads {:.1f}, optimizer {:.1f}, activations {:.1f}, logits {:.1f}, buffers {:.1f}, fragmentation {:.1f} GiB\n",
+    out += fmt::format("memory of stage {}: weights {:.1f}, grads {:.1f}, optimizer {:.1f}, activations {:.1f}, logits {:.1f}, "
+                       "buffers {:.1f} (CUDA context and NCCL {:.1f}), fragmentation {:.1f} GiB\n",
                        pred.bottleneck.kind == "memory" ? pred.bottleneck.stage : 0, m.weights_GiB, m.gradients_GiB, m.optimizer_GiB,
-                       m.activations_GiB, m.logits_GiB, m.buffers_GiB, m.fragmentation_GiB);
+                       m.activations_GiB, m.logits_GiB, m.buffers_GiB, m.outside_allocator_GiB, m.fragmentation_GiB);
   }
   out += fmt::format("bottleneck {} (stage {}): {}\n", pred.bottleneck.kind, pred.bottleneck.stage, pred.bottleneck.detail());
   for (const auto& n : pred.notes) out += "note: " + n + "\n";

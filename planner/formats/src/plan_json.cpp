@@ -84,6 +84,7 @@ nlohmann::json plan_to_json(const Job& job, const Prediction& prediction) {
   if (job.training.precision == Precision::fp8) j["training"]["fp8_recipe"] = to_string(job.training.recipe);
   if (job.runtime.fp8_param_gather) j["runtime"]["fp8_param_gather"] = true;
   if (job.runtime.grad_reduce_in_bf16) j["runtime"]["grad_reduce_in_bf16"] = true;
+  if (!job.runtime.lazy_module_loading) j["runtime"]["lazy_module_loading"] = false;
   if (job.runtime.cp_comm_type != CpCommType::p2p) j["runtime"]["cp_comm_type"] = to_string(job.runtime.cp_comm_type);
   if (job.runtime.cp_comm_type == CpCommType::a2a_p2p) j["runtime"]["cp_a2a_size"] = cp_a2a_group_size(job);
   if (job.runtime.bf16_first_layers > 0) j["runtime"]["bf16_first_layers"] = job.runtime.bf16_first_layers;
@@ -168,7 +169,7 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
                             "tp_comm_overlap", "async_tp_allreduce", "make_vocab_size_divisible_by", "memory_reserve_GiB",
                             "step_overhead_s", "moe_load_imbalance", "moe_capacity_factor", "moe_pad_to_capacity", "moe_a2a_overlap",
                             "moe_token_dedup", "moe_allgather_dispatch", "moe_grouped_gemm", "fp8_param_gather", "grad_reduce_in_bf16", "cp_comm_type",
-                            "cp_a2a_size", "bf16_first_layers", "bf16_last_layers"});
+                            "cp_a2a_size", "bf16_first_layers", "bf16_last_layers", "lazy_module_loading"});
     if (rt.has("framework")) {
       auto fw = parse_framework(rt.get_string("framework"));
       if (!fw) rt.fail("framework", "expected megatron, deepspeed or fsdp");
@@ -181,6 +182,7 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
     job.runtime.tp_comm_overlap = rt.opt_bool("tp_comm_overlap", false);
     job.runtime.fp8_param_gather = rt.opt_bool("fp8_param_gather", false);
     job.runtime.grad_reduce_in_bf16 = rt.opt_bool("grad_reduce_in_bf16", false);
+    job.runtime.lazy_module_loading = rt.opt_bool("lazy_module_loading", true);
     if (rt.has("cp_comm_type")) {
       auto cp = cp_comm_type_from_string(rt.get_string("cp_comm_type"));
       if (!cp) rt.fail("cp_comm_type", "expected p2p, a2a, allgather or a2a+p2p");

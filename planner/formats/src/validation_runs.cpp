@@ -11,6 +11,7 @@
 
 #include "costmodel/errors.h"
 #include "costmodel/json_reader.h"
+#include "costmodel/memory_model.h"
 #include "costmodel/predictor.h"
 #include "formats/plan_input.h"
 #include "launch/megatron_import.h"
@@ -83,6 +84,15 @@ int year_in(const std::string& s) {
   return best;
 }
 
+// The year of an NGC container release named YY.MM ("NeMo 25.11 container", "Megatron-Bridge
+// 26.04.01", "nvcr.io/nvidia/pytorch:24.07-py3"), or 0.
+int container_year(const std::string& s) {
+  static const std::regex re("(?:nemo|container|nvcr|pytorch|bridge|ngc)[^0-9]{0,40}\\b(2[0-9])\\.(0[1-9]|1[0-2])\\b",
+                             std::regex::icase);
+  std::smatch m;
+  return std::regex_search(s, m, re) ? 2000 + std::stoi(m[1].str()) : 0;
+}
+
 // The year a source was published, for records whose framework field gives none: a four-digit
 // year, a venue tag ("SC21", "MICRO'24") or an arXiv identifier ("arXiv:2104.04473"). The
 // earliest one found; 0 when there is none.
@@ -98,6 +108,12 @@ int publication_year(const std::string& s) {
   return best;
 }
 
+// A recompute text without a leading label ("activation checkpointing: full" reads "full").
+std::string without_label(const std::string& text) {
+  static const std::regex label_re("^\\s*(?:activation\\s+)?(?:checkpointing|recomputation|recompute)\\s*[:=]\\s*", std::regex::icase);
+  return std::regex_replace(text, label_re, "", std::regex_constants::format_first_only);
+}
+
 // What a record's free-text precision says: the GEMM precision, and for fp8 the Transformer Engine
 // recipe and whether the parameters themselves are fp8. A low-precision format wins over the
 // "BF16 master" / "--bf16" that fp8 and fp4 runs also mention.
@@ -108,12 +124,17 @@ struct PrecisionReading {
   bool bf16_grads = false;
   bool stated = true;
   bool recipe_assumed = false;
+  std::string unmodelled;  // a format strata has no recipe for (the record is refused, naming it)
 };
 
 PrecisionReading read_precision_text(const std::string& prec) {
   PrecisionReading out;
   auto has = [&](const char* s) { return prec.find(s) != std::string::npos; };
-  if (has("nvfp4") || has("fp4")) {
+  if (has("mxfp4") || has("mx-fp4") || has("mx fp4")) {
+    // OCP MXFP4 (E2M1 with an E8M0 scale per 32 elements) is not NVFP4 (E4M3 scale per 16, plus a
+    // per-tensor scale): another recipe, which Transformer Engine's training recipes do not offer.
+    out.unmodelled = "MXFP4";
+  } else if (has("nvfp4") || has("fp4")) {
     out.precision = Precision::fp8;
     out.recipe = LowPrecisionRecipe::nvfp4;
   } else if (has("mxfp8")) {
@@ -125,11 +146,13 @@ PrecisionReading read_precision_text(const std::string& prec) {
     // torchao's default Float8 training (tensorwise dynamic scaling).
     // Megatron-Bridge's recipe names: fp8_cs, fp8_sc (sub-channel, i.e. TE's blockwise recipe,
     // fp8_recipe = "blockwise" in its DeepSeek-V3 FP8-SC recipe), fp8_ds (delayed scaling).
-    if (has("fp8-cs") || has("fp8_cs") || has("current scaling") || has("tensorwise") || has("float8"))
-      out.recipe = LowPrecisionRecipe::tensorwise;
-    else if (has("blockwise") || has("block scaling") || has("block-scaling") || has("deepseek") || has("fp8-sc") ||
-             has("fp8_sc") || has("sub-channel") || has("subchannel"))
+    // Blockwise first: Transformer Engine's Float8BlockScaling recipe also says "float8".
+    if (has("blockwise") || has("block scaling") || has("block-scaling") || has("blockscaling") || has("deepseek") ||
+        has("fp8-sc") || has("fp8_sc") || has("sub-channel") || has("subchannel"))
       out.recipe = LowPrecisionRecipe::blockwise;
+    else if (has("fp8-cs") || has("fp8_cs") || has("current scaling") || has("tensorwise") || has("float8") ||
+             has("dynamic scaling") || has("per-tensor dynamic") || has("per-tensor current"))
+      out.recipe = LowPrecisionRecipe::tensorwise;
     else if (has("delayed") || has("amax history") || has("fp8-ds") || has("fp8_ds"))
       out.recipe = LowPrecisionRecipe::delayed;
     else
@@ -165,7 +188,13 @@ std::optional<std::pair<int, int>> read_bf16_layers(const std::string& text, con
   static const std::regex end_knob("num[-_ ]layers[-_ ]at[-_ ]end[-_ ]in[-_ ]bf16\\W+([0-9]+)");
   static const std::regex first_words("(?:first ([0-9]+)|([0-9]+) first) (?:decoder |transformer )?(?:layers|blocks) (?:in |kept in |as )?bf16");
   static const std::regex last_words("(?:last ([0-9]+)|([0-9]+) last) (?:decoder |transformer )?(?:layers|blocks) (?:in |kept in |as )?bf16");
+  // "first 2 and last 2 layers in BF16": one noun for both counts.
+  static const std::regex both_words("first ([0-9]+) and (?:the )?last ([0-9]+) (?:decoder |transformer )?(?:layers|blocks) (?:in |kept in |as )?bf16");
   std::optional<int> first = count(start_knob), last = count(end_knob);
+  if (std::smatch m; (!first || !last) && std::regex_search(text, m, both_words)) {
+    if (!first) first = static_cast<int>(number_in_text(m[1].str(), 0, 1 << 20, where, "precision", text));
+    if (!last) last = static_cast<int>(number_in_text(m[2].str(), 0, 1 << 20, where, "precision", text));
+  }
   if (!first) first = count(first_words);
   if (!last) last = count(last_words);
   const bool named = text.find("first_last_layers_bf16") != std::string::npos ||
@@ -204,6 +233,10 @@ GpuSpec resolve_gpu(const std::string& text, std::optional<double> memory_gb, co
   if (gpu && mem && std::fabs(gpu->memory_GiB - *mem) / *mem <= 0.1) return *gpu;
   std::string family = lower(base.substr(0, base.find_first_of("- ")));
   if (family.empty()) throw unknown("");
+  // A variant the catalog does not know ("H100 NVL", "H200 NVL", "H100 PCIe" where no such part is
+  // listed) is another GPU (clocks, power, links), never its family's SXM part.
+  if (!gpu && (contains(base, "nvl") || contains(base, "pcie")))
+    throw unknown(" (a variant of " + family + " that strata does not list; its SXM part is another GPU)");
   if (!mem) {
     if (gpu) {
       if (normalize_name(base) != normalize_name(gpu->name))
@@ -216,21 +249,41 @@ GpuSpec resolve_gpu(const std::string& text, std::optional<double> memory_gb, co
   try {
     return catalog.gpu(family + "-" + std::to_string(static_cast<int>(*mem)) + "gb");
   } catch (const InputError&) {
-    if (gpu) return *gpu;
+    // The name resolved, but to a part of another memory size than the record states: another part.
     throw unknown(" (no " + family + " part with " + std::to_string(static_cast<int>(*mem)) + " GB is known)");
   }
 }
 
+// GPUs in one compute tray of an NVL72 rack (GB200/GB300: 18 trays of 4 GPUs, NVIDIA GB200 NVL72
+// datasheet): the unit a rack's NIC counts are quoted per.
+constexpr int kGpusPerNvl72Tray = 4;
+
 void apply_interconnect(const std::string& text, ClusterSpec& c, std::vector<std::string>& assumptions, const std::string& where) {
   // "8x200 Gb/s HCAs per node", "4x OmniPath (100 Gb/s) per node", "inter-node 800 Gb/s per node",
-  // "1600 Gb/s node-node RoCE", "intra-node 150 GB/s".
-  static const std::regex nics_re("([0-9]+)\\s*x\\s*[A-Za-z -]*\\(?\\s*([0-9]+)\\s*Gb/s", std::regex::icase);
-  static const std::regex node_re("inter-node\\s*([0-9]+)\\s*Gb/s|([0-9]+)\\s*Gb/s\\s*(?:per node|node-node|node-to-node)", std::regex::icase);
+  // "1600 Gb/s node-node RoCE", "intra-node 150 GB/s", "4x 400Gbps", "InfiniBand XDR 800 Gb/s per
+  // GPU", "4x 400 Gb/s ConnectX-7 per compute tray (one per GPU)".
+  static const std::string gbps = "\\s*(?:Gb/s|Gbps|Gbit/s)";
+  static const std::regex nics_re("([0-9]+)\\s*x\\s*[A-Za-z -]*\\(?\\s*([0-9]+)" + gbps, std::regex::icase);
+  static const std::regex node_re("inter-node\\s*([0-9]+)" + gbps + "|([0-9]+)" + gbps + "\\s*(?:per node|node-node|node-to-node)",
+                                  std::regex::icase);
+  static const std::regex per_gpu_re("([0-9]+)" + gbps + "[^;,]*?(?:per GPU|each GPU)|one per GPU|1 per GPU", std::regex::icase);
   static const std::regex intra_re("intra-node\\s*([0-9]+)\\s*GB/s", std::regex::icase);
   std::smatch m;
+  const bool per_gpu = std::regex_search(text, m, per_gpu_re);
+  const std::string per_gpu_rate = per_gpu && m[1].matched ? m[1].str() : "";
   if (std::regex_search(text, m, nics_re)) {
     c.nics_per_node = static_cast<int>(number_in_text(m[1].str(), 1, 1024, where, "interconnect", text));
     c.nic_Gbps = number_in_text(m[2].str(), 1, 1e6, where, "interconnect", text);
+    if (per_gpu) {
+      c.nics_per_node = c.gpus_per_node;  // "(one per GPU)": the count describes a part of the node
+    } else if (contains(text, "per tray") || contains(text, "per compute tray")) {
+      c.nics_per_node = std::max(1, c.nics_per_node * c.gpus_per_node / kGpusPerNvl72Tray);
+      assumptions.push_back(fmt::format("NICs quoted per compute tray: {} GPUs per tray (NVL72), {} NICs per {}-GPU NVLink domain",
+                                        kGpusPerNvl72Tray, c.nics_per_node, c.gpus_per_node));
+    }
+  } else if (!per_gpu_rate.empty()) {
+    c.nics_per_node = c.gpus_per_node;
+    c.nic_Gbps = number_in_text(per_gpu_rate, 1, 1e6, where, "interconnect", text);
   } else if (std::regex_search(text, m, node_re)) {
     c.nics_per_node = 1;
     c.nic_Gbps = number_in_text(m[m[1].matched ? 1 : 2].str(), 1, 1e6, where, "interconnect", text);
@@ -241,25 +294,80 @@ void apply_interconnect(const std::string& text, ClusterSpec& c, std::vector<std
   if (std::regex_search(text, m, intra_re)) c.intra_node_GBps = number_in_text(m[1].str(), 1, 1e6, where, "interconnect", text);
 }
 
-// The integer after `"key": ` in free text (the recipe knobs a record's notes quote), if any.
-std::optional<int> knob_int(const std::string& text, const std::string& key) {
-  const std::string needle = "\"" + key + "\": ";
-  const auto at = text.find(needle);
-  if (at == std::string::npos) return std::nullopt;
-  std::size_t i = at + needle.size(), j = i;
-  while (j < text.size() && j < i + 6 && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
-  if (j == i) return std::nullopt;
-  return std::stoi(text.substr(i, j - i));
+// A setting a record's free text quotes, in any of the spellings published runs use: a recipe
+// knob (`"key": value`, `key=value`, `key: value`, `key = value`; quoted or not) or a Megatron flag
+// (`--key-with-dashes value`, `--key-with-dashes=value`). A flag given without a value (the next
+// word is another flag, or nothing) reads "true". Empty when the text does not name it.
+std::optional<std::string> knob_string(const std::string& text, const std::string& key) {
+  std::string flag = "--" + key;
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  for (const std::string& name : {"\"" + key + "\"", "'" + key + "'", flag, key}) {
+    for (std::size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1)) {
+      // Whole names only: "etp" is not the end of "expert_etp", nor "--fp8" the start of "--fp8-recipe".
+      const std::size_t after = at + name.size();
+      auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; };
+      if ((at > 0 && word(text[at - 1]) && name[0] != '-') || (after < text.size() && word(text[after]))) continue;
+      std::size_t i = after;
+      while (i < text.size() && (text[i] == ' ' || text[i] == ':' || text[i] == '=')) ++i;
+      const bool separated = i > after;
+      if (i >= text.size() || (name == flag && text.compare(i, 2, "--") == 0)) {
+        if (name == flag) return std::string("true");
+        continue;
+      }
+      if (!separated && name != flag) continue;
+      const char quote = text[i];
+      if (quote == '"' || quote == '\'') {
+        const std::size_t end = text.find(quote, i + 1);
+        if (end == std::string::npos || end - i > 4096) continue;
+        return text.substr(i + 1, end - i - 1);
+      }
+      std::size_t j = i;
+      while (j < text.size() && j < i + 4096 && !std::isspace(static_cast<unsigned char>(text[j])) && text[j] != ',' &&
+             text[j] != ';' && text[j] != '}' && text[j] != ')')
+        ++j;
+      if (j > i) return text.substr(i, j - i);
+      if (name == flag) return std::string("true");
+    }
+  }
+  return std::nullopt;
 }
 
-// The quoted string after `"key": ` in free text (the recipe knobs a record's notes quote), if any.
-std::optional<std::string> knob_string(const std::string& text, const std::string& key) {
-  const std::string needle = "\"" + key + "\": \"";
-  const auto at = text.find(needle);
-  if (at == std::string::npos) return std::nullopt;
-  const auto begin = at + needle.size(), end = text.find('"', begin);
-  if (end == std::string::npos || end - begin > 4096) return std::nullopt;
-  return text.substr(begin, end - begin);
+// The knob as a whole number (at most 6 digits), if stated as one.
+std::optional<int> knob_int(const std::string& text, const std::string& key) {
+  const auto v = knob_string(text, key);
+  if (!v || v->empty() || v->size() > 6 || !std::all_of(v->begin(), v->end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+    return std::nullopt;
+  return std::stoi(*v);
+}
+
+// The knob as a truth value ("true"/"True"/"1", or a bare flag), if stated as one. A Megatron
+// flag followed by prose ("--tp-comm-overlap and ...") is a switch: it is on.
+std::optional<bool> knob_bool(const std::string& text, const std::string& key) {
+  const auto v = knob_string(text, key);
+  if (!v) return std::nullopt;
+  const std::string b = lower(*v);
+  if (b == "true" || b == "1" || b == "yes" || b == "on") return true;
+  if (b == "false" || b == "0" || b == "no" || b == "off") return false;
+  std::string flag = "--" + key;
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  for (std::size_t at = text.find(flag); at != std::string::npos; at = text.find(flag, at + 1)) {
+    const std::size_t after = at + flag.size();
+    if (after >= text.size() || !(std::isalnum(static_cast<unsigned char>(text[after])) || text[after] == '-' || text[after] == '_'))
+      return true;
+  }
+  return std::nullopt;
+}
+
+// Whether `text` says `phrase` without a negation just before it ("not force-balanced").
+bool says_unnegated(const std::string& text, const std::string& phrase) {
+  const std::string t = lower(text);
+  for (std::size_t at = t.find(phrase); at != std::string::npos; at = t.find(phrase, at + 1)) {
+    const std::string before = t.substr(at >= 12 ? at - 12 : 0, at >= 12 ? 12 : at);
+    if (before.find("not ") == std::string::npos && before.find("no ") == std::string::npos &&
+        before.find("without") == std::string::npos && before.find("non-") == std::string::npos)
+      return true;
+  }
+  return false;
 }
 
 // MoE runtime settings a record states in its notes: force-balanced routing or token dropping with
@@ -268,7 +376,10 @@ std::optional<std::string> knob_string(const std::string& text, const std::strin
 void apply_moe_runtime(const nlohmann::json& r, Job& job, std::vector<std::string>& as) {
   const std::string notes = text_of(r, "notes") + " " + text_of(r, "arch_notes");
   RuntimeOptions& rt = job.runtime;
-  if (contains(notes, "force-balance") || contains(notes, "force_load_balancing=true")) {
+  const bool forced = says_unnegated(notes, "force-balance") || says_unnegated(notes, "force balance") ||
+                      knob_bool(notes, "moe_router_force_load_balancing").value_or(false) ||
+                      contains(notes, "force_load_balancing=true");
+  if (forced) {
     rt.moe_load_imbalance = 1.0;
   } else if (contains(notes, "capacity factor 1") || contains(notes, "capacity-factor 1")) {
     rt.moe_capacity_factor = 1.0;
@@ -283,9 +394,11 @@ void apply_moe_runtime(const nlohmann::json& r, Job& job, std::vector<std::strin
   auto etp = knob_int(notes, "expert_tensor_parallel_size");
   if (!etp) etp = knob_int(notes, "etp");
   if (etp && *etp >= 1) job.plan.etp = *etp;
-  rt.moe_a2a_overlap = contains(notes, "\"moe_a2a_overlap\": true");
-  rt.moe_token_dedup = contains(notes, "\"moe_flex_dispatcher_backend\": \"deepep\"") ||
-                       contains(notes, "\"moe_flex_dispatcher_backend\": \"hybridep\"");
+  // Megatron-Bridge's knob, or Megatron's flag and TransformerConfig field.
+  rt.moe_a2a_overlap = knob_bool(notes, "moe_a2a_overlap").value_or(false) ||
+                       knob_bool(notes, "overlap_moe_expert_parallel_comm").value_or(false);
+  const std::string backend = lower(knob_string(notes, "moe_flex_dispatcher_backend").value_or(""));
+  rt.moe_token_dedup = backend == "deepep" || backend == "hybridep" || knob_bool(notes, "moe_enable_deepep").value_or(false);
   // Grouped expert GEMMs unless the record says otherwise: published MoE runs use them
   // (Megatron-LM's MoE examples pass --moe-grouped-gemm; NeMo's and Megatron-Bridge's MoE recipes
   // set moe_grouped_gemm = True), though Megatron's own default is one expert after another.
@@ -371,6 +484,9 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   const std::string prec = lower(text_of(r, "precision"));
   run.precision_text = prec;
   const PrecisionReading pr = read_precision_text(prec);
+  if (!pr.unmodelled.empty())
+    throw InputError(where, "/precision", pr.unmodelled + " training is not modelled (strata knows bf16, fp16, fp32, and fp8 and fp4 as "
+                                          "Transformer Engine's delayed, current, blockwise, MXFP8 and NVFP4 recipes), found \"" + prec + "\"");
   t.precision = pr.precision;
   t.recipe = pr.recipe;
   job.runtime.fp8_param_gather = pr.fp8_params;
@@ -401,13 +517,32 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   // After the bounds check: world_size() multiplies ints.
   if (auto n = rd.opt_int("num_gpus", 1, 1 << 24); n && *n != p.world_size())
     throw InputError(where, "/num_gpus", "tp*pp*dp*cp = " + std::to_string(p.world_size()) + " differs from num_gpus " + std::to_string(*n));
-  auto rc = parse_recompute(text_of(r, "recompute"));
+  const std::string rtext = text_of(r, "recompute");
+  auto rc = parse_recompute(without_label(rtext));
   if (!rc) {
     rc = RecomputeGranularity::none;
     run.unknown.recompute = true;
   }
   p.recompute.granularity = *rc;
-  if (const std::string rtext = text_of(r, "recompute"); *rc == RecomputeGranularity::selective && contains(rtext, "recompute_modules")) {
+  if (*rc == RecomputeGranularity::full) {
+    // Megatron's --recompute-method block recomputes only the first --recompute-num-layers layers of
+    // each stage; uniform (or no method) recomputes them all, in groups.
+    const std::string lr = lower(rtext);
+    if (knob_string(lr, "recompute_method").value_or("") == "block") {
+      const auto n = knob_int(lr, "recompute_num_layers");
+      if (!n) throw InputError(where, "/recompute", "--recompute-method block needs --recompute-num-layers N, found \"" + rtext + "\"");
+      p.recompute.num_layers = *n;
+    }
+  }
+  if (*rc == RecomputeGranularity::selective && !contains(rtext, "recompute_modules")) {
+    // "selective (core_attn, mlp)": a parenthesized list of Megatron-Core's module names; anything
+    // else in parentheses is a remark, and the default module (core_attn) stays.
+    const auto open = rtext.find('('), close = rtext.find(')', open);
+    if (open != std::string::npos && close != std::string::npos)
+      if (auto modules = recompute_modules_from_string(rtext.substr(open + 1, close - open - 1)))
+        p.recompute.modules = *modules;
+  }
+  if (*rc == RecomputeGranularity::selective && contains(rtext, "recompute_modules")) {
     // Megatron-Core's selective modules, as a recipe lists them: "recompute_modules ['layernorm', 'moe_act']".
     const auto open = rtext.find('[', rtext.find("recompute_modules")), close = rtext.find(']', open);
     std::string names = open != std::string::npos && close != std::string::npos ? rtext.substr(open + 1, close - open - 1) : "";
@@ -458,14 +593,19 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   const std::string zero = lower(text_of(r, "zero_or_dist_optimizer"));
   RuntimeOptions& rt = job.runtime;
   // torchtitan shards its data-parallel ranks with FSDP2 (dp_shard) beside TP, PP and CP.
+  // The framework field decides; the optimizer field's "FSDP" only where the framework field names
+  // none of the frameworks ("FSDP-style sharding" beside "Megatron-Core" is Megatron's own sharding).
+  const bool names_megatron = contains(fwtext, "megatron") || contains(fwtext, "nemo") || contains(fwtext, "bridge");
   if (contains(fwtext, "fsdp") || contains(fwtext, "composer") || contains(fwtext, "llm-foundry") || contains(fwtext, "torchtitan") ||
-      zero.find("fsdp") != std::string::npos) {
+      (zero.find("fsdp") != std::string::npos && !names_megatron && !contains(fwtext, "deepspeed"))) {
     rt.framework = Framework::fsdp;
     p.zero_stage = 3;
   } else if (contains(fwtext, "deepspeed")) {
     rt.framework = Framework::deepspeed;
   } else {
     rt.framework = Framework::megatron;
+    if (zero.find("fsdp") != std::string::npos)
+      as.push_back("\"" + zero + "\" under " + fwtext + ": read as Megatron's sharding, not PyTorch FSDP");
   }
   if (rt.framework != Framework::megatron && m.mtp_layers > 0) {
     // Multi-token prediction is trained by Megatron stacks (Megatron-Core multi_token_prediction.py,
@@ -488,12 +628,18 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   // the attention scores. DP gradient reduction overlapped with backward is likewise recent in
   // Megatron-LM (2023) and absent from the DeepSpeed pipeline engine.
   int year = year_in(fwtext);
+  if (year == 0) year = container_year(fwtext);
   if (year == 0 && r.contains("source") && r["source"].is_string()) year = publication_year(r["source"].get<std::string>());
   const bool modern = year == 0 ? rt.framework == Framework::megatron : year >= 2023;
   rt.flash_attention = contains(arch, "flash") || rt.framework == Framework::fsdp || (modern && rt.framework == Framework::megatron);
   rt.overlap_grad_reduce = rt.framework == Framework::fsdp || (modern && rt.framework == Framework::megatron);
   rt.overlap_param_gather = rt.overlap_grad_reduce;
   rt.fused_grad_accumulation = rt.framework == Framework::megatron && modern;
+  // PyTorch loads CUDA modules lazily since 1.13 (October 2022, with CUDA 11.7+): a stack dated
+  // 2022 or earlier loaded them all at start-up, into a larger CUDA context.
+  rt.lazy_module_loading = year == 0 || year >= 2023;
+  if (!rt.lazy_module_loading)
+    as.push_back(fmt::format("a {} stack: CUDA modules loaded at start-up (before PyTorch 1.13's lazy loading), a 1.5 GiB CUDA context", year));
   // Overlap features a record states in its free text (flags quoted in the source or notes).
   const std::string stated = lower(text_of(r, "source") + " " + text_of(r, "notes") + " " + fwtext + " " + zero + " " +
                                    text_of(r, "parallelism_style"));
@@ -509,9 +655,11 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
       }
     }
   }
-  if (says("tp comm overlap explicitly disabled") || says("tp comm overlap disabled") || says("no tp comm overlap"))
+  const std::optional<bool> tp_overlap_knob = knob_bool(stated, "tp_comm_overlap");
+  if (says("tp comm overlap explicitly disabled") || says("tp comm overlap disabled") || says("no tp comm overlap") ||
+      tp_overlap_knob == false)
     rt.tp_comm_overlap = false;
-  else if (says("--tp-comm-overlap") || says("tp communication overlap enabled") || says("tp comm overlap enabled"))
+  else if (tp_overlap_knob == true || says("tp communication overlap enabled") || says("tp comm overlap enabled"))
     rt.tp_comm_overlap = true;
   else
     // Userbuffers TP overlap (Transformer Engine, 2023+) is part of the performance recipes of
@@ -540,11 +688,16 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
     }
   }
   // fp8 weights and bf16 gradients are Megatron options (--fp8-param-gather, --grad-reduce-in-bf16)
-  // that fp8 recipes use to fit; unless the record states them they are completed too.
+  // that fp8 recipes use to fit; unless the record states them (in its precision text, or as
+  // knobs or flags in its notes) they are completed too.
+  if (t.precision == Precision::fp8 && knob_bool(stated, "fp8_param_gather").value_or(false)) job.runtime.fp8_param_gather = true;
+  if (knob_bool(stated, "grad_reduce_in_bf16").value_or(false) || knob_bool(stated, "grad_reduce_in_fp32") == false)
+    job.runtime.grad_reduce_in_bf16 = true;
   run.unknown.fp8_memory_options = t.precision == Precision::fp8 && rt.framework == Framework::megatron &&
                                    !(job.runtime.fp8_param_gather && job.runtime.grad_reduce_in_bf16);
   // Megatron --cp-comm-type as records name it ("CP a2a", "cp-comm-type allgather").
   // "a2a+p2p" (hierarchical CP) first: it also reads as "cp-comm-type a2a".
+  const std::string cp_knob = knob_string(stated, "cp_comm_type").value_or("");
   if (says("a2a+p2p") || says("hierarchical cp") || says("hierarchical context parallel")) {
     rt.cp_comm_type = CpCommType::a2a_p2p;
     // --hierarchical-context-parallel-sizes a b, as flags or a list ("[2, 4]").
@@ -560,9 +713,9 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
       as.push_back(fmt::format("hierarchical CP group sizes not stated; the all-to-all over the {} CP ranks within an NVLink domain, "
                                "the ring over the rest", cp_a2a_group_size(job)));
     }
-  } else if (says("cp a2a") || says("cp-comm-type a2a") || says("ulysses")) {
+  } else if (says("cp a2a") || cp_knob == "a2a" || says("ulysses")) {
     rt.cp_comm_type = CpCommType::a2a;
-  } else if (says("cp allgather") || says("cp-comm-type allgather")) {
+  } else if (says("cp allgather") || cp_knob == "allgather") {
     rt.cp_comm_type = CpCommType::allgather;
   }
   if (says("overlap-grad-reduce/param-gather off") || says("no overlap flags")) {
@@ -574,6 +727,21 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
                                     : year >= (rt.framework == Framework::megatron ? 2022 : 2023);
   if (m.moe) apply_moe_runtime(r, job, as);
   return job;
+}
+
+// The tool a record's memory figure comes from, as its notes name it (memory_model MemoryMeasure).
+// Without a name, the whole device's use (nvidia-smi), which is what must fit.
+MemoryMeasure memory_measure_of(const nlohmann::json& r, std::vector<std::string>& assumptions) {
+  std::string text = text_of(r, "notes") + " " + text_of(r, "derivation");
+  if (auto it = r.find("uncertain_fields"); it != r.end() && it->is_array())
+    for (const auto& f : *it)
+      if (f.is_string()) text += " " + f.get<std::string>();
+  if (contains(text, "max_memory_allocated") || contains(text, "memory_allocated()")) return MemoryMeasure::allocated;
+  if (contains(text, "max_memory_reserved") || contains(text, "memory_reserved()")) return MemoryMeasure::reserved;
+  if (!contains(text, "nvidia-smi"))
+    assumptions.push_back("memory figure's tool not stated; compared with the whole device's use (nvidia-smi: CUDA context "
+                          "and NCCL buffers included)");
+  return MemoryMeasure::device;
 }
 
 }  // namespace
@@ -603,6 +771,7 @@ std::vector<ValidationRun> load_validation_runs(const nlohmann::json& j, const s
       // Published "GB" memory figures come from nvidia-smi / torch.cuda, which count GiB.
       run.measured_memory_GiB = measured(r, "meas_per_gpu_memory_gb", path, kMemoryRange);
       run.job = job_from_record(r, path, catalog, run);
+      if (run.measured_memory_GiB) run.memory_measure = memory_measure_of(r, run.assumptions);
       // A record with only a measured iteration time (a team's own runs) gets its tokens/s/GPU
       // the way the published ones derive it: global batch x sequence / (time x GPUs).
       if (!run.measured_tokens_per_sec_per_gpu && run.measured_iteration_time_s)
@@ -649,6 +818,16 @@ std::string completion_text(const ValidationRun& run, const Job& job) {
   if (run.unknown.tp_comm_overlap) parts.push_back(fmt::format("tp_comm_overlap {}", job.runtime.tp_comm_overlap));
   if (run.unknown.optimizer_sharding)
     parts.push_back(job.plan.distributed_optimizer ? "distributed optimizer" : fmt::format("ZeRO-{}", job.plan.zero_stage));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+// The opt-in defaults a completion tries first, for the fields this record leaves out.
+std::string default_completion_text(const ValidationRun& run) {
+  std::vector<std::string> parts;
+  if (run.unknown.vpp) parts.push_back("vpp 1");
+  if (run.unknown.recompute) parts.push_back("no recompute");
+  if (run.unknown.fp8_memory_options) parts.push_back("bf16 weights and fp32 gradients");
+  if (run.unknown.optimizer_sharding) parts.push_back("unsharded optimizer");
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
@@ -721,7 +900,7 @@ Prediction predict_validation_run(ValidationRun& run) {
   job = best_job;
   run.assumptions.push_back(fmt::format("not published: {}; completed with the fastest memory-feasible choice ({}){}{}",
                                         run.unknown.names(), completion_text(run, job),
-                                        searched_all ? " after the defaults (vpp 1, no recompute, bf16 weights and fp32 gradients, unsharded optimizer) did not fit" : "",
+                                        searched_all ? " after the defaults (" + default_completion_text(run) + ") did not fit" : "",
                                         best.feasible ? "" : " -- no completion fits, the smallest is shown"));
   return best;
 }

@@ -44,6 +44,7 @@ struct JobOptions {
   // Headroom kept free beyond the modelled buffers and fragmentation: allocator spikes, NCCL
   // growth, framework extras the memory model does not see. A default, stated in the output.
   double memory_reserve_GiB = 2.0;
+  bool eager_module_loading = false;
   // Host-side per-step overhead (RuntimeOptions::step_overhead_s): a default, stated in the output.
   double step_overhead_s = RuntimeOptions::kDefaultStepOverheadS;
   // MoE routing (RuntimeOptions::moe_load_imbalance / moe_capacity_factor): documented defaults.

@@ -10,6 +10,7 @@
 
 #include "costmodel/catalog.h"
 #include "costmodel/job.h"
+#include "costmodel/memory_model.h"
 #include "costmodel/prediction.h"
 
 namespace strata {
@@ -52,6 +53,8 @@ struct ValidationRun {
   std::optional<double> measured_tokens_per_sec_per_gpu;
   std::optional<double> measured_iteration_time_s;
   std::optional<double> measured_memory_GiB;
+  // What the measured memory counts (the tool it came from); predictions are compared in that view.
+  MemoryMeasure memory_measure = MemoryMeasure::device;
 };
 
 std::vector<ValidationRun> load_validation_runs(const nlohmann::json& j, const std::string& where, const Catalog& catalog);
