@@ -85,6 +85,25 @@ TEST_CASE("strata predict") {
     CHECK(std::find(args.begin(), args.end(), "--use-distributed-optimizer") != args.end());
     CHECK(j["parallel"]["dp"] == 8);
   }
+  SUBCASE("--eager-module-loading: a 1.5 GiB CUDA context, kept by the plan file; not an override of a plan file") {
+    auto lazy = run_strata(kIssue + " --json");
+    TempFile out("eager.json", "");
+    auto eager = run_strata(kIssue + " --eager-module-loading --json -o '" + out.path() + "'");
+    REQUIRE(lazy.exit_code == 0);
+    REQUIRE_MESSAGE(eager.exit_code == 0, eager.out);
+    auto jl = nlohmann::json::parse(lazy.out), je = nlohmann::json::parse(eager.out);
+    CHECK(je.at("runtime").at("lazy_module_loading") == false);
+    CHECK_FALSE(jl.at("runtime").contains("lazy_module_loading"));
+    CHECK(je["prediction"]["memory_per_gpu_GiB"].get<double>() - jl["prediction"]["memory_per_gpu_GiB"].get<double>() ==
+          doctest::Approx(1573.0 / 1024 - 0.5));
+    CHECK(je["prediction"]["iteration_time_s"] == jl["prediction"]["iteration_time_s"]);
+    auto again = run_strata("predict --json --plan '" + out.path() + "'");
+    REQUIRE_MESSAGE(again.exit_code == 0, again.out);
+    CHECK(nlohmann::json::parse(again.out)["prediction"]["memory_per_gpu_GiB"] == je["prediction"]["memory_per_gpu_GiB"]);
+    auto refused = run_strata("predict --plan '" + out.path() + "' --eager-module-loading");
+    CHECK(refused.exit_code == 1);
+    CHECK(has(refused.out, "--eager-module-loading"));
+  }
   SUBCASE("-o writes the plan and --plan predicts it again, identically") {
     TempFile out("plan.json", "");
     auto a = run_strata(kIssue + " --json -o '" + out.path() + "'");

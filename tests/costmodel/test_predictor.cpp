@@ -881,3 +881,20 @@ TEST_CASE("selective recompute modules: Megatron-Core's rules, and a whole MoE b
   job.plan.recompute.modules = kRecomputeMoeAct;
   CHECK(contains(check_plan(job), "need a mixture-of-experts model"));
 }
+
+TEST_SUITE("costmodel") {
+TEST_CASE("MFU is against the peak of the format the GEMMs run in: fp4's for NVFP4, fp8's for MXFP8") {
+  Job job = test::workload("llama3-8b", "dgx-b200", 64, 4096);
+  job.training.precision = Precision::fp8;
+  job.training.recipe = LowPrecisionRecipe::mxfp8;
+  const Prediction mx = predict(job);
+  job.training.recipe = LowPrecisionRecipe::nvfp4;
+  const Prediction fp4 = predict(job);
+  REQUIRE(mx.iteration_time_s > 0);
+  REQUIRE(fp4.iteration_time_s > 0);
+  REQUIRE(job.cluster.gpu.fp4_tflops > job.cluster.gpu.fp8_tflops);
+  // The same model FLOPs per step: MFU x time x peak agrees between the two.
+  CHECK(fp4.mfu * fp4.iteration_time_s * job.cluster.gpu.fp4_tflops ==
+        doctest::Approx(mx.mfu * mx.iteration_time_s * job.cluster.gpu.fp8_tflops));
+}
+}
