@@ -5,6 +5,7 @@
 #include <cmath>
 #include <optional>
 #include <regex>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -317,9 +318,10 @@ std::optional<std::string> knob_string(const std::string& text, const std::strin
       if (!separated && name != flag) continue;
       const char quote = text[i];
       if (quote == '"' || quote == '\'') {
-        const std::size_t end = text.find(quote, i + 1);
-        if (end == std::string::npos || end - i > 4096) continue;
-        return text.substr(i + 1, end - i - 1);
+        // A quoted value is at most 4 KiB: look no further for its closing quote.
+        const std::size_t end = std::string_view(text).substr(i + 1, 4096).find(quote);
+        if (end == std::string::npos) continue;
+        return text.substr(i + 1, end);
       }
       std::size_t j = i;
       while (j < text.size() && j < i + 4096 && !std::isspace(static_cast<unsigned char>(text[j])) && text[j] != ',' &&
