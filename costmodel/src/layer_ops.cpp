@@ -114,7 +114,8 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
   const double T_sp = s.sequence_parallel ? T / tp : T;
   const double dropout_mask = m.dropout ? 1.0 : 0.0;  // 1-byte mask per element
   // Keys per query: causal half of the sequence, or the sliding window (Beltagy et al. 2020;
-  // FlashAttention's window_size skips the tiles outside it).
+  // FlashAttention's window_size skips the tiles outside it). The window counts the query itself, as
+  // Hugging Face's sliding_window does (W keys; Megatron's left size W - 1 plus the query).
   const double window = kind.sliding_window ? static_cast<double>(m.sliding_window) : 0.0;
   const double keys_fraction = causal_keys_per_query(seq_full, window) / seq_full;
 

@@ -27,7 +27,9 @@ Activation parse_activation(const JsonReader& r, const std::string& key) {
   if (v == "swiglu" || v == "silu" || v == "swish") return Activation::swiglu;
   if (v == "geglu") return Activation::geglu;
   if (v == "squared_relu" || v == "relu2") return Activation::squared_relu;
-  r.fail(key, "expected \"gelu\", \"swiglu\" or \"squared_relu\", found \"" + v + "\" (\"geglu\", Gemma's gated GELU, is accepted too)");
+  if (v == "quick_geglu") return Activation::quick_geglu;
+  r.fail(key, "expected \"gelu\", \"swiglu\" or \"squared_relu\", found \"" + v +
+                  "\" (\"geglu\", Gemma's gated GELU, and \"quick_geglu\", GPT-OSS's, are accepted too)");
 }
 
 Normalization parse_norm(const JsonReader& r, const std::string& key) {
@@ -102,6 +104,51 @@ std::vector<int> read_pattern(const JsonReader& r, const std::string& key, int n
     if (!e.is_number_integer() || (e.get<std::int64_t>() != 0 && e.get<std::int64_t>() != 1)) return std::nullopt;
     return e.get<int>();
   });
+}
+
+// DeepSeek-style routing details (HF modeling_deepseek_v3.py and modeling_glm4_moe.py MoEGate /
+// TopkRouter): n_group groups of experts of which topk_group are searched, the weights scaled by
+// routed_scaling_factor and renormalized when norm_topk_prob. One group is no group.
+void read_router_groups(const JsonReader& r, MoeSpec& moe, const std::string& topk_method) {
+  const std::int64_t groups = r.has("n_group") && !r.raw("n_group").is_null() ? r.get_int("n_group", 1, moe.num_experts) : 1;
+  if (groups > 1) {
+    if (moe.num_experts % groups != 0)
+      r.fail("n_group", "does not divide the " + std::to_string(moe.num_experts) + " routed experts");
+    moe.num_groups = static_cast<int>(groups);
+    moe.group_topk = static_cast<int>(r.get_int("topk_group", 1, groups));
+    moe.group_by_max_score = topk_method == "group_limited_greedy";  // DeepSeek-V2
+  }
+  if (r.has("routed_scaling_factor") && !r.raw("routed_scaling_factor").is_null()) {
+    const double f = r.get_positive("routed_scaling_factor", 1e6);
+    if (f != 1.0) moe.topk_scaling_factor = f;
+  }
+  moe.normalize_top_k = r.opt_bool("norm_topk_prob", true);
+}
+
+// The numbers of a rope_scaling (or transformers 5 rope_parameters) object, HF's defaults where absent
+// (modeling_rope_utils.py _compute_llama3_parameters, _compute_yarn_parameters: the mscale pair only
+// when both are given and non-zero; original_max_position_embeddings falls back to the model's).
+RopeScalingParams read_rope_scaling_params(const JsonReader& rs, std::int64_t max_positions) {
+  RopeScalingParams p;
+  auto number = [&](const char* key, double fallback) {
+    return rs.has(key) && !rs.raw(key).is_null() ? rs.get_positive(key, 1e9) : fallback;
+  };
+  p.factor = number("factor", 1);
+  p.low_freq_factor = number("low_freq_factor", 1);
+  p.high_freq_factor = number("high_freq_factor", 4);
+  p.original_max_position = rs.has("original_max_position_embeddings") && !rs.raw("original_max_position_embeddings").is_null()
+                                ? rs.get_int("original_max_position_embeddings", 1, kMaxDim * 64)
+                                : max_positions;
+  p.beta_fast = number("beta_fast", 32);
+  p.beta_slow = number("beta_slow", 1);
+  const bool pair = rs.has("mscale") && rs.has("mscale_all_dim") && rs.raw("mscale").is_number() &&
+                    rs.raw("mscale_all_dim").is_number() && rs.get_number("mscale") != 0 && rs.get_number("mscale_all_dim") != 0;
+  if (pair) {
+    p.mscale = rs.get_number("mscale");
+    p.mscale_all_dim = rs.get_number("mscale_all_dim");
+  }
+  p.truncate = rs.opt_bool("truncate", true);
+  return p;
 }
 
 // Hugging Face config.json of the decoder-only families (model_type): llama (2/3/3.1), mistral,
@@ -224,6 +271,13 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   std::string act = lower(r.opt_string("hidden_activation").value_or(
       r.opt_string("hidden_act").value_or(r.opt_string("activation_function").value_or(""))));
   if (gemma) m.activation = Activation::geglu;  // GeGLU (Gemma report §2)
+  else if (type == "gpt_oss") {
+    // GptOssExperts (HF modeling_gpt_oss.py): gate.clamp(max=limit) * sigmoid(1.702 gate) * (up.clamp(+-limit) + 1),
+    // whatever hidden_act says; Megatron-Bridge gpt_oss_bridge.py: quick_gelu, glu_linear_offset 1, clamp 7.
+    m.activation = Activation::quick_geglu;
+    m.glu_linear_offset = 1.0;
+    m.activation_clamp = r.has("swiglu_limit") ? r.get_positive("swiglu_limit", 1e6) : 7.0;
+  }
   else if (act == "relu2") {
     // Squared ReLU in a plain up/down MLP: Nemotron-4 / Minitron (HF modeling_nemotron.py), Persimmon.
     // BitNet gates it (gate_proj, up_proj), which no Megatron flag expresses.
@@ -251,8 +305,15 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   if (!m.add_linear_bias)
     m.add_qkv_bias = one_of(type, {"qwen2", "qwen2_moe"}) || r.opt_bool("attention_bias", false) || r.opt_bool("qkv_bias", false) ||
                      r.opt_bool("add_qkv_bias", false) || r.opt_bool("use_qkv_bias", false);  // the last: Ling 2.0 (bailing_moe_v2)
-  m.qk_layernorm = one_of(type, {"qwen3", "qwen3_moe", "olmo2", "olmo3", "gemma3"}) || r.opt_bool("use_qk_norm", false) ||
+  // Llama 4's use_qk_norm is a weightless L2 norm (HF modeling_llama4.py Llama4TextL2Norm), not a
+  // learned RMSNorm.
+  const bool qk_norm_key = r.opt_bool("use_qk_norm", false);
+  m.qk_l2_norm = type == "llama4" && qk_norm_key;
+  m.qk_layernorm = one_of(type, {"qwen3", "qwen3_moe", "olmo2", "olmo3", "gemma3"}) || (qk_norm_key && type != "llama4") ||
                    r.opt_bool("qk_layernorm", false);
+  // GPT-OSS: a learned sink logit per head joins every softmax (HF modeling_gpt_oss.py self.sinks;
+  // Megatron-Bridge softmax_type "learnable").
+  m.attention_sinks = type == "gpt_oss";
   m.zero_centered_gamma = type == "nemotron";  // HF modeling_nemotron.py NemotronLayerNorm1P
 
   // Transformers 5 keeps the rotary settings in one rope_parameters object (rope_theta, rope_type,
@@ -308,14 +369,19 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
     std::string t = lower(rs.opt_string("rope_type").value_or(rs.opt_string("type").value_or("")));
     return t == "default" ? std::string() : t;
   };
-  if (r.has("rope_scaling") && r.raw("rope_scaling").is_object()) m.rope_scaling = scaling_of(r.child("rope_scaling"));
+  if (r.has("rope_scaling") && r.raw("rope_scaling").is_object()) {
+    m.rope_scaling = scaling_of(r.child("rope_scaling"));
+    m.rope_params = read_rope_scaling_params(r.child("rope_scaling"), m.max_seq_length);
+  }
   if (rope_params && (rope_params->has("rope_type") || rope_params->has("type"))) {
     const std::string inner = scaling_of(*rope_params);
     if (r.has("rope_scaling") && r.raw("rope_scaling").is_object() && inner != m.rope_scaling)
       rope_params->fail("rope_type", "\"" + inner + "\" here, but rope_scaling says \"" + m.rope_scaling +
                                          "\": the two rotary settings must agree");
     m.rope_scaling = inner;
+    m.rope_params = read_rope_scaling_params(*rope_params, m.max_seq_length);
   }
+  if (m.rope_scaling.empty()) m.rope_params = {};
   for (const char* k : {"hidden_dropout", "resid_pdrop", "attention_dropout", "attn_pdrop"})
     if (r.has(k) && r.raw(k).is_number() && r.get_number(k) > 0) m.dropout = true;
 
@@ -378,6 +444,7 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
     m.num_query_groups = m.num_attention_heads;  // MLA up-projects K and V per head
     m.kv_channels = a.qk_nope_head_dim + a.qk_rope_head_dim;
     m.add_qkv_bias = false;
+    m.qk_layernorm = true;  // q_a_layernorm (with q_lora_rank) and kv_a_layernorm (HF modeling_deepseek_v3.py)
   }
 
   // ---- multi-token prediction (DeepSeek-V3, GLM-4.5, MiMo): trained with the model, as
@@ -428,13 +495,17 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
       moe.shared_expert_ffn_hidden_size = r.get_int("shared_expert_intermediate_size", 0, kMaxDim);
     if (type == "llama4") moe.shared_expert_ffn_hidden_size = moe.expert_ffn_hidden_size;  // one shared expert per MoE layer
     moe.router_score_function = lower(r.opt_string("scoring_func").value_or(r.opt_string("score_function").value_or("softmax")));
-    if (type == "llama4") moe.router_score_function = "sigmoid";
+    // Llama 4's router and GLM-4.5's Glm4MoeTopkRouter (HF modeling_glm4_moe.py: sigmoid scores plus
+    // e_score_correction_bias for selection) are sigmoid routers whose configs carry no scoring_func.
+    if (type == "llama4" || type == "glm4_moe") moe.router_score_function = "sigmoid";
     if (!one_of(moe.router_score_function, {"softmax", "sigmoid"})) refuse("scoring_func", "router score function \"" + moe.router_score_function + "\"");
     // An expert bias added to the scores for selection: DeepSeek-V3's noaux_tc, GPT-OSS's router
     // bias, MiniMax-M2's use_routing_bias, ERNIE-4.5's moe_statics correction bias (HF
     // modeling_ernie4_5_moe.py; Megatron-Bridge enables the expert bias for it).
-    moe.router_bias = type == "gpt_oss" || type == "ernie4_5_moe" || lower(r.opt_string("topk_method").value_or("")) == "noaux_tc" ||
+    const std::string topk_method = lower(r.opt_string("topk_method").value_or(""));
+    moe.router_bias = type == "gpt_oss" || type == "ernie4_5_moe" || type == "glm4_moe" || topk_method == "noaux_tc" ||
                       r.opt_bool("use_routing_bias", false) || r.opt_bool("moe_router_enable_expert_bias", false);
+    read_router_groups(r, moe, topk_method);
     // Which layers are MoE layers (the rest run a dense MLP of intermediate_size).
     std::vector<int> pattern(m.num_layers, 1);
     if (r.has("is_moe_layer")) {
@@ -509,6 +580,7 @@ const char* to_string(Activation a) {
     case Activation::swiglu: return "swiglu";
     case Activation::geglu: return "geglu";
     case Activation::squared_relu: return "squared_relu";
+    case Activation::quick_geglu: return "quick_geglu";
   }
   return "?";
 }
@@ -559,8 +631,10 @@ double ModelSpec::attention_params() const {
     // + its RMSNorm + kv_b (kv_lora x heads*(nope+v)); o_proj (heads*v x h).
     const double qk = static_cast<double>(mla->qk_nope_head_dim + mla->qk_rope_head_dim);
     const double ql = static_cast<double>(mla->q_lora_rank), kl = static_cast<double>(mla->kv_lora_rank);
-    const double q = ql > 0 ? h * ql + ql + ql * heads * qk : h * heads * qk;
-    const double kv = h * (kl + static_cast<double>(mla->qk_rope_head_dim)) + kl +
+    // The latent norms exist only with qk_layernorm, as in Megatron's MLA (gpt_layer_specs.py).
+    const double norm = qk_layernorm ? 1 : 0;
+    const double q = ql > 0 ? h * ql + norm * ql + ql * heads * qk : h * heads * qk;
+    const double kv = h * (kl + static_cast<double>(mla->qk_rope_head_dim)) + norm * kl +
                       kl * heads * static_cast<double>(mla->qk_nope_head_dim + mla->v_head_dim);
     const double o = heads * static_cast<double>(mla->v_head_dim) * h;
     return q + kv + o + (add_linear_bias ? h : 0);
@@ -570,6 +644,7 @@ double ModelSpec::attention_params() const {
   if (add_linear_bias) p += (qd + 2 * kv) + h;
   else if (add_qkv_bias) p += qd + 2 * kv;
   if (qk_layernorm) p += 2.0 * static_cast<double>(head_dim());  // q_norm, k_norm gains shared by the heads
+  if (attention_sinks) p += heads;                                 // one sink logit per head
   return p;
 }
 
@@ -695,8 +770,9 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
   r.reject_unknown_keys({"name", "aliases", "source", "num_layers", "hidden_size", "num_attention_heads",
                          "num_query_groups", "ffn_hidden_size", "vocab_size", "max_seq_length", "activation",
                          "normalization", "tied_embeddings", "position_embedding", "dropout", "moe", "notes", "head_dim",
-                         "add_linear_bias", "add_qkv_bias", "qk_layernorm", "zero_centered_gamma", "rotary_base", "rotary_percent", "norm_epsilon",
-                         "rope_scaling", "sliding_window", "sliding_window_pattern", "no_rope_layers", "attention_chunk_size", "mla",
+                         "add_linear_bias", "add_qkv_bias", "qk_layernorm", "qk_l2_norm", "attention_sinks", "glu_linear_offset",
+                         "activation_clamp", "zero_centered_gamma", "rotary_base", "rotary_percent", "norm_epsilon",
+                         "rope_scaling", "rope_scaling_parameters", "sliding_window", "sliding_window_pattern", "no_rope_layers", "attention_chunk_size", "mla",
                          "mtp_layers", "parameters"});
   ModelSpec m;
   m.name = r.get_string("name");
@@ -722,11 +798,23 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
   m.add_linear_bias = r.opt_bool("add_linear_bias", m.normalization == Normalization::layernorm);
   m.add_qkv_bias = r.opt_bool("add_qkv_bias", false);
   m.qk_layernorm = r.opt_bool("qk_layernorm", false);
+  m.qk_l2_norm = r.opt_bool("qk_l2_norm", false);
+  m.attention_sinks = r.opt_bool("attention_sinks", false);
+  m.glu_linear_offset = r.has("glu_linear_offset") ? r.get_number("glu_linear_offset") : 0.0;
+  m.activation_clamp = r.opt_positive("activation_clamp", 1e6).value_or(0.0);
   m.zero_centered_gamma = r.opt_bool("zero_centered_gamma", false);
   m.rotary_base = r.opt_positive("rotary_base", 1e12).value_or(10000);
   m.rotary_percent = r.opt_positive("rotary_percent", 1).value_or(1.0);
   m.norm_epsilon = r.opt_positive("norm_epsilon", 1).value_or(1e-5);
   m.rope_scaling = r.opt_string("rope_scaling").value_or("");
+  if (r.has("rope_scaling_parameters")) {
+    JsonReader pr = r.child("rope_scaling_parameters");
+    pr.reject_unknown_keys({"factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings", "beta_fast",
+                            "beta_slow", "mscale", "mscale_all_dim", "truncate"});
+    m.rope_params = read_rope_scaling_params(pr, m.max_seq_length);
+  } else if (m.rope_scaling == "llama3") {
+    m.rope_params = {.factor = 8, .original_max_position = 8192};  // Llama 3.1's (and Megatron --use-rope-scaling's)
+  }
   m.sliding_window = r.opt_int("sliding_window", 0, kMaxDim * 64).value_or(0);
   if (r.has("sliding_window_pattern")) m.sliding_window_pattern = read_pattern(r, "sliding_window_pattern", m.num_layers);
   if (r.has("no_rope_layers")) m.no_rope_layers = read_pattern(r, "no_rope_layers", m.num_layers);
@@ -740,7 +828,8 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
   if (r.has("moe")) {
     JsonReader mr = r.child("moe");
     mr.reject_unknown_keys({"num_experts", "top_k", "expert_ffn_hidden_size", "shared_expert_ffn_hidden_size", "layer_pattern",
-                            "router_score_function", "router_bias"});
+                            "router_score_function", "router_bias", "num_groups", "group_topk", "group_by_max_score",
+                            "topk_scaling_factor", "normalize_top_k"});
     MoeSpec moe;
     moe.num_experts = static_cast<int>(mr.get_int("num_experts", 1, 1 << 16));
     moe.top_k = static_cast<int>(mr.get_int("top_k", 1, 1 << 16));
@@ -751,6 +840,11 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
     if (!one_of(moe.router_score_function, {"softmax", "sigmoid"}))
       mr.fail("router_score_function", "expected \"softmax\" or \"sigmoid\"");
     moe.router_bias = mr.opt_bool("router_bias", false);
+    moe.num_groups = static_cast<int>(mr.opt_int("num_groups", 0, moe.num_experts).value_or(0));
+    moe.group_topk = static_cast<int>(mr.opt_int("group_topk", 0, 1 << 16).value_or(0));
+    moe.group_by_max_score = mr.opt_bool("group_by_max_score", false);
+    moe.topk_scaling_factor = mr.opt_positive("topk_scaling_factor", 1e6).value_or(0.0);
+    moe.normalize_top_k = mr.opt_bool("normalize_top_k", true);
     m.moe = moe;
   }
   forget_unused_rotary(m);
@@ -777,6 +871,10 @@ json model_to_json(const ModelSpec& m) {
   j["add_linear_bias"] = m.add_linear_bias;
   if (m.add_qkv_bias) j["add_qkv_bias"] = true;
   if (m.qk_layernorm) j["qk_layernorm"] = true;
+  if (m.qk_l2_norm) j["qk_l2_norm"] = true;
+  if (m.attention_sinks) j["attention_sinks"] = true;
+  if (m.glu_linear_offset != 0) j["glu_linear_offset"] = m.glu_linear_offset;
+  if (m.activation_clamp > 0) j["activation_clamp"] = m.activation_clamp;
   if (m.zero_centered_gamma) j["zero_centered_gamma"] = true;
   if (m.kv_channels > 0) j["head_dim"] = m.kv_channels;
   if (m.position_embedding == PositionEmbedding::rope) {
@@ -784,7 +882,14 @@ json model_to_json(const ModelSpec& m) {
     if (m.rotary_percent != 1.0) j["rotary_percent"] = m.rotary_percent;
   }
   j["norm_epsilon"] = m.norm_epsilon;
-  if (!m.rope_scaling.empty()) j["rope_scaling"] = m.rope_scaling;
+  if (!m.rope_scaling.empty()) {
+    const RopeScalingParams& p = m.rope_params;
+    j["rope_scaling"] = m.rope_scaling;
+    j["rope_scaling_parameters"] = {{"factor", p.factor}, {"low_freq_factor", p.low_freq_factor}, {"high_freq_factor", p.high_freq_factor},
+                                    {"original_max_position_embeddings", p.original_max_position}, {"beta_fast", p.beta_fast},
+                                    {"beta_slow", p.beta_slow}, {"mscale", p.mscale}, {"mscale_all_dim", p.mscale_all_dim},
+                                    {"truncate", p.truncate}};
+  }
   if (m.sliding_window > 0) j["sliding_window"] = m.sliding_window;
   if (!m.sliding_window_pattern.empty()) j["sliding_window_pattern"] = m.sliding_window_pattern;
   if (!m.no_rope_layers.empty()) j["no_rope_layers"] = m.no_rope_layers;
@@ -799,6 +904,13 @@ json model_to_json(const ModelSpec& m) {
     if (!m.moe->layer_pattern.empty()) j["moe"]["layer_pattern"] = m.moe->layer_pattern;
     j["moe"]["router_score_function"] = m.moe->router_score_function;
     if (m.moe->router_bias) j["moe"]["router_bias"] = true;
+    if (m.moe->num_groups > 1) {
+      j["moe"]["num_groups"] = m.moe->num_groups;
+      j["moe"]["group_topk"] = m.moe->group_topk;
+      if (m.moe->group_by_max_score) j["moe"]["group_by_max_score"] = true;
+    }
+    if (m.moe->topk_scaling_factor > 0) j["moe"]["topk_scaling_factor"] = m.moe->topk_scaling_factor;
+    if (!m.moe->normalize_top_k) j["moe"]["normalize_top_k"] = false;
   }
   return j;
 }

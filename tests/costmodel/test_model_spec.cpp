@@ -716,8 +716,81 @@ TEST_CASE("Hugging Face config.json: the architecture details are read") {
     j["layer_types"][3] = "linear_attention";
     CHECK(input_error([&] { model_from_json(j, "config.json"); }).find("layer type \"linear_attention\"") != std::string::npos);
   }
+  SUBCASE("GLM-4.5: Glm4MoeTopkRouter is sigmoid with a correction bias though the config names no scoring_func") {
+    json j = load_json_file(test::data_file("hf/glm-4.5.json"));
+    REQUIRE_FALSE(j.contains("scoring_func"));
+    ModelSpec m = model_from_json(j, "config.json");
+    CHECK(m.moe->router_score_function == "sigmoid");
+    CHECK(m.moe->router_bias);
+    CHECK(m.moe->topk_scaling_factor == j["routed_scaling_factor"].get<double>());
+    CHECK(m.moe->normalize_top_k);
+    CHECK(m.moe->num_groups == 0);  // n_group 1: no group-limited routing
+    j["n_group"] = 4;
+    j["topk_group"] = 2;
+    m = model_from_json(j, "config.json");
+    CHECK(m.moe->num_groups == 4);
+    CHECK(m.moe->group_topk == 2);
+    j["n_group"] = 7;  // 160 experts
+    CHECK(input_error([&] { model_from_json(j, "config.json"); }).find("/n_group") != std::string::npos);
+  }
+  SUBCASE("DeepSeek: latent norms, YaRN numbers, group-limited routing as each topk_method scores groups") {
+    const json j = load_json_file(test::data_file("hf/deepseek-v3.json"));
+    const ModelSpec v3 = model_from_json(j, "config.json");
+    CHECK(v3.qk_layernorm);
+    CHECK(v3.rope_scaling == "yarn");
+    CHECK(v3.rope_params.factor == j["rope_scaling"]["factor"].get<double>());
+    CHECK(v3.rope_params.mscale_all_dim == j["rope_scaling"]["mscale_all_dim"].get<double>());
+    CHECK(v3.rope_params.original_max_position == j["rope_scaling"]["original_max_position_embeddings"].get<std::int64_t>());
+    CHECK(v3.moe->num_groups == j["n_group"].get<int>());
+    CHECK(v3.moe->group_topk == j["topk_group"].get<int>());
+    CHECK_FALSE(v3.moe->group_by_max_score);
+    CHECK(v3.moe->topk_scaling_factor == j["routed_scaling_factor"].get<double>());
+    const ModelSpec v2 = hf_model("deepseek-v2");
+    CHECK(v2.moe->group_by_max_score);
+    CHECK_FALSE(v2.moe->normalize_top_k);
+    const ModelSpec kimi = hf_model("kimi-k2");
+    CHECK(kimi.rope_params.beta_fast == 1.0);
+    // Without latent norms, MLA has fewer parameters by their gains (q_lora_rank + kv_lora_rank per layer).
+    ModelSpec bare = v3;
+    bare.qk_layernorm = false;
+    CHECK(v3.attention_params() - bare.attention_params() == 1536 + 512);
+  }
+  SUBCASE("YaRN without an mscale pair takes HF's default attention factor (Megatron's mscale 1, mscale_all_dim 0)") {
+    json j = load_json_file(test::data_file("hf/gpt-oss-20b.json"));
+    ModelSpec m = model_from_json(j, "config.json");
+    CHECK(m.rope_params.mscale == 1.0);
+    CHECK(m.rope_params.mscale_all_dim == 0.0);
+    CHECK_FALSE(m.rope_params.truncate);
+    j["rope_scaling"]["mscale"] = 0.707;  // alone it is ignored (modeling_rope_utils.py needs both)
+    CHECK(model_from_json(j, "config.json").rope_params.mscale == 1.0);
+  }
+  SUBCASE("Llama 4: use_qk_norm is a weightless L2 norm; rope_scaling's llama3 numbers are kept") {
+    const ModelSpec m = hf_model("llama-4-scout");
+    CHECK(m.qk_l2_norm);
+    CHECK_FALSE(m.qk_layernorm);
+    CHECK(m.rope_scaling == "llama3");
+    CHECK(m.rope_params.factor == 16);
+    CHECK(m.rope_params.high_freq_factor == 1);
+    CHECK(m.rope_params.original_max_position == 8192);
+    ModelSpec learned = m;
+    learned.qk_l2_norm = false;
+    learned.qk_layernorm = true;
+    CHECK(learned.attention_params() - m.attention_params() == 2 * 128);  // the L2 norm has no gains
+  }
+  SUBCASE("GPT-OSS: clamped quick-GeGLU with +1 offset and attention sinks") {
+    const ModelSpec m = hf_model("gpt-oss-20b");
+    CHECK(m.activation == Activation::quick_geglu);
+    CHECK(m.gated_mlp());
+    CHECK(m.glu_linear_offset == 1.0);
+    CHECK(m.activation_clamp == 7.0);
+    CHECK(m.attention_sinks);
+    ModelSpec no_sinks = m;
+    no_sinks.attention_sinks = false;
+    CHECK(m.attention_params() - no_sinks.attention_params() == m.num_attention_heads);
+  }
   SUBCASE("every config round-trips through the strata format") {
-    for (const char* f : {"deepseek-v3", "gpt-oss-120b", "llama-4-maverick", "gemma-3-27b", "glm-4.5", "qwen3-32b"}) {
+    for (const char* f : {"deepseek-v3", "deepseek-v2", "gpt-oss-120b", "llama-4-maverick", "llama-4-scout", "gemma-3-27b", "glm-4.5",
+                          "qwen3-32b", "llama-3.1-8b"}) {
       CAPTURE(f);
       const ModelSpec m = hf_model(f);
       CHECK(model_from_json(model_to_json(m), "rt.json") == m);

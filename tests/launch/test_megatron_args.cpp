@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "costmodel/json_reader.h"
 #include "launch/megatron_args.h"
 #include "test_util.h"
 
@@ -32,9 +33,76 @@ Job llama3_70b_job() {
   return job;
 }
 
+// A small job of a tests/data/hf config, each parallel size 1 but ep.
+Job hf_job(const std::string& name) {
+  Job job = test::gpt3_175b_job();
+  job.model = model_from_json(load_json_file(test::data_file("hf/" + name + ".json")), name);
+  job.plan = ParallelPlan{};
+  job.plan.dp = 8;
+  job.plan.ep = job.model.moe ? 8 : 1;
+  job.training = {256, 4096, Precision::bf16, "adam"};
+  return job;
+}
+
 }  // namespace
 
 TEST_SUITE("launch") {
+TEST_CASE("megatron_args: the model details of today's Hugging Face configs") {
+  SUBCASE("DeepSeek-V3: latent norms, YaRN in MLA, group-limited routing with scaled weights") {
+    const Job job = hf_job("deepseek-v3");
+    const auto a = megatron_args(job);
+    const RopeScalingParams& p = job.model.rope_params;
+    CHECK(has(a, "--qk-layernorm"));
+    CHECK(value_of(a, "--position-embedding-type") == "rope");  // MLA's YaRN comes with its rope_type
+    CHECK(std::stod(*value_of(a, "--rotary-scaling-factor")) == p.factor);
+    CHECK(std::stod(*value_of(a, "--mscale-all-dim")) == p.mscale_all_dim);
+    CHECK_FALSE(has(a, "--mscale"));  // 1.0, Megatron's default
+    CHECK(value_of(a, "--moe-router-num-groups") == std::to_string(job.model.moe->num_groups));
+    CHECK(value_of(a, "--moe-router-group-topk") == std::to_string(job.model.moe->group_topk));
+    CHECK(std::stod(*value_of(a, "--moe-router-topk-scaling-factor")) == job.model.moe->topk_scaling_factor);
+    CHECK(has(a, "--moe-router-enable-expert-bias"));
+    CHECK_FALSE(has(a, "--moe-router-pre-softmax"));
+  }
+  SUBCASE("GLM-4.5: a sigmoid router with expert bias") {
+    const auto a = megatron_args(hf_job("glm-4.5"));
+    CHECK(value_of(a, "--moe-router-score-function") == "sigmoid");
+    CHECK(has(a, "--moe-router-enable-expert-bias"));
+    CHECK_FALSE(has(a, "--moe-router-num-groups"));  // n_group 1
+  }
+  SUBCASE("GPT-OSS: quick-GeGLU with offset and clamp, learnable sinks, YaRN, the window less the query") {
+    const Job job = hf_job("gpt-oss-20b");
+    const auto a = megatron_args(job);
+    CHECK(has(a, "--quick-geglu"));
+    CHECK_FALSE(has(a, "--swiglu"));
+    CHECK(value_of(a, "--glu-linear-offset") == "1");
+    CHECK(value_of(a, "--activation-func-clamp-value") == "7");
+    CHECK(value_of(a, "--softmax-type") == "learnable");
+    CHECK(value_of(a, "--position-embedding-type") == "yarn");
+    CHECK(std::stod(*value_of(a, "--rotary-scaling-factor")) == job.model.rope_params.factor);
+    CHECK(value_of(a, "--yarn-original-max-position-embeddings") == std::to_string(job.model.rope_params.original_max_position));
+    CHECK(has(a, "--no-yarn-correction-range-round-to-int"));
+    CHECK(value_of(a, "--window-size") == "(" + std::to_string(job.model.sliding_window - 1) + ",0)");
+  }
+  SUBCASE("Llama 3's scaling factor is written when it is not Megatron's 8; Llama 4's L2 qk norm") {
+    Job job = hf_job("llama-3.1-8b");
+    CHECK(has(megatron_args(job), "--use-rope-scaling"));
+    CHECK_FALSE(has(megatron_args(job), "--rope-scaling-factor"));
+    job.model.rope_params.factor = 32;  // Llama 3.2
+    CHECK(value_of(megatron_args(job), "--rope-scaling-factor") == "32");
+    job.model.qk_l2_norm = true;
+    CHECK(has(megatron_args(job), "--qk-l2-norm"));
+    CHECK_FALSE(has(megatron_args(job), "--qk-layernorm"));
+  }
+  SUBCASE("details no Megatron flag expresses refuse the launch, naming them") {
+    CHECK(megatron_launch(hf_job("llama-4-scout")).refused.find("high_freq_factor 1") != std::string::npos);
+    CHECK(megatron_launch(hf_job("kimi-k2")).refused.find("beta_fast 1") != std::string::npos);
+    CHECK(megatron_launch(hf_job("deepseek-v2")).refused.find("group-limited greedy") != std::string::npos);
+    Job glm = hf_job("glm-4.5");
+    glm.model.moe->normalize_top_k = false;
+    CHECK(megatron_launch(glm).refused.find("norm_topk_prob") != std::string::npos);
+  }
+}
+
 TEST_CASE("megatron_args") {
   SUBCASE("golden: the SC21 GPT-3 175B plan, spelled as Megatron-LM's arguments.py spells it") {
     // tp8 pp16 dp8, SP, selective recompute, distributed optimizer, bf16; GPT-3 is MHA with GELU,

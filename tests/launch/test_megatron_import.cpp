@@ -156,7 +156,9 @@ TEST_CASE("megatron_import") {
   }
 
   SUBCASE("today's models read back whole: MLA, MoE layer patterns, shared experts, windows, head dims") {
-    for (const std::string name : {"deepseek-v3", "qwen3-30b-a3b", "gpt-oss-120b", "llama-4-maverick", "tests/data/hf/minitron-8b.json"}) {
+    for (const std::string name : {"deepseek-v3", "qwen3-30b-a3b", "gpt-oss-120b", "llama-4-maverick", "tests/data/hf/minitron-8b.json",
+                                   "tests/data/hf/deepseek-v3.json", "tests/data/hf/glm-4.5.json", "tests/data/hf/gpt-oss-20b.json",
+                                   "tests/data/hf/mistral-7b-v0.1.json", "tests/data/hf/qwen1.5-moe-a2.7b.json"}) {
       CAPTURE(name);
       Job job = test::gpt3_175b_job();
       job.model = name.ends_with(".json") ? model_from_json(load_json_file(std::string(STRATA_SOURCE_DIR) + "/" + name), name)
@@ -175,12 +177,55 @@ TEST_CASE("megatron_import") {
       back.aliases = job.model.aliases;
       if (job.model.moe && job.model.moe->router_bias && job.model.moe->router_score_function != "sigmoid")
         back.moe->router_bias = true;  // GPT-OSS's router bias has no Megatron flag (a launch note says so)
-      back.rope_scaling = job.model.rope_scaling == "llama3" ? back.rope_scaling : job.model.rope_scaling;
+      if (job.model.rope_scaling != "llama3" && job.model.rope_scaling != "yarn") {  // other scalings: a launch note
+        back.rope_scaling = job.model.rope_scaling;
+        back.rope_params = job.model.rope_params;
+      }
       // Chunked attention has no Megatron flag; a launch is written only up to one chunk, where it
       // is causal attention.
       back.attention_chunk_size = job.model.attention_chunk_size;
       CHECK(model_to_json(back).dump() == model_to_json(job.model).dump());
     }
+  }
+  SUBCASE("rotary scaling, router groups, L2 qk norm, sinks and GPT-OSS's activation read back as Megatron builds them") {
+    const std::string shape = "pretrain_gpt.py --num-layers 4 --hidden-size 256 --num-attention-heads 8 --vocab-size 100 --seq-length 64 "
+                              "--micro-batch-size 1 --position-embedding-type rope ";
+    ModelSpec m = read(shape + "--use-rope-scaling").model;
+    CHECK(m.rope_scaling == "llama3");
+    CHECK(m.rope_params.factor == 8);  // Megatron's default --rope-scaling-factor
+    CHECK(read(shape + "--use-rope-scaling --rope-scaling-factor 32").model.rope_params.factor == 32);
+    // MLA builds YaRN by default; factor 1 (Megatron's default) leaves the frequencies alone.
+    const std::string mla = shape + "--multi-latent-attention --kv-lora-rank 64 ";
+    CHECK(read(mla).model.rope_scaling.empty());
+    m = read(mla + "--rotary-scaling-factor 40 --mscale-all-dim 0.707 --qk-layernorm").model;
+    CHECK(m.rope_scaling == "yarn");
+    CHECK(m.rope_params.factor == 40);
+    CHECK(m.rope_params.mscale_all_dim == 0.707);
+    CHECK(m.rope_params.original_max_position == 4096);
+    CHECK(m.qk_layernorm);
+    CHECK(read(mla + "--rotary-scaling-factor 40 --rope-type rope").model.rope_scaling.empty());
+    m = read(shape + "--position-embedding-type yarn --rotary-scaling-factor 32 --yarn-beta-fast 16 "
+                     "--no-yarn-correction-range-round-to-int --quick-geglu --glu-linear-offset 1.0 "
+                     "--activation-func-clamp-value 7.0 --softmax-type learnable --qk-l2-norm")
+            .model;
+    CHECK(m.position_embedding == PositionEmbedding::rope);
+    CHECK(m.rope_scaling == "yarn");
+    CHECK(m.rope_params.beta_fast == 16);
+    CHECK(m.rope_params.original_max_position == 4096);  // argument_utils.py's default
+    CHECK_FALSE(m.rope_params.truncate);
+    CHECK(m.activation == Activation::quick_geglu);
+    CHECK(m.glu_linear_offset == 1.0);
+    CHECK(m.activation_clamp == 7.0);
+    CHECK(m.attention_sinks);
+    CHECK(m.qk_l2_norm);
+    CHECK(has(error_of(shape + "--softmax-type off-by-one"), "--softmax-type"));
+    CHECK(has(error_of(shape + "--swiglu --quick-geglu"), "Megatron takes one"));
+    const std::string moe = shape + "--num-experts 16 --moe-router-topk 4 ";
+    m = read(moe + "--moe-router-num-groups 4 --moe-router-group-topk 2 --moe-router-topk-scaling-factor 2.5 --moe-router-pre-softmax").model;
+    CHECK(m.moe->num_groups == 4);
+    CHECK(m.moe->group_topk == 2);
+    CHECK(m.moe->topk_scaling_factor == 2.5);
+    CHECK_FALSE(m.moe->normalize_top_k);
   }
   SUBCASE("--no-rope-freq: every Nth layer without RoPE, or Megatron's per-layer list (1 = no RoPE)") {
     const std::string base = "torchrun pretrain_gpt.py --num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 128 "
@@ -291,10 +336,12 @@ torchrun --nproc_per_node $GPUS_PER_NODE --nnodes $NNODES pretrain_gpt.py \
     MegatronLaunch l = read("A=()\nif [[ x == y ]]; then\nA+=(\n  \"--vocab-size 128256\"\n  \"--tokenizer-type NullTokenizer\"\n)\nfi\n"
                             "torchrun pretrain_gpt.py " + shape + "${A[@]}");
     CHECK(l.model.vocab_size == 128256);
-    // examples/gptoss: --window-size 127,0 (tuple_type accepts it without parentheses).
+    // examples/gptoss: --window-size 127,0 (tuple_type accepts it without parentheses) is GPT-OSS's
+    // Hugging Face sliding_window 128: the 127 keys before the query and the query itself.
     l = read(shape + "--vocab-size 100 --window-size 127,0");
-    CHECK(l.model.sliding_window == 127);
-    CHECK(read(shape + "--vocab-size 100 --window-size \"(128, 0)\"").model.sliding_window == 128);
+    CHECK(l.model.sliding_window == 128);
+    CHECK(read(shape + "--vocab-size 100 --window-size \"(128, 0)\"").model.sliding_window == 129);
+    CHECK(read(shape + "--vocab-size 100 --window-size \"(0, 0)\"").model.sliding_window == 1);
     CHECK(has(error_of(shape + "--vocab-size 100 --window-size 127,5"), "expected (left, 0)"));
     // examples/gpt3: --vocab-file and --merge-file with no tokenizer type are GPT-2's BPE.
     l = read(shape + "--vocab-file $VOCAB --merge-file $MERGES");
@@ -398,7 +445,7 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
     CHECK(error_of(base + "--pipeline-model-parallel-size two") ==
           "launch.sh: --pipeline-model-parallel-size: expected an integer 1..1000000, found \"two\"");
     CHECK(has(error_of(base + "--bf16 --fp16"), "launch.sh: --bf16: --fp16 and --bf16 are both given"));
-    CHECK(has(error_of(base + "--swiglu --squared-relu"), "launch.sh: --squared-relu: --swiglu and --squared-relu are both given"));
+    CHECK(has(error_of(base + "--swiglu --squared-relu"), "launch.sh: --swiglu: more than one of --swiglu, --squared-relu and --quick-geglu is given"));
     CHECK(has(error_of(base + "--sequence-parallel=true"), "--sequence-parallel: is a switch and takes no value"));
     CHECK(has(error_of(base + "--global-batch-size"), "--global-batch-size: expects a value after it"));
     CHECK(has(error_of(base + "--global-batch-size --bf16"), "--global-batch-size: expects a value after it"));

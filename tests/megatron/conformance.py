@@ -91,6 +91,36 @@ def activation_is_squared_relu(config):
     return config.activation_func is activations.squared_relu
 
 
+def activation_is_quick_gelu(config):
+    """Whether Megatron built GPT-OSS's gated unit around quick_gelu (--quick-geglu)."""
+    from megatron.core.fusions.fused_bias_geglu import quick_gelu
+    return config.activation_func is quick_gelu
+
+
+def rope_scaling_problems(model, args, config, same):
+    """The rotary scaling Megatron builds against the model's rope_scaling: Llama 3's (args), YaRN in
+    MLA (MLATransformerConfig's own fields) or YaRN for standard attention (config.yarn_*)."""
+    kind = model.get("rope_scaling")
+    p = model.get("rope_scaling_parameters") or {}
+    same("llama3 rope scaling", kind == "llama3", bool(args.use_rope_scaling))
+    if kind == "llama3":
+        same("llama3 rope scaling factor", p["factor"], args.rope_scaling_factor)
+    if model.get("mla"):
+        # MLA builds YaRN unless --rope-type rope; factor 1 with the default mscale pair is no scaling.
+        derived = (config.rotary_scaling_factor, config.mscale, config.mscale_all_dim, config.original_max_position_embeddings,
+                   config.beta_fast, config.beta_slow) if config.rope_type == "yarn" else None
+        planned = (p["factor"], p["mscale"], p["mscale_all_dim"], p["original_max_position_embeddings"], p["beta_fast"],
+                   p["beta_slow"]) if kind == "yarn" else (1.0, 1.0, 0.0, 4096, 32, 1)
+        same("MLA YaRN (factor, mscale, mscale_all_dim, original positions, beta_fast, beta_slow)", planned, derived)
+    elif kind == "yarn" or args.position_embedding_type == "yarn":
+        derived = tuple(getattr(config, "yarn_" + k, None) for k in (
+            "rotary_scaling_factor", "mscale", "mscale_all_dim", "original_max_position_embeddings", "beta_fast", "beta_slow",
+            "correction_range_round_to_int"))
+        planned = (p.get("factor"), p.get("mscale"), p.get("mscale_all_dim"), p.get("original_max_position_embeddings"),
+                   p.get("beta_fast"), p.get("beta_slow"), p.get("truncate"))
+        same("YaRN (factor, mscale, mscale_all_dim, original positions, beta_fast, beta_slow, rounded range)", planned, derived)
+
+
 def recompute_per_chunk(args, chunk_layers):
     """Layers Megatron recomputes in a chunk holding `chunk_layers` layers (full granularity)."""
     if args.recompute_granularity != "full":
@@ -202,7 +232,12 @@ def compare(plan, args, config, verdict):
         same("kv_channels", kv, config.kv_channels)
     same("ffn hidden", model["ffn_hidden_size"], config.ffn_hidden_size)
     same("vocabulary", model["vocab_size"], args.vocab_size)
-    same("gated linear unit (swiglu)", model["activation"] == "swiglu", bool(config.gated_linear_unit))
+    same("gated linear unit", model["activation"] in ("swiglu", "quick_geglu"), bool(config.gated_linear_unit))
+    same("quick GeGLU (GPT-OSS)", model["activation"] == "quick_geglu", activation_is_quick_gelu(config))
+    same("GLU linear offset", model.get("glu_linear_offset", 0.0), config.glu_linear_offset)
+    same("activation clamp", model.get("activation_clamp"), config.activation_func_clamp_value)
+    same("attention softmax", "learnable" if model.get("attention_sinks") else "vanilla", config.softmax_type)
+    same("qk L2 norm", bool(model.get("qk_l2_norm")), bool(config.qk_l2_norm))
     same("squared ReLU", model["activation"] == "squared_relu", activation_is_squared_relu(config))
     same("normalization", {"layernorm": "LayerNorm", "rmsnorm": "RMSNorm"}[model["normalization"]],
          config.normalization)
@@ -212,16 +247,19 @@ def compare(plan, args, config, verdict):
         same("qkv bias", model["add_qkv_bias"] or model.get("add_linear_bias", False), bool(config.add_qkv_bias))
     same("tied embeddings", model["tied_embeddings"], not args.untie_embeddings_and_output_weights)
     pos = {"learned": "learned_absolute", "rope": "rope"}.get(model["position_embedding"])
+    if pos == "rope" and model.get("rope_scaling") == "yarn" and not model.get("mla"):
+        pos = "yarn"
     same("position embedding", pos, args.position_embedding_type)
     if model["position_embedding"] == "rope" and "rotary_base" in model:
         same("rotary base", model["rotary_base"], args.rotary_base)
         same("rotary percent", model.get("rotary_percent", 1.0), args.rotary_percent)
-        same("llama3 rope scaling", model.get("rope_scaling") == "llama3", bool(args.use_rope_scaling))
+        rope_scaling_problems(model, args, config, same)
         # TransformerConfig turns an integer --no-rope-freq into the per-layer list (1 = no RoPE).
         same("layers without rope", model.get("no_rope_layers") or None,
              list(config.no_rope_freq) if config.no_rope_freq else None)
     window = model.get("sliding_window")
-    same("sliding window", (window, 0) if window else None,
+    # Hugging Face's window counts the query; Megatron's left size does not (gpt_oss_bridge.py: W - 1).
+    same("sliding window", (window - 1, 0) if window else None,
          tuple(config.window_size) if config.window_size is not None else None)
     if window and model.get("sliding_window_pattern"):
         freq = config.window_attn_skip_freq
@@ -245,6 +283,13 @@ def compare(plan, args, config, verdict):
                            if isinstance(freq, int) else list(freq))
         same("MoE layer pattern", pattern, derived_pattern)
         same("router score function", moe.get("router_score_function", "softmax"), config.moe_router_score_function)
+        sigmoid = moe.get("router_score_function") == "sigmoid"
+        same("router expert bias", bool(moe.get("router_bias")) and sigmoid, bool(config.moe_router_enable_expert_bias))
+        same("router groups", (moe["num_groups"], moe["group_topk"]) if moe.get("num_groups") else None,
+             (config.moe_router_num_groups, config.moe_router_group_topk) if config.moe_router_num_groups else None)
+        same("router top-k scaling factor", moe.get("topk_scaling_factor"), config.moe_router_topk_scaling_factor)
+        same("router softmax before top-k", not moe.get("normalize_top_k", True) and not sigmoid,
+             bool(config.moe_router_pre_softmax))
         if "etp" in par:
             same("expert-data-parallel size", par["tp"] * par["dp"] * par["cp"] // (par["ep"] * par["etp"]),
                  world_size(plan) // (par["pp"] * par["ep"] * par["etp"]))

@@ -11,7 +11,10 @@ namespace strata {
 
 // geglu: gated GELU (Gemma's GeGLU), the same three-matrix shape as SwiGLU.
 // squared_relu: relu(x)^2, the non-gated MLP of Nemotron-4 (Megatron --squared-relu).
-enum class Activation { gelu, swiglu, geglu, squared_relu };
+// quick_geglu: GPT-OSS's gated unit, x*sigmoid(1.702x) of the clamped gate times (up + 1) (HF
+// modeling_gpt_oss.py GptOssExperts; Megatron --quick-geglu with ModelSpec::glu_linear_offset and
+// activation_clamp).
+enum class Activation { gelu, swiglu, geglu, squared_relu, quick_geglu };
 enum class Normalization { layernorm, rmsnorm };
 enum class PositionEmbedding { learned, rope, alibi };
 
@@ -31,7 +34,39 @@ struct MoeSpec {
   // A learned per-expert router bias (GPT-OSS's router linear bias, DeepSeek-V3's
   // e_score_correction_bias; Megatron --moe-router-enable-expert-bias for the latter).
   bool router_bias = false;
+  // Group-limited routing (DeepSeek-V3 n_group/topk_group; Megatron --moe-router-num-groups,
+  // --moe-router-group-topk): experts in num_groups groups, a token picks experts from its best
+  // group_topk groups only; 0 = no groups. Megatron scores a group by the sum of its top
+  // (top_k / group_topk) experts, as DeepSeek-V3's noaux_tc does; DeepSeek-V2's
+  // group_limited_greedy scores it by its best expert (group_by_max_score), which no flag says.
+  int num_groups = 0;
+  int group_topk = 0;
+  bool group_by_max_score = false;
+  // routed_scaling_factor: the routed experts' weights are multiplied by it (Megatron
+  // --moe-router-topk-scaling-factor); 0 = none.
+  double topk_scaling_factor = 0;
+  // norm_topk_prob: the top-k weights renormalized to sum to 1 (Megatron's softmax after top-k and
+  // its sigmoid router); false: softmax over all experts, then top-k (--moe-router-pre-softmax).
+  bool normalize_top_k = true;
   bool operator==(const MoeSpec&) const = default;
+};
+
+// The numbers of a Hugging Face rope_scaling (HF modeling_rope_utils.py), with HF's defaults where a
+// key is absent. llama3: factor, low/high_freq_factor, original_max_position. yarn: factor,
+// original_max_position, beta_fast/slow, mscale/mscale_all_dim (an mscale pair is used only when both
+// are given; otherwise 1 and 0, Megatron's defaults, which give HF's 0.1*ln(factor)+1) and truncate
+// (round the correction range to whole dimensions).
+struct RopeScalingParams {
+  double factor = 1;
+  double low_freq_factor = 1;
+  double high_freq_factor = 4;
+  std::int64_t original_max_position = 0;
+  double beta_fast = 32;
+  double beta_slow = 1;
+  double mscale = 1;
+  double mscale_all_dim = 0;
+  bool truncate = true;
+  bool operator==(const RopeScalingParams&) const = default;
 };
 
 // Multi-latent attention (DeepSeek-V2, arXiv:2405.04434 §2.1; Megatron --multi-latent-attention).
@@ -79,7 +114,19 @@ struct ModelSpec {
   // --disable-bias-linear when false). Llama/Mistral/Qwen/DeepSeek: false.
   bool add_linear_bias = true;
   bool add_qkv_bias = false;  // bias on the QKV projection only (Qwen2, GLM-4; Megatron --add-qkv-bias)
-  bool qk_layernorm = false;  // per-head query/key norms (Qwen3, OLMo-2, Gemma-3; Megatron --qk-layernorm)
+  // Per-head query/key norms (Qwen3, OLMo-2, Gemma-3; Megatron --qk-layernorm); with MLA the norms
+  // of the q and kv latents (DeepSeek q_a_layernorm, kv_a_layernorm), which Megatron builds only
+  // with --qk-layernorm (gpt_layer_specs.py: linear_q/kv_up_proj take the layer norm then).
+  bool qk_layernorm = false;
+  // Llama 4's weightless L2 norm of queries and keys (HF Llama4TextL2Norm; Megatron --qk-l2-norm).
+  bool qk_l2_norm = false;
+  // A learned per-head attention sink in the softmax's denominator (GPT-OSS's sinks; Megatron
+  // --softmax-type learnable).
+  bool attention_sinks = false;
+  // Gated MLP details of GPT-OSS (Activation::quick_geglu): (up + offset), both halves clamped at
+  // +-activation_clamp (Megatron --glu-linear-offset, --activation-func-clamp-value; 0 = none).
+  double glu_linear_offset = 0;
+  double activation_clamp = 0;
   // Norm gains stored as gamma - 1 (Nemotron's LayerNorm1P; Megatron --apply-layernorm-1p): the same
   // cost, another parametrization (weight decay pulls the gain towards 1, not 0).
   bool zero_centered_gamma = false;
@@ -87,6 +134,7 @@ struct ModelSpec {
   double rotary_percent = 1.0;      // partial rotary (GLM, GPT-NeoX, Phi; Megatron --rotary-percent)
   double norm_epsilon = 1e-5;       // rms_norm_eps / layer_norm_eps
   std::string rope_scaling;         // "" none, else Hugging Face rope_scaling.rope_type ("llama3", "yarn")
+  RopeScalingParams rope_params;    // rope_scaling's numbers, meaningful when rope_scaling is set
   // Layers without rotary embedding, one entry per layer (1 = no RoPE: Llama 4's and SmolLM3's
   // every fourth "NoPE" layer; Megatron --no-rope-freq); empty: every layer rotates. The cost model
   // still counts the fused rope kernel there (one pass over q and k, well under 1% of a layer).
@@ -114,7 +162,9 @@ struct ModelSpec {
   std::int64_t head_dim() const { return kv_channels > 0 ? kv_channels : hidden_size / num_attention_heads; }
   std::int64_t kv_hidden() const { return head_dim() * num_query_groups; }
   std::int64_t q_hidden() const { return head_dim() * num_attention_heads; }
-  bool gated_mlp() const { return activation == Activation::swiglu || activation == Activation::geglu; }
+  bool gated_mlp() const {
+    return activation == Activation::swiglu || activation == Activation::geglu || activation == Activation::quick_geglu;
+  }
   bool is_moe_layer(int layer) const;
   int num_moe_layers() const;
   bool uses_sliding_window(int layer) const;

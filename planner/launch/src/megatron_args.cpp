@@ -63,6 +63,65 @@ std::string pattern_expression(const std::vector<int>& pattern) {
 // A float flag's value without trailing zeros (1e-05, 0.5).
 std::string number(double v) { return fmt::format("{}", v); }
 
+// Megatron-Core's MLA takes YaRN's beta_fast, beta_slow, original_max_position_embeddings and the
+// rounding of the correction range from MLATransformerConfig's defaults (transformer_config.py: 32, 1,
+// 4096; arguments.py has no flag for them), and its llama3 scaling fixes low_freq_factor 1,
+// high_freq_factor 4 and original_max_position_embeddings 8192 (rotary_pos_embedding.py
+// _apply_scaling; only the factor has a flag). Defaults Megatron keeps.
+constexpr RopeScalingParams kMegatronMlaYarn{.original_max_position = 4096};
+constexpr RopeScalingParams kMegatronLlama3{.factor = 8, .original_max_position = 8192};
+
+bool same_mla_yarn_fixed_settings(const RopeScalingParams& p) {
+  return p.beta_fast == kMegatronMlaYarn.beta_fast && p.beta_slow == kMegatronMlaYarn.beta_slow &&
+         p.original_max_position == kMegatronMlaYarn.original_max_position && p.truncate;
+}
+
+bool same_llama3_fixed_settings(const RopeScalingParams& p) {
+  return p.low_freq_factor == kMegatronLlama3.low_freq_factor && p.high_freq_factor == kMegatronLlama3.high_freq_factor &&
+         p.original_max_position == kMegatronLlama3.original_max_position;
+}
+
+// YaRN's mscale pair (arguments.py --mscale, --mscale-all-dim; defaults 1 and 0).
+void yarn_mscale_flags(std::vector<std::string>& a, const RopeScalingParams& p) {
+  if (p.mscale != 1.0) opt(a, "--mscale", number(p.mscale));
+  if (p.mscale_all_dim != 0.0) opt(a, "--mscale-all-dim", number(p.mscale_all_dim));
+}
+
+// Rotary scaling: Llama 3's frequency scaling (--use-rope-scaling, --rope-scaling-factor, default 8),
+// YaRN inside MLA (MLATransformerConfig rope_type "yarn" by default, its factor from
+// --rotary-scaling-factor, whose default 1 is no scaling), or YaRN for standard attention
+// (--position-embedding-type yarn; argument_utils.py _apply_yarn_config_from_args).
+void rope_scaling_flags(std::vector<std::string>& a, const ModelSpec& m) {
+  const RopeScalingParams& p = m.rope_params;
+  if (m.rope_scaling == "llama3") {
+    flag(a, "--use-rope-scaling");
+    if (p.factor != kMegatronLlama3.factor) opt(a, "--rope-scaling-factor", number(p.factor));
+  } else if (m.rope_scaling == "yarn" && m.mla) {
+    opt(a, "--rotary-scaling-factor", number(p.factor));
+    yarn_mscale_flags(a, p);
+  } else if (m.rope_scaling == "yarn") {
+    opt(a, "--rotary-scaling-factor", number(p.factor));
+    opt(a, "--yarn-original-max-position-embeddings", p.original_max_position);
+    opt(a, "--yarn-beta-fast", number(p.beta_fast));
+    opt(a, "--yarn-beta-slow", number(p.beta_slow));
+    yarn_mscale_flags(a, p);
+    if (!p.truncate) flag(a, "--no-yarn-correction-range-round-to-int");
+  }
+}
+
+// The MoE router (moe_utils.py topk_routing_with_score_function): score function, expert bias,
+// group-limited top-k, the scaling of the weights, softmax before top-k when they are not renormalized.
+void router_flags(std::vector<std::string>& a, const MoeSpec& e) {
+  if (e.router_score_function != "softmax") opt(a, "--moe-router-score-function", e.router_score_function);
+  if (e.router_bias && e.router_score_function == "sigmoid") flag(a, "--moe-router-enable-expert-bias");
+  if (e.num_groups > 1) {
+    opt(a, "--moe-router-num-groups", e.num_groups);
+    opt(a, "--moe-router-group-topk", e.group_topk);
+  }
+  if (e.topk_scaling_factor > 0) opt(a, "--moe-router-topk-scaling-factor", number(e.topk_scaling_factor));
+  if (!e.normalize_top_k && e.router_score_function == "softmax") flag(a, "--moe-router-pre-softmax");
+}
+
 // The model-defining flags: shape, attention variant, activations, norms, positions, MoE routing.
 void model_flags(std::vector<std::string>& a, const ModelSpec& m) {
   opt(a, "--num-layers", m.num_layers);
@@ -87,18 +146,23 @@ void model_flags(std::vector<std::string>& a, const ModelSpec& m) {
   }
   if (m.activation == Activation::swiglu) flag(a, "--swiglu");
   if (m.activation == Activation::squared_relu) flag(a, "--squared-relu");
+  if (m.activation == Activation::quick_geglu) flag(a, "--quick-geglu");
+  if (m.glu_linear_offset != 0) opt(a, "--glu-linear-offset", number(m.glu_linear_offset));
+  if (m.activation_clamp > 0) opt(a, "--activation-func-clamp-value", number(m.activation_clamp));
   if (m.normalization == Normalization::rmsnorm) opt(a, "--normalization", "RMSNorm");
   if (m.norm_epsilon != 1e-5) opt(a, "--norm-epsilon", number(m.norm_epsilon));  // Megatron's default: 1e-5
   if (!m.add_linear_bias) flag(a, "--disable-bias-linear");
   if (m.add_qkv_bias && !m.add_linear_bias) flag(a, "--add-qkv-bias");
   if (m.qk_layernorm) flag(a, "--qk-layernorm");
+  if (m.qk_l2_norm) flag(a, "--qk-l2-norm");
+  if (m.attention_sinks) opt(a, "--softmax-type", "learnable");
   if (m.zero_centered_gamma) flag(a, "--apply-layernorm-1p");
   if (!m.tied_embeddings) flag(a, "--untie-embeddings-and-output-weights");
   if (m.position_embedding == PositionEmbedding::rope) {
-    opt(a, "--position-embedding-type", "rope");
+    opt(a, "--position-embedding-type", m.rope_scaling == "yarn" && !m.mla ? "yarn" : "rope");
     opt(a, "--rotary-base", static_cast<std::int64_t>(m.rotary_base));
     if (m.rotary_percent != 1.0) opt(a, "--rotary-percent", number(m.rotary_percent));
-    if (m.rope_scaling == "llama3") flag(a, "--use-rope-scaling");  // Llama 3.1's frequency scaling (factor 8)
+    rope_scaling_flags(a, m);
     // NoPE layers (1 = no rotary embedding): N when every Nth layer goes without (Megatron expands
     // it to ([0]*(N-1)+[1]) repeated), else the list expression --no-rope-freq evaluates.
     if (!m.no_rope_layers.empty()) {
@@ -110,8 +174,11 @@ void model_flags(std::vector<std::string>& a, const ModelSpec& m) {
     opt(a, "--position-embedding-type", "learned_absolute");
   }
   if (m.sliding_window > 0) {
-    // Window attention (left window, no look-ahead) on the layers the pattern marks 1.
-    opt(a, "--window-size", fmt::format("({},0)", m.sliding_window));
+    // Window attention (no look-ahead) on the layers the pattern marks 1. Hugging Face's window W
+    // holds the query and W - 1 keys before it (masking_utils.py: q_idx - kv_idx < W); Megatron's and
+    // Transformer Engine's left size counts the keys before the query only (Megatron-Bridge
+    // gpt_oss_bridge.py: window_size = (sliding_window - 1, 0)).
+    opt(a, "--window-size", fmt::format("({},0)", m.sliding_window - 1));
     if (!m.sliding_window_pattern.empty()) opt(a, "--window-attn-skip-freq", pattern_expression(m.sliding_window_pattern));
   }
   opt(a, "--vocab-size", m.vocab_size);
@@ -126,8 +193,7 @@ void model_flags(std::vector<std::string>& a, const ModelSpec& m) {
     opt(a, "--moe-ffn-hidden-size", e.expert_ffn_hidden_size);
     if (e.shared_expert_ffn_hidden_size > 0) opt(a, "--moe-shared-expert-intermediate-size", e.shared_expert_ffn_hidden_size);
     if (!e.layer_pattern.empty()) opt(a, "--moe-layer-freq", pattern_expression(e.layer_pattern));
-    if (e.router_score_function != "softmax") opt(a, "--moe-router-score-function", e.router_score_function);
-    if (e.router_bias && e.router_score_function == "sigmoid") flag(a, "--moe-router-enable-expert-bias");
+    router_flags(a, e);
   }
   if (m.mtp_layers > 0) opt(a, "--mtp-num-layers", m.mtp_layers);
 }
@@ -177,6 +243,28 @@ std::optional<int> recompute_layers_per_chunk(const Job& job) {
   return n / p.vpp;
 }
 
+// Model details no Megatron-LM flag expresses: a launch would train another model.
+std::optional<std::string> unlaunchable_model_detail(const ModelSpec& m) {
+  const RopeScalingParams& p = m.rope_params;
+  if (m.position_embedding == PositionEmbedding::rope && m.rope_scaling == "llama3" && !same_llama3_fixed_settings(p))
+    return fmt::format("the model's llama3 rope scaling has low_freq_factor {}, high_freq_factor {} and original_max_position_embeddings {}; "
+                       "Megatron-LM's fixes them at 1, 4 and 8192 (rotary_pos_embedding.py _apply_scaling; only the factor has a flag): "
+                       "a launch would train other rotary frequencies",
+                       p.low_freq_factor, p.high_freq_factor, p.original_max_position);
+  if (m.position_embedding == PositionEmbedding::rope && m.rope_scaling == "yarn" && m.mla && !same_mla_yarn_fixed_settings(p))
+    return fmt::format("the model's YaRN rope scaling has beta_fast {}, beta_slow {}, original_max_position_embeddings {}{}; Megatron-LM's "
+                       "multi-latent attention keeps MLATransformerConfig's 32, 1 and 4096 with a rounded correction range, which no "
+                       "flag changes: a launch would train other rotary frequencies",
+                       p.beta_fast, p.beta_slow, p.original_max_position, p.truncate ? "" : " and an unrounded correction range");
+  if (m.moe && m.moe->num_groups > 1 && m.moe->group_by_max_score)
+    return "the model's group-limited greedy routing (DeepSeek-V2) scores a group by its best expert; Megatron-LM's group-limited "
+           "routing scores it by the sum of its top experts (moe_utils.py group_limited_topk): a launch would route differently";
+  if (m.moe && !m.moe->normalize_top_k && m.moe->router_score_function == "sigmoid" && m.moe->top_k > 1)
+    return "the model's sigmoid router does not renormalize its top-k weights (norm_topk_prob false); Megatron-LM's always does "
+           "(moe_utils.py topk_routing_with_score_function): a launch would weight the experts differently";
+  return std::nullopt;
+}
+
 }  // namespace
 
 int cuda_arch_major(const GpuSpec& gpu) {
@@ -203,6 +291,7 @@ std::optional<std::string> megatron_launch_refusal(const Job& job) {
   if (job.model.activation == Activation::geglu)
     return "the model's gated GELU (GeGLU, Gemma) has no Megatron-LM flag (--swiglu is gated SiLU, --quick-geglu another "
            "approximation): a launch would train another model";
+  if (auto why = unlaunchable_model_detail(job.model)) return why;
   if (job.model.position_embedding == PositionEmbedding::alibi)
     return "the model uses ALiBi positions, which Megatron-LM does not implement (BLOOM and MPT trained with Megatron-DeepSpeed and "
            "llm-foundry): no Megatron-LM launch trains this model";
@@ -372,7 +461,7 @@ LaunchPlan megatron_launch(const Job& job, bool feasible, const std::string& inf
   if (m.moe && m.moe->router_bias && m.moe->router_score_function != "sigmoid")
     l.notes.push_back("the model's router has a linear bias (GPT-OSS); Megatron-Core's router has none (its expert bias is for "
                       "sigmoid routing): the launch trains without it, num_experts parameters per MoE layer fewer");
-  if (!m.rope_scaling.empty() && m.rope_scaling != "llama3")
+  if (!m.rope_scaling.empty() && m.rope_scaling != "llama3" && m.rope_scaling != "yarn")
     l.notes.push_back("rope scaling \"" + m.rope_scaling + "\" is a long-context extension the launch does not set (it does not change "
                       "the cost); add Megatron's flags for it if this run extends the context");
   // Megatron-LM asserts CUDA_DEVICE_MAX_CONNECTIONS=1 with tensor or context parallelism before

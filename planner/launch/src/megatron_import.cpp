@@ -48,6 +48,12 @@ constexpr FlagSpec kFlags[] = {
     {"--moe-token-dispatcher-type", true}, {"--moe-flex-dispatcher-backend", true}, {"--moe-enable-deepep", false},
     {"--overlap-moe-expert-parallel-comm", false}, {"--moe-router-force-load-balancing", false},
     {"--moe-pad-expert-input-to-capacity", false}, {"--moe-grouped-gemm", false}, {"--mtp-num-layers", true},
+    {"--moe-router-num-groups", true}, {"--moe-router-group-topk", true}, {"--moe-router-topk-scaling-factor", true},
+    {"--moe-router-pre-softmax", false}, {"--quick-geglu", false}, {"--glu-linear-offset", true},
+    {"--activation-func-clamp-value", true}, {"--qk-l2-norm", false}, {"--softmax-type", true}, {"--rope-scaling-factor", true},
+    {"--rope-type", true}, {"--rotary-scaling-factor", true}, {"--mscale", true}, {"--mscale-all-dim", true},
+    {"--yarn-original-max-position-embeddings", true}, {"--yarn-beta-fast", true}, {"--yarn-beta-slow", true},
+    {"--no-yarn-correction-range-round-to-int", false},
     // Batch and precision.
     {"--seq-length", true}, {"--micro-batch-size", true}, {"--global-batch-size", true}, {"--fp16", false},
     {"--bf16", false}, {"--fp8-format", true}, {"--fp8-recipe", true}, {"--fp4-format", true}, {"--fp4-recipe", true},
@@ -442,6 +448,61 @@ void note_other_model(const Flags& f, const ModelSpec* base, std::vector<std::st
   }
 }
 
+// The MLP activation: --swiglu, --squared-relu or --quick-geglu (argument_utils.py
+// core_transformer_config_from_args takes one), else GELU.
+Activation read_activation(const Flags& f, const std::string& where) {
+  const int given = (f.has("--swiglu") ? 1 : 0) + (f.has("--squared-relu") ? 1 : 0) + (f.has("--quick-geglu") ? 1 : 0);
+  if (given > 1) throw InputError(where, "--swiglu", "more than one of --swiglu, --squared-relu and --quick-geglu is given; Megatron takes one");
+  if (f.has("--swiglu")) return Activation::swiglu;
+  if (f.has("--squared-relu")) return Activation::squared_relu;
+  if (f.has("--quick-geglu")) return Activation::quick_geglu;
+  return Activation::gelu;
+}
+
+// Rotary scaling as Megatron builds it: --use-rope-scaling (llama3, fixed low/high factors and 8192
+// original positions, factor --rope-scaling-factor, default 8); YaRN inside MLA unless --rope-type
+// rope (MLATransformerConfig: factor from --rotary-scaling-factor, whose default 1 leaves the
+// frequencies alone, 32/1/4096 for the rest); --position-embedding-type yarn for standard attention
+// (argument_utils.py _apply_yarn_config_from_args defaults).
+void read_rope_scaling(const Flags& f, const std::string& where, ModelSpec& m) {
+  RopeScalingParams& p = m.rope_params;
+  if (f.has("--use-rope-scaling")) {
+    m.rope_scaling = "llama3";
+    p = {.factor = f.number("--rope-scaling-factor", 1e-6, 1e6).value_or(8.0), .original_max_position = 8192};
+    return;
+  }
+  const std::string rope_type = f.text("--rope-type").value_or(f.has("--multi-latent-attention") ? "yarn" : "rope");
+  if (rope_type != "rope" && rope_type != "yarn") throw InputError(where, "--rope-type", "expected rope or yarn, found \"" + rope_type + "\"");
+  const bool mla_yarn = f.has("--multi-latent-attention") && rope_type == "yarn";
+  const bool yarn = f.text("--position-embedding-type").value_or("") == "yarn";
+  if (!mla_yarn && !yarn) return;
+  p.factor = f.number("--rotary-scaling-factor", 1e-6, 1e6).value_or(1.0);
+  p.mscale = f.number("--mscale", 0, 1e6).value_or(1.0);
+  p.mscale_all_dim = f.number("--mscale-all-dim", 0, 1e6).value_or(0.0);
+  p.original_max_position = 4096;
+  if (yarn && !mla_yarn) {
+    p.original_max_position = f.integer("--yarn-original-max-position-embeddings", 1, kMaxDim * 64).value_or(4096);
+    p.beta_fast = f.number("--yarn-beta-fast", 0, 1e6).value_or(32.0);
+    p.beta_slow = f.number("--yarn-beta-slow", 0, 1e6).value_or(1.0);
+    p.truncate = !f.has("--no-yarn-correction-range-round-to-int");
+  }
+  // YaRN with factor 1 and the default mscale pair is plain rotary embedding.
+  if (p.factor == 1.0 && p.mscale == 1.0 && p.mscale_all_dim == 0.0) p = {};
+  else m.rope_scaling = "yarn";
+}
+
+// Group-limited routing and the router's weights (--moe-router-num-groups, --moe-router-group-topk,
+// --moe-router-topk-scaling-factor, --moe-router-pre-softmax).
+void read_router_groups(const Flags& f, MoeSpec& moe) {
+  const auto groups = f.integer("--moe-router-num-groups", 1, moe.num_experts);
+  if (groups && *groups > 1) {
+    moe.num_groups = static_cast<int>(*groups);
+    moe.group_topk = static_cast<int>(f.integer("--moe-router-group-topk", 1, *groups).value_or(1));
+  }
+  moe.topk_scaling_factor = f.number("--moe-router-topk-scaling-factor", 0, 1e6).value_or(0.0);
+  moe.normalize_top_k = !(f.has("--moe-router-pre-softmax") && moe.router_score_function == "softmax");
+}
+
 ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* base, std::vector<std::string>& notes) {
   const bool shapes = f.has("--num-layers") || f.has("--hidden-size") || f.has("--num-attention-heads");
   if (!shapes) {
@@ -481,11 +542,16 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
   m.add_linear_bias = !f.has("--disable-bias-linear");
   m.add_qkv_bias = f.has("--add-qkv-bias");
   m.qk_layernorm = f.has("--qk-layernorm");
+  m.qk_l2_norm = f.has("--qk-l2-norm");
+  const std::string softmax = f.text("--softmax-type").value_or("vanilla");
+  if (softmax != "vanilla" && softmax != "learnable")
+    throw InputError(where, "--softmax-type", "expected vanilla or learnable (strata does not model off-by-one), found \"" + softmax + "\"");
+  m.attention_sinks = softmax == "learnable";
   m.zero_centered_gamma = f.has("--apply-layernorm-1p");
   m.norm_epsilon = f.number("--norm-epsilon", 0, 1).value_or(1e-5);
   m.rotary_base = static_cast<double>(f.integer("--rotary-base", 1, std::int64_t{1} << 40).value_or(10000));
   m.rotary_percent = f.number("--rotary-percent", 0, 1).value_or(1.0);
-  if (f.has("--use-rope-scaling")) m.rope_scaling = "llama3";
+  read_rope_scaling(f, where, m);
   if (f.has("--no-rope-freq")) {
     // An integer N skips RoPE on every Nth layer ([0]*(N-1)+[1] repeated; transformer_config.py
     // asserts N divides the layers), or a list expression of one 0/1 per layer (1 = no RoPE).
@@ -500,8 +566,9 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
     }
     if (std::none_of(m.no_rope_layers.begin(), m.no_rope_layers.end(), [](int x) { return x == 1; })) m.no_rope_layers.clear();
   }
-  if (f.has("--swiglu") && f.has("--squared-relu")) throw InputError(where, "--squared-relu", "--swiglu and --squared-relu are both given; Megatron takes one");
-  m.activation = f.has("--swiglu") ? Activation::swiglu : f.has("--squared-relu") ? Activation::squared_relu : Activation::gelu;
+  m.activation = read_activation(f, where);
+  m.glu_linear_offset = f.number("--glu-linear-offset", -1e6, 1e6).value_or(0.0);
+  m.activation_clamp = f.number("--activation-func-clamp-value", 0, 1e6).value_or(0.0);
   // Megatron's default FFN width: 4h, or for SwiGLU 2/3 of it rounded down to a multiple of 64
   // (arguments.py), which keeps the parameter count of the 4h GELU MLP.
   const std::int64_t default_ffn = f.has("--swiglu") ? (4 * m.hidden_size * 2 / 3) / 64 * 64 : 4 * m.hidden_size;
@@ -512,6 +579,7 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
   else throw InputError(where, "--normalization", "expected LayerNorm or RMSNorm, found \"" + norm + "\"");
   m.tied_embeddings = !f.has("--untie-embeddings-and-output-weights");
   std::string pos = f.text("--position-embedding-type").value_or("learned_absolute");
+  if (pos == "yarn") pos = "rope";  // rotary with YaRN scaling (read_rope_scaling)
   if (f.has("--use-rotary-position-embeddings")) pos = "rope";
   // With rope, --no-position-embedding only says there is no learned table (Megatron-LM's
   // examples/mixtral gives both); before rope it meant no position embedding at all.
@@ -570,6 +638,7 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
     if (moe.router_score_function != "softmax" && moe.router_score_function != "sigmoid")
       throw InputError(where, "--moe-router-score-function", "expected softmax or sigmoid, found \"" + moe.router_score_function + "\"");
     moe.router_bias = f.has("--moe-router-enable-expert-bias");
+    read_router_groups(f, moe);
     m.moe = moe;
   }
   // Multi-token prediction: trained only when the launch asks for it (Megatron --mtp-num-layers).
@@ -581,10 +650,10 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
     std::erase_if(bare, [](char c) { return c == '(' || c == ')'; });
     long left = 0, right = 0;
     char extra = 0;
-    if (std::sscanf(bare.c_str(), " %ld , %ld %c", &left, &right, &extra) != 2 || left < 1 || left > kMaxDim ||
+    if (std::sscanf(bare.c_str(), " %ld , %ld %c", &left, &right, &extra) != 2 || left < 0 || left > kMaxDim ||
         (right != 0 && right != -1))
-      throw InputError(where, "--window-size", "expected (left, 0) with a positive left window, found \"" + *window + "\"");
-    m.sliding_window = left;
+      throw InputError(where, "--window-size", "expected (left, 0) with a left window of 0 or more keys, found \"" + *window + "\"");
+    m.sliding_window = left + 1;  // Hugging Face's window counts the query too (megatron_args.cpp)
     if (f.has("--window-attn-skip-freq")) {
       m.sliding_window_pattern = read_pattern(f, where, "--window-attn-skip-freq", m.num_layers, true);
       if (std::all_of(m.sliding_window_pattern.begin(), m.sliding_window_pattern.end(), [](int x) { return x == 1; }))
