@@ -206,6 +206,14 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   // DeepSeek-V3.2: a lightning indexer scores every key and each query attends to its top index_topk
   // keys only (Megatron-Core experimental_attention_variant/dsa.py); strata costs dense attention.
   if (r.has("index_topk")) refuse("index_topk", "DeepSeek Sparse Attention (an indexer and top-k sparse attention)");
+  // MiniMax-M3 and others name their block-sparse attention in a sub-object (an indexer and top-k
+  // key blocks per query): refused like DeepSeek's, never costed as dense attention.
+  if (r.has("sparse_attention_config") && r.raw("sparse_attention_config").is_object()) {
+    const json& sa = r.raw("sparse_attention_config");
+    const auto on = sa.find("use_sparse_attention");
+    if (on == sa.end() || !on->is_boolean() || on->get<bool>())
+      refuse("sparse_attention_config", "sparse attention (top-k key blocks per query)");
+  }
   if (wrapped) {
     if (type.ends_with("_text")) type.resize(type.size() - 5);
   } else if (r.has("vision_config") && !r.has("num_hidden_layers")) {
@@ -257,7 +265,9 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   // Gemma-3's text_config leaves the vocabulary at the Gemma3TextConfig default.
   if (type == "gemma3" && !r.has("vocab_size") && !r.has("padded_vocab_size")) m.vocab_size = 262208;
   else m.vocab_size = pick_int({"vocab_size", "padded_vocab_size"}, 1, kMaxDim, "the vocabulary size");
-  m.max_seq_length = 2048;
+  // Without a key, the family's config-class default: Gemma3TextConfig's 131072 positions
+  // (transformers models/gemma3/configuration_gemma3.py), else 2048.
+  m.max_seq_length = type == "gemma3" ? 131072 : 2048;
   for (const char* k : {"max_position_embeddings", "n_positions", "max_seq_len", "seq_length"})
     if (r.has(k)) { m.max_seq_length = r.get_int(k, 1, kMaxDim * 64); break; }
 
@@ -284,10 +294,20 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
     if (!one_of(type, {"nemotron", "persimmon"})) refuse("hidden_act", "squared ReLU (relu2) outside the Nemotron and Persimmon MLPs");
     m.activation = Activation::squared_relu;
   }
-  else if (act == "silu" || act == "swiglu" || act == "swish" || llama_like) m.activation = Activation::swiglu;
-  else m.activation = Activation::gelu;
+  else {
+    // GELU and its tanh approximations (gelu_new, gelu_fast, gelu_pytorch_tanh) cost and launch as
+    // GELU; SiLU as the gated SwiGLU of the Llama recipe. Any other activation would be costed and
+    // launched as something else, so it is refused, naming it.
+    const bool gelu_act = act.empty() || act.starts_with("gelu");
+    const bool silu_act = act == "silu" || act == "swiglu" || act == "swish";
+    if (silu_act || (llama_like && act.empty())) m.activation = Activation::swiglu;
+    else if (gelu_act && !llama_like) m.activation = Activation::gelu;
+    else refuse("hidden_act", "the activation \"" + act + "\"" + (llama_like ? " in a gated MLP" : "") +
+                              " (strata knows GELU, SiLU/SwiGLU, squared ReLU and GPT-OSS's clamped GeGLU)");
+  }
   const bool layernorm_family = one_of(type, {"gpt2", "gpt_neox", "falcon", "bloom", "mpt", "gptj", "opt", "phi", "gpt_bigcode", "stablelm"});
   m.normalization = (r.has("rms_norm_eps") || (llama_like && !layernorm_family)) ? Normalization::rmsnorm : Normalization::layernorm;
+  if (gemma) m.norm_epsilon = 1e-6;  // GemmaConfig, Gemma2Config and Gemma3TextConfig default rms_norm_eps
   for (const char* k : {"rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "layernorm_epsilon", "norm_eps"})
     if (r.has(k) && r.raw(k).is_number()) { m.norm_epsilon = r.get_number(k); break; }
   // HF's PretrainedConfig ties by default; the Llama-recipe configs override it to false, Gemma keeps it.
@@ -309,6 +329,10 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   // learned RMSNorm.
   const bool qk_norm_key = r.opt_bool("use_qk_norm", false);
   m.qk_l2_norm = type == "llama4" && qk_norm_key;
+  // OLMo-2/3 (transformers modeling_olmo2.py: q_norm over num_heads * head_dim, norms after the
+  // attention and the MLP); MiniMax-M2 names its whole-layer q/k norm qk_norm_type "per_layer".
+  m.qk_norm_across_heads = one_of(type, {"olmo2", "olmo3"}) || (qk_norm_key && r.opt_string("qk_norm_type").value_or("") == "per_layer");
+  m.norm_after_sublayers = one_of(type, {"olmo2", "olmo3"});
   m.qk_layernorm = one_of(type, {"qwen3", "qwen3_moe", "olmo2", "olmo3", "gemma3"}) || (qk_norm_key && type != "llama4") ||
                    r.opt_bool("qk_layernorm", false);
   // GPT-OSS: a learned sink logit per head joins every softmax (HF modeling_gpt_oss.py self.sinks;
@@ -770,7 +794,8 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
   r.reject_unknown_keys({"name", "aliases", "source", "num_layers", "hidden_size", "num_attention_heads",
                          "num_query_groups", "ffn_hidden_size", "vocab_size", "max_seq_length", "activation",
                          "normalization", "tied_embeddings", "position_embedding", "dropout", "moe", "notes", "head_dim",
-                         "add_linear_bias", "add_qkv_bias", "qk_layernorm", "qk_l2_norm", "attention_sinks", "glu_linear_offset",
+                         "add_linear_bias", "add_qkv_bias", "qk_layernorm", "qk_l2_norm", "qk_norm_across_heads", "norm_after_sublayers",
+                         "attention_sinks", "glu_linear_offset",
                          "activation_clamp", "zero_centered_gamma", "rotary_base", "rotary_percent", "norm_epsilon",
                          "rope_scaling", "rope_scaling_parameters", "sliding_window", "sliding_window_pattern", "no_rope_layers", "attention_chunk_size", "mla",
                          "mtp_layers", "parameters"});
@@ -799,6 +824,8 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
   m.add_qkv_bias = r.opt_bool("add_qkv_bias", false);
   m.qk_layernorm = r.opt_bool("qk_layernorm", false);
   m.qk_l2_norm = r.opt_bool("qk_l2_norm", false);
+  m.qk_norm_across_heads = r.opt_bool("qk_norm_across_heads", false);
+  m.norm_after_sublayers = r.opt_bool("norm_after_sublayers", false);
   m.attention_sinks = r.opt_bool("attention_sinks", false);
   m.glu_linear_offset = r.has("glu_linear_offset") ? r.get_number("glu_linear_offset") : 0.0;
   m.activation_clamp = r.opt_positive("activation_clamp", 1e6).value_or(0.0);
@@ -872,6 +899,8 @@ json model_to_json(const ModelSpec& m) {
   if (m.add_qkv_bias) j["add_qkv_bias"] = true;
   if (m.qk_layernorm) j["qk_layernorm"] = true;
   if (m.qk_l2_norm) j["qk_l2_norm"] = true;
+  if (m.qk_norm_across_heads) j["qk_norm_across_heads"] = true;
+  if (m.norm_after_sublayers) j["norm_after_sublayers"] = true;
   if (m.attention_sinks) j["attention_sinks"] = true;
   if (m.glu_linear_offset != 0) j["glu_linear_offset"] = m.glu_linear_offset;
   if (m.activation_clamp > 0) j["activation_clamp"] = m.activation_clamp;

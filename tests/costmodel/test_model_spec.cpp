@@ -705,6 +705,63 @@ TEST_CASE("Hugging Face config.json: the architecture details are read") {
     CHECK(msg.find("/index_topk") != std::string::npos);
     CHECK(msg.find("DeepSeek Sparse Attention") != std::string::npos);
   }
+  SUBCASE("block-sparse attention in sparse_attention_config is refused; switched off, it is plain attention") {
+    json j = load_json_file(test::data_file("hf/qwen3-30b-a3b.json"));
+    j["model_type"] = "minimax_m3";
+    j["sparse_attention_config"] = {{"use_sparse_attention", true}, {"topk_blocks", 16}};
+    std::string msg = input_error([&] { model_from_json(j, "config.json"); });
+    CHECK(msg.find("/sparse_attention_config") != std::string::npos);
+    CHECK(msg.find("sparse attention") != std::string::npos);
+    j["sparse_attention_config"]["use_sparse_attention"] = false;
+    CHECK_NOTHROW(model_from_json(j, "config.json"));
+  }
+  SUBCASE("an activation strata does not know is refused, never costed and launched as GELU or SwiGLU") {
+    json gpt2 = load_json_file(test::data_file("hf/gpt-neox-20b.json"));  // gelu_fast: GELU
+    CHECK(model_from_json(gpt2, "config.json").activation == Activation::gelu);
+    gpt2["hidden_act"] = "gelu_new";
+    CHECK(model_from_json(gpt2, "config.json").activation == Activation::gelu);
+    gpt2["hidden_act"] = "silu";
+    CHECK(model_from_json(gpt2, "config.json").activation == Activation::swiglu);
+    for (const char* act : {"relu", "swigluoai", "quick_gelu"}) {
+      CAPTURE(act);
+      gpt2["hidden_act"] = act;
+      std::string msg = input_error([&] { model_from_json(gpt2, "config.json"); });
+      CHECK(msg.find("/hidden_act") != std::string::npos);
+      CHECK(msg.find(std::string("\"") + act + "\"") != std::string::npos);
+    }
+    // The Llama recipe gates its MLP: SiLU (or nothing said) is SwiGLU; a gated GELU is not.
+    json llama = load_json_file(test::data_file("hf/llama-3.1-8b.json"));
+    llama.erase("hidden_act");
+    CHECK(model_from_json(llama, "config.json").activation == Activation::swiglu);
+    llama["hidden_act"] = "gelu";
+    CHECK(input_error([&] { model_from_json(llama, "config.json"); }).find("in a gated MLP") != std::string::npos);
+  }
+  SUBCASE("query/key norms over all heads and norms after the sublayers are read, and kept by strata's model file") {
+    const ModelSpec olmo = hf_model("olmo-2-7b");
+    CHECK(olmo.qk_norm_across_heads);
+    CHECK(olmo.norm_after_sublayers);
+    const ModelSpec minimax = hf_model("minimax-m2");  // qk_norm_type "per_layer"
+    CHECK(minimax.qk_norm_across_heads);
+    CHECK_FALSE(minimax.norm_after_sublayers);
+    for (const char* per_head : {"qwen3-32b", "glm-4.5"}) {
+      CAPTURE(per_head);
+      const ModelSpec m = hf_model(per_head);
+      CHECK(m.qk_layernorm);
+      CHECK_FALSE(m.qk_norm_across_heads);
+    }
+    const ModelSpec back = model_from_json(model_to_json(olmo), "model.json");
+    CHECK(back.qk_norm_across_heads);
+    CHECK(back.norm_after_sublayers);
+  }
+  SUBCASE("Gemma 3's text_config without the keys takes Gemma3TextConfig's defaults") {
+    json j = load_json_file(test::data_file("hf/gemma-2-9b.json"));
+    j["model_type"] = "gemma3_text";
+    j.erase("max_position_embeddings");
+    j.erase("rms_norm_eps");
+    const ModelSpec m = model_from_json(j, "config.json");
+    CHECK(m.max_seq_length == 131072);
+    CHECK(m.norm_epsilon == doctest::Approx(1e-6));
+  }
   SUBCASE("unsupported architectures are refused naming model_type") {
     json j = load_json_file(test::data_file("hf/llama-3.1-8b.json"));
     j["model_type"] = "jamba";

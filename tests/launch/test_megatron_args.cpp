@@ -100,6 +100,17 @@ TEST_CASE("megatron_args: the model details of today's Hugging Face configs") {
     Job glm = hf_job("glm-4.5");
     glm.model.moe->normalize_top_k = false;
     CHECK(megatron_launch(glm).refused.find("norm_topk_prob") != std::string::npos);
+    // Query/key norms over all heads (OLMo-2, MiniMax-M2 "per_layer") and OLMo-2's norms after its
+    // sublayers: Megatron norms each head and the layers' inputs.
+    CHECK(megatron_launch(hf_job("minimax-m2")).refused.find("span all heads") != std::string::npos);
+    Job olmo = hf_job("olmo-2-7b");
+    CHECK(megatron_launch(olmo).refused.find("span all heads") != std::string::npos);
+    olmo.model.qk_norm_across_heads = false;
+    CHECK(megatron_launch(olmo).refused.find("pre-norm") != std::string::npos);
+    olmo.model.norm_after_sublayers = false;
+    CHECK(megatron_launch(olmo).refused.empty());
+    // Per-head q/k norms (Qwen3, GLM-4.5) are Megatron's --qk-layernorm and launch.
+    CHECK(megatron_launch(hf_job("qwen3-32b")).refused.empty());
   }
 }
 

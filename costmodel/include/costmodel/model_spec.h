@@ -120,6 +120,14 @@ struct ModelSpec {
   bool qk_layernorm = false;
   // Llama 4's weightless L2 norm of queries and keys (HF Llama4TextL2Norm; Megatron --qk-l2-norm).
   bool qk_l2_norm = false;
+  // The query and key norms span all heads' channels, one RMSNorm over num_heads x head_dim (OLMo-2
+  // and -3: Olmo2Attention q_norm/k_norm; MiniMax-M2's qk_norm_type "per_layer"), where Megatron's
+  // --qk-layernorm norms each head. Costed as per-head norms (the same work); not launchable.
+  bool qk_norm_across_heads = false;
+  // Each sublayer's output is normalized before the residual add, and its input is not (OLMo-2 and
+  // -3: post_attention_layernorm, post_feedforward_layernorm); Megatron's layers normalize their
+  // inputs. The same norms' work; not launchable.
+  bool norm_after_sublayers = false;
   // A learned per-head attention sink in the softmax's denominator (GPT-OSS's sinks; Megatron
   // --softmax-type learnable).
   bool attention_sinks = false;

@@ -246,6 +246,12 @@ std::optional<int> recompute_layers_per_chunk(const Job& job) {
 // Model details no Megatron-LM flag expresses: a launch would train another model.
 std::optional<std::string> unlaunchable_model_detail(const ModelSpec& m) {
   const RopeScalingParams& p = m.rope_params;
+  if (m.qk_norm_across_heads)
+    return "the model's query and key norms span all heads (one RMSNorm over heads x head_dim: OLMo-2, MiniMax-M2's "
+           "qk_norm_type per_layer); Megatron-LM's --qk-layernorm norms each head: a launch would train another model";
+  if (m.norm_after_sublayers)
+    return "the model normalizes each sublayer's output, not its input (OLMo-2: post_attention_layernorm and "
+           "post_feedforward_layernorm); Megatron-LM's layers are pre-norm: a launch would train another model";
   if (m.position_embedding == PositionEmbedding::rope && m.rope_scaling == "llama3" && !same_llama3_fixed_settings(p))
     return fmt::format("the model's llama3 rope scaling has low_freq_factor {}, high_freq_factor {} and original_max_position_embeddings {}; "
                        "Megatron-LM's fixes them at 1, 4 and 8192 (rotary_pos_embedding.py _apply_scaling; only the factor has a flag): "
