@@ -572,35 +572,32 @@ TEST_CASE("load_validation_runs: a recipe's pp_layout knob sets vpp and each ran
 
 TEST_SUITE("formats") {
 TEST_CASE("load_validation_runs: what the measured memory counts, and the CUDA context of the stack's year") {
-  auto assumed = [](const ValidationRun& r, const std::string& text) {
-    return std::any_of(r.assumptions.begin(), r.assumptions.end(), [&](const std::string& a) { return a.find(text) != std::string::npos; });
-  };
   SUBCASE("the tool named in the notes or the uncertain fields") {
     const ValidationRun allocated =
         read_modified({{"meas_per_gpu_memory_gb", 40}, {"notes", "Memory = max over ranks of torch.cuda.max_memory_allocated() (GiB)"}});
     CHECK(allocated.memory_measure == MemoryMeasure::allocated);
-    CHECK_FALSE(assumed(allocated, "memory figure's tool not stated"));
+    CHECK_FALSE(any_contains(allocated.assumptions, "memory figure's tool not stated"));
     const ValidationRun reserved = read_modified(
         {{"meas_per_gpu_memory_gb", 40}, {"uncertain_fields", nlohmann::json::array({"meas_per_gpu_memory_gb (torch.cuda.max_memory_reserved)"})}});
     CHECK(reserved.memory_measure == MemoryMeasure::reserved);
     const ValidationRun smi = read_modified({{"meas_per_gpu_memory_gb", 40}, {"notes", "peak of nvidia-smi during the run"}});
     CHECK(smi.memory_measure == MemoryMeasure::device);
-    CHECK_FALSE(assumed(smi, "memory figure's tool not stated"));
+    CHECK_FALSE(any_contains(smi.assumptions, "memory figure's tool not stated"));
     // Unnamed: the whole device, and the run says so.
     const ValidationRun unnamed = read_modified({{"meas_per_gpu_memory_gb", 40}, {"notes", ""}});
     CHECK(unnamed.memory_measure == MemoryMeasure::device);
-    CHECK(assumed(unnamed, "memory figure's tool not stated"));
+    CHECK(any_contains(unnamed.assumptions, "memory figure's tool not stated"));
     // No memory figure, nothing to say.
     const ValidationRun none = read_modified({{"meas_per_gpu_memory_gb", nullptr}, {"notes", ""}});
-    CHECK_FALSE(assumed(none, "memory figure's tool not stated"));
+    CHECK_FALSE(any_contains(none.assumptions, "memory figure's tool not stated"));
   }
   SUBCASE("a stack of 2022 or before loads every CUDA module at start-up; a later one lazily") {
     const ValidationRun old = read_modified({{"framework", "Megatron-LM (BigScience fork, early 2022)"}});
     CHECK_FALSE(old.job->runtime.lazy_module_loading);
-    CHECK(assumed(old, "CUDA modules loaded at start-up"));
+    CHECK(any_contains(old.assumptions, "CUDA modules loaded at start-up"));
     const ValidationRun later = read_modified({{"framework", "Megatron-LM (2024)"}});
     CHECK(later.job->runtime.lazy_module_loading);
-    CHECK_FALSE(assumed(later, "CUDA modules loaded at start-up"));
+    CHECK_FALSE(any_contains(later.assumptions, "CUDA modules loaded at start-up"));
     // The same plan needs the larger context's difference more on the device, none in the allocator.
     const Prediction a = predict(*old.job), b = predict(*later.job);
     CHECK(a.stages.at(0).memory.outside_allocator_GiB - b.stages.at(0).memory.outside_allocator_GiB ==
@@ -678,9 +675,6 @@ TEST_CASE("load_validation_runs: settings in any spelling a source uses (recipe 
 }
 
 TEST_CASE("load_validation_runs: precision, recompute and framework texts as sources write them") {
-  auto assumed = [](const ValidationRun& r, const std::string& text) {
-    return std::any_of(r.assumptions.begin(), r.assumptions.end(), [&](const std::string& a) { return a.find(text) != std::string::npos; });
-  };
   SUBCASE("fp8 recipes by their Transformer Engine and prose names; MXFP4 is refused") {
     CHECK(read_modified({{"precision", "FP8 (Transformer Engine Float8BlockScaling)"}}).job->training.recipe == LowPrecisionRecipe::blockwise);
     CHECK(read_modified({{"precision", "FP8 per-tensor dynamic scaling"}}).job->training.recipe == LowPrecisionRecipe::tensorwise);
@@ -716,7 +710,7 @@ TEST_CASE("load_validation_runs: precision, recompute and framework texts as sou
   SUBCASE("FSDP in the optimizer field beside a Megatron framework is Megatron's sharding") {
     const ValidationRun r = read_modified({{"framework", "Megatron-Core"}, {"zero_or_dist_optimizer", "FSDP-style sharding (ZeRO-1/2-like)"}});
     CHECK(r.job->runtime.framework == Framework::megatron);
-    CHECK(assumed(r, "read as Megatron's sharding, not PyTorch FSDP"));
+    CHECK(any_contains(r.assumptions, "read as Megatron's sharding, not PyTorch FSDP"));
     const ValidationRun plain = read_modified({{"framework", "PyTorch"}, {"zero_or_dist_optimizer", "FSDP FULL_SHARD"}});
     CHECK(plain.job->runtime.framework == Framework::fsdp);
   }

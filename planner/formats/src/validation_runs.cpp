@@ -295,13 +295,19 @@ void apply_interconnect(const std::string& text, ClusterSpec& c, std::vector<std
   if (std::regex_search(text, m, intra_re)) c.intra_node_GBps = number_in_text(m[1].str(), 1, 1e6, where, "interconnect", text);
 }
 
+// The Megatron flag of a setting's name: "tp_comm_overlap" is "--tp-comm-overlap".
+std::string flag_of(const std::string& key) {
+  std::string flag = "--" + key;
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
+}
+
 // A setting a record's free text quotes, in any of the spellings published runs use: a recipe
 // knob (`"key": value`, `key=value`, `key: value`, `key = value`; quoted or not) or a Megatron flag
 // (`--key-with-dashes value`, `--key-with-dashes=value`). A flag given without a value (the next
 // word is another flag, or nothing) reads "true". Empty when the text does not name it.
 std::optional<std::string> knob_string(const std::string& text, const std::string& key) {
-  std::string flag = "--" + key;
-  std::replace(flag.begin(), flag.end(), '_', '-');
+  const std::string flag = flag_of(key);
   for (const std::string& name : {"\"" + key + "\"", "'" + key + "'", flag, key}) {
     for (std::size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1)) {
       // Whole names only: "etp" is not the end of "expert_etp", nor "--fp8" the start of "--fp8-recipe".
@@ -350,8 +356,7 @@ std::optional<bool> knob_bool(const std::string& text, const std::string& key) {
   const std::string b = lower(*v);
   if (b == "true" || b == "1" || b == "yes" || b == "on") return true;
   if (b == "false" || b == "0" || b == "no" || b == "off") return false;
-  std::string flag = "--" + key;
-  std::replace(flag.begin(), flag.end(), '_', '-');
+  const std::string flag = flag_of(key);
   for (std::size_t at = text.find(flag); at != std::string::npos; at = text.find(flag, at + 1)) {
     const std::size_t after = at + flag.size();
     if (after >= text.size() || !(std::isalnum(static_cast<unsigned char>(text[after])) || text[after] == '-' || text[after] == '_'))
