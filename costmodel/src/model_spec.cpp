@@ -109,7 +109,7 @@ std::vector<int> read_pattern(const JsonReader& r, const std::string& key, int n
 // DeepSeek-style routing details (HF modeling_deepseek_v3.py and modeling_glm4_moe.py MoEGate /
 // TopkRouter): n_group groups of experts of which topk_group are searched, the weights scaled by
 // routed_scaling_factor and renormalized when norm_topk_prob. One group is no group.
-void read_router_groups(const JsonReader& r, MoeSpec& moe, const std::string& topk_method) {
+void read_router_groups(const JsonReader& r, MoeSpec& moe, const std::string& topk_method, const std::string& type) {
   const std::int64_t groups = r.has("n_group") && !r.raw("n_group").is_null() ? r.get_int("n_group", 1, moe.num_experts) : 1;
   if (groups > 1) {
     if (moe.num_experts % groups != 0)
@@ -122,7 +122,10 @@ void read_router_groups(const JsonReader& r, MoeSpec& moe, const std::string& to
     const double f = r.get_positive("routed_scaling_factor", 1e6);
     if (f != 1.0) moe.topk_scaling_factor = f;
   }
-  moe.normalize_top_k = r.opt_bool("norm_topk_prob", true);
+  // Without the key, the config class's default: false for Qwen2-MoE, Qwen3-MoE, OLMoE and
+  // DeepSeek-V2 (transformers Qwen3MoeConfig norm_topk_prob: bool = False, and the others'), true
+  // for DeepSeek-V3 and GLM-4.5; Mixtral-style routers renormalize by construction.
+  moe.normalize_top_k = r.opt_bool("norm_topk_prob", !one_of(type, {"qwen2_moe", "qwen3_moe", "olmoe", "deepseek_v2"}));
 }
 
 // The numbers of a rope_scaling (or transformers 5 rope_parameters) object, HF's defaults where absent
@@ -332,9 +335,30 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   // OLMo-2/3 (transformers modeling_olmo2.py: q_norm over num_heads * head_dim, norms after the
   // attention and the MLP); MiniMax-M2 names its whole-layer q/k norm qk_norm_type "per_layer".
   m.qk_norm_across_heads = one_of(type, {"olmo2", "olmo3"}) || (qk_norm_key && r.opt_string("qk_norm_type").value_or("") == "per_layer");
-  m.norm_after_sublayers = one_of(type, {"olmo2", "olmo3"});
-  m.qk_layernorm = one_of(type, {"qwen3", "qwen3_moe", "olmo2", "olmo3", "gemma3"}) || (qk_norm_key && type != "llama4") ||
+  // EXAONE 4.0 places its norms as OLMo-2 does, with per-head q/k norms (HF modeling_exaone4.py
+  // Exaone4DecoderLayer: post_attention_layernorm, post_feedforward_layernorm; q_norm over head_dim).
+  m.norm_after_sublayers = one_of(type, {"olmo2", "olmo3", "exaone4"});
+  m.norm_around_sublayers = one_of(type, {"gemma2", "gemma3", "glm4"});
+  m.qk_layernorm = one_of(type, {"qwen3", "qwen3_moe", "olmo2", "olmo3", "gemma3", "exaone4"}) || (qk_norm_key && type != "llama4") ||
                    r.opt_bool("qk_layernorm", false);
+  // Parallel residual: always in GPT-J, CodeGen, Phi-1/2 and Cohere (1 and 2) layers; GPT-NeoX and
+  // StableLM say so in use_parallel_residual (GPTNeoXConfig default true, StableLmConfig false);
+  // Falcon in parallel_attn (FalconConfig default true), and its new_decoder_architecture layers
+  // (Falcon-40B/180B) always run in parallel (HF modeling_falcon.py FalconDecoderLayer).
+  m.parallel_attention_mlp = one_of(type, {"gptj", "codegen", "phi", "cohere", "cohere2"}) ||
+                             (type == "gpt_neox" && r.opt_bool("use_parallel_residual", true)) ||
+                             (type == "stablelm" && r.opt_bool("use_parallel_residual", false)) ||
+                             (type == "falcon" && (r.opt_bool("new_decoder_architecture", false) || r.opt_bool("parallel_attn", true)));
+  // Multipliers a config states away from their neutral value (Granite: GraniteConfig multipliers
+  // and logits_scaling; Cohere: logit_scale; MiniCPM: scale_emb, scale_depth). Granite's
+  // attention_multiplier replaces 1/sqrt(head_dim), so only another value is a multiplier.
+  for (const char* k : {"embedding_multiplier", "residual_multiplier", "logits_scaling", "logit_scale", "scale_emb", "scale_depth"})
+    if (r.has(k) && r.raw(k).is_number() && r.get_number(k) != 1.0) m.scalar_multipliers = true;
+  if (r.has("attention_multiplier") && r.raw("attention_multiplier").is_number()) {
+    const double head = static_cast<double>(m.kv_channels > 0 ? m.kv_channels : m.hidden_size / m.num_attention_heads);
+    if (std::abs(r.get_number("attention_multiplier") * std::sqrt(head) - 1.0) > 1e-6) m.scalar_multipliers = true;
+  }
+  m.kv_shared_across_layers = r.opt_bool("use_cla", false) && r.opt_int("cla_share_factor", 1, kMaxLayers).value_or(1) > 1;
   // GPT-OSS: a learned sink logit per head joins every softmax (HF modeling_gpt_oss.py self.sinks;
   // Megatron-Bridge softmax_type "learnable").
   m.attention_sinks = type == "gpt_oss";
@@ -456,6 +480,14 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
       m.no_rope_layers = every_nth_layer(m.num_layers, r.opt_int("no_rope_layer_interval", 1, kMaxLayers).value_or(4));
     if (std::none_of(m.no_rope_layers.begin(), m.no_rope_layers.end(), [](int x) { return x == 1; })) m.no_rope_layers.clear();
   }
+  // Cohere 2 and EXAONE 4.0 rotate queries and keys in their sliding-window layers only; their
+  // global layers take no positions (HF Cohere2Attention, Exaone4Attention: rotary applied when the
+  // layer has a window, or when the model has none).
+  if (m.position_embedding == PositionEmbedding::rope && one_of(type, {"cohere2", "exaone4"}) && !m.sliding_window_pattern.empty() &&
+      m.no_rope_layers.empty()) {
+    for (int slides : m.sliding_window_pattern) m.no_rope_layers.push_back(1 - slides);
+    if (std::none_of(m.no_rope_layers.begin(), m.no_rope_layers.end(), [](int x) { return x == 1; })) m.no_rope_layers.clear();
+  }
   // Llama 4's RoPE layers attend within chunks of attention_chunk_size tokens (Llama4TextConfig
   // default 8192); its NoPE layers attend over the whole sequence.
   if (type == "llama4" || r.has("attention_chunk_size"))
@@ -515,8 +547,11 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
       moe.shared_expert_ffn_hidden_size = *int_or_first(r, key, 0, 1 << 16) * moe.expert_ffn_hidden_size;
       break;
     }
-    if (r.has("shared_expert_intermediate_size"))  // Qwen2-MoE: one gated shared expert of this size
+    if (r.has("shared_expert_intermediate_size")) {  // Qwen2-MoE: one gated shared expert of this size
       moe.shared_expert_ffn_hidden_size = r.get_int("shared_expert_intermediate_size", 0, kMaxDim);
+      // HF Qwen2MoeSparseMoeBlock: sigmoid(shared_expert_gate(x)) * shared_expert(x).
+      moe.shared_expert_gate = type == "qwen2_moe" && moe.shared_expert_ffn_hidden_size > 0;
+    }
     if (type == "llama4") moe.shared_expert_ffn_hidden_size = moe.expert_ffn_hidden_size;  // one shared expert per MoE layer
     moe.router_score_function = lower(r.opt_string("scoring_func").value_or(r.opt_string("score_function").value_or("softmax")));
     // Llama 4's router and GLM-4.5's Glm4MoeTopkRouter (HF modeling_glm4_moe.py: sigmoid scores plus
@@ -529,7 +564,7 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
     const std::string topk_method = lower(r.opt_string("topk_method").value_or(""));
     moe.router_bias = type == "gpt_oss" || type == "ernie4_5_moe" || type == "glm4_moe" || topk_method == "noaux_tc" ||
                       r.opt_bool("use_routing_bias", false) || r.opt_bool("moe_router_enable_expert_bias", false);
-    read_router_groups(r, moe, topk_method);
+    read_router_groups(r, moe, topk_method, type);
     // Which layers are MoE layers (the rest run a dense MLP of intermediate_size).
     std::vector<int> pattern(m.num_layers, 1);
     if (r.has("is_moe_layer")) {
@@ -795,6 +830,7 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
                          "num_query_groups", "ffn_hidden_size", "vocab_size", "max_seq_length", "activation",
                          "normalization", "tied_embeddings", "position_embedding", "dropout", "moe", "notes", "head_dim",
                          "add_linear_bias", "add_qkv_bias", "qk_layernorm", "qk_l2_norm", "qk_norm_across_heads", "norm_after_sublayers",
+                         "norm_around_sublayers", "parallel_attention_mlp", "scalar_multipliers", "kv_shared_across_layers",
                          "attention_sinks", "glu_linear_offset",
                          "activation_clamp", "zero_centered_gamma", "rotary_base", "rotary_percent", "norm_epsilon",
                          "rope_scaling", "rope_scaling_parameters", "sliding_window", "sliding_window_pattern", "no_rope_layers", "attention_chunk_size", "mla",
@@ -826,6 +862,10 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
   m.qk_l2_norm = r.opt_bool("qk_l2_norm", false);
   m.qk_norm_across_heads = r.opt_bool("qk_norm_across_heads", false);
   m.norm_after_sublayers = r.opt_bool("norm_after_sublayers", false);
+  m.norm_around_sublayers = r.opt_bool("norm_around_sublayers", false);
+  m.parallel_attention_mlp = r.opt_bool("parallel_attention_mlp", false);
+  m.scalar_multipliers = r.opt_bool("scalar_multipliers", false);
+  m.kv_shared_across_layers = r.opt_bool("kv_shared_across_layers", false);
   m.attention_sinks = r.opt_bool("attention_sinks", false);
   m.glu_linear_offset = r.has("glu_linear_offset") ? r.get_number("glu_linear_offset") : 0.0;
   m.activation_clamp = r.opt_positive("activation_clamp", 1e6).value_or(0.0);
@@ -854,7 +894,7 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
   }
   if (r.has("moe")) {
     JsonReader mr = r.child("moe");
-    mr.reject_unknown_keys({"num_experts", "top_k", "expert_ffn_hidden_size", "shared_expert_ffn_hidden_size", "layer_pattern",
+    mr.reject_unknown_keys({"num_experts", "top_k", "expert_ffn_hidden_size", "shared_expert_ffn_hidden_size", "shared_expert_gate", "layer_pattern",
                             "router_score_function", "router_bias", "num_groups", "group_topk", "group_by_max_score",
                             "topk_scaling_factor", "normalize_top_k"});
     MoeSpec moe;
@@ -862,6 +902,7 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
     moe.top_k = static_cast<int>(mr.get_int("top_k", 1, 1 << 16));
     moe.expert_ffn_hidden_size = mr.opt_int("expert_ffn_hidden_size", 1, kMaxDim).value_or(m.ffn_hidden_size);
     moe.shared_expert_ffn_hidden_size = mr.opt_int("shared_expert_ffn_hidden_size", 0, kMaxDim).value_or(0);
+    moe.shared_expert_gate = mr.opt_bool("shared_expert_gate", false);
     if (mr.has("layer_pattern")) moe.layer_pattern = read_pattern(mr, "layer_pattern", m.num_layers);
     moe.router_score_function = lower(mr.opt_string("router_score_function").value_or("softmax"));
     if (!one_of(moe.router_score_function, {"softmax", "sigmoid"}))
@@ -901,6 +942,10 @@ json model_to_json(const ModelSpec& m) {
   if (m.qk_l2_norm) j["qk_l2_norm"] = true;
   if (m.qk_norm_across_heads) j["qk_norm_across_heads"] = true;
   if (m.norm_after_sublayers) j["norm_after_sublayers"] = true;
+  if (m.norm_around_sublayers) j["norm_around_sublayers"] = true;
+  if (m.parallel_attention_mlp) j["parallel_attention_mlp"] = true;
+  if (m.scalar_multipliers) j["scalar_multipliers"] = true;
+  if (m.kv_shared_across_layers) j["kv_shared_across_layers"] = true;
   if (m.attention_sinks) j["attention_sinks"] = true;
   if (m.glu_linear_offset != 0) j["glu_linear_offset"] = m.glu_linear_offset;
   if (m.activation_clamp > 0) j["activation_clamp"] = m.activation_clamp;
@@ -930,6 +975,7 @@ json model_to_json(const ModelSpec& m) {
   if (m.moe) {
     j["moe"] = {{"num_experts", m.moe->num_experts}, {"top_k", m.moe->top_k}, {"expert_ffn_hidden_size", m.moe->expert_ffn_hidden_size}};
     if (m.moe->shared_expert_ffn_hidden_size > 0) j["moe"]["shared_expert_ffn_hidden_size"] = m.moe->shared_expert_ffn_hidden_size;
+    if (m.moe->shared_expert_gate) j["moe"]["shared_expert_gate"] = true;
     if (!m.moe->layer_pattern.empty()) j["moe"]["layer_pattern"] = m.moe->layer_pattern;
     j["moe"]["router_score_function"] = m.moe->router_score_function;
     if (m.moe->router_bias) j["moe"]["router_bias"] = true;

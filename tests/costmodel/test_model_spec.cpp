@@ -1,3 +1,5 @@
+#include <cmath>
+
 #include <doctest/doctest.h>
 
 #include "costmodel/json_reader.h"
@@ -380,6 +382,9 @@ TEST_CASE("Hugging Face config.json: the architecture details are read") {
   SUBCASE("Qwen2-MoE: shared expert, QKV bias") {
     const ModelSpec m = hf_model("qwen1.5-moe-a2.7b");
     CHECK(m.moe->shared_expert_ffn_hidden_size == 5632);
+    CHECK(m.moe->shared_expert_gate);  // Qwen2MoeSparseMoeBlock's shared_expert_gate
+    CHECK_FALSE(hf_model("deepseek-v3").moe->shared_expert_gate);
+    CHECK(model_from_json(model_to_json(m), "model.json") == m);
     CHECK(m.add_qkv_bias);
     CHECK_FALSE(m.add_linear_bias);
   }
@@ -752,6 +757,66 @@ TEST_CASE("Hugging Face config.json: the architecture details are read") {
     const ModelSpec back = model_from_json(model_to_json(olmo), "model.json");
     CHECK(back.qk_norm_across_heads);
     CHECK(back.norm_after_sublayers);
+  }
+  SUBCASE("parallel residual, norms around or after the sublayers, multipliers and shared KV are read, and kept") {
+    // GPT-NeoX (use_parallel_residual), Falcon's new decoder, Cohere 2: attention and MLP side by side.
+    for (const char* parallel : {"gpt-neox-20b", "falcon-40b", "command-r7b"}) {
+      CAPTURE(parallel);
+      CHECK(hf_model(parallel).parallel_attention_mlp);
+    }
+    json neox = load_json_file(test::data_file("hf/gpt-neox-20b.json"));
+    neox["use_parallel_residual"] = false;
+    CHECK_FALSE(model_from_json(neox, "config.json").parallel_attention_mlp);
+    for (const char* sequential : {"llama-3.1-8b", "phi-3-mini-4k", "olmo-2-7b"}) {
+      CAPTURE(sequential);
+      CHECK_FALSE(hf_model(sequential).parallel_attention_mlp);
+    }
+    // GLM-4-0414 normalizes both sides of each sublayer; EXAONE 4.0 only the outputs, with per-head q/k norms.
+    CHECK(hf_model("glm-4-9b-0414").norm_around_sublayers);
+    CHECK_FALSE(hf_model("glm-4-9b-0414").norm_after_sublayers);
+    CHECK_FALSE(hf_model("glm-4.5").norm_around_sublayers);
+    const ModelSpec exaone = hf_model("exaone-4.0-32b");
+    CHECK(exaone.norm_after_sublayers);
+    CHECK(exaone.qk_layernorm);
+    // Cohere 2 and EXAONE 4.0 rotate in their sliding-window layers only: every fourth (global) layer has no RoPE.
+    for (const ModelSpec& m : {exaone, hf_model("command-r7b")}) {
+      CAPTURE(m.name);
+      REQUIRE(static_cast<int>(m.no_rope_layers.size()) == m.num_layers);
+      for (int i = 0; i < m.num_layers; ++i) CHECK(m.no_rope_layers[i] == 1 - m.sliding_window_pattern[i]);
+      CHECK(m.no_rope_layers[3] == 1);
+      CHECK(m.no_rope_layers[0] == 0);
+    }
+    // Granite's multipliers and Cohere's logit_scale; an attention multiplier of 1/sqrt(head_dim) is the usual scale.
+    CHECK(hf_model("granite-3.1-8b").scalar_multipliers);
+    CHECK(hf_model("command-r7b").scalar_multipliers);
+    json granite = load_json_file(test::data_file("hf/granite-3.1-8b.json"));
+    for (const char* k : {"embedding_multiplier", "residual_multiplier", "logits_scaling"}) granite[k] = 1.0;
+    granite["attention_multiplier"] = 1.0 / std::sqrt(128.0);
+    CHECK_FALSE(model_from_json(granite, "config.json").scalar_multipliers);
+    granite["residual_multiplier"] = 0.22;
+    CHECK(model_from_json(granite, "config.json").scalar_multipliers);
+    // Hunyuan's cross-layer attention shares K/V only with a share factor above 1 (HunYuanConfig default 1).
+    json cla = load_json_file(test::data_file("hf/llama-3.1-8b.json"));
+    cla["model_type"] = "hunyuan";
+    cla["use_cla"] = true;
+    CHECK_FALSE(model_from_json(cla, "config.json").kv_shared_across_layers);
+    cla["cla_share_factor"] = 2;
+    const ModelSpec hunyuan = model_from_json(cla, "config.json");
+    CHECK(hunyuan.kv_shared_across_layers);
+    // strata's model file keeps them.
+    for (const ModelSpec& m : {hf_model("falcon-40b"), hf_model("glm-4-9b-0414"), hf_model("granite-3.1-8b"), hunyuan}) {
+      CAPTURE(m.name);
+      CHECK(model_from_json(model_to_json(m), "model.json") == m);
+    }
+  }
+  SUBCASE("norm_topk_prob takes the config class's default when absent") {
+    json qwen = load_json_file(test::data_file("hf/qwen3-30b-a3b.json"));
+    REQUIRE(qwen.contains("norm_topk_prob"));
+    qwen.erase("norm_topk_prob");
+    CHECK_FALSE(model_from_json(qwen, "config.json").moe->normalize_top_k);  // Qwen3MoeConfig: False
+    json glm = load_json_file(test::data_file("hf/glm-4.5.json"));
+    glm.erase("norm_topk_prob");
+    CHECK(model_from_json(glm, "config.json").moe->normalize_top_k);  // Glm4MoeConfig: True
   }
   SUBCASE("Gemma 3's text_config without the keys takes Gemma3TextConfig's defaults") {
     json j = load_json_file(test::data_file("hf/gemma-2-9b.json"));

@@ -63,6 +63,13 @@ TEST_CASE("megatron_args: the model details of today's Hugging Face configs") {
     CHECK(has(a, "--moe-router-enable-expert-bias"));
     CHECK_FALSE(has(a, "--moe-router-pre-softmax"));
   }
+  SUBCASE("Qwen2-MoE: the gated shared expert, a softmax router that does not renormalize") {
+    const auto a = megatron_args(hf_job("qwen1.5-moe-a2.7b"));
+    CHECK(value_of(a, "--moe-shared-expert-intermediate-size") == "5632");
+    CHECK(has(a, "--moe-shared-expert-gate"));
+    CHECK(has(a, "--moe-router-pre-softmax"));  // norm_topk_prob false
+    CHECK_FALSE(has(megatron_args(hf_job("deepseek-v3")), "--moe-shared-expert-gate"));
+  }
   SUBCASE("GLM-4.5: a sigmoid router with expert bias") {
     const auto a = megatron_args(hf_job("glm-4.5"));
     CHECK(value_of(a, "--moe-router-score-function") == "sigmoid");
@@ -109,6 +116,17 @@ TEST_CASE("megatron_args: the model details of today's Hugging Face configs") {
     CHECK(megatron_launch(olmo).refused.find("pre-norm") != std::string::npos);
     olmo.model.norm_after_sublayers = false;
     CHECK(megatron_launch(olmo).refused.empty());
+    // Parallel residual, norms around the sublayers, configured multipliers, cross-layer K/V.
+    CHECK(megatron_launch(hf_job("gpt-neox-20b")).refused.find("side by side") != std::string::npos);
+    CHECK(megatron_launch(hf_job("falcon-40b")).refused.find("side by side") != std::string::npos);
+    CHECK(megatron_launch(hf_job("glm-4-9b-0414")).refused.find("input and its output") != std::string::npos);
+    CHECK(megatron_launch(hf_job("exaone-4.0-32b")).refused.find("pre-norm") != std::string::npos);
+    Job granite = hf_job("granite-3.1-8b");
+    CHECK(megatron_launch(granite).refused.find("multipliers") != std::string::npos);
+    granite.model.scalar_multipliers = false;
+    CHECK(megatron_launch(granite).refused.empty());
+    granite.model.kv_shared_across_layers = true;
+    CHECK(megatron_launch(granite).refused.find("cross-layer attention") != std::string::npos);
     // Per-head q/k norms (Qwen3, GLM-4.5) are Megatron's --qk-layernorm and launch.
     CHECK(megatron_launch(hf_job("qwen3-32b")).refused.empty());
   }

@@ -277,6 +277,7 @@ def compare(plan, args, config, verdict):
         same("expert ffn", moe["expert_ffn_hidden_size"], config.moe_ffn_hidden_size)
         same("shared expert ffn", moe.get("shared_expert_ffn_hidden_size") or None,
              config.moe_shared_expert_intermediate_size)
+        same("shared expert gate", bool(moe.get("shared_expert_gate", False)), bool(config.moe_shared_expert_gate))
         pattern = moe.get("layer_pattern") or [1] * model["num_layers"]
         freq = config.moe_layer_freq
         derived_pattern = ([1 if i % freq == 0 else 0 for i in range(model["num_layers"])]

@@ -25,6 +25,9 @@ struct MoeSpec {
   // Total FFN size of the shared (always-active) experts of an MoE layer: n_shared_experts *
   // moe_intermediate_size (Megatron --moe-shared-expert-intermediate-size); 0 = none.
   std::int64_t shared_expert_ffn_hidden_size = 0;
+  // A sigmoid gate (a hidden -> 1 linear) scales the shared expert's output per token (Qwen2-MoE's
+  // shared_expert_gate; Megatron --moe-shared-expert-gate). Its work is not costed (one GEMV).
+  bool shared_expert_gate = false;
   // One entry per decoder layer: 1 = MoE layer, 0 = dense MLP of ModelSpec::ffn_hidden_size
   // (Megatron --moe-layer-freq list form). Empty = every layer is an MoE layer.
   std::vector<int> layer_pattern;
@@ -128,6 +131,24 @@ struct ModelSpec {
   // -3: post_attention_layernorm, post_feedforward_layernorm); Megatron's layers normalize their
   // inputs. The same norms' work; not launchable.
   bool norm_after_sublayers = false;
+  // Norms on both sides of each sublayer: its input, and its output before the residual add (Gemma 2
+  // and 3: post_attention_layernorm, pre/post_feedforward_layernorm; GLM-4-0414: Glm4DecoderLayer's
+  // post_self_attn_layernorm and post_mlp_layernorm). Two norm passes per layer more than costed
+  // (well under 1% of a layer); no Megatron-LM flag adds them: not launchable.
+  bool norm_around_sublayers = false;
+  // Attention and MLP read the same normalized input and both outputs join the residual at once
+  // (parallel residual: GPT-J, GPT-NeoX, Falcon, Phi-1/2, Cohere). Costed as the sequential layer,
+  // the same work; Megatron-LM's layers run the MLP on the attention's output: not launchable.
+  bool parallel_attention_mlp = false;
+  // Scalar multipliers outside Megatron-LM's layer: on the embedding, the residual branches, the
+  // attention scores or the logits (Granite's embedding/residual/attention multipliers and
+  // logits_scaling, Cohere's logit_scale, MiniCPM's scale_emb/scale_depth). Free in time and
+  // memory; a launch without them trains another model.
+  bool scalar_multipliers = false;
+  // Adjacent layers share one layer's keys and values (cross-layer attention: Hunyuan-Large's
+  // use_cla, cla_share_factor). Costed as if every layer projected its own (the K/V share of the
+  // QKV projection, a few % of a layer); Megatron-LM has no such layer: not launchable.
+  bool kv_shared_across_layers = false;
   // A learned per-head attention sink in the softmax's denominator (GPT-OSS's sinks; Megatron
   // --softmax-type learnable).
   bool attention_sinks = false;

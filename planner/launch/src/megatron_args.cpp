@@ -192,6 +192,7 @@ void model_flags(std::vector<std::string>& a, const ModelSpec& m) {
     opt(a, "--moe-router-topk", e.top_k);
     opt(a, "--moe-ffn-hidden-size", e.expert_ffn_hidden_size);
     if (e.shared_expert_ffn_hidden_size > 0) opt(a, "--moe-shared-expert-intermediate-size", e.shared_expert_ffn_hidden_size);
+    if (e.shared_expert_gate) flag(a, "--moe-shared-expert-gate");
     if (!e.layer_pattern.empty()) opt(a, "--moe-layer-freq", pattern_expression(e.layer_pattern));
     router_flags(a, e);
   }
@@ -252,6 +253,18 @@ std::optional<std::string> unlaunchable_model_detail(const ModelSpec& m) {
   if (m.norm_after_sublayers)
     return "the model normalizes each sublayer's output, not its input (OLMo-2: post_attention_layernorm and "
            "post_feedforward_layernorm); Megatron-LM's layers are pre-norm: a launch would train another model";
+  if (m.norm_around_sublayers)
+    return "the model normalizes each sublayer's input and its output (Gemma 2/3, GLM-4-0414: post-sublayer norms beside the "
+           "pre-norms); Megatron-LM's layers have the pre-norms only: a launch would train another model";
+  if (m.parallel_attention_mlp)
+    return "the model runs attention and MLP side by side on one normalized input (parallel residual: GPT-J, GPT-NeoX, Falcon, "
+           "Phi-2, Cohere); Megatron-LM's layers run the MLP after the attention: a launch would train another model";
+  if (m.scalar_multipliers)
+    return "the model scales its embedding, residual branches, attention scores or logits by configured multipliers (Granite, "
+           "Cohere's logit_scale, MiniCPM), which no Megatron-LM flag sets: a launch would train another model";
+  if (m.kv_shared_across_layers)
+    return "adjacent layers of the model share one layer's keys and values (cross-layer attention, Hunyuan use_cla); "
+           "Megatron-LM's layers each project their own: a launch would train another model";
   if (m.position_embedding == PositionEmbedding::rope && m.rope_scaling == "llama3" && !same_llama3_fixed_settings(p))
     return fmt::format("the model's llama3 rope scaling has low_freq_factor {}, high_freq_factor {} and original_max_position_embeddings {}; "
                        "Megatron-LM's fixes them at 1, 4 and 8192 (rotary_pos_embedding.py _apply_scaling; only the factor has a flag): "

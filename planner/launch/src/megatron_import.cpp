@@ -43,7 +43,7 @@ constexpr FlagSpec kFlags[] = {
     {"--rotary-base", true}, {"--rotary-percent", true}, {"--use-rope-scaling", false}, {"--no-rope-freq", true}, {"--window-size", true},
     {"--window-attn-skip-freq", true}, {"--multi-latent-attention", false}, {"--q-lora-rank", true}, {"--kv-lora-rank", true},
     {"--qk-head-dim", true}, {"--qk-pos-emb-head-dim", true}, {"--v-head-dim", true},
-    {"--moe-shared-expert-intermediate-size", true}, {"--moe-layer-freq", true}, {"--moe-router-score-function", true},
+    {"--moe-shared-expert-intermediate-size", true}, {"--moe-shared-expert-gate", false}, {"--moe-layer-freq", true}, {"--moe-router-score-function", true},
     {"--moe-router-enable-expert-bias", false}, {"--expert-tensor-parallel-size", true}, {"--moe-expert-capacity-factor", true},
     {"--moe-token-dispatcher-type", true}, {"--moe-flex-dispatcher-backend", true}, {"--moe-enable-deepep", false},
     {"--overlap-moe-expert-parallel-comm", false}, {"--moe-router-force-load-balancing", false},
@@ -630,6 +630,7 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
     moe.top_k = static_cast<int>(f.integer("--moe-router-topk", 1, 1 << 16).value_or(2));
     moe.expert_ffn_hidden_size = f.integer("--moe-ffn-hidden-size", 1, kMaxDim).value_or(m.ffn_hidden_size);
     moe.shared_expert_ffn_hidden_size = f.integer("--moe-shared-expert-intermediate-size", 1, kMaxDim).value_or(0);
+    moe.shared_expert_gate = f.has("--moe-shared-expert-gate") && moe.shared_expert_ffn_hidden_size > 0;
     if (f.has("--moe-layer-freq")) {
       moe.layer_pattern = read_pattern(f, where, "--moe-layer-freq", m.num_layers, false);
       if (std::all_of(moe.layer_pattern.begin(), moe.layer_pattern.end(), [](int x) { return x == 1; })) moe.layer_pattern.clear();
