@@ -311,7 +311,7 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   const bool layernorm_family = one_of(type, {"gpt2", "gpt_neox", "falcon", "bloom", "mpt", "gptj", "opt", "phi", "gpt_bigcode", "stablelm"});
   m.normalization = (r.has("rms_norm_eps") || (llama_like && !layernorm_family)) ? Normalization::rmsnorm : Normalization::layernorm;
   if (gemma) m.norm_epsilon = 1e-6;  // GemmaConfig, Gemma2Config and Gemma3TextConfig default rms_norm_eps
-  for (const char* k : {"rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "layernorm_epsilon", "norm_eps"})
+  for (const char* k : {"rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "layernorm_epsilon", "norm_eps", "norm_epsilon"})
     if (r.has(k) && r.raw(k).is_number()) { m.norm_epsilon = r.get_number(k); break; }
   // HF's PretrainedConfig ties by default; the Llama-recipe configs override it to false, Gemma keeps it.
   m.tied_embeddings = r.opt_bool("tie_word_embeddings", rtop.opt_bool("tie_word_embeddings", !llama_like || gemma));

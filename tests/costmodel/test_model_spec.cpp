@@ -809,6 +809,13 @@ TEST_CASE("Hugging Face config.json: the architecture details are read") {
       CHECK(model_from_json(model_to_json(m), "model.json") == m);
     }
   }
+  SUBCASE("StarCoder2 names its norm epsilon norm_epsilon") {
+    json j = load_json_file(test::data_file("hf/gpt-neox-20b.json"));
+    j.erase("layer_norm_eps");
+    j["model_type"] = "starcoder2";
+    j["norm_epsilon"] = 1e-3;
+    CHECK(model_from_json(j, "config.json").norm_epsilon == doctest::Approx(1e-3));
+  }
   SUBCASE("norm_topk_prob takes the config class's default when absent") {
     json qwen = load_json_file(test::data_file("hf/qwen3-30b-a3b.json"));
     REQUIRE(qwen.contains("norm_topk_prob"));

@@ -96,6 +96,18 @@ TEST_CASE("megatron_args: the model details of today's Hugging Face configs") {
     CHECK_FALSE(has(megatron_args(job), "--rope-scaling-factor"));
     job.model.rope_params.factor = 32;  // Llama 3.2
     CHECK(value_of(megatron_args(job), "--rope-scaling-factor") == "32");
+    job.model.rope_scaling = "linear";  // position interpolation (CodeLlama-style linear scaling)
+    job.model.rope_params = {.factor = 4};
+    CHECK(value_of(megatron_args(job), "--rotary-seq-len-interpolation-factor") == "4");
+    CHECK_FALSE(has(megatron_args(job), "--use-rope-scaling"));
+    job.model.rope_params.factor = 2.5;  // Megatron's flag is an integer
+    CHECK(megatron_launch(job).refused.find("not a whole number") != std::string::npos);
+    job.model.rope_scaling = "longrope";  // Phi-3's
+    CHECK(megatron_launch(job).refused.find("LongRoPE") != std::string::npos);
+    job.model.rope_scaling = "dynamic";  // NTK beyond the original positions only: launched, with a note
+    CHECK(megatron_launch(job).refused.empty());
+    job.model.rope_scaling = "llama3";
+    job.model.rope_params = {.factor = 32, .original_max_position = 8192};
     job.model.qk_l2_norm = true;
     CHECK(has(megatron_args(job), "--qk-l2-norm"));
     CHECK_FALSE(has(megatron_args(job), "--qk-layernorm"));

@@ -194,6 +194,11 @@ TEST_CASE("megatron_import") {
     CHECK(m.rope_scaling == "llama3");
     CHECK(m.rope_params.factor == 8);  // Megatron's default --rope-scaling-factor
     CHECK(read(shape + "--use-rope-scaling --rope-scaling-factor 32").model.rope_params.factor == 32);
+    // Linear position interpolation: every position divided by the factor.
+    m = read(shape + "--rotary-seq-len-interpolation-factor 4").model;
+    CHECK(m.rope_scaling == "linear");
+    CHECK(m.rope_params.factor == 4);
+    CHECK(read(shape + "--rotary-seq-len-interpolation-factor 1").model.rope_scaling.empty());
     // MLA builds YaRN by default; factor 1 (Megatron's default) leaves the frequencies alone.
     const std::string mla = shape + "--multi-latent-attention --kv-lora-rank 64 ";
     CHECK(read(mla).model.rope_scaling.empty());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <system_error>
 
@@ -106,6 +107,10 @@ void rope_scaling_flags(std::vector<std::string>& a, const ModelSpec& m) {
     opt(a, "--yarn-beta-slow", number(p.beta_slow));
     yarn_mscale_flags(a, p);
     if (!p.truncate) flag(a, "--no-yarn-correction-range-round-to-int");
+  } else if (m.rope_scaling == "linear") {
+    // Position interpolation divides every position by the factor (HF _compute_linear_scaling_rope_parameters;
+    // Megatron RotaryEmbedding seq_len_interpolation_factor, an integer flag).
+    opt(a, "--rotary-seq-len-interpolation-factor", static_cast<std::int64_t>(p.factor));
   }
 }
 
@@ -275,6 +280,14 @@ std::optional<std::string> unlaunchable_model_detail(const ModelSpec& m) {
                        "multi-latent attention keeps MLATransformerConfig's 32, 1 and 4096 with a rounded correction range, which no "
                        "flag changes: a launch would train other rotary frequencies",
                        p.beta_fast, p.beta_slow, p.original_max_position, p.truncate ? "" : " and an unrounded correction range");
+  if (m.position_embedding == PositionEmbedding::rope && (m.rope_scaling == "longrope" || m.rope_scaling == "su"))
+    return "the model's LongRoPE scaling (Phi-3/3.5) rescales every rotary frequency (short_factor) and the attention logits at "
+           "every sequence length (HF _compute_longrope_parameters); Megatron-LM has no flag for it: a launch would train other "
+           "rotary frequencies";
+  if (m.position_embedding == PositionEmbedding::rope && m.rope_scaling == "linear" && m.rope_params.factor != std::floor(m.rope_params.factor))
+    return fmt::format("the model's linear rope scaling factor {} is not a whole number; Megatron-LM's "
+                       "--rotary-seq-len-interpolation-factor takes an integer: a launch would train other positions",
+                       m.rope_params.factor);
   if (m.moe && m.moe->num_groups > 1 && m.moe->group_by_max_score)
     return "the model's group-limited greedy routing (DeepSeek-V2) scores a group by its best expert; Megatron-LM's group-limited "
            "routing scores it by the sum of its top experts (moe_utils.py group_limited_topk): a launch would route differently";
@@ -480,7 +493,9 @@ LaunchPlan megatron_launch(const Job& job, bool feasible, const std::string& inf
   if (m.moe && m.moe->router_bias && m.moe->router_score_function != "sigmoid")
     l.notes.push_back("the model's router has a linear bias (GPT-OSS); Megatron-Core's router has none (its expert bias is for "
                       "sigmoid routing): the launch trains without it, num_experts parameters per MoE layer fewer");
-  if (!m.rope_scaling.empty() && m.rope_scaling != "llama3" && m.rope_scaling != "yarn")
+  // Dynamic NTK (HF _compute_dynamic_ntk_parameters) changes the frequencies only beyond the original
+  // positions, which training within them never reaches.
+  if (!m.rope_scaling.empty() && m.rope_scaling != "llama3" && m.rope_scaling != "yarn" && m.rope_scaling != "linear")
     l.notes.push_back("rope scaling \"" + m.rope_scaling + "\" is a long-context extension the launch does not set (it does not change "
                       "the cost); add Megatron's flags for it if this run extends the context");
   // Megatron-LM asserts CUDA_DEVICE_MAX_CONNECTIONS=1 with tensor or context parallelism before

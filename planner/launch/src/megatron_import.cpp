@@ -50,7 +50,7 @@ constexpr FlagSpec kFlags[] = {
     {"--moe-pad-expert-input-to-capacity", false}, {"--moe-grouped-gemm", false}, {"--mtp-num-layers", true},
     {"--moe-router-num-groups", true}, {"--moe-router-group-topk", true}, {"--moe-router-topk-scaling-factor", true},
     {"--moe-router-pre-softmax", false}, {"--quick-geglu", false}, {"--glu-linear-offset", true},
-    {"--activation-func-clamp-value", true}, {"--qk-l2-norm", false}, {"--softmax-type", true}, {"--rope-scaling-factor", true},
+    {"--activation-func-clamp-value", true}, {"--qk-l2-norm", false}, {"--softmax-type", true}, {"--rope-scaling-factor", true}, {"--rotary-seq-len-interpolation-factor", true},
     {"--rope-type", true}, {"--rotary-scaling-factor", true}, {"--mscale", true}, {"--mscale-all-dim", true},
     {"--yarn-original-max-position-embeddings", true}, {"--yarn-beta-fast", true}, {"--yarn-beta-slow", true},
     {"--no-yarn-correction-range-round-to-int", false},
@@ -469,6 +469,14 @@ void read_rope_scaling(const Flags& f, const std::string& where, ModelSpec& m) {
   if (f.has("--use-rope-scaling")) {
     m.rope_scaling = "llama3";
     p = {.factor = f.number("--rope-scaling-factor", 1e-6, 1e6).value_or(8.0), .original_max_position = 8192};
+    return;
+  }
+  if (f.has("--rotary-seq-len-interpolation-factor")) {
+    const auto factor = f.integer("--rotary-seq-len-interpolation-factor", 1, 1 << 20);
+    if (*factor > 1) {
+      m.rope_scaling = "linear";
+      p = {.factor = static_cast<double>(*factor)};
+    }
     return;
   }
   const std::string rope_type = f.text("--rope-type").value_or(f.has("--multi-latent-attention") ? "yarn" : "rope");
