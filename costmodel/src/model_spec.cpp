@@ -355,7 +355,7 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   for (const char* k : {"embedding_multiplier", "residual_multiplier", "logits_scaling", "logit_scale", "scale_emb", "scale_depth"})
     if (r.has(k) && r.raw(k).is_number() && r.get_number(k) != 1.0) m.scalar_multipliers = true;
   if (r.has("attention_multiplier") && r.raw("attention_multiplier").is_number()) {
-    const double head = static_cast<double>(m.kv_channels > 0 ? m.kv_channels : m.hidden_size / m.num_attention_heads);
+    const double head = static_cast<double>(m.head_dim());
     if (std::abs(r.get_number("attention_multiplier") * std::sqrt(head) - 1.0) > 1e-6) m.scalar_multipliers = true;
   }
   m.kv_shared_across_layers = r.opt_bool("use_cla", false) && r.opt_int("cla_share_factor", 1, kMaxLayers).value_or(1) > 1;
@@ -410,7 +410,7 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   // MiniMax-M2 gives the rotated channels instead (Megatron-Bridge minimax_m2_bridge.py:
   // rotary_percent = rotary_dim / head_dim).
   if (r.has("rotary_dim") && r.raw("rotary_dim").is_number_integer() && !fraction) {
-    const std::int64_t head = m.kv_channels > 0 ? m.kv_channels : m.hidden_size / m.num_attention_heads;
+    const std::int64_t head = m.head_dim();
     m.rotary_percent = static_cast<double>(r.get_int("rotary_dim", 1, kMaxDim)) / static_cast<double>(head);
   }
   auto scaling_of = [&](const JsonReader& rs) {
