@@ -283,6 +283,8 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   const bool gemma = one_of(type, {"gemma", "gemma2", "gemma3"});
   std::string act = lower(r.opt_string("hidden_activation").value_or(
       r.opt_string("hidden_act").value_or(r.opt_string("activation_function").value_or(""))));
+  // transformers ACT2FN: gelu_new, gelu_fast and gelu_pytorch_tanh are tanh approximations of GELU.
+  m.gelu_tanh_approximation = type != "gpt_oss" && one_of(act, {"gelu_new", "gelu_fast", "gelu_pytorch_tanh"});
   if (gemma) m.activation = Activation::geglu;  // GeGLU (Gemma report §2)
   else if (type == "gpt_oss") {
     // GptOssExperts (HF modeling_gpt_oss.py): gate.clamp(max=limit) * sigmoid(1.702 gate) * (up.clamp(+-limit) + 1),
@@ -318,16 +320,23 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
 
   // Linear biases: GPT-2/NeoX/BLOOM/MPT carry them everywhere; Falcon and others say so in `bias`;
   // Llama-style configs in attention_bias/mlp_bias; Qwen2 has a QKV bias only (no key for it).
+  const bool attention_bias = r.opt_bool("attention_bias", false), mlp_bias = r.opt_bool("mlp_bias", false);
   if (type == "mpt") m.add_linear_bias = !r.opt_bool("no_bias", false);
   else if (r.has("bias") && r.raw("bias").is_boolean()) m.add_linear_bias = r.get_bool("bias");
   else if (r.has("use_bias") && r.raw("use_bias").is_boolean()) m.add_linear_bias = r.get_bool("use_bias");  // ERNIE-4.5
   else if (type == "gpt_oss") m.add_linear_bias = true;  // attention, expert and router linears all carry biases
   else if (layernorm_family) m.add_linear_bias = true;
   // Llama-style and unknown RMSNorm-era families: no biases unless the config says so.
-  else m.add_linear_bias = r.opt_bool("mlp_bias", false) && r.opt_bool("attention_bias", false);
-  if (!m.add_linear_bias)
-    m.add_qkv_bias = one_of(type, {"qwen2", "qwen2_moe"}) || r.opt_bool("attention_bias", false) || r.opt_bool("qkv_bias", false) ||
+  else m.add_linear_bias = mlp_bias && attention_bias;
+  if (!m.add_linear_bias) {
+    m.add_qkv_bias = one_of(type, {"qwen2", "qwen2_moe"}) || attention_bias || r.opt_bool("qkv_bias", false) ||
                      r.opt_bool("add_qkv_bias", false) || r.opt_bool("use_qkv_bias", false);  // the last: Ling 2.0 (bailing_moe_v2)
+    // attention_bias biases q/k/v and o_proj in the Llama recipe (HF LlamaAttention and the families
+    // copied from it); GLM-4's attention biases q/k/v only (Glm4Attention o_proj bias=False), and
+    // Seed-OSS keys its o_proj bias apart (attention_out_bias).
+    const bool attention_bias_reaches_output = !one_of(type, {"glm", "glm4", "glm4_moe", "seed_oss"});
+    m.partial_linear_biases = (attention_bias && attention_bias_reaches_output) || r.opt_bool("attention_out_bias", false) || mlp_bias;
+  }
   // Llama 4's use_qk_norm is a weightless L2 norm (HF modeling_llama4.py Llama4TextL2Norm), not a
   // learned RMSNorm.
   const bool qk_norm_key = r.opt_bool("use_qk_norm", false);
@@ -831,6 +840,7 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
                          "normalization", "tied_embeddings", "position_embedding", "dropout", "moe", "notes", "head_dim",
                          "add_linear_bias", "add_qkv_bias", "qk_layernorm", "qk_l2_norm", "qk_norm_across_heads", "norm_after_sublayers",
                          "norm_around_sublayers", "parallel_attention_mlp", "scalar_multipliers", "kv_shared_across_layers",
+                         "partial_linear_biases", "gelu_tanh_approximation",
                          "attention_sinks", "glu_linear_offset",
                          "activation_clamp", "zero_centered_gamma", "rotary_base", "rotary_percent", "norm_epsilon",
                          "rope_scaling", "rope_scaling_parameters", "sliding_window", "sliding_window_pattern", "no_rope_layers", "attention_chunk_size", "mla",
@@ -866,6 +876,8 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
   m.parallel_attention_mlp = r.opt_bool("parallel_attention_mlp", false);
   m.scalar_multipliers = r.opt_bool("scalar_multipliers", false);
   m.kv_shared_across_layers = r.opt_bool("kv_shared_across_layers", false);
+  m.partial_linear_biases = r.opt_bool("partial_linear_biases", false);
+  m.gelu_tanh_approximation = r.opt_bool("gelu_tanh_approximation", false);
   m.attention_sinks = r.opt_bool("attention_sinks", false);
   m.glu_linear_offset = r.has("glu_linear_offset") ? r.get_number("glu_linear_offset") : 0.0;
   m.activation_clamp = r.opt_positive("activation_clamp", 1e6).value_or(0.0);
@@ -946,6 +958,8 @@ json model_to_json(const ModelSpec& m) {
   if (m.parallel_attention_mlp) j["parallel_attention_mlp"] = true;
   if (m.scalar_multipliers) j["scalar_multipliers"] = true;
   if (m.kv_shared_across_layers) j["kv_shared_across_layers"] = true;
+  if (m.partial_linear_biases) j["partial_linear_biases"] = true;
+  if (m.gelu_tanh_approximation) j["gelu_tanh_approximation"] = true;
   if (m.attention_sinks) j["attention_sinks"] = true;
   if (m.glu_linear_offset != 0) j["glu_linear_offset"] = m.glu_linear_offset;
   if (m.activation_clamp > 0) j["activation_clamp"] = m.activation_clamp;

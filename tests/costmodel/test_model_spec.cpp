@@ -809,6 +809,49 @@ TEST_CASE("Hugging Face config.json: the architecture details are read") {
       CHECK(model_from_json(model_to_json(m), "model.json") == m);
     }
   }
+  SUBCASE("biases Megatron-LM cannot place alone: attention_bias reaching o_proj, mlp_bias alone") {
+    json llama = load_json_file(test::data_file("hf/llama-3.1-8b.json"));
+    CHECK_FALSE(model_from_json(llama, "config.json").partial_linear_biases);
+    llama["attention_bias"] = true;  // LlamaAttention: q/k/v/o_proj all take attention_bias
+    const ModelSpec biased = model_from_json(llama, "config.json");
+    CHECK(biased.partial_linear_biases);
+    CHECK(biased.add_qkv_bias);
+    llama["mlp_bias"] = true;  // every linear biased: Megatron's --add-bias-linear
+    CHECK_FALSE(model_from_json(llama, "config.json").partial_linear_biases);
+    CHECK(model_from_json(llama, "config.json").add_linear_bias);
+    llama["attention_bias"] = false;  // the MLP's linears only
+    CHECK(model_from_json(llama, "config.json").partial_linear_biases);
+    // GLM-4's attention_bias stops at q/k/v (Glm4Attention o_proj bias=False); Qwen2's is built in.
+    CHECK(hf_model("glm-4-9b-0414").add_qkv_bias);
+    CHECK_FALSE(hf_model("glm-4-9b-0414").partial_linear_biases);
+    CHECK_FALSE(hf_model("glm-4.5").partial_linear_biases);
+    CHECK_FALSE(hf_model("qwen1.5-moe-a2.7b").partial_linear_biases);
+    // Seed-OSS keys the output projection's bias apart.
+    json seed = load_json_file(test::data_file("hf/llama-3.1-8b.json"));
+    seed["model_type"] = "seed_oss";
+    seed["attention_bias"] = true;
+    seed["attention_out_bias"] = false;
+    CHECK_FALSE(model_from_json(seed, "config.json").partial_linear_biases);
+    seed["attention_out_bias"] = true;
+    CHECK(model_from_json(seed, "config.json").partial_linear_biases);
+    CHECK(model_from_json(model_to_json(biased), "model.json") == biased);
+  }
+  SUBCASE("GELU's tanh approximations are read as such") {
+    json gpt2 = load_json_file(test::data_file("hf/gpt-neox-20b.json"));
+    CHECK(model_from_json(gpt2, "config.json").gelu_tanh_approximation);  // GPT-NeoX-20B: gelu_fast
+    gpt2["hidden_act"] = "gelu";  // erf
+    CHECK_FALSE(model_from_json(gpt2, "config.json").gelu_tanh_approximation);
+    for (const char* act : {"gelu_new", "gelu_fast", "gelu_pytorch_tanh"}) {
+      CAPTURE(act);
+      gpt2["hidden_act"] = act;
+      const ModelSpec m = model_from_json(gpt2, "config.json");
+      CHECK(m.gelu_tanh_approximation);
+      CHECK(m.activation == Activation::gelu);
+      CHECK(model_from_json(model_to_json(m), "model.json") == m);
+    }
+    CHECK(hf_model("gemma-2-9b").gelu_tanh_approximation);
+    CHECK_FALSE(hf_model("gpt-oss-20b").gelu_tanh_approximation);
+  }
   SUBCASE("StarCoder2 names its norm epsilon norm_epsilon") {
     json j = load_json_file(test::data_file("hf/gpt-neox-20b.json"));
     j.erase("layer_norm_eps");

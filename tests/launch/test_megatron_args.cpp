@@ -139,6 +139,17 @@ TEST_CASE("megatron_args: the model details of today's Hugging Face configs") {
     CHECK(megatron_launch(granite).refused.empty());
     granite.model.kv_shared_across_layers = true;
     CHECK(megatron_launch(granite).refused.find("cross-layer attention") != std::string::npos);
+    granite.model.kv_shared_across_layers = false;
+    granite.model.partial_linear_biases = true;
+    CHECK(megatron_launch(granite).refused.find("--add-qkv-bias") != std::string::npos);
+    // A tanh-approximated GELU launches with a note (Megatron-LM trains erf GELU).
+    Job tanh_gelu = hf_job("llama-3.1-8b");
+    CHECK(megatron_launch(tanh_gelu).notes.empty());
+    tanh_gelu.model.gelu_tanh_approximation = true;
+    const LaunchPlan noted = megatron_launch(tanh_gelu);
+    CHECK(noted.refused.empty());
+    REQUIRE(noted.notes.size() == 1);
+    CHECK(noted.notes[0].find("erf GELU") != std::string::npos);
     // Per-head q/k norms (Qwen3, GLM-4.5) are Megatron's --qk-layernorm and launch.
     CHECK(megatron_launch(hf_job("qwen3-32b")).refused.empty());
   }

@@ -117,6 +117,13 @@ struct ModelSpec {
   // --disable-bias-linear when false). Llama/Mistral/Qwen/DeepSeek: false.
   bool add_linear_bias = true;
   bool add_qkv_bias = false;  // bias on the QKV projection only (Qwen2, GLM-4; Megatron --add-qkv-bias)
+  // Biases on a set of linears Megatron-LM cannot bias alone: the attention's output projection
+  // without the MLP's linears (the Llama recipe's attention_bias biases q/k/v/o_proj: HF
+  // LlamaAttention, Qwen3, OLMo-2, Granite, Gemma, DeepSeek-V2/3), or the MLP's without the
+  // attention's (mlp_bias alone). Megatron-LM biases every linear (--add-bias-linear) or the QKV
+  // projection only (--add-qkv-bias). Under 0.01% of a layer's parameters and time, not counted;
+  // not launchable.
+  bool partial_linear_biases = false;
   // Per-head query/key norms (Qwen3, OLMo-2, Gemma-3; Megatron --qk-layernorm); with MLA the norms
   // of the q and kv latents (DeepSeek q_a_layernorm, kv_a_layernorm), which Megatron builds only
   // with --qk-layernorm (gpt_layer_specs.py: linear_q/kv_up_proj take the layer norm then).
@@ -159,6 +166,10 @@ struct ModelSpec {
   // Norm gains stored as gamma - 1 (Nemotron's LayerNorm1P; Megatron --apply-layernorm-1p): the same
   // cost, another parametrization (weight decay pulls the gain towards 1, not 0).
   bool zero_centered_gamma = false;
+  // GELU by its tanh approximation (HF hidden_act gelu_new, gelu_fast, gelu_pytorch_tanh; GPT-2,
+  // StarCoder, Gemma's gelu_pytorch_tanh), not erf's. The same cost; Megatron-LM's --openai-gelu is
+  // parsed but sets no activation in the pinned snapshot, so a launch trains erf GELU (a note).
+  bool gelu_tanh_approximation = false;
   double rotary_base = 10000;       // rope_theta (rope models only)
   double rotary_percent = 1.0;      // partial rotary (GLM, GPT-NeoX, Phi; Megatron --rotary-percent)
   double norm_epsilon = 1e-5;       // rms_norm_eps / layer_norm_eps

@@ -267,6 +267,10 @@ std::optional<std::string> unlaunchable_model_detail(const ModelSpec& m) {
   if (m.scalar_multipliers)
     return "the model scales its embedding, residual branches, attention scores or logits by configured multipliers (Granite, "
            "Cohere's logit_scale, MiniCPM), which no Megatron-LM flag sets: a launch would train another model";
+  if (m.partial_linear_biases)
+    return "the model biases some linears and not others (attention_bias: q/k/v and the output projection without the MLP; or "
+           "mlp_bias alone); Megatron-LM biases every linear (--add-bias-linear) or the QKV projection only (--add-qkv-bias): "
+           "a launch would train another model";
   if (m.kv_shared_across_layers)
     return "adjacent layers of the model share one layer's keys and values (cross-layer attention, Hunyuan use_cla); "
            "Megatron-LM's layers each project their own: a launch would train another model";
@@ -493,6 +497,12 @@ LaunchPlan megatron_launch(const Job& job, bool feasible, const std::string& inf
   if (m.moe && m.moe->router_bias && m.moe->router_score_function != "sigmoid")
     l.notes.push_back("the model's router has a linear bias (GPT-OSS); Megatron-Core's router has none (its expert bias is for "
                       "sigmoid routing): the launch trains without it, num_experts parameters per MoE layer fewer");
+  // megatron/training/arguments.py parses --openai-gelu, and nothing in the pinned snapshot reads it
+  // into the layer's activation_func: a flag would change nothing.
+  if (m.gelu_tanh_approximation)
+    l.notes.push_back("the model's GELU is the tanh approximation (hidden_act gelu_new / gelu_pytorch_tanh); Megatron-LM trains "
+                      "erf GELU (its --openai-gelu is parsed but not applied): the launch trains erf GELU, which differs by under "
+                      "0.001 per activation");
   // Dynamic NTK (HF _compute_dynamic_ntk_parameters) changes the frequencies only beyond the original
   // positions, which training within them never reaches.
   if (!m.rope_scaling.empty() && m.rope_scaling != "llama3" && m.rope_scaling != "yarn" && m.rope_scaling != "linear")
