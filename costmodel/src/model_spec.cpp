@@ -122,10 +122,10 @@ void read_router_groups(const JsonReader& r, MoeSpec& moe, const std::string& to
     const double f = r.get_positive("routed_scaling_factor", 1e6);
     if (f != 1.0) moe.topk_scaling_factor = f;
   }
-  // Without the key, the config class's default: false for Qwen2-MoE, Qwen3-MoE, OLMoE and
-  // DeepSeek-V2 (transformers Qwen3MoeConfig norm_topk_prob: bool = False, and the others'), true
+  // Without the key, the config class's default: false for Qwen2-MoE, Qwen3-MoE, OLMoE, DeepSeek-V2
+  // and dots.llm1 (transformers Qwen3MoeConfig norm_topk_prob: bool = False, and the others'), true
   // for DeepSeek-V3 and GLM-4.5; Mixtral-style routers renormalize by construction.
-  moe.normalize_top_k = r.opt_bool("norm_topk_prob", !one_of(type, {"qwen2_moe", "qwen3_moe", "olmoe", "deepseek_v2"}));
+  moe.normalize_top_k = r.opt_bool("norm_topk_prob", !one_of(type, {"qwen2_moe", "qwen3_moe", "olmoe", "deepseek_v2", "dots1"}));
 }
 
 // The numbers of a rope_scaling (or transformers 5 rope_parameters) object, HF's defaults where absent
@@ -232,6 +232,13 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   // layers that share another's keys and values; strata's layers share one attention shape.
   if (type == "gemma4")
     refuse("model_type", "per-layer attention shapes (global_head_dim), per-layer input embeddings and shared-KV layers");
+  // LongCat-Flash (HF modeling_longcat_flash.py): each layer runs two attention blocks, two dense
+  // MLPs and a shortcut-connected MoE whose router may pick zero-computation (identity) experts;
+  // strata's layer is one attention and one MLP or MoE.
+  if (type == "longcat_flash")
+    refuse("model_type", "two attention blocks, two MLPs and a shortcut-connected MoE per layer (LongCat-Flash)");
+  if (r.has("zero_expert_num") && r.raw("zero_expert_num").is_number() && r.get_number("zero_expert_num") > 0)
+    refuse("zero_expert_num", "zero-computation (identity) experts among the routed experts");
   m.name = rtop.opt_string("_name_or_path").value_or(type.empty() ? where : type);
   m.source = "Hugging Face config.json: " + where;
   m.num_layers = static_cast<int>(pick_int({"num_hidden_layers", "n_layer", "n_layers", "num_layers"}, 1, kMaxLayers, "the layer count"));
@@ -279,7 +286,8 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
                                         "deepseek_v2", "deepseek_v3", "kimi_k2", "gpt_oss", "gemma", "gemma2", "gemma3",
                                         "glm", "glm4", "glm4_moe", "phi3", "olmo2", "olmo3", "granite", "granitemoe",
                                         "deepseek", "ernie4_5", "ernie4_5_moe", "smollm3", "exaone4", "minimax", "minimax_m2", "hunyuan",
-                                        "hunyuan_v1_dense", "hunyuan_v1_moe", "bailing_moe", "bailing_moe_v2"});
+                                        "hunyuan_v1_dense", "hunyuan_v1_moe", "bailing_moe", "bailing_moe_v2", "dots1", "seed_oss",
+                                        "arcee"});
   const bool gemma = one_of(type, {"gemma", "gemma2", "gemma3"});
   std::string act = lower(r.opt_string("hidden_activation").value_or(
       r.opt_string("hidden_act").value_or(r.opt_string("activation_function").value_or(""))));
@@ -296,7 +304,9 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   else if (act == "relu2") {
     // Squared ReLU in a plain up/down MLP: Nemotron-4 / Minitron (HF modeling_nemotron.py), Persimmon.
     // BitNet gates it (gate_proj, up_proj), which no Megatron flag expresses.
-    if (!one_of(type, {"nemotron", "persimmon"})) refuse("hidden_act", "squared ReLU (relu2) outside the Nemotron and Persimmon MLPs");
+    // Arcee's AFM reuses Nemotron's MLP (HF modular_arcee.py ArceeMLP(NemotronMLP)).
+    if (!one_of(type, {"nemotron", "persimmon", "arcee"}))
+      refuse("hidden_act", "squared ReLU (relu2) outside the Nemotron, Persimmon and Arcee MLPs");
     m.activation = Activation::squared_relu;
   }
   else {
@@ -348,7 +358,7 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   // Exaone4DecoderLayer: post_attention_layernorm, post_feedforward_layernorm; q_norm over head_dim).
   m.norm_after_sublayers = one_of(type, {"olmo2", "olmo3", "exaone4"});
   m.norm_around_sublayers = one_of(type, {"gemma2", "gemma3", "glm4"});
-  m.qk_layernorm = one_of(type, {"qwen3", "qwen3_moe", "olmo2", "olmo3", "gemma3", "exaone4"}) || (qk_norm_key && type != "llama4") ||
+  m.qk_layernorm = one_of(type, {"qwen3", "qwen3_moe", "olmo2", "olmo3", "gemma3", "exaone4", "dots1"}) || (qk_norm_key && type != "llama4") ||
                    r.opt_bool("qk_layernorm", false);
   // Parallel residual: always in GPT-J, CodeGen, Phi-1/2 and Cohere (1 and 2) layers; GPT-NeoX and
   // StableLM say so in use_parallel_residual (GPTNeoXConfig default true, StableLmConfig false);
@@ -469,10 +479,12 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
       for (int i = 0; i < m.num_layers; ++i) m.sliding_window_pattern.push_back((i + 1) % every == 0 ? 0 : 1);
     } else if (type == "gemma2") {
       for (int i = 0; i < m.num_layers; ++i) m.sliding_window_pattern.push_back(i % 2 == 0 ? 1 : 0);  // even layers local
-    } else if (r.has("max_window_layers") && type.starts_with("qwen")) {
-      // Qwen2: the first max_window_layers layers use the window (when use_sliding_window is on).
+    } else if (r.has("max_window_layers") && (type.starts_with("qwen") || type == "dots1")) {
+      // Qwen2/3 and dots.llm1: the first max_window_layers layers attend in full, the later ones use
+      // the window (transformers Qwen2Config, Dots1Config layer_types: sliding_attention iff
+      // i >= max_window_layers).
       const std::int64_t n = r.get_int("max_window_layers", 0, kMaxLayers);
-      for (int i = 0; i < m.num_layers; ++i) m.sliding_window_pattern.push_back(i < n ? 1 : 0);
+      for (int i = 0; i < m.num_layers; ++i) m.sliding_window_pattern.push_back(i >= n ? 1 : 0);
     }
     if (m.sliding_window == 0) m.sliding_window_pattern.clear();
   }
@@ -565,13 +577,15 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
     moe.router_score_function = lower(r.opt_string("scoring_func").value_or(r.opt_string("score_function").value_or("softmax")));
     // Llama 4's router and GLM-4.5's Glm4MoeTopkRouter (HF modeling_glm4_moe.py: sigmoid scores plus
     // e_score_correction_bias for selection) are sigmoid routers whose configs carry no scoring_func.
-    if (type == "llama4" || type == "glm4_moe") moe.router_score_function = "sigmoid";
+    // dots.llm1 runs DeepSeek-V3's router (HF modular_dots1.py Dots1TopkRouter(DeepseekV3TopkRouter)),
+    // sigmoid with the correction bias, whatever its config's scoring_func says.
+    if (one_of(type, {"llama4", "glm4_moe", "dots1"})) moe.router_score_function = "sigmoid";
     if (!one_of(moe.router_score_function, {"softmax", "sigmoid"})) refuse("scoring_func", "router score function \"" + moe.router_score_function + "\"");
     // An expert bias added to the scores for selection: DeepSeek-V3's noaux_tc, GPT-OSS's router
     // bias, MiniMax-M2's use_routing_bias, ERNIE-4.5's moe_statics correction bias (HF
     // modeling_ernie4_5_moe.py; Megatron-Bridge enables the expert bias for it).
     const std::string topk_method = lower(r.opt_string("topk_method").value_or(""));
-    moe.router_bias = type == "gpt_oss" || type == "ernie4_5_moe" || type == "glm4_moe" || topk_method == "noaux_tc" ||
+    moe.router_bias = one_of(type, {"gpt_oss", "ernie4_5_moe", "glm4_moe", "dots1"}) || topk_method == "noaux_tc" ||
                       r.opt_bool("use_routing_bias", false) || r.opt_bool("moe_router_enable_expert_bias", false);
     read_router_groups(r, moe, topk_method, type);
     // Which layers are MoE layers (the rest run a dense MLP of intermediate_size).

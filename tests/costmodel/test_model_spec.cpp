@@ -836,6 +836,56 @@ TEST_CASE("Hugging Face config.json: the architecture details are read") {
     CHECK(model_from_json(seed, "config.json").partial_linear_biases);
     CHECK(model_from_json(model_to_json(biased), "model.json") == biased);
   }
+  SUBCASE("dots.llm1: Qwen3's attention with DeepSeek-V3's router and MoE") {
+    const ModelSpec m = hf_model("dots.llm1");
+    CHECK(m.qk_layernorm);  // Dots1Attention(Qwen3Attention)
+    CHECK(m.activation == Activation::swiglu);
+    CHECK(m.normalization == Normalization::rmsnorm);
+    CHECK_FALSE(m.tied_embeddings);
+    REQUIRE(m.moe);
+    CHECK(m.moe->router_score_function == "sigmoid");
+    CHECK(m.moe->router_bias);  // e_score_correction_bias
+    CHECK(m.moe->topk_scaling_factor == doctest::Approx(2.5));
+    CHECK(m.moe->shared_expert_ffn_hidden_size == 2 * 1408);
+    CHECK_FALSE(m.is_moe_layer(0));
+    CHECK(m.is_moe_layer(1));
+    // 142B parameters, 14B active (the dots.llm1 report's abstract).
+    CHECK(m.total_params() / 1e9 == doctest::Approx(142).epsilon(0.02));
+    CHECK(m.active_params() / 1e9 == doctest::Approx(14).epsilon(0.03));
+    // Whatever scoring_func says (DeepseekV3TopkRouter is sigmoid); norm_topk_prob defaults to false.
+    json j = load_json_file(test::data_file("hf/dots.llm1.json"));
+    j["scoring_func"] = "noaux_tc";
+    j.erase("norm_topk_prob");
+    const ModelSpec again = model_from_json(j, "config.json");
+    CHECK(again.moe->router_score_function == "sigmoid");
+    CHECK_FALSE(again.moe->normalize_top_k);
+  }
+  SUBCASE("Qwen2's sliding window covers the layers from max_window_layers on") {
+    json qwen = load_json_file(test::data_file("hf/qwen3-32b.json"));
+    qwen["use_sliding_window"] = true;
+    qwen["sliding_window"] = 4096;
+    qwen["max_window_layers"] = 60;
+    const ModelSpec m = model_from_json(qwen, "config.json");
+    REQUIRE(static_cast<int>(m.sliding_window_pattern.size()) == m.num_layers);
+    CHECK(m.sliding_window_pattern[59] == 0);  // the first max_window_layers attend in full
+    CHECK(m.sliding_window_pattern[60] == 1);
+    qwen["use_sliding_window"] = false;
+    CHECK(model_from_json(qwen, "config.json").sliding_window == 0);
+  }
+  SUBCASE("Arcee's squared-ReLU MLP is Nemotron's; LongCat-Flash's layer is refused") {
+    json arcee = load_json_file(test::data_file("hf/llama-3.1-8b.json"));
+    arcee["model_type"] = "arcee";
+    arcee["hidden_act"] = "relu2";
+    CHECK(model_from_json(arcee, "config.json").activation == Activation::squared_relu);
+    arcee["model_type"] = "llama";
+    CHECK_THROWS_WITH_AS(model_from_json(arcee, "config.json"), doctest::Contains("squared ReLU"), InputError);
+    json longcat = load_json_file(test::data_file("hf/deepseek-v3.json"));
+    longcat["model_type"] = "longcat_flash";
+    CHECK_THROWS_WITH_AS(model_from_json(longcat, "config.json"), doctest::Contains("two attention blocks"), InputError);
+    longcat["model_type"] = "deepseek_v3";
+    longcat["zero_expert_num"] = 256;
+    CHECK_THROWS_WITH_AS(model_from_json(longcat, "config.json"), doctest::Contains("zero-computation"), InputError);
+  }
   SUBCASE("GELU's tanh approximations are read as such") {
     json gpt2 = load_json_file(test::data_file("hf/gpt-neox-20b.json"));
     CHECK(model_from_json(gpt2, "config.json").gelu_tanh_approximation);  // GPT-NeoX-20B: gelu_fast
