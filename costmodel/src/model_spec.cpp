@@ -217,6 +217,10 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
     if (on == sa.end() || !on->is_boolean() || on->get<bool>())
       refuse("sparse_attention_config", "sparse attention (top-k key blocks per query)");
   }
+  // Encoders beside the decoder, whether the decoder's keys sit in text_config (Llama 4, Gemma 3,
+  // Qwen3-VL) or at the top (Qwen2-VL, Qwen2.5-VL).
+  for (const char* k : {"vision_config", "audio_config"})
+    if (top.contains(k) && top[k].is_object()) m.language_model_of_multimodal = true;
   if (wrapped) {
     if (type.ends_with("_text")) type.resize(type.size() - 5);
   } else if (r.has("vision_config") && !r.has("num_hidden_layers")) {
@@ -287,7 +291,7 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
                                         "glm", "glm4", "glm4_moe", "phi3", "olmo2", "olmo3", "granite", "granitemoe",
                                         "deepseek", "ernie4_5", "ernie4_5_moe", "smollm3", "exaone4", "minimax", "minimax_m2", "hunyuan",
                                         "hunyuan_v1_dense", "hunyuan_v1_moe", "bailing_moe", "bailing_moe_v2", "dots1", "seed_oss",
-                                        "arcee"});
+                                        "arcee", "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "glm4v", "glm4v_moe"});
   const bool gemma = one_of(type, {"gemma", "gemma2", "gemma3"});
   std::string act = lower(r.opt_string("hidden_activation").value_or(
       r.opt_string("hidden_act").value_or(r.opt_string("activation_function").value_or(""))));
@@ -339,12 +343,12 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   // Llama-style and unknown RMSNorm-era families: no biases unless the config says so.
   else m.add_linear_bias = mlp_bias && attention_bias;
   if (!m.add_linear_bias) {
-    m.add_qkv_bias = one_of(type, {"qwen2", "qwen2_moe"}) || attention_bias || r.opt_bool("qkv_bias", false) ||
+    m.add_qkv_bias = one_of(type, {"qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl"}) || attention_bias || r.opt_bool("qkv_bias", false) ||
                      r.opt_bool("add_qkv_bias", false) || r.opt_bool("use_qkv_bias", false);  // the last: Ling 2.0 (bailing_moe_v2)
     // attention_bias biases q/k/v and o_proj in the Llama recipe (HF LlamaAttention and the families
     // copied from it); GLM-4's attention biases q/k/v only (Glm4Attention o_proj bias=False), and
     // Seed-OSS keys its o_proj bias apart (attention_out_bias).
-    const bool attention_bias_reaches_output = !one_of(type, {"glm", "glm4", "glm4_moe", "seed_oss"});
+    const bool attention_bias_reaches_output = !one_of(type, {"glm", "glm4", "glm4_moe", "glm4v", "glm4v_moe", "seed_oss"});
     m.partial_linear_biases = (attention_bias && attention_bias_reaches_output) || r.opt_bool("attention_out_bias", false) || mlp_bias;
   }
   // Llama 4's use_qk_norm is a weightless L2 norm (HF modeling_llama4.py Llama4TextL2Norm), not a
@@ -357,8 +361,8 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   // EXAONE 4.0 places its norms as OLMo-2 does, with per-head q/k norms (HF modeling_exaone4.py
   // Exaone4DecoderLayer: post_attention_layernorm, post_feedforward_layernorm; q_norm over head_dim).
   m.norm_after_sublayers = one_of(type, {"olmo2", "olmo3", "exaone4"});
-  m.norm_around_sublayers = one_of(type, {"gemma2", "gemma3", "glm4"});
-  m.qk_layernorm = one_of(type, {"qwen3", "qwen3_moe", "olmo2", "olmo3", "gemma3", "exaone4", "dots1"}) || (qk_norm_key && type != "llama4") ||
+  m.norm_around_sublayers = one_of(type, {"gemma2", "gemma3", "glm4", "glm4v"});  // GLM-4.1V's decoder is GLM-4-0414's
+  m.qk_layernorm = one_of(type, {"qwen3", "qwen3_moe", "qwen3_vl", "qwen3_vl_moe", "olmo2", "olmo3", "gemma3", "exaone4", "dots1"}) || (qk_norm_key && type != "llama4") ||
                    r.opt_bool("qk_layernorm", false);
   // Parallel residual: always in GPT-J, CodeGen, Phi-1/2 and Cohere (1 and 2) layers; GPT-NeoX and
   // StableLM say so in use_parallel_residual (GPTNeoXConfig default true, StableLmConfig false);
@@ -434,7 +438,9 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   }
   auto scaling_of = [&](const JsonReader& rs) {
     std::string t = lower(rs.opt_string("rope_type").value_or(rs.opt_string("type").value_or("")));
-    return t == "default" ? std::string() : t;
+    // Multimodal RoPE (Qwen2-VL's "mrope", mrope_section) gives a text token the same position in
+    // every section: plain RoPE for the language model strata costs.
+    return t == "default" || t == "mrope" ? std::string() : t;
   };
   if (r.has("rope_scaling") && r.raw("rope_scaling").is_object()) {
     m.rope_scaling = scaling_of(r.child("rope_scaling"));
@@ -579,13 +585,13 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
     // e_score_correction_bias for selection) are sigmoid routers whose configs carry no scoring_func.
     // dots.llm1 runs DeepSeek-V3's router (HF modular_dots1.py Dots1TopkRouter(DeepseekV3TopkRouter)),
     // sigmoid with the correction bias, whatever its config's scoring_func says.
-    if (one_of(type, {"llama4", "glm4_moe", "dots1"})) moe.router_score_function = "sigmoid";
+    if (one_of(type, {"llama4", "glm4_moe", "glm4v_moe", "dots1"})) moe.router_score_function = "sigmoid";
     if (!one_of(moe.router_score_function, {"softmax", "sigmoid"})) refuse("scoring_func", "router score function \"" + moe.router_score_function + "\"");
     // An expert bias added to the scores for selection: DeepSeek-V3's noaux_tc, GPT-OSS's router
     // bias, MiniMax-M2's use_routing_bias, ERNIE-4.5's moe_statics correction bias (HF
     // modeling_ernie4_5_moe.py; Megatron-Bridge enables the expert bias for it).
     const std::string topk_method = lower(r.opt_string("topk_method").value_or(""));
-    moe.router_bias = one_of(type, {"gpt_oss", "ernie4_5_moe", "glm4_moe", "dots1"}) || topk_method == "noaux_tc" ||
+    moe.router_bias = one_of(type, {"gpt_oss", "ernie4_5_moe", "glm4_moe", "glm4v_moe", "dots1"}) || topk_method == "noaux_tc" ||
                       r.opt_bool("use_routing_bias", false) || r.opt_bool("moe_router_enable_expert_bias", false);
     read_router_groups(r, moe, topk_method, type);
     // Which layers are MoE layers (the rest run a dense MLP of intermediate_size).
@@ -854,7 +860,7 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
                          "normalization", "tied_embeddings", "position_embedding", "dropout", "moe", "notes", "head_dim",
                          "add_linear_bias", "add_qkv_bias", "qk_layernorm", "qk_l2_norm", "qk_norm_across_heads", "norm_after_sublayers",
                          "norm_around_sublayers", "parallel_attention_mlp", "scalar_multipliers", "kv_shared_across_layers",
-                         "partial_linear_biases", "gelu_tanh_approximation",
+                         "partial_linear_biases", "gelu_tanh_approximation", "language_model_of_multimodal",
                          "attention_sinks", "glu_linear_offset",
                          "activation_clamp", "zero_centered_gamma", "rotary_base", "rotary_percent", "norm_epsilon",
                          "rope_scaling", "rope_scaling_parameters", "sliding_window", "sliding_window_pattern", "no_rope_layers", "attention_chunk_size", "mla",
@@ -892,6 +898,7 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
   m.kv_shared_across_layers = r.opt_bool("kv_shared_across_layers", false);
   m.partial_linear_biases = r.opt_bool("partial_linear_biases", false);
   m.gelu_tanh_approximation = r.opt_bool("gelu_tanh_approximation", false);
+  m.language_model_of_multimodal = r.opt_bool("language_model_of_multimodal", false);
   m.attention_sinks = r.opt_bool("attention_sinks", false);
   m.glu_linear_offset = r.has("glu_linear_offset") ? r.get_number("glu_linear_offset") : 0.0;
   m.activation_clamp = r.opt_positive("activation_clamp", 1e6).value_or(0.0);
@@ -974,6 +981,7 @@ json model_to_json(const ModelSpec& m) {
   if (m.kv_shared_across_layers) j["kv_shared_across_layers"] = true;
   if (m.partial_linear_biases) j["partial_linear_biases"] = true;
   if (m.gelu_tanh_approximation) j["gelu_tanh_approximation"] = true;
+  if (m.language_model_of_multimodal) j["language_model_of_multimodal"] = true;
   if (m.attention_sinks) j["attention_sinks"] = true;
   if (m.glu_linear_offset != 0) j["glu_linear_offset"] = m.glu_linear_offset;
   if (m.activation_clamp > 0) j["activation_clamp"] = m.activation_clamp;

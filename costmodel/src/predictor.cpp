@@ -769,7 +769,10 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   } else {
     pred.bottleneck = {top->kind, std::string_view(top->kind) == "stage_time" ? slowest : crit, top->t, T, {}};
   }
-  pred.notes.reserve(8);  // room for every note below: no regrowth per prediction
+  pred.notes.reserve(9);  // room for every note below: no regrowth per prediction
+  if (m.language_model_of_multimodal)
+    pred.notes.push_back("the model is the language model of a multimodal config (text_config): its vision or audio encoder and "
+                         "projector are not costed, nor the image tokens they add to a sequence");
   if (job.training.seq_length > m.max_seq_length)
     pred.notes.push_back(fmt::format(FMT_COMPILE("sequence length {} exceeds the model's max_seq_length {}"), job.training.seq_length, m.max_seq_length));
   if (wm.memory.total_GiB > kTightMemoryFraction * pred.memory_capacity_GiB)

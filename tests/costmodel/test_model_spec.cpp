@@ -886,6 +886,30 @@ TEST_CASE("Hugging Face config.json: the architecture details are read") {
     longcat["zero_expert_num"] = 256;
     CHECK_THROWS_WITH_AS(model_from_json(longcat, "config.json"), doctest::Contains("zero-computation"), InputError);
   }
+  SUBCASE("vision-language configs: the language model, read as its family's decoder, and said to be only that") {
+    CHECK(hf_model("llama-4-maverick").language_model_of_multimodal);
+    CHECK(hf_model("gemma-3-27b").language_model_of_multimodal);
+    CHECK_FALSE(hf_model("llama-3.1-8b").language_model_of_multimodal);
+    // Qwen3-VL: Qwen3's decoder (per-head q/k norms) under text_config, with M-RoPE sections.
+    json text = load_json_file(test::data_file("hf/qwen3-32b.json"));
+    text["model_type"] = "qwen3_vl_text";
+    text["rope_scaling"] = {{"rope_type", "default"}, {"mrope_section", {24, 20, 20}}, {"mrope_interleaved", true}};
+    const json vl = {{"model_type", "qwen3_vl"}, {"text_config", text}, {"vision_config", {{"depth", 27}}}};
+    const ModelSpec qwen3_vl = model_from_json(vl, "config.json");
+    CHECK(qwen3_vl.language_model_of_multimodal);
+    CHECK(qwen3_vl.qk_layernorm);
+    CHECK(qwen3_vl.rope_scaling.empty());
+    CHECK(model_from_json(model_to_json(qwen3_vl), "model.json") == qwen3_vl);
+    // Qwen2-VL: Qwen2's built-in QKV bias; its rope_scaling type "mrope" is plain RoPE for text tokens.
+    text["model_type"] = "qwen2_vl";
+    text["rope_scaling"] = {{"type", "mrope"}, {"mrope_section", {16, 24, 24}}};
+    text["vision_config"] = {{"depth", 32}};
+    const ModelSpec qwen2_vl = model_from_json(text, "config.json");
+    CHECK(qwen2_vl.add_qkv_bias);
+    CHECK_FALSE(qwen2_vl.partial_linear_biases);
+    CHECK(qwen2_vl.rope_scaling.empty());
+    CHECK(qwen2_vl.language_model_of_multimodal);  // the decoder's keys at the top, beside vision_config
+  }
   SUBCASE("GELU's tanh approximations are read as such") {
     json gpt2 = load_json_file(test::data_file("hf/gpt-neox-20b.json"));
     CHECK(model_from_json(gpt2, "config.json").gelu_tanh_approximation);  // GPT-NeoX-20B: gelu_fast

@@ -166,6 +166,10 @@ struct ModelSpec {
   // Norm gains stored as gamma - 1 (Nemotron's LayerNorm1P; Megatron --apply-layernorm-1p): the same
   // cost, another parametrization (weight decay pulls the gain towards 1, not 0).
   bool zero_centered_gamma = false;
+  // The language model of a multimodal config (text_config beside a vision_config or
+  // audio_config: Llama 4, Gemma 3, Mistral 3, Qwen-VL, GLM-4.xV): strata costs and launches the
+  // decoder only; the encoders and their projector are left out, and the prediction says so.
+  bool language_model_of_multimodal = false;
   // GELU by its tanh approximation (HF hidden_act gelu_new, gelu_fast, gelu_pytorch_tanh; GPT-2,
   // StarCoder, Gemma's gelu_pytorch_tanh), not erf's. The same cost; Megatron-LM's --openai-gelu is
   // parsed but sets no activation in the pinned snapshot, so a launch trains erf GELU (a note).

@@ -497,6 +497,9 @@ LaunchPlan megatron_launch(const Job& job, bool feasible, const std::string& inf
   if (m.moe && m.moe->router_bias && m.moe->router_score_function != "sigmoid")
     l.notes.push_back("the model's router has a linear bias (GPT-OSS); Megatron-Core's router has none (its expert bias is for "
                       "sigmoid routing): the launch trains without it, num_experts parameters per MoE layer fewer");
+  if (m.language_model_of_multimodal)
+    l.notes.push_back("the launch (pretrain_gpt.py) trains the language model of the multimodal config alone; its encoders "
+                      "need Megatron's multimodal training scripts");
   // megatron/training/arguments.py parses --openai-gelu, and nothing in the pinned snapshot reads it
   // into the layer's activation_func: a flag would change nothing.
   if (m.gelu_tanh_approximation)
