@@ -65,22 +65,30 @@ KernelModel::KernelModel(const GpuSpec& gpu, Precision precision, const KernelCo
 double KernelModel::gemm_utilization(double m, double n, double batch, double* tiles_out) const {
   // Tile shapes cuBLAS picks among for large to small problems, with the relative throughput of
   // each tile shape (smaller tiles re-read operands more often). Defaults, not measurements.
+  //
+  // Utilization of a tile shape: the problem's area over the area its waves of tiles cover, times
+  // the shape's throughput, eff * m*n*batch / (waves * sms * tm*tn). This runs for every GEMM of
+  // every prediction, and divisions dominate its time: tile sides are powers of two, so their
+  // reciprocals multiply exactly, and the shapes are compared by eff / (waves*tm*tn) cross-
+  // multiplied (integers below 2^53, exact), dividing once for the winner.
   struct Tile {
     double tm, tn, eff;
   };
   static constexpr Tile kTiles[] = {{256, 128, 1.00}, {128, 128, 0.95}, {128, 64, 0.85}, {64, 64, 0.70}};
-  double best = 0, best_tiles = 1;
+  if (tiles_out) *tiles_out = 1;
+  if (!(m > 0 && n > 0 && batch > 0)) return 0;
+  double best_eff = 0, best_area = 1, best_tiles = 1;  // area: waves * tm * tn of the best shape
   for (const auto& t : kTiles) {
-    double tiles = std::ceil(m / t.tm) * std::ceil(n / t.tn) * batch;
-    double waves = std::ceil(tiles / sms_);
-    double util = (m * n * batch) / (waves * sms_ * t.tm * t.tn) * t.eff;
-    if (util > best) {
-      best = util;
+    const double tiles = std::ceil(m * (1 / t.tm)) * std::ceil(n * (1 / t.tn)) * batch;
+    const double area = std::ceil(tiles / sms_) * t.tm * t.tn;
+    if (t.eff * best_area > best_eff * area) {
+      best_eff = t.eff;
+      best_area = area;
       best_tiles = tiles;
     }
   }
   if (tiles_out) *tiles_out = best_tiles;
-  return best;
+  return (m * n * batch) / (best_area * sms_) * best_eff;
 }
 
 double key_loop_factor(double keys, double fixed_blocks) {
