@@ -588,10 +588,10 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   if (p.stage_layers.empty()) {
     p.stage_layers = standard_stage_layers(m.num_layers, p.pp, p.vpp, m.mtp_layers);
     if (!p.stage_layers.empty())
-      as.push_back(fmt::format("{} layers over pp={} vpp={} do not divide: split with {} counted as "
+      as.push_back(fmt::format("{} layers over pp={}{} do not divide: split with {} counted as "
                                "layers, as Megatron's --account-for-embedding/loss-in-pipeline-split or a balanced "
                                "--pipeline-model-parallel-layout does ({})",
-                               m.num_layers, p.pp, p.vpp,
+                               m.num_layers, p.pp, run.unknown.vpp ? std::string() : fmt::format(" vpp={}", p.vpp),
                                m.mtp_layers > 0 ? "the embedding, the loss and the MTP layers" : "the embedding and the loss",
                                fmt::join(p.stage_layers, ",")));
   }
