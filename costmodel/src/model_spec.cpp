@@ -196,10 +196,16 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
       if (!(e.is_number_integer() && e.get<std::int64_t>() == 1))
         refuse("attn_type_list", "a hybrid of softmax and linear (lightning) attention layers");
   }
+  // layer_types names each layer's mixer: softmax attention (full, sliding-window, or Llama 4's
+  // chunked) is what strata costs; linear attention (Qwen3-Next), short convolutions (LFM2),
+  // state-space blocks (Granite 4.0 "mamba") are other layers.
   if (r.has("layer_types") && r.raw("layer_types").is_array())
-    for (const auto& e : r.raw("layer_types"))
-      if (e.is_string() && e.get<std::string>().find("linear") != std::string::npos)
-        refuse("layer_types", "layer type \"" + e.get<std::string>() + "\" (linear attention)");
+    for (const auto& e : r.raw("layer_types")) {
+      const std::string v = e.is_string() ? e.get<std::string>() : e.dump();
+      if (v.find("linear") != std::string::npos) refuse("layer_types", "layer type \"" + v + "\" (linear attention)");
+      if (!one_of(v, {"full_attention", "sliding_attention", "chunked_attention"}))
+        refuse("layer_types", "layer type \"" + v + "\" (strata costs softmax-attention layers: full, sliding-window or chunked)");
+    }
   // Llama-Nemotron (NAS-derived, HF "nemotron-nas"): per-layer block_configs that drop or replace
   // attention and size each FFN differently.
   if (r.has("block_configs")) refuse("block_configs", "per-layer shapes (attention removed or replaced, FFN sizes per layer)");

@@ -910,6 +910,17 @@ TEST_CASE("Hugging Face config.json: the architecture details are read") {
     CHECK(qwen2_vl.rope_scaling.empty());
     CHECK(qwen2_vl.language_model_of_multimodal);  // the decoder's keys at the top, beside vision_config
   }
+  SUBCASE("layer_types other than softmax attention are refused, naming the type") {
+    json j = load_json_file(test::data_file("hf/llama-3.1-8b.json"));
+    j["layer_types"] = json::array();
+    for (int i = 0; i < 32; ++i) j["layer_types"].push_back(i % 4 == 3 ? "full_attention" : "conv");  // LFM2
+    j["model_type"] = "lfm2";
+    CHECK_THROWS_WITH_AS(model_from_json(j, "config.json"), doctest::Contains("layer type \"conv\""), InputError);
+    for (auto& t : j["layer_types"]) t = "full_attention";
+    CHECK_NOTHROW(model_from_json(j, "config.json"));
+    j["layer_types"][5] = "mamba";  // Granite 4.0 hybrids
+    CHECK_THROWS_WITH_AS(model_from_json(j, "config.json"), doctest::Contains("layer type \"mamba\""), InputError);
+  }
   SUBCASE("GELU's tanh approximations are read as such") {
     json gpt2 = load_json_file(test::data_file("hf/gpt-neox-20b.json"));
     CHECK(model_from_json(gpt2, "config.json").gelu_tanh_approximation);  // GPT-NeoX-20B: gelu_fast
