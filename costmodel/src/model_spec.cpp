@@ -242,6 +242,11 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   // layers that share another's keys and values; strata's layers share one attention shape.
   if (type == "gemma4")
     refuse("model_type", "per-layer attention shapes (global_head_dim), per-layer input embeddings and shared-KV layers");
+  // Gemma 3n (HF modeling_gemma3n.py): AltUp's parallel streams, the LAuReL low-rank residual,
+  // per-layer input embeddings, layers reusing earlier layers' keys and values, and per-layer FFN
+  // sizes with activation sparsity.
+  if (type == "gemma3n")
+    refuse("model_type", "AltUp streams, LAuReL residuals, per-layer input embeddings and shared-KV layers (Gemma 3n)");
   // LongCat-Flash (HF modeling_longcat_flash.py): each layer runs two attention blocks, two dense
   // MLPs and a shortcut-connected MoE whose router may pick zero-computation (identity) experts;
   // strata's layer is one attention and one MLP or MoE.

@@ -872,13 +872,16 @@ TEST_CASE("Hugging Face config.json: the architecture details are read") {
     qwen["use_sliding_window"] = false;
     CHECK(model_from_json(qwen, "config.json").sliding_window == 0);
   }
-  SUBCASE("Arcee's squared-ReLU MLP is Nemotron's; LongCat-Flash's layer is refused") {
+  SUBCASE("Arcee's squared-ReLU MLP is Nemotron's; LongCat-Flash's and Gemma 3n's layers are refused") {
     json arcee = load_json_file(test::data_file("hf/llama-3.1-8b.json"));
     arcee["model_type"] = "arcee";
     arcee["hidden_act"] = "relu2";
     CHECK(model_from_json(arcee, "config.json").activation == Activation::squared_relu);
     arcee["model_type"] = "llama";
     CHECK_THROWS_WITH_AS(model_from_json(arcee, "config.json"), doctest::Contains("squared ReLU"), InputError);
+    json gemma3n = load_json_file(test::data_file("hf/gemma-2-9b.json"));
+    gemma3n["model_type"] = "gemma3n_text";
+    CHECK_THROWS_WITH_AS(model_from_json(gemma3n, "config.json"), doctest::Contains("AltUp"), InputError);
     json longcat = load_json_file(test::data_file("hf/deepseek-v3.json"));
     longcat["model_type"] = "longcat_flash";
     CHECK_THROWS_WITH_AS(model_from_json(longcat, "config.json"), doctest::Contains("two attention blocks"), InputError);
