@@ -5,6 +5,8 @@
 #include <cmath>
 #include <initializer_list>
 #include <optional>
+#include <string_view>
+#include <utility>
 
 #include "costmodel/json_reader.h"
 
@@ -254,6 +256,16 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
     refuse("model_type", "two attention blocks, two MLPs and a shortcut-connected MoE per layer (LongCat-Flash)");
   if (r.has("zero_expert_num") && r.raw("zero_expert_num").is_number() && r.get_number("zero_expert_num") > 0)
     refuse("zero_expert_num", "zero-computation (identity) experts among the routed experts");
+  // The decoder family whose layers the config describes: a vision-language model's language model
+  // is its base family's decoder (transformers Qwen2VLTextModel ~ Qwen2, Qwen3VLTextModel ~ Qwen3
+  // with q/k norms, Glm4vTextModel ~ GLM-4-0414, Glm4vMoeTextModel ~ GLM-4.5). The architecture is
+  // read by family; defaults of a config class (norm_topk_prob) and messages keep model_type.
+  static constexpr std::pair<std::string_view, std::string_view> kLanguageModelFamily[] = {
+      {"qwen2_vl", "qwen2"}, {"qwen2_5_vl", "qwen2"}, {"qwen3_vl", "qwen3"}, {"qwen3_vl_moe", "qwen3_moe"},
+      {"glm4v", "glm4"},     {"glm4v_moe", "glm4_moe"}};
+  std::string family = type;
+  for (const auto& [vl, base] : kLanguageModelFamily)
+    if (type == vl) family = base;
   m.name = rtop.opt_string("_name_or_path").value_or(type.empty() ? where : type);
   m.source = "Hugging Face config.json: " + where;
   m.num_layers = static_cast<int>(pick_int({"num_hidden_layers", "n_layer", "n_layers", "num_layers"}, 1, kMaxLayers, "the layer count"));
@@ -297,12 +309,12 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
     if (r.has(k)) { m.max_seq_length = r.get_int(k, 1, kMaxDim * 64); break; }
 
   // Families with a gated MLP, RMSNorm, RoPE and bias-free linears (the Llama recipe).
-  const bool llama_like = one_of(type, {"llama", "llama4", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe",
+  const bool llama_like = one_of(family, {"llama", "llama4", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe",
                                         "deepseek_v2", "deepseek_v3", "kimi_k2", "gpt_oss", "gemma", "gemma2", "gemma3",
                                         "glm", "glm4", "glm4_moe", "phi3", "olmo2", "olmo3", "granite", "granitemoe",
                                         "deepseek", "ernie4_5", "ernie4_5_moe", "smollm3", "exaone4", "minimax", "minimax_m2", "hunyuan",
                                         "hunyuan_v1_dense", "hunyuan_v1_moe", "bailing_moe", "bailing_moe_v2", "dots1", "seed_oss",
-                                        "arcee", "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "glm4v", "glm4v_moe"});
+                                        "arcee"});
   const bool gemma = one_of(type, {"gemma", "gemma2", "gemma3"});
   std::string act = lower(r.opt_string("hidden_activation").value_or(
       r.opt_string("hidden_act").value_or(r.opt_string("activation_function").value_or(""))));
@@ -354,12 +366,12 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   // Llama-style and unknown RMSNorm-era families: no biases unless the config says so.
   else m.add_linear_bias = mlp_bias && attention_bias;
   if (!m.add_linear_bias) {
-    m.add_qkv_bias = one_of(type, {"qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl"}) || attention_bias || r.opt_bool("qkv_bias", false) ||
+    m.add_qkv_bias = one_of(family, {"qwen2", "qwen2_moe"}) || attention_bias || r.opt_bool("qkv_bias", false) ||
                      r.opt_bool("add_qkv_bias", false) || r.opt_bool("use_qkv_bias", false);  // the last: Ling 2.0 (bailing_moe_v2)
     // attention_bias biases q/k/v and o_proj in the Llama recipe (HF LlamaAttention and the families
     // copied from it); GLM-4's attention biases q/k/v only (Glm4Attention o_proj bias=False), and
     // Seed-OSS keys its o_proj bias apart (attention_out_bias).
-    const bool attention_bias_reaches_output = !one_of(type, {"glm", "glm4", "glm4_moe", "glm4v", "glm4v_moe", "seed_oss"});
+    const bool attention_bias_reaches_output = !one_of(family, {"glm", "glm4", "glm4_moe", "seed_oss"});
     m.partial_linear_biases = (attention_bias && attention_bias_reaches_output) || r.opt_bool("attention_out_bias", false) || mlp_bias;
   }
   // Llama 4's use_qk_norm is a weightless L2 norm (HF modeling_llama4.py Llama4TextL2Norm), not a
@@ -372,8 +384,8 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   // EXAONE 4.0 places its norms as OLMo-2 does, with per-head q/k norms (HF modeling_exaone4.py
   // Exaone4DecoderLayer: post_attention_layernorm, post_feedforward_layernorm; q_norm over head_dim).
   m.norm_after_sublayers = one_of(type, {"olmo2", "olmo3", "exaone4"});
-  m.norm_around_sublayers = one_of(type, {"gemma2", "gemma3", "glm4", "glm4v"});  // GLM-4.1V's decoder is GLM-4-0414's
-  m.qk_layernorm = one_of(type, {"qwen3", "qwen3_moe", "qwen3_vl", "qwen3_vl_moe", "olmo2", "olmo3", "gemma3", "exaone4", "dots1"}) || (qk_norm_key && type != "llama4") ||
+  m.norm_around_sublayers = one_of(family, {"gemma2", "gemma3", "glm4"});
+  m.qk_layernorm = one_of(family, {"qwen3", "qwen3_moe", "olmo2", "olmo3", "gemma3", "exaone4", "dots1"}) || (qk_norm_key && type != "llama4") ||
                    r.opt_bool("qk_layernorm", false);
   // Parallel residual: always in GPT-J, CodeGen, Phi-1/2 and Cohere (1 and 2) layers; GPT-NeoX and
   // StableLM say so in use_parallel_residual (GPTNeoXConfig default true, StableLmConfig false);
@@ -596,13 +608,13 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
     // e_score_correction_bias for selection) are sigmoid routers whose configs carry no scoring_func.
     // dots.llm1 runs DeepSeek-V3's router (HF modular_dots1.py Dots1TopkRouter(DeepseekV3TopkRouter)),
     // sigmoid with the correction bias, whatever its config's scoring_func says.
-    if (one_of(type, {"llama4", "glm4_moe", "glm4v_moe", "dots1"})) moe.router_score_function = "sigmoid";
+    if (one_of(family, {"llama4", "glm4_moe", "dots1"})) moe.router_score_function = "sigmoid";
     if (!one_of(moe.router_score_function, {"softmax", "sigmoid"})) refuse("scoring_func", "router score function \"" + moe.router_score_function + "\"");
     // An expert bias added to the scores for selection: DeepSeek-V3's noaux_tc, GPT-OSS's router
     // bias, MiniMax-M2's use_routing_bias, ERNIE-4.5's moe_statics correction bias (HF
     // modeling_ernie4_5_moe.py; Megatron-Bridge enables the expert bias for it).
     const std::string topk_method = lower(r.opt_string("topk_method").value_or(""));
-    moe.router_bias = one_of(type, {"gpt_oss", "ernie4_5_moe", "glm4_moe", "glm4v_moe", "dots1"}) || topk_method == "noaux_tc" ||
+    moe.router_bias = one_of(family, {"gpt_oss", "ernie4_5_moe", "glm4_moe", "dots1"}) || topk_method == "noaux_tc" ||
                       r.opt_bool("use_routing_bias", false) || r.opt_bool("moe_router_enable_expert_bias", false);
     read_router_groups(r, moe, topk_method, type);
     // Which layers are MoE layers (the rest run a dense MLP of intermediate_size).
