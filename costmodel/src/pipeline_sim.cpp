@@ -204,9 +204,9 @@ void simulate_in_event_order(const PipelineInput& in, const ScheduleOrder& order
 // very order, of the event simulation, hence bit-identical times. Ranks without an op keep their
 // clock. The sweep needs no schedule order, only a few rows of p clocks, and each phase is a loop
 // over the ranks that compilers vectorize. In the steady state, where every rank runs an op in
-// every phase, two phases run fused (run_1f1b_pair, run_interleaved_pair); a 1F1B steady state
-// that has settled into advancing every rank alike is extrapolated (advanced_alike), equal to the
-// event order up to rounding.
+// every phase, two phases run fused (run_1f1b_pair, run_interleaved_pair); a steady state that has
+// settled into advancing every rank alike (each pair under 1F1B, each period of p*v pairs under
+// interleaving) is extrapolated (advanced_alike), equal to the event order up to rounding.
 
 // cur[r] = max(own[r], dep[r] + hop) + d[r]: ranks [0, n) each run an op in this phase.
 void run_ops(double* __restrict cur, const double* __restrict own, const double* __restrict dep, const double* __restrict d,
@@ -246,8 +246,8 @@ void run_interleaved_pair(double* __restrict x, double* __restrict y, const doub
   }
 }
 
-// Whether one steady 1F1B pair advanced every clock by the same time (lambda, returned), up to
-// rounding. The pair is a max-plus linear map of the clocks: each new clock is a max of clocks
+// Whether one steady 1F1B pair (or interleaved period) advanced every clock by the same time
+// (lambda, returned), up to rounding. The pair is a max-plus linear map of the clocks: each new clock is a max of clocks
 // plus fixed durations (the ghost cells' terms are 0 and never win over clocks >= 0). Once such a
 // map advances every clock by lambda it does so on every later pair, since A(x + lambda) =
 // A(x) + lambda; and it is nonexpansive in the max norm, so clocks that advanced alike within eps
@@ -309,7 +309,7 @@ class PhaseSweep {
         hop_(p_ > 1 ? in.p2p_s : 0.0),
         fwd_(in.forward_s.data()),
         bwd_(in.backward_s.data()),
-        buf_(3 * static_cast<std::size_t>(p_ + 2) + (v_ == 1 ? 8 * static_cast<std::size_t>(p_ / 2 + 3) : 3 * static_cast<std::size_t>(p_) + 2),
+        buf_(3 * static_cast<std::size_t>(p_ + 2) + (v_ == 1 ? 8 * static_cast<std::size_t>(p_ / 2 + 3) : 5 * static_cast<std::size_t>(p_) + 2),
              -hop_) {
     // Three rows of clocks (phases t-2, t-1, t), each with a ghost cell at -1 and p: the
     // dependency an edge rank reads there is the wrapped-around neighbour or "none", -hop (ready
@@ -373,9 +373,17 @@ class PhaseSweep {
   // past them). The durations of the ranks' ops live in one row per direction: from one forward
   // phase to the next, each rank's op index k grows by one, so exactly one rank enters a new
   // block of p (its chunk changes); likewise for the backwards.
+  //
+  // The durations and the ghost cells' rules repeat every p*v pairs (the cursors' offsets and chunks
+  // cycle), so a period of pairs is one fixed max-plus map: once a period advances every clock
+  // alike, every later one does (see advanced_alike), and whole periods left are extrapolated.
   void run_interleaved_steady(BlockCursor& fq, BlockCursor& bu, std::int64_t pairs) {
     double* const df = buf_.data() + 4 * static_cast<std::size_t>(p_ + 2);
     double* const db = df + p_;
+    double* const h2_before = db + p_;  // the clocks one period earlier
+    double* const h1_before = h2_before + p_;
+    const std::int64_t period = static_cast<std::int64_t>(p_) * v_;
+    bool have_before = false;
     for (int r = 0; r < p_; ++r) {
       // k = q - r and u + r with (q, u) at the cursors: rank 0 in their blocks, the others in the
       // block before (forwards) or after (backwards) once past the offset.
@@ -394,6 +402,24 @@ class PhaseSweep {
       df[fq.offset] = fwd(fq.chunk)[fq.offset];
       const int entering = bu.offset == 0 ? 0 : p_ - bu.offset;
       db[entering] = bwd(v_ - 1 - (bu.offset == 0 ? bu.chunk : bu.next_chunk()))[entering];
+      if ((j + 1) % period != 0 || pairs - j - 1 < period) continue;
+      double lambda = 0;
+      if (have_before && advanced_alike(h2, h2_before, p_, h1, h1_before, p_, lambda)) {
+        // The cursors and duration rows return to this state after every period.
+        const std::int64_t skip = (pairs - j - 1) / period;
+        const double ahead = static_cast<double>(skip) * lambda;
+        for (int r = 0; r < p_; ++r) {
+          h2[r] += ahead;
+          h1[r] += ahead;
+        }
+        j += skip * period;
+        fq.block += skip * v_;
+        bu.block += skip * v_;
+        continue;
+      }
+      std::copy(h2, h2 + p_, h2_before);
+      std::copy(h1, h1 + p_, h1_before);
+      have_before = true;
     }
     dep_ = h2;
     own_ = h1;

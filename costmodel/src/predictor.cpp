@@ -44,10 +44,15 @@ struct LayerCost {
   double recompute_flops = 0;
 };
 
+// Everything predicted of one pipeline stage (one allocation per prediction for all stages).
 struct StageCost {
   double fwd = 0, bwd = 0;  // one micro-batch through all of the stage's chunks
   double compute = 0, recompute = 0, tp = 0, cp = 0, ep = 0, host = 0;  // per micro-batch
   double pp_blocking = 0;  // blocking p2p sends inside the stage's own ops (DeepSpeed), per micro-batch
+  double recompute_flops = 0;  // per micro-batch, per GPU
+  ParamSplit params;           // parameters per GPU: gradient accumulation, DP synchronization, memory
+  double dp_exposed = 0, optimizer = 0;  // per iteration
+  double finish = 0;                     // when the stage's step ends
 };
 
 // The part of a stage's data-parallel collective (`comm`: the gradient reduce-scatter or
@@ -505,17 +510,14 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   const bool sharded_grads = job.runtime.framework == Framework::fsdp || p.zero_stage >= 2;
   const double accum_bytes_per_param = (job.runtime.fused_grad_accumulation || sharded_grads) ? 0.0
                                        : job.runtime.framework == Framework::megatron ? eb + 8.0 : 3.0 * eb;
-  std::vector<double> stage_recompute_flops(p.pp, 0);  // per micro-batch, per GPU
-  // Parameters per GPU of each stage, for gradient accumulation, DP synchronization and memory.
-  std::vector<ParamSplit> stage_params(p.pp);
-  for (int s = 0; s < p.pp; ++s) stage_params[s] = stage_param_split(job, s, stage_layers[s]);
+  for (int s = 0; s < p.pp; ++s) sc[s].params = stage_param_split(job, s, stage_layers[s]);
   for (int s = 0; s < p.pp; ++s) {
     const int layers = stage_layers[s];
     const int nfull = full_layers(layers);
     const double full_frac = layers > 0 ? static_cast<double>(nfull) / layers : 0;
     const bool full = p.recompute.granularity == RecomputeGranularity::full;
     auto rec_per_layer = [&](const LayerCost& lc) { return full ? full_frac * (lc.recompute + layer_refwd(lc)) : lc.recompute; };
-    const double accum_stage = stage_params[s].total() * accum_bytes_per_param /
+    const double accum_stage = sc[s].params.total() * accum_bytes_per_param /
                                (cl.gpu.hbm_GBps * 1e9 * cal.kernel.memory_efficiency);
     for (int c = 0; c < v; ++c) {
       // Uneven stages under interleaving split into chunks of whole layers (chunk_layers); each
@@ -535,7 +537,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
         sc[s].cp += n * (lc.fwd_cp + lc.bwd_cp + (full ? full_frac : 0.0) * lc.fwd_cp);
         sc[s].ep += n * (lc.fwd_ep + lc.bwd_ep + (full ? full_frac : 0.0) * lc.fwd_ep);
         sc[s].host += n * (lc.fwd_host + (full ? full_frac : 0.0) * lc.fwd_host);
-        stage_recompute_flops[s] += n * (full ? full_frac : 1.0) * lc.recompute_flops;
+        sc[s].recompute_flops += n * (full ? full_frac : 1.0) * lc.recompute_flops;
       };
       if (ids.empty()) add_layers(kind_costs.front().second, in_chunk);
       else for (int id : ids) add_layers(cost_of(id), 1.0);
@@ -549,7 +551,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
           const LayerCost& lc = *mtp.layer;
           b += mtp_modules * (lc.recompute + (full ? layer_refwd(lc) : 0.0));
           sc[s].recompute += mtp_modules * lc.recompute;
-          stage_recompute_flops[s] += mtp_modules * lc.recompute_flops;
+          sc[s].recompute_flops += mtp_modules * lc.recompute_flops;
           if (full) {
             sc[s].tp += mtp_modules * lc.fwd_tp;
             sc[s].ep += mtp_modules * lc.fwd_ep;
@@ -591,7 +593,6 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   const double weight_bytes = fp32_model ? 4 : 2;
   const bool fp8_params = te_fp8(job) && job.runtime.fp8_param_gather && job.training.recipe != LowPrecisionRecipe::nvfp4;
   const double dp_shard = static_cast<double>(p.dp) * p.cp;
-  std::vector<double> dp_exposed(p.pp, 0), opt_time(p.pp, 0), stage_finish(p.pp, 0);
   double tied_embedding_sync = 0;
   if (m.tied_embeddings && p.pp > 1) {
     const double embedding_per_gpu = static_cast<double>(shape.vocab) * static_cast<double>(m.hidden_size) / p.tp;
@@ -600,7 +601,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     tied_embedding_sync = comm.all_reduce(embedding_per_gpu * grad_bytes, ends_g);
   }
   for (int s = 0; s < p.pp; ++s) {
-    const ParamSplit& split = stage_params[s];
+    const ParamSplit& split = sc[s].params;
     const double params = split.total();
     // Routed-expert gradients reduce over the expert-data-parallel group, the rest over dp*cp
     // (Megatron-Core's separate expert gradient buffers).
@@ -653,19 +654,20 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
       }
     }
     // Overlapped communication is not free: it slows the compute it hides behind.
-    dp_exposed[s] = dp_time - hidden + cal.kernel.overlap_interference * hidden;
+    sc[s].dp_exposed = dp_time - hidden + cal.kernel.overlap_interference * hidden;
     // Tied input/output embeddings split over a pipeline: the first and last stages each hold a
     // copy, and after backward they all-reduce its gradient between them, after the DP sync and
     // outside any overlap (Megatron finalize_model_grads `_allreduce_word_embedding_grads`,
     // DeepSpeed's pipeline `_exec_reduce_tied_grads`). Counted with the gradient synchronization.
-    if (s == 0 || s == p.pp - 1) dp_exposed[s] += tied_embedding_sync;
+    if (s == 0 || s == p.pp - 1) sc[s].dp_exposed += tied_embedding_sync;
     const bool sharded = fw == Framework::fsdp || p.distributed_optimizer || p.zero_stage >= 1;
     const double updated = sharded ? split.dense / dp_shard + split.expert / edp : params;
-    opt_time[s] = updated * kAdamBytesPerParam / (cl.gpu.hbm_GBps * 1e9 * cal.kernel.memory_efficiency);
-    stage_finish[s] = pr.end_s[s] + dp_exposed[s] + opt_time[s] + job.runtime.step_overhead_s;
+    sc[s].optimizer = updated * kAdamBytesPerParam / (cl.gpu.hbm_GBps * 1e9 * cal.kernel.memory_efficiency);
+    sc[s].finish = pr.end_s[s] + sc[s].dp_exposed + sc[s].optimizer + job.runtime.step_overhead_s;
   }
-  const int crit = static_cast<int>(std::max_element(stage_finish.begin(), stage_finish.end()) - stage_finish.begin());
-  pred.iteration_time_s = stage_finish[crit];
+  const int crit = static_cast<int>(
+      std::max_element(sc.begin(), sc.end(), [](const StageCost& a, const StageCost& b) { return a.finish < b.finish; }) - sc.begin());
+  pred.iteration_time_s = sc[crit].finish;
 
   // ---- memory -----------------------------------------------------------------------------------
   pred.feasible = true;
@@ -681,7 +683,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     st.recompute_s = sc[s].recompute;
     st.busy_s = pr.busy_s[s];
     st.in_flight_micro_batches = pr.peak_in_flight[s];
-    st.memory = stage_memory(job, s, stage_layers[s], pr.peak_in_flight[s], stage_params[s], layer_bytes);
+    st.memory = stage_memory(job, s, stage_layers[s], pr.peak_in_flight[s], sc[s].params, layer_bytes);
     if (st.memory.total_GiB > pred.memory_per_gpu_GiB) {
       pred.memory_per_gpu_GiB = st.memory.total_GiB;
       worst_mem = s;
@@ -719,7 +721,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
                                                                : cl.gpu.peak_flops(job.training.precision);
   pred.mfu = model_flops / (pred.iteration_time_s * world * peak);
   double rec_flops = 0;
-  for (int s = 0; s < p.pp; ++s) rec_flops += stage_recompute_flops[s];
+  for (int s = 0; s < p.pp; ++s) rec_flops += sc[s].recompute_flops;
   // lc.recompute_flops is per GPU for one micro-batch of one TP/CP shard: scale to the whole job.
   const double hw_extra = rec_flops * static_cast<double>(micro_batches) * p.dp * p.tp * p.cp;
   pred.hfu = (model_flops + hw_extra) / (pred.iteration_time_s * world * peak);
@@ -740,8 +742,8 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   // the schedule's own fill/drain bubble.
   const double max_busy = *std::max_element(pr.busy_s.begin(), pr.busy_s.end());
   const double imbalance = std::min(bd.bubble_s, max_busy - pr.busy_s[crit]);
-  bd.dp_comm_s = dp_exposed[crit];
-  bd.optimizer_s = opt_time[crit];
+  bd.dp_comm_s = sc[crit].dp_exposed;
+  bd.optimizer_s = sc[crit].optimizer;
   bd.step_overhead_s = job.runtime.step_overhead_s;
 
   // ---- feasibility and bottleneck -------------------------------------------------------------
@@ -809,8 +811,12 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
                                "expert GEMMs in flight"
                              : "MoE: the local experts are timed one after another (Megatron's SequentialMLP, what a launch "
                                "without --moe-grouped-gemm runs); --moe-grouped-gemm times grouped GEMMs");
-  if (job.runtime.step_overhead_s == RuntimeOptions::kDefaultStepOverheadS)
-    pred.notes.push_back(fmt::format(FMT_COMPILE("host-side step overhead is a {:g} s default guess (--step-overhead)"), job.runtime.step_overhead_s));
+  if (job.runtime.step_overhead_s == RuntimeOptions::kDefaultStepOverheadS) {
+    // Formatted once: most predictions carry this note, and a search makes thousands.
+    static const std::string default_overhead_note = fmt::format(
+        FMT_COMPILE("host-side step overhead is a {:g} s default guess (--step-overhead)"), RuntimeOptions::kDefaultStepOverheadS);
+    pred.notes.push_back(default_overhead_note);
+  }
   return pred;
 }
 

@@ -26,7 +26,7 @@ PipelineInput uniform(int p, int v, std::int64_t m, double f, double b, double p
 // Every op of a schedule exactly once, never two at a time on a stage, after its dependencies; the
 // untraced path equal to the traced one; in-flight peaks as counted from the trace.
 // The phase sweep adds up the same durations in the same order as the event order, except that a
-// steady 1F1B state which advances every rank alike is extrapolated: equal up to rounding.
+// steady state which advances every rank alike is extrapolated: equal up to rounding.
 void check_same_clocks(const PipelineResult& a, const PipelineResult& b) {
   REQUIRE(a.end_s.size() == b.end_s.size());
   for (std::size_t r = 0; r < a.end_s.size(); ++r) CHECK(a.end_s[r] == doctest::Approx(b.end_s[r]).epsilon(1e-12));
@@ -318,6 +318,28 @@ TEST_CASE("simulate_pipeline") {
           const PipelineResult traced = simulate_pipeline(in, &trace);
           check_same_clocks(simulate_pipeline(in), traced);
         }
+  }
+  SUBCASE("long interleaved steady states, extrapolated by whole periods of p*v pairs, match the event order") {
+    // Uneven stages and chunks: the durations repeat every p*v phase pairs, and the sweep adds the
+    // periods left at once after one that advanced every rank alike.
+    std::mt19937_64 rng(20261126);
+    std::uniform_real_distribution<double> dur(0.01, 3.0);
+    for (int p : {2, 3, 4, 8, 16})
+      for (int v : {2, 3, 4})
+        for (std::int64_t m : {std::int64_t{48} * p, std::int64_t{125} * p})
+          for (double p2p : {0.0, 0.07, 2.5}) {
+            CAPTURE(p);
+            CAPTURE(v);
+            CAPTURE(m);
+            CAPTURE(p2p);
+            PipelineInput in = uniform(p, v, m, 1, 2, p2p);
+            for (double& d : in.forward_s) d = dur(rng);
+            for (double& d : in.backward_s) d = dur(rng);
+            std::vector<PipelineEvent> trace;
+            const PipelineResult traced = simulate_pipeline(in, &trace);
+            REQUIRE(traced.makespan_s > 0);
+            check_same_clocks(simulate_pipeline(in), traced);
+          }
   }
   SUBCASE("inconsistent input returns makespan 0") {
     CHECK(simulate_pipeline(uniform(4, 2, 6, 1, 2)).makespan_s == 0);  // groups of p = 4 leave a last group of 2 < p
