@@ -156,7 +156,7 @@ const ScheduleOrder& cached_order(int p, int v, std::int64_t m, std::int64_t g, 
 }
 
 // Every op of the event order, timed: the traced path, and the untraced one of a schedule the phase
-// sweep does not cover (micro-batch groups other than pp, combined 1F1B). Fills res.end_s and, when
+// sweep does not cover (micro-batch groups other than pp). Fills res.end_s and, when
 // given, the trace.
 void simulate_in_event_order(const PipelineInput& in, const ScheduleOrder& order, PipelineResult& res,
                              std::vector<PipelineEvent>* trace) {
@@ -190,7 +190,8 @@ void simulate_in_event_order(const PipelineInput& in, const ScheduleOrder& order
 // ---- The phase sweep: the untraced path of every prediction ------------------------------------
 //
 // Give the k-th forward of rank r the phase 2k + s*r and its k-th backward the phase 2k + c - s*r,
-// with s = 1, c = 2p - 1 for 1F1B and s = 2, c = 2(v+1)p - 3 for interleaved 1F1B. Then
+// with s = 1, c = 2p - 1 for 1F1B and s = 2, c = 2(v+1)p - 3 for interleaved 1F1B; the combined
+// 1F1B of MoE all-to-all overlap runs one more warmup forward, 2 phases more. Then
 //  (1) the ops of each rank, in the order the rank runs them (RankSchedule: warmup forwards, then
 //      alternating forward and backward, then cool-down backwards), have strictly increasing
 //      phases, one per phase at most: c is exactly what puts each steady-state backward between
@@ -305,7 +306,8 @@ class PhaseSweep {
       : p_(in.stages),
         v_(in.chunks),
         total_(in.micro_batches * in.chunks),
-        c_(v_ == 1 ? 2 * static_cast<std::int64_t>(p_) - 1 : 2 * static_cast<std::int64_t>(v_ + 1) * p_ - 3),
+        extra_(in.combined_1f1b ? 1 : 0),
+        c_((v_ == 1 ? 2 * static_cast<std::int64_t>(p_) - 1 : 2 * static_cast<std::int64_t>(v_ + 1) * p_ - 3) + 2 * extra_),
         hop_(p_ > 1 ? in.p2p_s : 0.0),
         fwd_(in.forward_s.data()),
         bwd_(in.backward_s.data()),
@@ -456,13 +458,14 @@ class PhaseSweep {
 
   // 1F1B: in phase t, rank r runs forward (t - r)/2 when t - r is even, else backward
   // (t - c + r)/2, when that index is in [0, m), after its neighbour's op one phase earlier
-  // (the ghost cells stay -hop: no dependency). All ranks are busy for t in [2p - 1, 2m): the
-  // phase pairs from 2p on run as steady pairs.
+  // (the ghost cells stay -hop: no dependency). All ranks are busy for t in [c, 2m): the phase
+  // pairs from 2(p + extra) on run as steady pairs.
   void run_1f1b() {
     const std::int64_t phases = 2 * total_ - 1 + c_;
+    const std::int64_t steady_from = p_ + extra_;
     for (std::int64_t t = 0; t < phases; ++t) {
-      if (t == 2 * p_ && total_ > p_) {
-        run_1f1b_steady(total_ - p_);
+      if (t == 2 * steady_from && total_ > steady_from) {
+        run_1f1b_steady(total_ - steady_from);
         t = 2 * total_ - 1;
         continue;
       }
@@ -523,6 +526,7 @@ class PhaseSweep {
 
   int p_, v_;
   std::int64_t total_;  // forwards (and backwards) per rank: m * v
+  int extra_;           // warmup forwards beyond Megatron's 1F1B: 1 under the combined 1F1B
   std::int64_t c_;      // phase offset of the backwards
   double hop_;
   const double *fwd_, *bwd_;  // [chunk * p + rank]
@@ -572,8 +576,8 @@ PipelineResult simulate_pipeline(const PipelineInput& in, std::vector<PipelineEv
       // Every micro-batch passes every chunk once each way.
       res.busy_s[static_cast<std::size_t>(r)] += static_cast<double>(m) * (in.forward(r, c) + in.backward(r, c));
   // The phase sweep covers 1F1B and interleaving in groups of p (its phase offsets assume their
-  // warmups); other schedules take the event order.
-  if (trace || (v > 1 && g != p) || in.combined_1f1b) {
+  // warmups, the combined 1F1B's included); other schedules take the event order.
+  if (trace || (v > 1 && g != p)) {
     const ScheduleOrder& order = cached_order(p, v, m, g, in.combined_1f1b);
     res.peak_in_flight = order.peak_in_flight;
     simulate_in_event_order(in, order, res, trace);

@@ -268,34 +268,38 @@ TEST_CASE("simulate_pipeline") {
   }
   SUBCASE("the phase sweep (untraced) times every schedule like the event order (traced), up to rounding") {
     // Uneven stages and chunks, with and without transfers, small and large m relative to p (all
-    // warmup, no steady state, long steady state), p = 1, 2, 3 (wrap-around dependencies).
+    // warmup, no steady state, long steady state), p = 1, 2, 3 (wrap-around dependencies), with and
+    // without the combined 1F1B's extra warmup forward.
     std::mt19937_64 rng(20240517);
     std::uniform_real_distribution<double> dur(0.01, 3.0);
     int cases = 0;
     for (int p : {1, 2, 3, 4, 5, 8, 16})
       for (int v : {1, 2, 3, 4})
         for (std::int64_t m : {1, 2, 3, 4, 6, 8, 12, 16, 32, 48})
-          for (double p2p : {0.0, 0.07, 2.5}) {
-            if (v > 1 && m % p != 0) continue;
-            CAPTURE(p);
-            CAPTURE(v);
-            CAPTURE(m);
-            CAPTURE(p2p);
-            PipelineInput in = uniform(p, v, m, 1, 2, p2p);
-            for (int s = 0; s < p; ++s)
-              for (int c = 0; c < v; ++c) {
-                in.forward(s, c) = dur(rng);
-                in.backward(s, c) = dur(rng);
-              }
-            std::vector<PipelineEvent> trace;
-            const PipelineResult traced = simulate_pipeline(in, &trace);
-            const PipelineResult swept = simulate_pipeline(in);
-            REQUIRE(traced.makespan_s > 0);
-            check_same_clocks(swept, traced);
-            CHECK(swept.busy_s == traced.busy_s);
-            CHECK(swept.peak_in_flight == traced.peak_in_flight);
-            ++cases;
-          }
+          for (double p2p : {0.0, 0.07, 2.5})
+            for (bool combined : {false, true}) {
+              if (v > 1 && m % p != 0) continue;
+              CAPTURE(combined);
+              CAPTURE(p);
+              CAPTURE(v);
+              CAPTURE(m);
+              CAPTURE(p2p);
+              PipelineInput in = uniform(p, v, m, 1, 2, p2p);
+              in.combined_1f1b = combined;
+              for (int s = 0; s < p; ++s)
+                for (int c = 0; c < v; ++c) {
+                  in.forward(s, c) = dur(rng);
+                  in.backward(s, c) = dur(rng);
+                }
+              std::vector<PipelineEvent> trace;
+              const PipelineResult traced = simulate_pipeline(in, &trace);
+              const PipelineResult swept = simulate_pipeline(in);
+              REQUIRE(traced.makespan_s > 0);
+              check_same_clocks(swept, traced);
+              CHECK(swept.busy_s == traced.busy_s);
+              CHECK(swept.peak_in_flight == traced.peak_in_flight);
+              ++cases;
+            }
     CHECK(cases > 300);
   }
   SUBCASE("long 1F1B steady states, extrapolated once every rank advances alike, match the event order") {
@@ -305,19 +309,22 @@ TEST_CASE("simulate_pipeline") {
     std::uniform_real_distribution<double> dur(0.01, 3.0);
     for (int p : {2, 3, 5, 8, 16})
       for (std::int64_t m : {64, 333, 1000})
-        for (double p2p : {0.0, 0.07, 2.5}) {
-          CAPTURE(p);
-          CAPTURE(m);
-          CAPTURE(p2p);
-          PipelineInput in = uniform(p, 1, m, 1, 2, p2p);
-          for (int s = 0; s < p; ++s) {
-            in.forward(s, 0) = dur(rng);
-            in.backward(s, 0) = dur(rng);
+        for (double p2p : {0.0, 0.07, 2.5})
+          for (bool combined : {false, true}) {
+            CAPTURE(p);
+            CAPTURE(m);
+            CAPTURE(p2p);
+            CAPTURE(combined);
+            PipelineInput in = uniform(p, 1, m, 1, 2, p2p);
+            in.combined_1f1b = combined;
+            for (int s = 0; s < p; ++s) {
+              in.forward(s, 0) = dur(rng);
+              in.backward(s, 0) = dur(rng);
+            }
+            std::vector<PipelineEvent> trace;
+            const PipelineResult traced = simulate_pipeline(in, &trace);
+            check_same_clocks(simulate_pipeline(in), traced);
           }
-          std::vector<PipelineEvent> trace;
-          const PipelineResult traced = simulate_pipeline(in, &trace);
-          check_same_clocks(simulate_pipeline(in), traced);
-        }
   }
   SUBCASE("long interleaved steady states, extrapolated by whole periods of p*v pairs, match the event order") {
     // Uneven stages and chunks: the durations repeat every p*v phase pairs, and the sweep adds the
@@ -327,19 +334,22 @@ TEST_CASE("simulate_pipeline") {
     for (int p : {2, 3, 4, 8, 16})
       for (int v : {2, 3, 4})
         for (std::int64_t m : {std::int64_t{48} * p, std::int64_t{125} * p})
-          for (double p2p : {0.0, 0.07, 2.5}) {
-            CAPTURE(p);
-            CAPTURE(v);
-            CAPTURE(m);
-            CAPTURE(p2p);
-            PipelineInput in = uniform(p, v, m, 1, 2, p2p);
-            for (double& d : in.forward_s) d = dur(rng);
-            for (double& d : in.backward_s) d = dur(rng);
-            std::vector<PipelineEvent> trace;
-            const PipelineResult traced = simulate_pipeline(in, &trace);
-            REQUIRE(traced.makespan_s > 0);
-            check_same_clocks(simulate_pipeline(in), traced);
-          }
+          for (double p2p : {0.0, 0.07, 2.5})
+            for (bool combined : {false, true}) {
+              CAPTURE(p);
+              CAPTURE(v);
+              CAPTURE(m);
+              CAPTURE(p2p);
+              CAPTURE(combined);
+              PipelineInput in = uniform(p, v, m, 1, 2, p2p);
+              in.combined_1f1b = combined;
+              for (double& d : in.forward_s) d = dur(rng);
+              for (double& d : in.backward_s) d = dur(rng);
+              std::vector<PipelineEvent> trace;
+              const PipelineResult traced = simulate_pipeline(in, &trace);
+              REQUIRE(traced.makespan_s > 0);
+              check_same_clocks(simulate_pipeline(in), traced);
+            }
   }
   SUBCASE("inconsistent input returns makespan 0") {
     CHECK(simulate_pipeline(uniform(4, 2, 6, 1, 2)).makespan_s == 0);  // groups of p = 4 leave a last group of 2 < p
