@@ -33,6 +33,32 @@ void check_same_clocks(const PipelineResult& a, const PipelineResult& b) {
   CHECK(a.makespan_s == doctest::Approx(b.makespan_s).epsilon(1e-12));
 }
 
+// A pipeline with random durations per stage and chunk.
+PipelineInput random_pipeline(int p, int v, std::int64_t m, double p2p, bool combined, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> dur(0.01, 3.0);
+  PipelineInput in = uniform(p, v, m, 1, 2, p2p);
+  in.combined_1f1b = combined;
+  for (double& d : in.forward_s) d = dur(rng);
+  for (double& d : in.backward_s) d = dur(rng);
+  return in;
+}
+
+// The untraced phase sweep against the traced event order of the same schedule.
+void check_sweep_matches_event_order(const PipelineInput& in) {
+  CAPTURE(in.stages);
+  CAPTURE(in.chunks);
+  CAPTURE(in.micro_batches);
+  CAPTURE(in.p2p_s);
+  CAPTURE(in.combined_1f1b);
+  std::vector<PipelineEvent> trace;
+  const PipelineResult traced = simulate_pipeline(in, &trace);
+  const PipelineResult swept = simulate_pipeline(in);
+  REQUIRE(traced.makespan_s > 0);
+  check_same_clocks(swept, traced);
+  CHECK(swept.busy_s == traced.busy_s);
+  CHECK(swept.peak_in_flight == traced.peak_in_flight);
+}
+
 void check_schedule_trace(const PipelineInput& in) {
   const int p = in.stages, v = in.chunks;
   const std::int64_t m = in.micro_batches;
@@ -271,7 +297,6 @@ TEST_CASE("simulate_pipeline") {
     // warmup, no steady state, long steady state), p = 1, 2, 3 (wrap-around dependencies), with and
     // without the combined 1F1B's extra warmup forward.
     std::mt19937_64 rng(20240517);
-    std::uniform_real_distribution<double> dur(0.01, 3.0);
     int cases = 0;
     for (int p : {1, 2, 3, 4, 5, 8, 16})
       for (int v : {1, 2, 3, 4})
@@ -279,77 +304,21 @@ TEST_CASE("simulate_pipeline") {
           for (double p2p : {0.0, 0.07, 2.5})
             for (bool combined : {false, true}) {
               if (v > 1 && m % p != 0) continue;
-              CAPTURE(combined);
-              CAPTURE(p);
-              CAPTURE(v);
-              CAPTURE(m);
-              CAPTURE(p2p);
-              PipelineInput in = uniform(p, v, m, 1, 2, p2p);
-              in.combined_1f1b = combined;
-              for (int s = 0; s < p; ++s)
-                for (int c = 0; c < v; ++c) {
-                  in.forward(s, c) = dur(rng);
-                  in.backward(s, c) = dur(rng);
-                }
-              std::vector<PipelineEvent> trace;
-              const PipelineResult traced = simulate_pipeline(in, &trace);
-              const PipelineResult swept = simulate_pipeline(in);
-              REQUIRE(traced.makespan_s > 0);
-              check_same_clocks(swept, traced);
-              CHECK(swept.busy_s == traced.busy_s);
-              CHECK(swept.peak_in_flight == traced.peak_in_flight);
+              check_sweep_matches_event_order(random_pipeline(p, v, m, p2p, combined, rng));
               ++cases;
             }
     CHECK(cases > 300);
   }
-  SUBCASE("long 1F1B steady states, extrapolated once every rank advances alike, match the event order") {
+  SUBCASE("long steady states, extrapolated once every rank advances alike, match the event order") {
     // Uneven stages (the slowest anywhere), with and without transfers: the steady state settles
-    // into the slowest stage's period after a transient, and the sweep adds the rest at once.
+    // into the slowest stage's period after a transient, and the sweep adds the rest at once, per
+    // pair of phases under 1F1B, per period of p*v pairs (the durations repeat) when interleaved.
     std::mt19937_64 rng(7);
-    std::uniform_real_distribution<double> dur(0.01, 3.0);
     for (int p : {2, 3, 5, 8, 16})
-      for (std::int64_t m : {64, 333, 1000})
-        for (double p2p : {0.0, 0.07, 2.5})
-          for (bool combined : {false, true}) {
-            CAPTURE(p);
-            CAPTURE(m);
-            CAPTURE(p2p);
-            CAPTURE(combined);
-            PipelineInput in = uniform(p, 1, m, 1, 2, p2p);
-            in.combined_1f1b = combined;
-            for (int s = 0; s < p; ++s) {
-              in.forward(s, 0) = dur(rng);
-              in.backward(s, 0) = dur(rng);
-            }
-            std::vector<PipelineEvent> trace;
-            const PipelineResult traced = simulate_pipeline(in, &trace);
-            check_same_clocks(simulate_pipeline(in), traced);
-          }
-  }
-  SUBCASE("long interleaved steady states, extrapolated by whole periods of p*v pairs, match the event order") {
-    // Uneven stages and chunks: the durations repeat every p*v phase pairs, and the sweep adds the
-    // periods left at once after one that advanced every rank alike.
-    std::mt19937_64 rng(20261126);
-    std::uniform_real_distribution<double> dur(0.01, 3.0);
-    for (int p : {2, 3, 4, 8, 16})
-      for (int v : {2, 3, 4})
-        for (std::int64_t m : {std::int64_t{48} * p, std::int64_t{125} * p})
+      for (int v : {1, 2, 3, 4})
+        for (std::int64_t m : v == 1 ? std::vector<std::int64_t>{64, 333, 1000} : std::vector<std::int64_t>{48 * p, 125 * p})
           for (double p2p : {0.0, 0.07, 2.5})
-            for (bool combined : {false, true}) {
-              CAPTURE(p);
-              CAPTURE(v);
-              CAPTURE(m);
-              CAPTURE(p2p);
-              CAPTURE(combined);
-              PipelineInput in = uniform(p, v, m, 1, 2, p2p);
-              in.combined_1f1b = combined;
-              for (double& d : in.forward_s) d = dur(rng);
-              for (double& d : in.backward_s) d = dur(rng);
-              std::vector<PipelineEvent> trace;
-              const PipelineResult traced = simulate_pipeline(in, &trace);
-              REQUIRE(traced.makespan_s > 0);
-              check_same_clocks(simulate_pipeline(in), traced);
-            }
+            for (bool combined : {false, true}) check_sweep_matches_event_order(random_pipeline(p, v, m, p2p, combined, rng));
   }
   SUBCASE("inconsistent input returns makespan 0") {
     CHECK(simulate_pipeline(uniform(4, 2, 6, 1, 2)).makespan_s == 0);  // groups of p = 4 leave a last group of 2 < p
