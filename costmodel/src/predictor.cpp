@@ -510,7 +510,13 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   const bool sharded_grads = job.runtime.framework == Framework::fsdp || p.zero_stage >= 2;
   const double accum_bytes_per_param = (job.runtime.fused_grad_accumulation || sharded_grads) ? 0.0
                                        : job.runtime.framework == Framework::megatron ? eb + 8.0 : 3.0 * eb;
-  for (int s = 0; s < p.pp; ++s) sc[s].params = stage_param_split(job, s, stage_layers[s]);
+  // The middle stages of a uniform model (neither the embedding's nor the output layer's) are alike
+  // when they hold as many layers: each such stage copies its predecessor's results below.
+  auto like_previous_middle_stage = [&](int s) {
+    return uniform && s >= 2 && s < p.pp - 1 && stage_layers[s] == stage_layers[s - 1];
+  };
+  for (int s = 0; s < p.pp; ++s)
+    sc[s].params = like_previous_middle_stage(s) ? sc[s - 1].params : stage_param_split(job, s, stage_layers[s]);
   for (int s = 0; s < p.pp; ++s) {
     const int layers = stage_layers[s];
     const int nfull = full_layers(layers);
@@ -601,6 +607,11 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     tied_embedding_sync = comm.all_reduce(embedding_per_gpu * grad_bytes, ends_g);
   }
   for (int s = 0; s < p.pp; ++s) {
+    if (like_previous_middle_stage(s) && sc[s].fwd == sc[s - 1].fwd && sc[s].bwd == sc[s - 1].bwd) {
+      sc[s].dp_exposed = sc[s - 1].dp_exposed;
+      sc[s].optimizer = sc[s - 1].optimizer;
+      continue;
+    }
     const ParamSplit& split = sc[s].params;
     const double params = split.total();
     // Routed-expert gradients reduce over the expert-data-parallel group, the rest over dp*cp
@@ -663,8 +674,8 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     const bool sharded = fw == Framework::fsdp || p.distributed_optimizer || p.zero_stage >= 1;
     const double updated = sharded ? split.dense / dp_shard + split.expert / edp : params;
     sc[s].optimizer = updated * kAdamBytesPerParam / (cl.gpu.hbm_GBps * 1e9 * cal.kernel.memory_efficiency);
-    sc[s].finish = pr.end_s[s] + sc[s].dp_exposed + sc[s].optimizer + job.runtime.step_overhead_s;
   }
+  for (int s = 0; s < p.pp; ++s) sc[s].finish = pr.end_s[s] + sc[s].dp_exposed + sc[s].optimizer + job.runtime.step_overhead_s;
   const int crit = static_cast<int>(
       std::max_element(sc.begin(), sc.end(), [](const StageCost& a, const StageCost& b) { return a.finish < b.finish; }) - sc.begin());
   pred.iteration_time_s = sc[crit].finish;
