@@ -248,13 +248,14 @@ void run_interleaved_pair(double* __restrict x, double* __restrict y, const doub
 }
 
 // Whether one steady 1F1B pair (or interleaved period) advanced every clock by the same time
-// (lambda, returned), up to rounding. The pair is a max-plus linear map of the clocks: each new clock is a max of clocks
-// plus fixed durations (the ghost cells' terms are 0 and never win over clocks >= 0). Once such a
-// map advances every clock by lambda it does so on every later pair, since A(x + lambda) =
-// A(x) + lambda; and it is nonexpansive in the max norm, so clocks that advanced alike within eps
-// stay within eps of that each pair (Baccelli, Cohen, Olsder, Quadrat, "Synchronization and
-// Linearity", 1992, ch. 3). The steady state then ends at the clocks plus lambda per pair left.
-// eps is 1e-12 of the clocks: rounding, far below anything a duration carries.
+// (lambda, returned), up to rounding. The pair is a max-plus linear map of the clocks: each new
+// clock is a max of clocks plus fixed durations (the ghost cells' terms are 0 and never win over
+// clocks >= 0). Once such a map advances every clock by lambda it does so on every later pair,
+// since A(x + lambda) = A(x) + lambda; and it is nonexpansive in the max norm, so clocks that
+// advanced alike within eps stay within eps of that each pair (Baccelli, Cohen, Olsder, Quadrat,
+// "Synchronization and Linearity", 1992, ch. 3). The steady state then ends at the clocks plus
+// lambda per pair (period) left. eps is 1e-12 of the clocks: rounding, far below anything a
+// duration carries.
 bool advanced_alike(const double* even, const double* even_before, int ne, const double* odd, const double* odd_before, int no,
                     double& lambda) {
   lambda = even[0] - even_before[0];
