@@ -130,7 +130,7 @@ TEST_CASE("load_validation_runs") {
   SUBCASE("records that cannot be turned into a job get an error, not an exception") {
     const ValidationRun& tpu = run("tpu_cannot_predict");
     CHECK_FALSE(tpu.job.has_value());
-    CHECK(tpu.error.find("tpu") != std::string::npos);
+    CHECK(tpu.error.find("unknown GPU type \"TPU v4\"") != std::string::npos);
     const ValidationRun& mismatch = run("num_gpus_mismatch");
     CHECK_FALSE(mismatch.job.has_value());
     CHECK(mismatch.error.find("/num_gpus") != std::string::npos);
@@ -212,6 +212,19 @@ TEST_CASE("load_validation_runs: an unknown GPU names the runs file and /gpu_typ
   CHECK(r.error.find("validation_runs_small.json") != std::string::npos);
   CHECK(r.error.find("/gpu_type") != std::string::npos);
   CHECK(r.error.find("--gpu") == std::string::npos);
+}
+
+TEST_CASE("load_validation_runs: an unknown GPU without a stated memory size is named, with no assumed size") {
+  nlohmann::json rec = load_json_file(test::data_file("validation_runs_small.json")).at(0);
+  rec["gpu_type"] = "MI355X";
+  rec["gpu_memory_gb"] = nullptr;
+  const auto runs = load_validation_runs(nlohmann::json::array({rec}), "runs.json", test::catalog());
+  CHECK_FALSE(runs.at(0).job);
+  CHECK(runs.at(0).error.find("unknown GPU type \"MI355X\"; `strata list gpus`") != std::string::npos);
+  CHECK(runs.at(0).error.find("80 GB") == std::string::npos);
+  rec["gpu_memory_gb"] = 288;  // a stated size names the missing part
+  const auto stated = load_validation_runs(nlohmann::json::array({rec}), "runs.json", test::catalog());
+  CHECK(stated.at(0).error.find("no mi355x part with 288 GB is known") != std::string::npos);
 }
 }
 

@@ -238,6 +238,7 @@ GpuSpec resolve_gpu(const std::string& text, std::optional<double> memory_gb, co
   // listed) is another GPU (clocks, power, links), never its family's SXM part.
   if (!gpu && (contains(base, "nvl") || contains(base, "pcie")))
     throw unknown(" (a variant of " + family + " that strata does not list; its SXM part is another GPU)");
+  const bool mem_stated = mem.has_value();
   if (!mem) {
     if (gpu) {
       if (normalize_name(base) != normalize_name(gpu->name))
@@ -250,7 +251,10 @@ GpuSpec resolve_gpu(const std::string& text, std::optional<double> memory_gb, co
   try {
     return catalog.gpu(family + "-" + std::to_string(static_cast<int>(*mem)) + "gb");
   } catch (const InputError&) {
-    // The name resolved, but to a part of another memory size than the record states: another part.
+    // Neither the name nor its family with the assumed size is a known part: say only that (the
+    // assumed 80 GB is not the record's). Otherwise the name resolved, but to a part of another
+    // memory size than the record states: another part.
+    if (!gpu && !mem_stated) throw unknown("");
     throw unknown(" (no " + family + " part with " + std::to_string(static_cast<int>(*mem)) + " GB is known)");
   }
 }
