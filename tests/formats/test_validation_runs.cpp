@@ -727,6 +727,13 @@ TEST_CASE("load_validation_runs: precision, recompute and framework texts as sou
     const ValidationRun plain = read_modified({{"framework", "PyTorch"}, {"zero_or_dist_optimizer", "FSDP FULL_SHARD"}});
     CHECK(plain.job->runtime.framework == Framework::fsdp);
   }
+  SUBCASE("a framework strata does not model is costed as Megatron-LM, and says so") {
+    const ValidationRun jax = read_modified({{"framework", "MaxText (JAX)"}});
+    CHECK(jax.job->runtime.framework == Framework::megatron);
+    CHECK(any_contains(jax.assumptions, "framework \"MaxText (JAX)\" is none strata models: costed as Megatron-LM"));
+    CHECK(any_contains(read_modified({{"framework", nullptr}}).assumptions, "framework not stated: costed as Megatron-LM"));
+    CHECK_FALSE(any_contains(read_modified({{"framework", "NeMo 24.07"}}).assumptions, "costed as Megatron-LM"));
+  }
   SUBCASE("an NGC container's YY.MM dates the stack") {
     const ValidationRun r = read_modified({{"framework", "Megatron-Bridge / NeMo 25.11 container"}, {"notes", ""}, {"source", "a table"}});
     CHECK(r.unknown.tp_comm_overlap);  // a 2025 Megatron-Core stack with tp > 1: completed like the other fields

@@ -615,6 +615,9 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
     rt.framework = Framework::deepspeed;
   } else {
     rt.framework = Framework::megatron;
+    if (!names_megatron)  // JAX stacks (MaxText, Levanter, Pax), a framework left out, ...
+      as.push_back((fwtext.empty() ? std::string("framework not stated") : "framework \"" + fwtext + "\" is none strata models") +
+                   ": costed as Megatron-LM (strata models Megatron-LM/NeMo, DeepSpeed and PyTorch FSDP stacks)");
     if (zero.find("fsdp") != std::string::npos)
       as.push_back("\"" + zero + "\" under " + fwtext + ": read as Megatron's sharding, not PyTorch FSDP");
   }
