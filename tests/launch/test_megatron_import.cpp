@@ -515,6 +515,39 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
     CHECK(l.plan.stage_layers == std::vector<int>{3, 5});
   }
 
+  SUBCASE("--account-for-embedding/loss-in-pipeline-split: the embedding and the loss count as layers") {
+    // Megatron-Core transformer_block.py get_num_layers_to_build: num_layers + 1 or 2 slots over
+    // pp ranks and vpp chunks; the first (last) chunk builds one decoder layer fewer. Llama 3.1
+    // 405B's 126 layers over pp 16: 8 slots a rank.
+    const std::string base = "--num-layers 126 --hidden-size 512 --num-attention-heads 8 --seq-length 128 --micro-batch-size 1 "
+                             "--vocab-size 100 --pipeline-model-parallel-size 16 ";
+    const std::string both = base + "--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split ";
+    std::vector<int> ends_fewer(16, 8);
+    ends_fewer.front() = ends_fewer.back() = 7;
+    MegatronLaunch l = read(both);
+    CHECK(l.plan.vpp == 1);
+    CHECK(l.plan.stage_layers == ends_fewer);
+    l = read(both + "--num-layers-per-virtual-pipeline-stage 2");  // 8 slots a rank in chunks of 2
+    CHECK(l.plan.vpp == 4);
+    CHECK(l.plan.stage_layers == ends_fewer);
+    CHECK(read(both + "--num-virtual-stages-per-pipeline-rank 2").plan.vpp == 2);
+    std::vector<int> first_fewer(16, 8);
+    first_fewer.front() = 7;
+    l = read("--num-layers 127" + base.substr(std::string("--num-layers 126").size()) + "--account-for-embedding-in-pipeline-split");
+    CHECK(l.plan.stage_layers == first_fewer);
+    // Refused as Megatron refuses them: slots that do not divide, and other ways of splitting beside.
+    const std::pair<std::string, std::string> refusals[] = {
+        {base + "--account-for-loss-in-pipeline-split",
+         "--account-for-loss-in-pipeline-split: 126 layers plus the embedding and/or the loss (127) are not divisible by pipeline size 16"},
+        {both + "--num-layers-per-virtual-pipeline-stage 3",
+         "--num-layers-per-virtual-pipeline-stage: 8 layers per pipeline rank (the embedding and/or loss counted) are not divisible by 3"},
+        {both + "--decoder-first-pipeline-num-layers 7",
+         "--account-for-embedding-in-pipeline-split: cannot be set with --decoder-first-pipeline-num-layers"},
+        {both + "--pipeline-model-parallel-layout 'Et*7|(t*8|)*14t*7L'", "cannot be set with --pipeline-model-parallel-layout"},
+    };
+    for (const auto& [launch, message] : refusals) CHECK(has(error_of(launch), message));
+  }
+
   SUBCASE("--recompute-modules: Megatron's list of selective recompute modules") {
     const std::string base = "--num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 128 --micro-batch-size 1 "
                              "--vocab-size 100 --recompute-granularity selective ";

@@ -66,7 +66,8 @@ constexpr FlagSpec kFlags[] = {
     {"--num-layers-per-virtual-pipeline-stage", true}, {"--num-virtual-stages-per-pipeline-rank", true},
     {"--microbatch-group-size-per-virtual-pipeline-stage", true},
     {"--decoder-first-pipeline-num-layers", true}, {"--decoder-last-pipeline-num-layers", true},
-    {"--pipeline-model-parallel-layout", true},
+    {"--pipeline-model-parallel-layout", true}, {"--account-for-embedding-in-pipeline-split", false},
+    {"--account-for-loss-in-pipeline-split", false},
     // Memory and runtime features.
     {"--recompute-granularity", true}, {"--recompute-method", true}, {"--recompute-num-layers", true}, {"--recompute-modules", true},
     {"--recompute-activations", false}, {"--checkpoint-activations", false}, {"--use-distributed-optimizer", false},
@@ -672,8 +673,60 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
   return m;
 }
 
+// --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split: the embedding
+// and the loss count as layers when Megatron-Core splits the model (transformer_block.py
+// get_num_layers_to_build): num_layers + 1 or 2 slots over pp ranks, each rank's over its vpp model
+// chunks, and the first (last) model chunk builds one decoder layer fewer. Written as the
+// equivalent --pipeline-model-parallel-layout; false when the launch sets neither flag.
+bool read_pipeline_split_with_embedding_or_loss(const Flags& f, const std::string& where, const ModelSpec& m, ParallelPlan& p,
+                                                std::vector<std::string>& notes) {
+  const int emb = f.has("--account-for-embedding-in-pipeline-split") ? 1 : 0;
+  const int loss = f.has("--account-for-loss-in-pipeline-split") ? 1 : 0;
+  if (emb + loss == 0) return false;
+  const char* flag = emb ? "--account-for-embedding-in-pipeline-split" : "--account-for-loss-in-pipeline-split";
+  // Megatron-Core TransformerConfig refuses them beside the other ways of splitting the layers.
+  for (const char* other : {"--pipeline-model-parallel-layout", "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers"})
+    if (f.has(other)) throw InputError(where, flag, std::string("cannot be set with ") + other + " (Megatron-Core TransformerConfig)");
+  const std::int64_t slots = static_cast<std::int64_t>(m.num_layers) + emb + loss;
+  if (slots % p.pp != 0)
+    throw InputError(where, flag, std::to_string(m.num_layers) + " layers plus the embedding and/or the loss (" + std::to_string(slots) +
+                                      ") are not divisible by pipeline size " + std::to_string(p.pp) + " (Megatron-LM arguments.py)");
+  const std::int64_t per_rank = slots / p.pp;
+  std::int64_t vpp = 1;
+  if (auto n = f.integer("--num-layers-per-virtual-pipeline-stage", 1, 1 << 20)) {
+    if (per_rank % *n != 0)
+      throw InputError(where, "--num-layers-per-virtual-pipeline-stage",
+                       std::to_string(per_rank) + " layers per pipeline rank (the embedding and/or loss counted) are not divisible by " +
+                           std::to_string(*n) + " layers per virtual stage");
+    vpp = per_rank / *n;
+  } else if (auto v = f.integer("--num-virtual-stages-per-pipeline-rank", 1, kMaxParallel)) {
+    vpp = *v;
+  }
+  if (per_rank % vpp != 0)
+    throw InputError(where, flag, std::to_string(per_rank) + " layers per pipeline rank (the embedding and/or loss counted) are not "
+                                      "divisible by " + std::to_string(vpp) + " virtual stages (Megatron-Core TransformerConfig)");
+  const std::int64_t per_chunk = per_rank / vpp, chunks = p.pp * vpp;
+  if (per_chunk - emb < 0 || per_chunk - loss < 0 || (chunks == 1 && per_chunk - emb - loss < 0))
+    throw InputError(where, flag, "not enough layers in the first or last model chunk");
+  std::string layout;
+  for (std::int64_t c = 0; c < chunks; ++c) {
+    std::int64_t layers = per_chunk;
+    if (c > 0) layout += '|';
+    if (c == 0 && emb) {
+      layout += 'E';
+      --layers;
+    }
+    if (c == chunks - 1 && loss) --layers;
+    if (layers > 0) layout += "t*" + std::to_string(layers);
+    if (c == chunks - 1) layout += std::string(static_cast<std::size_t>(std::max(0, m.mtp_layers)), 'm') + (loss ? "L" : "");
+  }
+  apply_pipeline_layout(layout, where, flag, m, p, notes);
+  return true;
+}
+
 void read_pipeline(const Flags& f, const std::string& where, const ModelSpec& m, ParallelPlan& p, std::vector<std::string>& notes) {
   const int L = m.num_layers;
+  if (read_pipeline_split_with_embedding_or_loss(f, where, m, p, notes)) return;
   if (auto layout = f.text("--pipeline-model-parallel-layout")) {
     apply_pipeline_layout(*layout, where, "--pipeline-model-parallel-layout", m, p, notes);
     return;
