@@ -386,6 +386,7 @@ class PhaseSweep {
     double* const h2_before = db + p_;  // the clocks one period earlier
     double* const h1_before = h2_before + p_;
     const std::int64_t period = static_cast<std::int64_t>(p_) * v_;
+    std::int64_t to_period_end = period;  // pairs left in the current period (no division per pair)
     bool have_before = false;
     for (int r = 0; r < p_; ++r) {
       // k = q - r and u + r with (q, u) at the cursors: rank 0 in their blocks, the others in the
@@ -405,7 +406,9 @@ class PhaseSweep {
       df[fq.offset] = fwd(fq.chunk)[fq.offset];
       const int entering = bu.offset == 0 ? 0 : p_ - bu.offset;
       db[entering] = bwd(v_ - 1 - (bu.offset == 0 ? bu.chunk : bu.next_chunk()))[entering];
-      if ((j + 1) % period != 0 || pairs - j - 1 < period) continue;
+      if (--to_period_end > 0) continue;
+      to_period_end = period;
+      if (pairs - j - 1 < period) continue;
       double lambda = 0;
       if (have_before && advanced_alike(h2, h2_before, p_, h1, h1_before, p_, lambda)) {
         // The cursors and duration rows return to this state after every period.

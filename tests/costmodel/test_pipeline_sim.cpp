@@ -23,8 +23,6 @@ PipelineInput uniform(int p, int v, std::int64_t m, double f, double b, double p
   return in;
 }
 
-// Every op of a schedule exactly once, never two at a time on a stage, after its dependencies; the
-// untraced path equal to the traced one; in-flight peaks as counted from the trace.
 // The phase sweep adds up the same durations in the same order as the event order, except that a
 // steady state which advances every rank alike is extrapolated: equal up to rounding.
 void check_same_clocks(const PipelineResult& a, const PipelineResult& b) {
@@ -43,7 +41,14 @@ PipelineInput random_pipeline(int p, int v, std::int64_t m, double p2p, bool com
   return in;
 }
 
-// The untraced phase sweep against the traced event order of the same schedule.
+// The untraced fast path (every prediction's phase sweep) against the traced event order's result.
+void check_sweep_matches(const PipelineInput& in, const PipelineResult& traced) {
+  const PipelineResult swept = simulate_pipeline(in);
+  check_same_clocks(swept, traced);
+  CHECK(swept.busy_s == traced.busy_s);
+  CHECK(swept.peak_in_flight == traced.peak_in_flight);
+}
+
 void check_sweep_matches_event_order(const PipelineInput& in) {
   CAPTURE(in.stages);
   CAPTURE(in.chunks);
@@ -52,13 +57,12 @@ void check_sweep_matches_event_order(const PipelineInput& in) {
   CAPTURE(in.combined_1f1b);
   std::vector<PipelineEvent> trace;
   const PipelineResult traced = simulate_pipeline(in, &trace);
-  const PipelineResult swept = simulate_pipeline(in);
   REQUIRE(traced.makespan_s > 0);
-  check_same_clocks(swept, traced);
-  CHECK(swept.busy_s == traced.busy_s);
-  CHECK(swept.peak_in_flight == traced.peak_in_flight);
+  check_sweep_matches(in, traced);
 }
 
+// Every op of a schedule exactly once, never two at a time on a stage, after its dependencies; the
+// untraced path equal to the traced one; in-flight peaks as counted from the trace.
 void check_schedule_trace(const PipelineInput& in) {
   const int p = in.stages, v = in.chunks;
   const std::int64_t m = in.micro_batches;
@@ -78,12 +82,9 @@ void check_schedule_trace(const PipelineInput& in) {
     latest = std::max(latest, e.end_s);
   }
   CHECK(latest == doctest::Approx(r.makespan_s));
-  // The untraced fast path (every prediction) gives the traced result, and per-stage in-flight
-  // peaks equal those counted from the trace.
-  PipelineResult fast = simulate_pipeline(in);
-  check_same_clocks(fast, r);
-  CHECK(fast.busy_s == r.busy_s);
-  CHECK(fast.peak_in_flight == r.peak_in_flight);
+  // The untraced fast path gives the traced result, and per-stage in-flight peaks equal those
+  // counted from the trace.
+  check_sweep_matches(in, r);
   for (int s = 0; s < p; ++s) {
     std::vector<std::pair<double, int>> steps;
     for (const auto& e : trace)
