@@ -360,14 +360,18 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
   // Megatron accumulates into fp32 main_grad buffers (2 bytes with --grad-reduce-in-bf16);
   // DeepSpeed keeps grads in the model dtype.
   const double grad_b = fp32_model ? 4 : fw == Framework::megatron && !job.runtime.grad_reduce_in_bf16 ? 4 : 2;
-  // Mixed-precision Adam: fp32 master copy + two fp32 moments (12 B/param). Pure fp32 keeps no
+  // Mixed-precision Adam: fp32 master copy + two fp32 moments (12 B/param); other optimizers and
+  // Transformer Engine's precision-aware FusedAdam keep less (optimizer_spec.h). Pure fp32 keeps no
   // master copy. DeepSpeed also materializes fp32 gradients for the master weights (+4: its
   // FP16_Optimizer and ZeRO-1/2's single_partition_of_fp32_groups grads), and ZeRO-1/2 keep the
   // partition's averaged fp16 gradients (+2, stage_1_and_2.py averaged_gradients). Without ZeRO,
   // fp16's FP16_Optimizer.step casts every gradient to fp32 and then flattens the casts into the
   // master gradient (runtime/fp16/fused_optimizer.py: _flatten_dense_tensors([p.grad.to(fp32)
   // ...])): both fp32 copies are alive at the peak (+8).
-  double opt_b = fp32_model ? 8 : 12;
+  const OptimizerSpec& optimizer = job.training.optimizer;
+  double opt_b = master_weight_bytes(optimizer, job.training.precision, job.training.recipe) + moment_bytes(optimizer);
+  // The offloaded share of the master weights and moments lives in host memory (HybridDeviceOptimizer).
+  opt_b *= 1 - optimizer.cpu_offload_fraction;
   if (fw == Framework::deepspeed && !fp32_model) {
     const bool fp16_optimizer = p.zero_stage == 0 && job.training.precision == Precision::fp16;
     opt_b += p.zero_stage >= 1 ? 6 : fp16_optimizer ? 8 : 4;
@@ -386,7 +390,7 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
     const double per_layer = layers > 0 ? params / std::max(1, layers) : 0;
     w = params * 4 / shard + 2 * per_layer * weight_b;
     gr = params * 4 / shard;
-    opt = params * 8 / shard;
+    opt = params * moment_bytes(optimizer) / shard;
   } else {
     if (p.distributed_optimizer || p.zero_stage >= 1) opt *= shard_mix;
     if (p.zero_stage >= 2) gr *= shard_mix;

@@ -16,14 +16,6 @@ namespace strata {
 
 namespace {
 
-// Bytes the optimizer phase of a step moves per parameter it updates (Megatron's mixed-precision
-// optimizer): the grad-norm pass reads the fp32 gradient (4 B); Adam reads fp32 param, grad, m, v
-// (16 B) and writes param, m, v (12 B); the update is copied to the bf16/fp16 model weights (read
-// 4 B, write 2 B); the gradient buffer is zeroed for the next step (4 B). Megatron rescales the
-// gradient (8 B more) only when its norm exceeds the clipping threshold; not counted. PyTorch's
-// clip_grad_norm_ rescales on every step: 50 B, measured on an H100 as 50.9 ms for GPT-3 2.7B's
-// 2.65B parameters (configs/measurements, train-steps), 2.6 TB/s.
-constexpr double kAdamBytesPerParam = 42;
 // DeepSpeed's default stage3_prefetch_bucket_size / reduce_bucket_size, in elements.
 constexpr double kZero3BucketElements = 5e7;
 
@@ -75,6 +67,35 @@ double overlapped_dp_time(double comm, double pass, int vpp, int pp) {
 
 std::string plan_text(const ParallelPlan& p) {
   return fmt::format("tp={} pp={} dp={} cp={}", p.tp, p.pp, p.dp, p.cp);
+}
+
+}  // namespace
+
+namespace {
+
+// Megatron-LM's checks of the optimizer settings (arguments.py, OptimizerConfig.__post_init__,
+// get_megatron_optimizer).
+std::string optimizer_problem(const Job& job) {
+  const OptimizerSpec& o = job.training.optimizer;
+  if (!(o.cpu_offload_fraction >= 0 && o.cpu_offload_fraction <= 1))
+    return fmt::format("the optimizer's offload fraction must be between 0 and 1, found {:g}", o.cpu_offload_fraction);
+  if (!o.precision_aware) {
+    if (o.main_params != StateDtype::fp32 || o.exp_avg != StateDtype::fp32 || o.exp_avg_sq != StateDtype::fp32)
+      return "main params, exp_avg and exp_avg_sq other than fp32 need the precision-aware optimizer (Megatron "
+             "--use-precision-aware-optimizer)";
+    if (o.cpu_offload_fraction > 0) return "optimizer CPU offload needs the precision-aware optimizer (Megatron's check)";
+    return "";
+  }
+  if (o.kind != OptimizerKind::adam) return fmt::format("the precision-aware optimizer is Adam only, not {}", to_string(o.kind));
+  if (job.runtime.framework != Framework::megatron) return "the precision-aware optimizer is Megatron-LM's (Transformer Engine FusedAdam)";
+  if (!job.plan.distributed_optimizer && job.plan.zero_stage == 0)
+    return "the precision-aware optimizer runs only with the distributed optimizer (Megatron get_megatron_optimizer)";
+  if (o.main_params != StateDtype::fp32 && o.main_params != StateDtype::fp16)
+    return fmt::format("main params are kept in fp32 or fp16 (Megatron --main-params-dtype), not {}", to_string(o.main_params));
+  if (o.cpu_offload_fraction > 0 && job.runtime.fp8_param_gather && job.training.precision == Precision::fp8 &&
+      job.training.recipe != LowPrecisionRecipe::delayed)
+    return "optimizer CPU offload with fp8 parameters needs the delayed-scaling recipe (Megatron's check)";
+  return "";
 }
 
 }  // namespace
@@ -174,6 +195,7 @@ std::string check_plan(const Job& job) {
   }
   if (p.zero_stage < 0 || p.zero_stage > 3) return "ZeRO stage must be 0..3";
   if (p.distributed_optimizer && p.zero_stage > 0) return "the distributed optimizer and ZeRO are alternatives; use one";
+  if (std::string why = optimizer_problem(job); !why.empty()) return why;
   if (p.etp < 1) return "etp must be at least 1";
   if (m.moe) {
     // Megatron-Core (parallel_state.py initialize_model_parallel): the expert grid etp x ep x edp
@@ -599,6 +621,8 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   const double weight_bytes = fp32_model ? 4 : 2;
   const bool fp8_params = te_fp8(job) && job.runtime.fp8_param_gather && job.training.recipe != LowPrecisionRecipe::nvfp4;
   const double dp_shard = static_cast<double>(p.dp) * p.cp;
+  const OptimizerSpec& optimizer = job.training.optimizer;
+  const double step_bytes = optimizer_step_bytes(optimizer, job.training.precision, job.training.recipe, grad_bytes, weight_bytes);
   double tied_embedding_sync = 0;
   if (m.tied_embeddings && p.pp > 1) {
     const double embedding_per_gpu = static_cast<double>(shape.vocab) * static_cast<double>(m.hidden_size) / p.tp;
@@ -673,7 +697,11 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     if (s == 0 || s == p.pp - 1) sc[s].dp_exposed += tied_embedding_sync;
     const bool sharded = fw == Framework::fsdp || p.distributed_optimizer || p.zero_stage >= 1;
     const double updated = sharded ? split.dense / dp_shard + split.expert / edp : params;
-    sc[s].optimizer = updated * kAdamBytesPerParam / (cl.gpu.hbm_GBps * 1e9 * cal.kernel.memory_efficiency);
+    // The offloaded share steps on the host: its gradients go down and its updated weights come back
+    // over the GPU's host link (HybridDeviceOptimizer); the host's arithmetic is not costed (a note says so).
+    const double offloaded = optimizer.cpu_offload_fraction;
+    sc[s].optimizer = updated * (1 - offloaded) * step_bytes / (cl.gpu.hbm_GBps * 1e9 * cal.kernel.memory_efficiency) +
+                      updated * offloaded * (grad_bytes + weight_bytes) / (cl.gpu.pcie_GBps * 1e9);
   }
   for (int s = 0; s < p.pp; ++s) sc[s].finish = pr.end_s[s] + sc[s].dp_exposed + sc[s].optimizer + job.runtime.step_overhead_s;
   const int crit = static_cast<int>(
@@ -782,7 +810,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   } else {
     pred.bottleneck = {top->kind, std::string_view(top->kind) == "stage_time" ? slowest : crit, top->t, T, {}};
   }
-  pred.notes.reserve(9);  // room for every note below: no regrowth per prediction
+  pred.notes.reserve(10);  // room for every note below: no regrowth per prediction
   if (m.language_model_of_multimodal)
     pred.notes.push_back("the model is the language model of a multimodal config (text_config): its vision or audio encoder and "
                          "projector are not costed, nor the image tokens they add to a sequence");
@@ -822,6 +850,14 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
                                "expert GEMMs in flight"
                              : "MoE: the local experts are timed one after another (Megatron's SequentialMLP, what a launch "
                                "without --moe-grouped-gemm runs); --moe-grouped-gemm times grouped GEMMs");
+  if (job.training.optimizer.cpu_offload_fraction > 0)
+    pred.notes.push_back(fmt::format(
+        FMT_COMPILE("optimizer: {:g}% of its state is kept and updated on the host (--optimizer-offload-fraction): the gradients "
+                    "and weights of that share cross the {:g} GB/s host link every step (costed), the host's update itself is not"),
+        100 * job.training.optimizer.cpu_offload_fraction, cl.gpu.pcie_GBps));
+  else if (job.training.optimizer.kind == OptimizerKind::muon)
+    pred.notes.push_back("optimizer: Muon is costed as one momentum buffer per parameter (Megatron keeps Adam's two moments for "
+                         "the embeddings and other non-matrix parameters); its Newton-Schulz orthogonalisation is not costed");
   if (job.runtime.step_overhead_s == RuntimeOptions::kDefaultStepOverheadS) {
     // Formatted once: most predictions carry this note, and a search makes thousands.
     static const std::string default_overhead_note = fmt::format(

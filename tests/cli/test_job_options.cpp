@@ -190,6 +190,38 @@ TEST_CASE("build_job") {
     CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--recompute: expected none, selective or full, found \"sometimes\"") !=
           std::string::npos);
   }
+  SUBCASE("optimizer flags") {
+    JobOptions o = sc21_options();
+    o.dist_opt = true;
+    o.optimizer = "Muon";
+    CHECK(build_job(o, test::catalog()).training.optimizer.kind == OptimizerKind::muon);
+    o.optimizer = "adamw";
+    CHECK(input_error([&] { build_job(o, test::catalog()); }) ==
+          "command line: --optimizer: expected adam, sgd, muon or lion, found \"adamw\"");
+    o.optimizer.clear();
+    o.exp_avg_dtype = "bf16";
+    CHECK(input_error([&] { build_job(o, test::catalog()); }) == "command line: --exp-avg-dtype: needs --precision-aware-optimizer");
+    o.precision_aware_optimizer = true;
+    o.exp_avg_sq_dtype = "FP8";
+    o.optimizer_offload_fraction = 0.5;
+    const OptimizerSpec spec = build_job(o, test::catalog()).training.optimizer;
+    CHECK(spec.precision_aware);
+    CHECK(spec.exp_avg == StateDtype::bf16);
+    CHECK(spec.exp_avg_sq == StateDtype::fp8);
+    CHECK(spec.main_params == StateDtype::fp32);
+    CHECK(spec.cpu_offload_fraction == 0.5);
+    o.main_params_dtype = "fp64";
+    CHECK(input_error([&] { build_job(o, test::catalog()); }) ==
+          "command line: --main-params-dtype: expected fp32, bf16, fp16 or fp8, found \"fp64\"");
+    o.main_params_dtype.clear();
+    o.optimizer_offload_fraction = -0.5;
+    CHECK(input_error([&] { build_job(o, test::catalog()); }) == "command line: --optimizer-offload-fraction: expected a share from 0 to 1");
+    o.optimizer_offload_fraction = 0.5;
+    o.precision_aware_optimizer = false;
+    o.exp_avg_dtype = o.exp_avg_sq_dtype = "";
+    CHECK(input_error([&] { build_job(o, test::catalog()); }) ==
+          "command line: --optimizer-offload-fraction: needs --precision-aware-optimizer (Megatron's check)");
+  }
   SUBCASE("sharding flags") {
     JobOptions o = sc21_options();
     o.dist_opt = true;

@@ -191,6 +191,35 @@ TEST_CASE("stage_memory") {
     job.plan.cp = 2;  // Megatron shards over the dp x cp group
     CHECK(stage_memory(job, stage, layers, 1).optimizer_GiB == doctest::Approx(d8.optimizer_GiB / 4).epsilon(1e-12));
   }
+  SUBCASE("the precision-aware optimizer keeps 16-bit remainders of the master weights and moments in their dtypes") {
+    job.plan.distributed_optimizer = true;
+    OptimizerSpec& o = job.training.optimizer;
+    o.precision_aware = true;
+    o.exp_avg = StateDtype::bf16;
+    o.exp_avg_sq = StateDtype::bf16;
+    // bf16 parameters: 2 B of remainder + 2 + 2 B of moments, sharded over dp = 8 (Adam's 12 B before).
+    CHECK(stage_memory(job, stage, layers, 1).optimizer_GiB * kGiB == doctest::Approx(6 * P / 8).epsilon(1e-12));
+    o.exp_avg_sq = StateDtype::fp8;
+    CHECK(stage_memory(job, stage, layers, 1).optimizer_GiB * kGiB == doctest::Approx(5 * P / 8).epsilon(1e-12));
+    // fp8 with current scaling and fp32 main params: Megatron keeps its own fp32 master weights.
+    job.training.precision = Precision::fp8;
+    job.training.recipe = LowPrecisionRecipe::tensorwise;
+    CHECK(stage_memory(job, stage, layers, 1).optimizer_GiB * kGiB == doctest::Approx(7 * P / 8).epsilon(1e-12));
+    job.training.recipe = LowPrecisionRecipe::delayed;  // FusedAdam casts with delayed scaling itself: remainders
+    CHECK(stage_memory(job, stage, layers, 1).optimizer_GiB * kGiB == doctest::Approx(5 * P / 8).epsilon(1e-12));
+    // The gradients stay in their buffer's dtype.
+    CHECK(stage_memory(job, stage, layers, 1).gradients_GiB * kGiB == doctest::Approx(4 * P).epsilon(1e-12));
+  }
+  SUBCASE("an offloaded share of the optimizer state leaves the GPU; one-moment optimizers keep 8 B") {
+    const double adam = stage_memory(job, stage, layers, 1).optimizer_GiB;
+    job.training.optimizer.precision_aware = true;
+    job.training.optimizer.main_params = StateDtype::fp16;  // no remainders: 2 + 4 + 4 B
+    job.training.optimizer.cpu_offload_fraction = 0.75;
+    CHECK(stage_memory(job, stage, layers, 1).optimizer_GiB * kGiB == doctest::Approx(0.25 * 10 * P).epsilon(1e-12));
+    job.training.optimizer = OptimizerSpec{};
+    job.training.optimizer.kind = OptimizerKind::sgd;
+    CHECK(stage_memory(job, stage, layers, 1).optimizer_GiB == doctest::Approx(adam * 8 / 12).epsilon(1e-12));
+  }
   SUBCASE("without sharding, dp does not change per-GPU state") {
     MemoryBreakdown a = stage_memory(job, stage, layers, 1);
     job.plan.dp = 64;

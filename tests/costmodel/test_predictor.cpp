@@ -182,6 +182,29 @@ TEST_CASE("check_plan") {
     job.plan.cp = 3;
     CHECK(contains(check_plan(job), "cp=3"));
   }
+  SUBCASE("Megatron's optimizer checks: precision-aware is Adam with the distributed optimizer; offload needs it") {
+    Job job = test::gpt3_175b_job();
+    REQUIRE(job.plan.distributed_optimizer);
+    OptimizerSpec& o = job.training.optimizer;
+    o.exp_avg = StateDtype::bf16;
+    CHECK(contains(check_plan(job), "need the precision-aware optimizer"));
+    o.precision_aware = true;
+    CHECK(check_plan(job) == "");
+    o.main_params = StateDtype::bf16;
+    CHECK(contains(check_plan(job), "fp32 or fp16"));
+    o.main_params = StateDtype::fp32;
+    o.kind = OptimizerKind::sgd;
+    CHECK(contains(check_plan(job), "Adam only"));
+    o.kind = OptimizerKind::adam;
+    job.plan.distributed_optimizer = false;
+    CHECK(contains(check_plan(job), "only with the distributed optimizer"));
+    job.plan.distributed_optimizer = true;
+    o.cpu_offload_fraction = 1.5;
+    CHECK(contains(check_plan(job), "between 0 and 1"));
+    o = OptimizerSpec{};
+    o.cpu_offload_fraction = 0.5;
+    CHECK(contains(check_plan(job), "CPU offload needs the precision-aware optimizer"));
+  }
   SUBCASE("an illegal plan predicts nothing but says why") {
     Job job = test::gpt3_175b_job();
     job.plan.tp = 5;
@@ -380,6 +403,26 @@ TEST_CASE("predict: the breakdown adds up for DeepSpeed pipelines and unfused gr
   m.runtime.fused_grad_accumulation = false;
   Prediction q = predict(m);
   CHECK(breakdown_sum(q.breakdown) == doctest::Approx(q.iteration_time_s).epsilon(1e-9));
+}
+
+TEST_CASE("predict: an offloaded optimizer share costs its host-link copies instead of its GPU update, and says so") {
+  Job job = test::gpt3_175b_job();
+  job.model = test::catalog().model("gpt3-13b");
+  job.plan.pp = 1;  // one stage: both predictions' critical stage
+  job.plan.distributed_optimizer = true;
+  job.training.optimizer.precision_aware = true;
+  const Prediction gpu = predict(job);
+  job.training.optimizer.cpu_offload_fraction = 1;
+  const Prediction host = predict(job);
+  REQUIRE(gpu.feasible);
+  REQUIRE(host.feasible);
+  // Every parameter's 4 B fp32 gradient goes down and its 2 B weight comes back over PCIe.
+  const double updated = gpu.breakdown.optimizer_s * job.cluster.gpu.hbm_GBps * 1e9 * job.calibration.kernel.memory_efficiency /
+                         optimizer_step_bytes(job.training.optimizer, job.training.precision, job.training.recipe, 4, 2);
+  CHECK(host.breakdown.optimizer_s == doctest::Approx(updated * 6 / (job.cluster.gpu.pcie_GBps * 1e9)).epsilon(1e-9));
+  CHECK(host.stages[0].memory.optimizer_GiB == 0);
+  CHECK(std::any_of(host.notes.begin(), host.notes.end(), [](const std::string& n) { return contains(n, "host's update itself is not"); }));
+  CHECK_FALSE(std::any_of(gpu.notes.begin(), gpu.notes.end(), [](const std::string& n) { return contains(n, "host's update"); }));
 }
 
 TEST_CASE("predict: the host-side step overhead adds to the iteration once and is reported") {

@@ -85,6 +85,20 @@ TEST_CASE("plan_from_json") {
     CHECK(back.runtime.cp_a2a_size == 2);  // tp 4 x 2 CP ranks fill a node of 8
     CHECK(plan_to_json(job, predict(job)).at("runtime").at("cp_a2a_size") == 2);
   }
+  SUBCASE("round trip of the optimizer, its state's dtypes and CPU offload; a plain Adam plan writes no optimizer_state") {
+    Job job = test::gpt3_175b_job();
+    CHECK_FALSE(plan_of(job).at("training").contains("optimizer_state"));
+    CHECK(plan_of(job).at("training").at("optimizer") == "adam");
+    job.training.optimizer.precision_aware = true;
+    job.training.optimizer.exp_avg = StateDtype::bf16;
+    job.training.optimizer.exp_avg_sq = StateDtype::fp8;
+    job.training.optimizer.cpu_offload_fraction = 0.25;
+    check_same_job(round_trip(job), job);
+    CHECK(plan_of(job).at("training").at("optimizer_state").at("exp_avg_sq_dtype") == "fp8");
+    job.training.optimizer = OptimizerSpec{};
+    job.training.optimizer.kind = OptimizerKind::lion;
+    check_same_job(round_trip(job), job);
+  }
   SUBCASE("interleaving in micro-batch groups other than pp: the group is written and read back") {
     Job job = test::gpt3_175b_job();
     job.plan.vpp = 2;
@@ -155,6 +169,22 @@ TEST_CASE("plan_from_json") {
     std::string msg = input_error([&] { plan_from_json(j, "plan.json"); });
     CHECK(msg.find("plan.json") != std::string::npos);
     CHECK(msg.find("num_layers") != std::string::npos);
+  }
+  SUBCASE("optimizer names, state dtypes and offload fractions are checked") {
+    nlohmann::json j = plan_of(test::gpt3_175b_job());
+    j["training"]["optimizer"] = "adamw";
+    CHECK(input_error([&] { plan_from_json(j, "plan.json"); }).find("/training/optimizer: expected adam, sgd, muon or lion") !=
+          std::string::npos);
+    j = plan_of(test::gpt3_175b_job());
+    j["training"]["optimizer_state"] = {{"precision_aware", true}, {"exp_avg_dtype", "fp4"}};
+    CHECK(input_error([&] { plan_from_json(j, "plan.json"); }).find("/training/optimizer_state/exp_avg_dtype: expected fp32, bf16") !=
+          std::string::npos);
+    j["training"]["optimizer_state"] = {{"precision_aware", true}, {"cpu_offload_fraction", 2}};
+    CHECK(input_error([&] { plan_from_json(j, "plan.json"); }).find("/training/optimizer_state/cpu_offload_fraction: expected a number "
+                                                                    "from 0 to 1") != std::string::npos);
+    j["training"]["optimizer_state"] = {{"exp_avg_dtype", "bf16"}, {"master_dtype", "fp32"}};
+    CHECK(input_error([&] { plan_from_json(j, "plan.json"); }).find("/training/optimizer_state/master_dtype: unknown key") !=
+          std::string::npos);
   }
   SUBCASE("num_gpus must match the plan") {
     nlohmann::json j = plan_of(test::gpt3_175b_job());

@@ -85,7 +85,7 @@ TEST_CASE("megatron_import") {
 
     Job llama = gpt3;
     llama.model = test::catalog().model("llama3-70b");  // GQA, SwiGLU, RMSNorm, rope, untied, no dropout
-    llama.training = {512, 8192, Precision::fp8, "adam"};
+    llama.training = {512, 8192, Precision::fp8};
     llama.plan.tp = 8;
     llama.plan.pp = 4;
     llama.plan.cp = 2;
@@ -117,6 +117,18 @@ TEST_CASE("megatron_import") {
     llama.runtime.bf16_last_layers = 0;
     llama.training.recipe = LowPrecisionRecipe::delayed;
 
+    Job lean = llama;  // the precision-aware optimizer's dtypes and CPU offload
+    lean.training.optimizer.precision_aware = true;
+    lean.training.optimizer.exp_avg = StateDtype::bf16;
+    lean.training.optimizer.exp_avg_sq = StateDtype::fp8;
+    lean.training.optimizer.main_params = StateDtype::fp16;
+    check_round_trip(lean);
+    lean.training.optimizer.cpu_offload_fraction = 0.35;
+    check_round_trip(lean);
+    lean.training.optimizer = OptimizerSpec{};
+    lean.training.optimizer.kind = OptimizerKind::muon;
+    check_round_trip(lean);
+
     Job uneven = llama;
     uneven.plan.vpp = 1;
     uneven.plan.stage_layers = {19, 21, 21, 19};  // first and last differ: --decoder-first/last-pipeline-num-layers
@@ -131,7 +143,7 @@ TEST_CASE("megatron_import") {
 
     Job moe = gpt3;
     moe.model = test::catalog().model("mixtral-8x7b");
-    moe.training = {256, 4096, Precision::fp16, "adam"};
+    moe.training = {256, 4096, Precision::fp16};
     moe.plan.tp = 2;
     moe.plan.pp = 2;
     moe.plan.ep = 4;
@@ -168,7 +180,7 @@ TEST_CASE("megatron_import") {
       job.plan.dp = 8;
       job.plan.ep = 8;
       job.plan.sequence_parallel = true;
-      job.training = {256, 4096, Precision::bf16, "adam"};
+      job.training = {256, 4096, Precision::bf16};
       const std::vector<std::string> flags = megatron_args(job);
       REQUIRE_FALSE(flags.empty());
       ModelSpec back = read("torchrun pretrain_gpt.py " + join_args(flags)).model;
@@ -501,6 +513,43 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
                                            "--moe-shared-expert-intermediate-size 512 --moe-shared-expert-overlap --cuda-graph-impl local");
     CHECK(has_note(moe, "measure it with graphs on"));
     CHECK(has_note(moe, "--moe-shared-expert-overlap: the shared expert's overlap"));
+  }
+
+  SUBCASE("the optimizer: --optimizer, the precision-aware optimizer's dtypes and CPU offload; unmodelled offloads are noted") {
+    const std::string base = "--num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 128 --micro-batch-size 1 "
+                             "--vocab-size 100 --bf16 --use-distributed-optimizer ";
+    const MegatronLaunch plain = read(base);
+    CHECK(plain.training.optimizer == OptimizerSpec{});
+    CHECK_FALSE(plain.runtime.grad_reduce_in_bf16);
+    const MegatronLaunch lean = read(base + "--use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16 "
+                                            "--main-grads-dtype bf16 --optimizer-cpu-offload --optimizer-offload-fraction 0.5");
+    CHECK(lean.training.optimizer.precision_aware);
+    CHECK(lean.training.optimizer.exp_avg == StateDtype::bf16);
+    CHECK(lean.training.optimizer.exp_avg_sq == StateDtype::bf16);
+    CHECK(lean.training.optimizer.main_params == StateDtype::fp32);
+    CHECK(lean.training.optimizer.cpu_offload_fraction == 0.5);
+    CHECK(lean.runtime.grad_reduce_in_bf16);  // bf16 main grads: Megatron's 2-byte gradient buffer
+    CHECK(read(base + "--use-precision-aware-optimizer --optimizer-cpu-offload").training.optimizer.cpu_offload_fraction == 1);
+    CHECK(has_note(read(base + "--optimizer-offload-fraction 0.5"), "without --optimizer-cpu-offload: nothing is offloaded"));
+    CHECK(read(base + "--optimizer sgd").training.optimizer.kind == OptimizerKind::sgd);
+    CHECK(read(base + "--optimizer dist_muon").training.optimizer.kind == OptimizerKind::muon);
+    CHECK(has(error_of(base + "--optimizer soap"), "launch.sh: --optimizer: \"soap\" is not modelled"));
+    CHECK(has(error_of(base + "--optimizer adamw"), "--optimizer: expected adam, sgd, muon"));
+    CHECK(has(error_of(base + "--use-precision-aware-optimizer --main-params-dtype bf16"),
+              "--main-params-dtype: expected one of fp32, fp16, found \"bf16\""));
+    CHECK(has(error_of(base + "--exp-avg-dtype fp4"), "--exp-avg-dtype: expected one of fp32, fp16, bf16, fp8"));
+    CHECK(has(error_of(base + "--main-grads-dtype bf16"), "--main-grads-dtype: bf16 main grads need --use-precision-aware-optimizer"));
+    CHECK(has(error_of(base + "--use-precision-aware-optimizer --main-grads-dtype bf16 --accumulate-allreduce-grads-in-fp32"),
+              "can only be fp32 with --accumulate-allreduce-grads-in-fp32"));
+    CHECK(has(error_of(base + "--optimizer-cpu-offload --optimizer-offload-fraction 1.5"), "--optimizer-offload-fraction: expected a number"));
+    // Megatron's FSDP2 is ZeRO-3 sharding; offloading activations and split optimizer instances are said, not costed.
+    const MegatronLaunch fsdp2 = read(base + "--use-torch-fsdp2");
+    CHECK(fsdp2.plan.zero_stage == 3);
+    CHECK(has_note(fsdp2, "--use-torch-fsdp2 costed as Megatron-FSDP's sharding (ZeRO-3)"));
+    CHECK(read(base + "--use-torch-fsdp2 --torch-fsdp2-no-reshard-after-forward").plan.zero_stage == 2);
+    CHECK(has_note(read(base + "--fine-grained-activation-offloading"), "activation offloading to the host"));
+    CHECK(has_note(read(base + "--num-distributed-optimizer-instances 2"), "under-estimated 2x"));
+    CHECK_FALSE(has_note(read(base + "--num-distributed-optimizer-instances 1"), "instances"));
   }
 
   SUBCASE("layouts with repeats, and a repeated flag: the last wins, with a note") {

@@ -66,6 +66,13 @@ def megatron_view(check, flags, world, arch, env):
     return verdict, captured.get("args"), captured.get("config")
 
 
+def dtype_name(dtype):
+    """strata's name of a dtype Megatron's validate_args mapped (fp8 state is torch.uint8)."""
+    text = str(dtype).removeprefix("torch.")
+    text = text.removesuffix("'>").rsplit(".", 1)[-1]  # the checker's stand-in torch: "<class 'abc.bfloat16'>"
+    return {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16", "uint8": "fp8"}.get(text, text)
+
+
 def megatron_layers(config, pp, vpp):
     """Decoder layers Megatron-Core builds on each (pipeline rank, virtual stage)."""
     from megatron.core.transformer.enums import LayerType
@@ -186,6 +193,16 @@ def compare(plan, args, config, verdict):
         # 16-bit gradients: Megatron reduces in fp32 exactly when accumulate_allreduce_grads_in_fp32
         # holds after validate_args (forced for bf16 unless --grad-reduce-in-bf16; a flag for fp16).
         same("16-bit gradient reduction", bool(rt.get("grad_reduce_in_bf16")), not args.accumulate_allreduce_grads_in_fp32)
+    # The optimizer and its state: which optimizer, the precision-aware optimizer's dtypes (Megatron
+    # maps their names to torch dtypes in validate_args; the stand-in torch keeps them as names), CPU offload.
+    same("optimizer", train.get("optimizer", "adam"), args.optimizer)
+    state = train.get("optimizer_state", {})
+    same("precision-aware optimizer", bool(state.get("precision_aware")), bool(args.use_precision_aware_optimizer))
+    for key, arg in (("main_params_dtype", "main_params_dtype"), ("exp_avg_dtype", "exp_avg_dtype"),
+                     ("exp_avg_sq_dtype", "exp_avg_sq_dtype")):
+        same(key, state.get(key, "fp32"), dtype_name(getattr(args, arg)))
+    offload = state.get("cpu_offload_fraction", 0)
+    same("optimizer CPU offload fraction", offload, args.optimizer_offload_fraction if args.optimizer_cpu_offload else 0)
     # Layers a low-precision run keeps in bf16 (fp8_utils.is_first_last_bf16_layer reads the config).
     first_last = bool(getattr(config, "first_last_layers_bf16", False))
     same("bf16 layers at the start", rt.get("bf16_first_layers", 0), config.num_layers_at_start_in_bf16 if first_last else 0)

@@ -70,6 +70,13 @@ def draw(rng, hf_configs):
             args += ["--tp-comm-overlap"]
     if dp * cp > 1 and rng.random() < 0.7:
         args += ["--dist-opt"]
+        if rng.random() < 0.2:
+            args += ["--precision-aware-optimizer", "--exp-avg-dtype", rng.choice(["fp32", "bf16", "fp16", "fp8"]),
+                     "--exp-avg-sq-dtype", rng.choice(["fp32", "bf16", "fp8"]), "--main-params-dtype", rng.choice(["fp32", "fp16"])]
+            if rng.random() < 0.3:
+                args += ["--optimizer-offload-fraction", rng.choice(["0.25", "0.5", "1"])]
+    elif rng.random() < 0.1:
+        args += ["--optimizer", rng.choice(["sgd", "muon", "lion"])]
     recompute = rng.choice(["none", "selective", "full"])
     args += ["--recompute", recompute]
     if recompute == "full" and rng.random() < 0.3:

@@ -9,6 +9,7 @@
 #include "costmodel/calibration.h"
 #include "costmodel/cluster_spec.h"
 #include "costmodel/model_spec.h"
+#include "costmodel/optimizer_spec.h"
 
 namespace strata {
 
@@ -76,7 +77,7 @@ struct TrainingSpec {
   std::int64_t global_batch_size = 0;  // sequences per iteration
   std::int64_t seq_length = 0;
   Precision precision = Precision::bf16;
-  std::string optimizer = "adam";
+  OptimizerSpec optimizer;
   // With Precision::fp8: how the GEMMs are quantized (Transformer Engine recipe). Ignored otherwise.
   LowPrecisionRecipe recipe = LowPrecisionRecipe::delayed;
   bool operator==(const TrainingSpec&) const = default;

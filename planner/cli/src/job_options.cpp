@@ -25,6 +25,34 @@ std::string lower(std::string s) {
   return s;
 }
 
+// --optimizer and the precision-aware optimizer's options (Megatron's OptimizerConfig); the
+// combinations Megatron refuses are check_plan's to say.
+OptimizerSpec optimizer_spec(const JobOptions& o) {
+  OptimizerSpec spec;
+  if (!o.optimizer.empty()) {
+    auto kind = optimizer_kind_from_string(lower(o.optimizer));
+    if (!kind) throw InputError(kCmd, "--optimizer", "expected adam, sgd, muon or lion, found \"" + o.optimizer + "\"");
+    spec.kind = *kind;
+  }
+  spec.precision_aware = o.precision_aware_optimizer;
+  auto dtype = [&](const std::string& text, const char* flag, StateDtype& dst) {
+    if (text.empty()) return;
+    auto d = state_dtype_from_string(lower(text));
+    if (!d) throw InputError(kCmd, flag, "expected fp32, bf16, fp16 or fp8, found \"" + text + "\"");
+    if (!o.precision_aware_optimizer && *d != StateDtype::fp32) throw InputError(kCmd, flag, "needs --precision-aware-optimizer");
+    dst = *d;
+  };
+  dtype(o.main_params_dtype, "--main-params-dtype", spec.main_params);
+  dtype(o.exp_avg_dtype, "--exp-avg-dtype", spec.exp_avg);
+  dtype(o.exp_avg_sq_dtype, "--exp-avg-sq-dtype", spec.exp_avg_sq);
+  if (!(o.optimizer_offload_fraction >= 0 && o.optimizer_offload_fraction <= 1))
+    throw InputError(kCmd, "--optimizer-offload-fraction", "expected a share from 0 to 1");
+  if (o.optimizer_offload_fraction > 0 && !o.precision_aware_optimizer)
+    throw InputError(kCmd, "--optimizer-offload-fraction", "needs --precision-aware-optimizer (Megatron's check)");
+  spec.cpu_offload_fraction = o.optimizer_offload_fraction;
+  return spec;
+}
+
 }  // namespace
 
 void add_workload_options(CLI::App& app, JobOptions& o) {
@@ -41,6 +69,16 @@ void add_workload_options(CLI::App& app, JobOptions& o) {
   app.add_flag("--fp8-param-gather", o.fp8_param_gather, "fp8 parameters, no bf16 weight copy (Megatron --fp8-param-gather)");
   app.add_flag("--grad-reduce-in-bf16", o.grad_reduce_in_bf16, "16-bit gradient buffer and reduction (Megatron --grad-reduce-in-bf16; with --precision fp16, Megatron's default, "
                 "which launches get by leaving out --accumulate-allreduce-grads-in-fp32)");
+  app.add_option("--optimizer", o.optimizer, "adam | sgd | muon | lion (default adam; Megatron --optimizer)");
+  app.add_flag("--precision-aware-optimizer", o.precision_aware_optimizer,
+               "Transformer Engine's FusedAdam keeps master weights and moments in the dtypes below; bf16 models keep only "
+               "16-bit remainders of fp32 master weights (Megatron --use-precision-aware-optimizer; needs --dist-opt)");
+  app.add_option("--main-params-dtype", o.main_params_dtype, "With --precision-aware-optimizer: fp32 | fp16 master weights (default fp32)");
+  app.add_option("--exp-avg-dtype", o.exp_avg_dtype, "With --precision-aware-optimizer: fp32 | bf16 | fp16 | fp8 first moment (default fp32)");
+  app.add_option("--exp-avg-sq-dtype", o.exp_avg_sq_dtype, "With --precision-aware-optimizer: fp32 | bf16 | fp16 | fp8 second moment (default fp32)");
+  app.add_option("--optimizer-offload-fraction", o.optimizer_offload_fraction,
+                 "Share (0-1) of the optimizer state kept and updated on the host (Megatron --optimizer-cpu-offload; needs "
+                 "--precision-aware-optimizer); its host link copies are costed, the host's update is not");
   app.add_option("--cp-comm-type", o.cp_comm_type,
                  "p2p | a2a | allgather | a2a+p2p: how context-parallel ranks exchange K/V (Megatron --cp-comm-type; default p2p)");
   app.add_option("--num-layers-at-start-in-bf16", o.bf16_first_layers,
@@ -228,6 +266,7 @@ Job build_workload(const JobOptions& o, const Catalog& catalog) {
   }
   job.runtime.fp8_param_gather = o.fp8_param_gather;
   job.runtime.grad_reduce_in_bf16 = o.grad_reduce_in_bf16;
+  job.training.optimizer = optimizer_spec(o);
   if (!o.cp_comm_type.empty()) {
     auto cp = cp_comm_type_from_string(lower(o.cp_comm_type));
     if (!cp) throw InputError(kCmd, "--cp-comm-type", "expected p2p, a2a, allgather or a2a+p2p, found \"" + o.cp_comm_type + "\"");
@@ -308,6 +347,9 @@ MegatronLaunch read_launch_file(const JobOptions& o, const Catalog& catalog) {
   const std::pair<bool, const char*> decided_by_launch[] = {
       {o.global_batch.has_value(), "--global-batch"}, {o.seq.has_value(), "--seq"}, {!o.precision.empty(), "--precision"}, {!o.fp8_recipe.empty(), "--fp8-recipe"},
       {o.fp8_param_gather, "--fp8-param-gather"}, {o.grad_reduce_in_bf16, "--grad-reduce-in-bf16"},
+      {!o.optimizer.empty(), "--optimizer"}, {o.precision_aware_optimizer, "--precision-aware-optimizer"},
+      {!o.main_params_dtype.empty(), "--main-params-dtype"}, {!o.exp_avg_dtype.empty(), "--exp-avg-dtype"},
+      {!o.exp_avg_sq_dtype.empty(), "--exp-avg-sq-dtype"}, {o.optimizer_offload_fraction != 0, "--optimizer-offload-fraction"},
       {!o.cp_comm_type.empty(), "--cp-comm-type"}, {o.cp_a2a_size.has_value(), "--cp-a2a-size"},
       {o.bf16_first_layers != 0, "--num-layers-at-start-in-bf16"}, {o.bf16_last_layers != 0, "--num-layers-at-end-in-bf16"}, {o.moe_capacity_factor != 0, "--moe-capacity-factor"},
       {o.moe_pad_to_capacity, "--moe-pad-to-capacity"},

@@ -26,7 +26,7 @@ nlohmann::json plan_to_json(const Job& job, const Prediction& prediction) {
            {{"global_batch_size", job.training.global_batch_size},
             {"seq_length", job.training.seq_length},
             {"precision", to_string(job.training.precision)},
-            {"optimizer", job.training.optimizer}}},
+            {"optimizer", to_string(job.training.optimizer.kind)}}},
           {"runtime",
            {{"framework", to_string(job.runtime.framework)},
             {"flash_attention", job.runtime.flash_attention},
@@ -82,6 +82,13 @@ nlohmann::json plan_to_json(const Job& job, const Prediction& prediction) {
   }
   // Written only where they apply, so bf16 plans read the same as before.
   if (job.training.precision == Precision::fp8) j["training"]["fp8_recipe"] = to_string(job.training.recipe);
+  const OptimizerSpec& o = job.training.optimizer;
+  if (o.precision_aware || o.cpu_offload_fraction > 0)
+    j["training"]["optimizer_state"] = {{"precision_aware", o.precision_aware},
+                                        {"main_params_dtype", to_string(o.main_params)},
+                                        {"exp_avg_dtype", to_string(o.exp_avg)},
+                                        {"exp_avg_sq_dtype", to_string(o.exp_avg_sq)},
+                                        {"cpu_offload_fraction", o.cpu_offload_fraction}};
   if (job.runtime.fp8_param_gather) j["runtime"]["fp8_param_gather"] = true;
   if (job.runtime.grad_reduce_in_bf16) j["runtime"]["grad_reduce_in_bf16"] = true;
   if (!job.runtime.lazy_module_loading) j["runtime"]["lazy_module_loading"] = false;
@@ -150,7 +157,7 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
   job.cluster = cluster_from_json(j.at("cluster"), where, gpu, "/cluster");
 
   JsonReader t = r.child("training");
-  t.reject_unknown_keys({"global_batch_size", "seq_length", "precision", "fp8_recipe", "optimizer"});
+  t.reject_unknown_keys({"global_batch_size", "seq_length", "precision", "fp8_recipe", "optimizer", "optimizer_state"});
   job.training.global_batch_size = t.get_int("global_batch_size", 1, std::int64_t{1} << 40);
   job.training.seq_length = t.get_int("seq_length", 1, std::int64_t{1} << 24);
   auto prec = precision_from_string(t.get_string("precision"));
@@ -161,7 +168,30 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
     if (!recipe) t.fail("fp8_recipe", "expected delayed, tensorwise, blockwise, mxfp8 or nvfp4");
     job.training.recipe = *recipe;
   }
-  job.training.optimizer = t.opt_string("optimizer").value_or("adam");
+  if (t.has("optimizer")) {
+    auto kind = optimizer_kind_from_string(t.get_string("optimizer"));
+    if (!kind) t.fail("optimizer", "expected adam, sgd, muon or lion");
+    job.training.optimizer.kind = *kind;
+  }
+  if (t.has("optimizer_state")) {
+    JsonReader o = t.child("optimizer_state");
+    o.reject_unknown_keys({"precision_aware", "main_params_dtype", "exp_avg_dtype", "exp_avg_sq_dtype", "cpu_offload_fraction"});
+    OptimizerSpec& spec = job.training.optimizer;
+    spec.precision_aware = o.opt_bool("precision_aware", false);
+    auto dtype = [&](const char* key, StateDtype& dst) {
+      if (!o.has(key)) return;
+      auto d = state_dtype_from_string(o.get_string(key));
+      if (!d) o.fail(key, "expected fp32, bf16, fp16 or fp8");
+      dst = *d;
+    };
+    dtype("main_params_dtype", spec.main_params);
+    dtype("exp_avg_dtype", spec.exp_avg);
+    dtype("exp_avg_sq_dtype", spec.exp_avg_sq);
+    if (o.has("cpu_offload_fraction")) {
+      spec.cpu_offload_fraction = o.get_number("cpu_offload_fraction");
+      if (!(spec.cpu_offload_fraction >= 0 && spec.cpu_offload_fraction <= 1)) o.fail("cpu_offload_fraction", "expected a number from 0 to 1");
+    }
+  }
 
   if (r.has("runtime")) {
     JsonReader rt = r.child("runtime");

@@ -422,6 +422,19 @@ std::vector<std::string> megatron_args(const Job& job) {
     opt(a, "--data-parallel-sharding-strategy", p.zero_stage == 2 ? "optim_grads" : "optim_grads_params");
     opt(a, "--ckpt-format", "fsdp_dtensor");
   }
+  // The optimizer and its state's dtypes and placement, where they are not Megatron's defaults.
+  const OptimizerSpec& o = job.training.optimizer;
+  if (o.kind != OptimizerKind::adam) opt(a, "--optimizer", to_string(o.kind));
+  if (o.precision_aware) {
+    flag(a, "--use-precision-aware-optimizer");
+    if (o.main_params != StateDtype::fp32) opt(a, "--main-params-dtype", to_string(o.main_params));
+    if (o.exp_avg != StateDtype::fp32) opt(a, "--exp-avg-dtype", to_string(o.exp_avg));
+    if (o.exp_avg_sq != StateDtype::fp32) opt(a, "--exp-avg-sq-dtype", to_string(o.exp_avg_sq));
+  }
+  if (o.cpu_offload_fraction > 0) {
+    flag(a, "--optimizer-cpu-offload");
+    opt(a, "--optimizer-offload-fraction", fmt::format("{:g}", o.cpu_offload_fraction));
+  }
   if (data_parallel && job.runtime.overlap_grad_reduce) flag(a, "--overlap-grad-reduce");
   if (sharded_optimizer && data_parallel && job.runtime.overlap_grad_reduce && job.runtime.overlap_param_gather)
     flag(a, "--overlap-param-gather");

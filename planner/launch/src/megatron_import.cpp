@@ -74,8 +74,15 @@ constexpr FlagSpec kFlags[] = {
     {"--overlap-grad-reduce", false}, {"--overlap-param-gather", false}, {"--tp-comm-overlap", false},
     {"--no-gradient-accumulation-fusion", false}, {"--make-vocab-size-divisible-by", true}, {"--use-flash-attn", false},
     {"--attention-backend", true}, {"--transformer-impl", true},
-    // Megatron-FSDP (ZeRO-2/3 in Megatron-LM).
-    {"--use-megatron-fsdp", false}, {"--data-parallel-sharding-strategy", true},
+    // The optimizer and its state.
+    {"--optimizer", true}, {"--use-precision-aware-optimizer", false}, {"--main-params-dtype", true}, {"--main-grads-dtype", true},
+    {"--exp-avg-dtype", true}, {"--exp-avg-sq-dtype", true}, {"--optimizer-cpu-offload", false}, {"--optimizer-offload-fraction", true},
+    {"--num-distributed-optimizer-instances", true},
+    // Megatron-FSDP (ZeRO-2/3 in Megatron-LM), and PyTorch FSDP2 under Megatron.
+    {"--use-megatron-fsdp", false}, {"--data-parallel-sharding-strategy", true}, {"--use-torch-fsdp2", false},
+    {"--torch-fsdp2-no-reshard-after-forward", false},
+    // Activation offloading (noted, not costed).
+    {"--fine-grained-activation-offloading", false},
     // Megatron-DeepSpeed.
     {"--deepspeed", false}, {"--zero-stage", true},
     // Model structure strata does not cost (refused) and runtime features it does not model (noted).
@@ -818,6 +825,66 @@ void read_moe_runtime(const Flags& f, const std::string& where, RuntimeOptions& 
   if (rt.moe_pad_to_capacity) rt.moe_load_imbalance = std::max(1.0, rt.moe_capacity_factor);
 }
 
+// The optimizer and its state (Megatron's OptimizerConfig): which optimizer, the precision-aware
+// FusedAdam's dtypes, CPU offload. Megatron's own checks of their combinations are check_plan's.
+void read_optimizer(const Flags& f, const std::string& where, Precision precision, OptimizerSpec& o, RuntimeOptions& rt,
+                    std::vector<std::string>& notes) {
+  const std::string kind = f.text("--optimizer").value_or("adam");
+  if (kind == "dist_muon") {
+    o.kind = OptimizerKind::muon;  // deprecated spelling of muon with the distributed optimizer
+  } else if (auto k = optimizer_kind_from_string(kind)) {
+    o.kind = *k;
+  } else if (kind == "soap" || kind == "adaptive_muon") {
+    throw InputError(where, "--optimizer", "\"" + kind + "\" is not modelled (strata costs adam, sgd, muon and lion)");
+  } else {
+    throw InputError(where, "--optimizer", "expected adam, sgd, muon, dist_muon, lion, soap or adaptive_muon, found \"" + kind + "\"");
+  }
+  o.precision_aware = f.has("--use-precision-aware-optimizer");
+  auto dtype = [&](const char* flag, std::initializer_list<StateDtype> allowed, StateDtype& dst) {
+    const auto text = f.text(flag);
+    if (!text) return;
+    const auto d = state_dtype_from_string(*text);
+    if (!d || std::find(allowed.begin(), allowed.end(), *d) == allowed.end()) {
+      std::string names;
+      for (StateDtype a : allowed) names += (names.empty() ? "" : ", ") + std::string(to_string(a));
+      throw InputError(where, flag, "expected one of " + names + ", found \"" + *text + "\"");
+    }
+    dst = *d;
+  };
+  const auto all = {StateDtype::fp32, StateDtype::fp16, StateDtype::bf16, StateDtype::fp8};
+  dtype("--main-params-dtype", {StateDtype::fp32, StateDtype::fp16}, o.main_params);
+  dtype("--exp-avg-dtype", all, o.exp_avg);
+  dtype("--exp-avg-sq-dtype", all, o.exp_avg_sq);
+  StateDtype main_grads = StateDtype::fp32;
+  dtype("--main-grads-dtype", {StateDtype::fp32, StateDtype::bf16}, main_grads);
+  if (main_grads == StateDtype::bf16) {
+    if (!o.precision_aware)
+      throw InputError(where, "--main-grads-dtype", "bf16 main grads need --use-precision-aware-optimizer (Megatron OptimizerConfig)");
+    if (f.has("--accumulate-allreduce-grads-in-fp32"))
+      throw InputError(where, "--main-grads-dtype", "can only be fp32 with --accumulate-allreduce-grads-in-fp32 (Megatron's check)");
+    // Megatron (arguments.py): bf16 main grads leave accumulate_allreduce_grads_in_fp32 off, a 2-byte buffer.
+    if (precision == Precision::bf16 || precision == Precision::fp8) rt.grad_reduce_in_bf16 = true;
+  }
+  if (f.has("--optimizer-cpu-offload")) {
+    o.cpu_offload_fraction = f.number("--optimizer-offload-fraction", 0, 1).value_or(1.0);  // Megatron's default: all of it
+  } else if (f.has("--optimizer-offload-fraction")) {
+    notes.push_back("--optimizer-offload-fraction without --optimizer-cpu-offload: nothing is offloaded");
+  }
+}
+
+// Megatron flags that move memory off the GPU or split the optimizer in ways strata does not cost:
+// said, so a measured run that fits where strata says it does not is not a surprise.
+void note_unmodelled_memory(const Flags& f, std::vector<std::string>& notes) {
+  if (f.has("--fine-grained-activation-offloading"))
+    notes.push_back("activation offloading to the host (--fine-grained-activation-offloading) is not modelled: "
+                    "strata keeps every activation on the GPU (memory over-estimated) and does not cost the copies");
+  if (auto n = f.integer("--num-distributed-optimizer-instances", 1, kMaxParallel); n && *n > 1)
+    notes.push_back("--num-distributed-optimizer-instances " + std::to_string(*n) +
+                    " is costed as one instance: each instance keeps its own shard of the optimizer state over dp/" + std::to_string(*n) +
+                    " ranks, so the optimizer memory is under-estimated " + std::to_string(*n) + "x, and its gradient all-reduce "
+                    "between instances is not costed");
+}
+
 }  // namespace
 
 void apply_pipeline_layout(const std::string& layout, const std::string& where, const std::string& field, const ModelSpec& m,
@@ -981,6 +1048,13 @@ MegatronLaunch read_megatron_launch(const std::string& text, const std::string& 
     rt.overlap_param_gather = f.has("--overlap-param-gather");
     rt.fused_grad_accumulation = !f.has("--no-gradient-accumulation-fusion");
   }
+  if (f.has("--use-torch-fsdp2")) {
+    // PyTorch FSDP2 under Megatron shards parameters, gradients and optimizer state over the
+    // data-parallel ranks (ZeRO-3), or keeps the gathered parameters from forward to backward
+    // without resharding (ZeRO-2, --torch-fsdp2-no-reshard-after-forward).
+    p.zero_stage = f.has("--torch-fsdp2-no-reshard-after-forward") ? 2 : 3;
+    out.notes.push_back("--use-torch-fsdp2 costed as Megatron-FSDP's sharding (ZeRO-" + std::to_string(p.zero_stage) + ")");
+  }
   rt.tp_comm_overlap = f.has("--tp-comm-overlap");
   rt.moe_capacity_factor = f.number("--moe-expert-capacity-factor", 0, 1024).value_or(0);
   if (out.model.moe) read_moe_runtime(f, where, rt, out.notes);
@@ -989,6 +1063,8 @@ MegatronLaunch read_megatron_launch(const std::string& text, const std::string& 
   // 16-bit gradient reduction: asked for in bf16 (--grad-reduce-in-bf16), Megatron's default in fp16
   // (the main_grad buffer takes the parameters' dtype without --accumulate-allreduce-grads-in-fp32).
   rt.grad_reduce_in_bf16 = t.precision == Precision::fp16 ? !f.has("--accumulate-allreduce-grads-in-fp32") : f.has("--grad-reduce-in-bf16");
+  read_optimizer(f, where, t.precision, t.optimizer, rt, out.notes);
+  note_unmodelled_memory(f, out.notes);
   if (auto cp = f.text("--cp-comm-type")) {
     // One type for every layer, or Megatron's per-layer list (nargs='+') when all its entries agree.
     const std::vector<std::string> types = split_words(*cp);
