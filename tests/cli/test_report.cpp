@@ -47,6 +47,16 @@ TEST_CASE("prediction_report") {
       CHECK(layers == pred.stages[s].layers);
     }
   }
+  SUBCASE("an optimizer other than plain Adam gets its own line") {
+    Job job = test::gpt3_175b_job();
+    CHECK(prediction_report(job, predict(job)).find("\noptimizer ") == std::string::npos);
+    job.training.optimizer.precision_aware = true;
+    job.training.optimizer.exp_avg = StateDtype::bf16;
+    job.training.optimizer.cpu_offload_fraction = 0.25;
+    CHECK(prediction_report(job, predict(job)).find(
+              "optimizer adam, precision-aware: 2 B master weights, moments bf16/fp32, 25% of its state on the host\n") !=
+          std::string::npos);
+  }
   SUBCASE("an infeasible plan says so with the reason") {
     Job job = test::gpt3_175b_job();
     job.plan.pp = 1;

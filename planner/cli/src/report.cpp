@@ -18,6 +18,14 @@ std::string prediction_report(const Job& job, const Prediction& pred) {
   const std::int64_t group = interleaved_microbatch_group(p, job.num_micro_batches());
   if (p.vpp > 1 && group != p.pp) out += fmt::format(", interleaved in groups of {} (not pp: Megatron-Core's micro-batch groups)", group);
   out += "\n";
+  if (const OptimizerSpec& o = job.training.optimizer; !o.is_default()) {
+    out += fmt::format("optimizer {}", to_string(o.kind));
+    if (o.precision_aware)
+      out += fmt::format(", precision-aware: {} B master weights, moments {}/{}",
+                         master_weight_bytes(o, job.training.precision, job.training.recipe), to_string(o.exp_avg), to_string(o.exp_avg_sq));
+    if (o.cpu_offload_fraction > 0) out += fmt::format(", {:g}% of its state on the host", 100 * o.cpu_offload_fraction);
+    out += "\n";
+  }
   if (!pred.feasible && pred.iteration_time_s <= 0) {
     out += fmt::format("INFEASIBLE: {}\n", pred.reason);
     return out;
