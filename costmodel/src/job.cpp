@@ -127,8 +127,9 @@ std::vector<int> accounted_stage_layers(int num_layers, int pp, int vpp) {
   if (num_layers % chunks == 0) return {};
   for (int extra : {2, 1}) {
     if ((num_layers + extra) % chunks != 0) continue;
+    // One slot per chunk leaves the embedding's and the loss's chunks without a decoder layer
+    // (Llama 3.1 405B's 126 layers at pp 16 x vpp 8: "E|t|t|...|t|L"); chunk_layers empties exactly those.
     const int per_chunk = (num_layers + extra) / chunks;
-    if (per_chunk < 2) continue;  // a chunk would hold only the embedding or the loss
     std::vector<int> out(pp, per_chunk * v);
     out.back() -= 1;                  // the loss (and output layer) counted as a layer
     if (extra == 2) out.front() -= 1;  // the embedding too
@@ -167,9 +168,17 @@ std::vector<int> standard_stage_layers(int num_layers, int pp, int vpp, int mtp_
   if (excess != 0) return {};
   std::vector<int> out(static_cast<std::size_t>(pp), 0);
   for (int i = 0; i < chunks; ++i) out[static_cast<std::size_t>(i % pp)] += chunk[static_cast<std::size_t>(i)];
-  // strata spreads a stage's layers over its chunks (chunk_layers); each chunk needs one.
-  if (std::any_of(out.begin(), out.end(), [&](int l) { return l < v; })) return {};
+  // strata spreads a stage's layers over its chunks (chunk_layers); each chunk needs one, but the
+  // embedding's and the loss's.
+  for (int s = 0; s < pp; ++s)
+    if (out[static_cast<std::size_t>(s)] < min_stage_layers(pp, v, s)) return {};
   return out;
+}
+
+int min_stage_layers(int pp, int vpp, int stage) {
+  const int v = std::max(1, vpp);
+  if (v == 1) return 1;
+  return v - (stage == 0 ? 1 : 0) - (stage == pp - 1 ? 1 : 0);
 }
 
 int chunk_layers(const ParallelPlan& plan, int stage, int stage_layers, int chunk) {

@@ -179,8 +179,9 @@ std::string check_plan(const Job& job) {
       return fmt::format("{} layers are not divisible by pp*vpp = {}; give uneven --stage-layers to split them", m.num_layers,
                          p.pp * p.vpp);
     for (std::size_t s = 0; s < p.stage_layers.size(); ++s)
-      if (p.stage_layers[s] < p.vpp)
-        return fmt::format("stage {} has {} layers, fewer than its vpp={} model chunks", s, p.stage_layers[s], p.vpp);
+      if (p.stage_layers[s] < min_stage_layers(p.pp, p.vpp, static_cast<int>(s)))
+        return fmt::format("stage {} has {} layers, fewer than its vpp={} model chunks (only the embedding's and the loss's chunk "
+                           "may hold none)", s, p.stage_layers[s], p.vpp);
     // Megatron-Core's micro-batch groups (interleaved_microbatch_group): pp does not have to divide
     // the micro-batches, but there must be at least pp of them.
     const std::int64_t micro_batches = job.num_micro_batches();

@@ -111,7 +111,9 @@ TEST_CASE("standard_stage_layers: embedding and loss counted as layers when the 
   CHECK(standard_stage_layers(96, 8, 4).empty());
   CHECK(standard_stage_layers(10, 1, 1).empty());
   CHECK(standard_stage_layers(4, 1000000, 1000000).empty());
-  CHECK(standard_stage_layers(30, 8, 4).empty());  // 32 chunks for 32 units: the embedding and the loss chunks would be empty
+  // 32 chunks for 32 units: the embedding's and the loss's chunks hold no decoder layer ("E|t|...|t|L").
+  CHECK(standard_stage_layers(30, 8, 4) == std::vector<int>{3, 4, 4, 4, 4, 4, 4, 3});
+  CHECK(standard_stage_layers(28, 8, 4).empty());  // 30 units for 32 chunks: a middle chunk would be empty
 }
 
 TEST_CASE("standard_stage_layers: the balanced layout where neither the embedding nor the loss makes the layers divide") {

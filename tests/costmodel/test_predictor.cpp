@@ -145,9 +145,12 @@ TEST_CASE("check_plan") {
     job.plan.vpp = 2;
     job.plan.stage_layers = std::vector<int>(16, 6);
     CHECK(check_plan(job).empty());  // an explicit even split is fine with interleaving
-    job.plan.stage_layers[0] = 1;
+    job.plan.stage_layers[0] = 1;  // the first chunk holds only the embedding: Megatron's "E|t*6|t|..."
     job.plan.stage_layers[1] = 11;
-    CHECK(contains(check_plan(job), "stage 0 has 1 layers, fewer than its vpp=2 model chunks"));
+    CHECK(check_plan(job).empty());
+    job.plan.stage_layers[0] = 11;
+    job.plan.stage_layers[1] = 1;  // a middle stage's chunk would be empty
+    CHECK(contains(check_plan(job), "stage 1 has 1 layers, fewer than its vpp=2 model chunks"));
   }
   SUBCASE("uneven stage layers must cover the model") {
     Job job = llama3_70b_job();

@@ -57,12 +57,16 @@ TEST_CASE("quality: beats the uniform grid where uneven stages or per-stage reco
     CHECK(bn.best.prediction.tokens_per_sec_per_gpu > 1.01 * ex.best.prediction.tokens_per_sec_per_gpu);
     CHECK_FALSE(bn.best.job.plan.stage_layers.empty());
   }
-  SUBCASE("Llama-3.1-405B at 8K without CP: a few recomputed layers per stage instead of all") {
+  SUBCASE("Llama-3.1-405B at 8K without CP: a few recomputed layers per stage, or finer chunks, instead of the grid's") {
     const auto [ex, bn] = run("llama3.1-405b/1024xH100/cp1");
     CHECK(bn.best.prediction.tokens_per_sec_per_gpu > 1.05 * ex.best.prediction.tokens_per_sec_per_gpu);
     CHECK(ex.best.job.plan.recompute.granularity == RecomputeGranularity::full);
     CHECK(bn.best.job.plan.recompute.granularity == RecomputeGranularity::full);
-    CHECK(bn.best.job.plan.recompute.num_layers > 0);
+    // Fewer recomputed layers per stage, or (since model chunks may hold only the embedding or the
+    // loss) finer interleaving than the uniform grid's, "E|t|...|t|L" with a layer per chunk.
+    MESSAGE("exhaustive vpp ", ex.best.job.plan.vpp, ", bottleneck vpp ", bn.best.job.plan.vpp, " recompute layers ",
+            bn.best.job.plan.recompute.num_layers);
+    CHECK((bn.best.job.plan.recompute.num_layers > 0 || bn.best.job.plan.vpp > ex.best.job.plan.vpp));
   }
 }
 }

@@ -286,5 +286,9 @@ std::vector<int> stage_layer_ids(const ParallelPlan& plan, int num_layers, int s
 // layers go first to the chunks that hold neither the embedding (stage 0, chunk 0) nor the output
 // layer (last stage, last chunk), since those already carry extra work (the Llama 3 layout).
 int chunk_layers(const ParallelPlan& plan, int stage, int stage_layers, int chunk);
+// The fewest decoder layers pipeline stage `stage` may hold: one per model chunk, except that the
+// first stage's first chunk may hold only the embedding and the last stage's last chunk only the
+// loss (Megatron's layouts "E|t|..." and "...|t|L"; chunk_layers leaves those chunks empty first).
+int min_stage_layers(int pp, int vpp, int stage);
 
 }  // namespace strata

@@ -31,7 +31,7 @@ std::string layout_string(const std::vector<int>& layers, int mtp_layers) {
   for (std::size_t i = 0; i < layers.size(); ++i) {
     if (i > 0) s += "|";
     if (i == 0) s += "E";
-    s += "t*" + std::to_string(layers[i]);
+    if (layers[i] > 0) s += "t*" + std::to_string(layers[i]);  // the embedding's or the loss's chunk may hold none
     if (i + 1 == layers.size()) s += std::string(static_cast<std::size_t>(std::max(0, mtp_layers)), 'm') + "L";
   }
   return s;
