@@ -376,11 +376,12 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
     const bool fp16_optimizer = p.zero_stage == 0 && job.training.precision == Precision::fp16;
     opt_b += p.zero_stage >= 1 ? 6 : fp16_optimizer ? 8 : 4;
   }
-  // Optimizer state is sharded over the data-parallel group, which includes CP ranks in Megatron.
-  const double shard = static_cast<double>(p.dp) * p.cp;
+  // Optimizer state is sharded over the data-parallel group, which includes CP ranks in Megatron
+  // (over 1/N of it with N distributed-optimizer instances).
+  const double shard = p.distributed_optimizer ? p.optimizer_shard_ranks() : static_cast<double>(p.dp) * p.cp;
   // Routed-expert states shard over the expert-data-parallel group instead (Megatron's distributed
   // optimizer keeps a separate buffer for expert parameters over that group).
-  const double expert_shard = std::max(1, p.expert_data_parallel());
+  const double expert_shard = p.distributed_optimizer ? p.expert_optimizer_shard_ranks() : std::max(1, p.expert_data_parallel());
   const double expert_frac = params > 0 ? split.expert / params : 0;
   const double shard_mix = (1 - expert_frac) / shard + expert_frac / expert_shard;  // mean 1/shard per parameter
   double w = params * weight_b, gr = params * grad_b, opt = params * opt_b;

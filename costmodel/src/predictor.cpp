@@ -197,6 +197,16 @@ std::string check_plan(const Job& job) {
   if (p.zero_stage < 0 || p.zero_stage > 3) return "ZeRO stage must be 0..3";
   if (p.distributed_optimizer && p.zero_stage > 0) return "the distributed optimizer and ZeRO are alternatives; use one";
   if (std::string why = optimizer_problem(job); !why.empty()) return why;
+  if (p.optimizer_instances < 1) return "the distributed optimizer instances must be at least 1";
+  if (p.optimizer_instances > 1) {
+    // Megatron: parallel_state.py's divisibility checks; the copies split the distributed optimizer only.
+    if (!p.distributed_optimizer) return "distributed optimizer instances need the distributed optimizer";
+    if ((p.dp * p.cp) % p.optimizer_instances != 0)
+      return fmt::format("{} distributed optimizer instances do not divide dp*cp = {}", p.optimizer_instances, p.dp * p.cp);
+    if (m.moe && p.expert_data_parallel() % p.optimizer_instances != 0)
+      return fmt::format("{} distributed optimizer instances do not divide the expert-data-parallel size {}", p.optimizer_instances,
+                         p.expert_data_parallel());
+  }
   if (p.etp < 1) return "etp must be at least 1";
   if (m.moe) {
     // Megatron-Core (parallel_state.py initialize_model_parallel): the expert grid etp x ep x edp
@@ -289,6 +299,14 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   // group that exchanges tokens is etp*ep consecutive ranks.
   const GroupPlacement ep_g = place_group(p.ep * p.etp, 1, gpn);
   const GroupPlacement edp_g = place_group(p.expert_data_parallel(), p.ep * p.etp, gpn);
+  // Copies of the distributed optimizer (--num-distributed-optimizer-instances): each reduce-scatters
+  // over its consecutive share of the data-parallel ranks, then all-reduces its shard with the same
+  // shard of the other copies, instances_g (parallel_state.py: intra/inter partial DP groups).
+  const int instances = p.distributed_optimizer ? std::max(1, p.optimizer_instances) : 1;
+  const GroupPlacement dp_intra_g = place_group(p.optimizer_shard_ranks(), p.tp, gpn);
+  const GroupPlacement dp_inter_g = place_group(instances, p.tp * p.optimizer_shard_ranks(), gpn);
+  const GroupPlacement edp_intra_g = place_group(p.expert_optimizer_shard_ranks(), p.ep * p.etp, gpn);
+  const GroupPlacement edp_inter_g = place_group(instances, p.ep * p.etp * p.expert_optimizer_shard_ranks(), gpn);
   const bool pp_inter_node = static_cast<std::int64_t>(p.tp) * p.cp * p.dp >= gpn;
 
   LayerShape shape;
@@ -642,13 +660,21 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     // Routed-expert gradients reduce over the expert-data-parallel group, the rest over dp*cp
     // (Megatron-Core's separate expert gradient buffers).
     const double edp = std::max(1, p.expert_data_parallel());
+    // Sharded state: the gradients reduce-scatter inside each optimizer copy's group and its shard
+    // all-reduces across the copies; the updated parameters all-gather inside the group.
+    const double shard_ranks = p.optimizer_shard_ranks(), expert_shard_ranks = p.expert_optimizer_shard_ranks();
     auto rs = [&](double bytes_dense, double bytes_expert) {
-      return (dp_shard > 1 ? comm.reduce_scatter(bytes_dense, dp_g) : 0.0) +
-             (edp > 1 && bytes_expert > 0 ? comm.reduce_scatter(bytes_expert, edp_g) : 0.0);
+      double t = 0;
+      if (dp_shard > 1)
+        t += comm.reduce_scatter(bytes_dense, dp_intra_g) + (instances > 1 ? comm.all_reduce(bytes_dense / shard_ranks, dp_inter_g) : 0.0);
+      if (edp > 1 && bytes_expert > 0)
+        t += comm.reduce_scatter(bytes_expert, edp_intra_g) +
+             (instances > 1 ? comm.all_reduce(bytes_expert / expert_shard_ranks, edp_inter_g) : 0.0);
+      return t;
     };
     auto ag = [&](double bytes_dense, double bytes_expert) {
-      return (dp_shard > 1 ? comm.all_gather(bytes_dense, dp_g) : 0.0) +
-             (edp > 1 && bytes_expert > 0 ? comm.all_gather(bytes_expert, edp_g) : 0.0);
+      return (dp_shard > 1 ? comm.all_gather(bytes_dense, dp_intra_g) : 0.0) +
+             (edp > 1 && bytes_expert > 0 ? comm.all_gather(bytes_expert, edp_intra_g) : 0.0);
     };
     auto ar = [&](double bytes_dense, double bytes_expert) {
       return (dp_shard > 1 ? comm.all_reduce(bytes_dense, dp_g) : 0.0) +
@@ -697,7 +723,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     // DeepSpeed's pipeline `_exec_reduce_tied_grads`). Counted with the gradient synchronization.
     if (s == 0 || s == p.pp - 1) sc[s].dp_exposed += tied_embedding_sync;
     const bool sharded = fw == Framework::fsdp || p.distributed_optimizer || p.zero_stage >= 1;
-    const double updated = sharded ? split.dense / dp_shard + split.expert / edp : params;
+    const double updated = sharded ? split.dense / shard_ranks + split.expert / expert_shard_ranks : params;
     // The offloaded share steps on the host: its gradients go down and its updated weights come back
     // over the GPU's host link (HybridDeviceOptimizer); the host's arithmetic is not costed (a note says so).
     const double offloaded = optimizer.cpu_offload_fraction;

@@ -226,7 +226,11 @@ TEST_CASE("build_job") {
     JobOptions o = sc21_options();
     o.dist_opt = true;
     CHECK(build_job(o, test::catalog()).plan.distributed_optimizer);
+    o.dist_opt_instances = 4;
+    CHECK(build_job(o, test::catalog()).plan.optimizer_instances == 4);
     o.dist_opt = false;
+    CHECK(input_error([&] { build_job(o, test::catalog()); }) == "command line: --dist-opt-instances: needs --dist-opt");
+    o.dist_opt_instances = 1;
     o.zero = 2;
     CHECK(build_job(o, test::catalog()).plan.zero_stage == 2);
   }

@@ -210,6 +210,13 @@ TEST_CASE("stage_memory") {
     // The gradients stay in their buffer's dtype.
     CHECK(stage_memory(job, stage, layers, 1).gradients_GiB * kGiB == doctest::Approx(4 * P).epsilon(1e-12));
   }
+  SUBCASE("copies of the distributed optimizer each shard the state over their share of dp*cp") {
+    job.plan.distributed_optimizer = true;
+    const double one = stage_memory(job, stage, layers, 1).optimizer_GiB;
+    job.plan.optimizer_instances = 4;  // dp 8: two ranks per copy
+    CHECK(stage_memory(job, stage, layers, 1).optimizer_GiB == doctest::Approx(4 * one).epsilon(1e-12));
+    CHECK(stage_memory(job, stage, layers, 1).optimizer_GiB * kGiB == doctest::Approx(12 * P / 2).epsilon(1e-12));
+  }
   SUBCASE("an offloaded share of the optimizer state leaves the GPU; one-moment optimizers keep 8 B") {
     const double adam = stage_memory(job, stage, layers, 1).optimizer_GiB;
     job.training.optimizer.precision_aware = true;

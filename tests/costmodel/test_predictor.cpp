@@ -207,6 +207,13 @@ TEST_CASE("check_plan") {
     o = OptimizerSpec{};
     o.cpu_offload_fraction = 0.5;
     CHECK(contains(check_plan(job), "CPU offload needs the precision-aware optimizer"));
+    o = OptimizerSpec{};
+    job.plan.optimizer_instances = 3;  // dp 8
+    CHECK(contains(check_plan(job), "3 distributed optimizer instances do not divide dp*cp = 8"));
+    job.plan.optimizer_instances = 2;
+    CHECK(check_plan(job) == "");
+    job.plan.distributed_optimizer = false;
+    CHECK(contains(check_plan(job), "instances need the distributed optimizer"));
   }
   SUBCASE("an illegal plan predicts nothing but says why") {
     Job job = test::gpt3_175b_job();
@@ -426,6 +433,28 @@ TEST_CASE("predict: an offloaded optimizer share costs its host-link copies inst
   CHECK(host.stages[0].memory.optimizer_GiB == 0);
   CHECK(std::any_of(host.notes.begin(), host.notes.end(), [](const std::string& n) { return contains(n, "host's update itself is not"); }));
   CHECK_FALSE(std::any_of(gpu.notes.begin(), gpu.notes.end(), [](const std::string& n) { return contains(n, "host's update"); }));
+}
+
+TEST_CASE("predict: copies of the distributed optimizer trade memory for a shorter reduce-scatter plus an all-reduce of the shard") {
+  Job job = test::gpt3_175b_job();  // tp 8 pp 16 dp 8: the data-parallel ranks are on 8 nodes
+  job.plan.distributed_optimizer = true;
+  job.runtime.overlap_grad_reduce = job.runtime.overlap_param_gather = false;  // every collective exposed
+  const Prediction one = predict(job);
+  job.plan.optimizer_instances = 8;  // each copy on one rank: no reduce-scatter or gather, a full all-reduce
+  const Prediction eight = predict(job);
+  REQUIRE(one.feasible);
+  REQUIRE(eight.feasible);
+  CHECK(eight.stages[5].memory.optimizer_GiB == doctest::Approx(8 * one.stages[5].memory.optimizer_GiB).epsilon(1e-9));
+  // The critical stage (the first, with the embedding): one copy reduce-scatters the fp32 gradients over the 8 ranks and
+  // all-gathers the bf16 weights; eight copies of one rank each all-reduce the whole gradient.
+  REQUIRE(one.stages.size() == 16);
+  const ParamSplit split = stage_param_split(job, 0, 6);
+  const CommModel comm(job.cluster, job.calibration.comm);
+  const GroupPlacement dp_g = place_group(8, 8, job.cluster.gpus_per_node);
+  const double ar = comm.all_reduce(split.total() * 4, dp_g);
+  const double rs_ag = comm.reduce_scatter(split.total() * 4, dp_g) + comm.all_gather(split.total() * 2, dp_g);
+  CHECK(eight.breakdown.dp_comm_s - one.breakdown.dp_comm_s == doctest::Approx(ar - rs_ag).epsilon(1e-6));
+  CHECK(eight.breakdown.optimizer_s == doctest::Approx(8 * one.breakdown.optimizer_s).epsilon(1e-6));  // each rank updates 8x the shard
 }
 
 TEST_CASE("predict: the host-side step overhead adds to the iteration once and is reported") {

@@ -98,6 +98,10 @@ TEST_CASE("plan_from_json") {
     job.training.optimizer = OptimizerSpec{};
     job.training.optimizer.kind = OptimizerKind::lion;
     check_same_job(round_trip(job), job);
+    job.plan.distributed_optimizer = true;
+    job.plan.optimizer_instances = 2;
+    check_same_job(round_trip(job), job);
+    CHECK(plan_of(job).at("parallel").at("distributed_optimizer_instances") == 2);
   }
   SUBCASE("interleaving in micro-batch groups other than pp: the group is written and read back") {
     Job job = test::gpt3_175b_job();

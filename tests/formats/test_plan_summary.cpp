@@ -8,6 +8,9 @@ using namespace strata;
 TEST_SUITE("formats") {
 TEST_CASE("plan_summary") {
   CHECK(plan_summary(test::gpt3_175b_job().plan) == "tp=8 pp=16 dp=8 sp mbs=1 recompute=selective dist-opt");
+  ParallelPlan copies = test::gpt3_175b_job().plan;
+  copies.optimizer_instances = 2;
+  CHECK(plan_summary(copies) == "tp=8 pp=16 dp=8 sp mbs=1 recompute=selective dist-optx2");
   ParallelPlan p;
   p.tp = 2;
   p.pp = 4;

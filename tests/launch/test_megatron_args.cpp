@@ -40,7 +40,7 @@ Job hf_job(const std::string& name) {
   job.plan = ParallelPlan{};
   job.plan.dp = 8;
   job.plan.ep = job.model.moe ? 8 : 1;
-  job.training = {256, 4096, Precision::bf16};
+  job.training = {256, 4096, Precision::bf16, OptimizerSpec{}};
   return job;
 }
 

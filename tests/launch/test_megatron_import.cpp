@@ -85,7 +85,7 @@ TEST_CASE("megatron_import") {
 
     Job llama = gpt3;
     llama.model = test::catalog().model("llama3-70b");  // GQA, SwiGLU, RMSNorm, rope, untied, no dropout
-    llama.training = {512, 8192, Precision::fp8};
+    llama.training = {512, 8192, Precision::fp8, OptimizerSpec{}};
     llama.plan.tp = 8;
     llama.plan.pp = 4;
     llama.plan.cp = 2;
@@ -128,6 +128,9 @@ TEST_CASE("megatron_import") {
     lean.training.optimizer = OptimizerSpec{};
     lean.training.optimizer.kind = OptimizerKind::muon;
     check_round_trip(lean);
+    lean.plan.distributed_optimizer = true;
+    lean.plan.optimizer_instances = 2;  // --num-distributed-optimizer-instances
+    check_round_trip(lean);
 
     Job uneven = llama;
     uneven.plan.vpp = 1;
@@ -143,7 +146,7 @@ TEST_CASE("megatron_import") {
 
     Job moe = gpt3;
     moe.model = test::catalog().model("mixtral-8x7b");
-    moe.training = {256, 4096, Precision::fp16};
+    moe.training = {256, 4096, Precision::fp16, OptimizerSpec{}};
     moe.plan.tp = 2;
     moe.plan.pp = 2;
     moe.plan.ep = 4;
@@ -180,7 +183,7 @@ TEST_CASE("megatron_import") {
       job.plan.dp = 8;
       job.plan.ep = 8;
       job.plan.sequence_parallel = true;
-      job.training = {256, 4096, Precision::bf16};
+      job.training = {256, 4096, Precision::bf16, OptimizerSpec{}};
       const std::vector<std::string> flags = megatron_args(job);
       REQUIRE_FALSE(flags.empty());
       ModelSpec back = read("torchrun pretrain_gpt.py " + join_args(flags)).model;
@@ -542,14 +545,15 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
     CHECK(has(error_of(base + "--use-precision-aware-optimizer --main-grads-dtype bf16 --accumulate-allreduce-grads-in-fp32"),
               "can only be fp32 with --accumulate-allreduce-grads-in-fp32"));
     CHECK(has(error_of(base + "--optimizer-cpu-offload --optimizer-offload-fraction 1.5"), "--optimizer-offload-fraction: expected a number"));
-    // Megatron's FSDP2 is ZeRO-3 sharding; offloading activations and split optimizer instances are said, not costed.
+    // Megatron's FSDP2 is ZeRO-3 sharding; copies of the distributed optimizer are read; offloading activations is said, not costed.
     const MegatronLaunch fsdp2 = read(base + "--use-torch-fsdp2");
     CHECK(fsdp2.plan.zero_stage == 3);
     CHECK(has_note(fsdp2, "--use-torch-fsdp2 costed as Megatron-FSDP's sharding (ZeRO-3)"));
     CHECK(read(base + "--use-torch-fsdp2 --torch-fsdp2-no-reshard-after-forward").plan.zero_stage == 2);
     CHECK(has_note(read(base + "--fine-grained-activation-offloading"), "activation offloading to the host"));
-    CHECK(has_note(read(base + "--num-distributed-optimizer-instances 2"), "under-estimated 2x"));
-    CHECK_FALSE(has_note(read(base + "--num-distributed-optimizer-instances 1"), "instances"));
+    CHECK(read(base + "--num-distributed-optimizer-instances 2").plan.optimizer_instances == 2);
+    CHECK(read(base).plan.optimizer_instances == 1);
+    CHECK(has(error_of(base + "--use-megatron-fsdp --num-distributed-optimizer-instances 2"), "(hybrid sharding) is not modelled"));
   }
 
   SUBCASE("layouts with repeats, and a repeated flag: the last wins, with a note") {

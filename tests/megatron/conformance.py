@@ -173,6 +173,7 @@ def compare(plan, args, config, verdict):
     zero = par.get("zero_stage", 0)
     same("distributed optimizer", bool(par["distributed_optimizer"] or zero >= 1), bool(args.use_distributed_optimizer))
     same("Megatron-FSDP (ZeRO-2/3)", zero >= 2, bool(args.use_megatron_fsdp))
+    same("distributed optimizer instances", par.get("distributed_optimizer_instances", 1), args.num_distributed_optimizer_instances)
     if zero >= 2:
         same("FSDP sharding", {2: "optim_grads", 3: "optim_grads_params"}[zero], args.data_parallel_sharding_strategy)
     same("micro-batch size", par["micro_batch_size"], args.micro_batch_size)

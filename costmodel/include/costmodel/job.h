@@ -1,6 +1,7 @@
 #pragma once
 // The execution description: what is trained (TrainingSpec), how it is parallelized (ParallelPlan)
 // and which runtime features are on (RuntimeOptions). A Job bundles them with the model and cluster.
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -64,12 +65,19 @@ struct ParallelPlan {
   RecomputeSpec recompute;
   int zero_stage = 0;                  // DeepSpeed/FSDP style sharding of optimizer (1), grads (2), params (3)
   bool distributed_optimizer = false;  // Megatron's --use-distributed-optimizer (ZeRO-1 with fp32 grads)
+  // Copies of the distributed optimizer (Megatron --num-distributed-optimizer-instances): each
+  // shards the state over dp*cp/N consecutive data-parallel ranks (the expert state over edp/N),
+  // reduce-scatters the gradients inside its group and all-reduces its shard across the N copies.
+  int optimizer_instances = 1;
   // Decoder layers of each pipeline stage (pp entries); empty means an even split.
   std::vector<int> stage_layers;
 
   int world_size() const { return tp * pp * dp * cp; }
   // Ranks that hold the same experts and reduce their gradients: world/(pp*ep*etp).
   int expert_data_parallel() const { return ep * etp > 0 ? tp * dp * cp / (ep * etp) : 1; }
+  // Ranks one copy of the distributed optimizer shards its state over (all dp*cp ranks with one copy).
+  int optimizer_shard_ranks() const { return std::max(1, dp * cp / std::max(1, optimizer_instances)); }
+  int expert_optimizer_shard_ranks() const { return std::max(1, expert_data_parallel() / std::max(1, optimizer_instances)); }
   bool operator==(const ParallelPlan&) const = default;
 };
 

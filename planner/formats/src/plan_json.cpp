@@ -89,6 +89,7 @@ nlohmann::json plan_to_json(const Job& job, const Prediction& prediction) {
                                         {"exp_avg_dtype", to_string(o.exp_avg)},
                                         {"exp_avg_sq_dtype", to_string(o.exp_avg_sq)},
                                         {"cpu_offload_fraction", o.cpu_offload_fraction}};
+  if (p.optimizer_instances > 1) j["parallel"]["distributed_optimizer_instances"] = p.optimizer_instances;
   if (job.runtime.fp8_param_gather) j["runtime"]["fp8_param_gather"] = true;
   if (job.runtime.grad_reduce_in_bf16) j["runtime"]["grad_reduce_in_bf16"] = true;
   if (!job.runtime.lazy_module_loading) j["runtime"]["lazy_module_loading"] = false;
@@ -245,7 +246,7 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
 
   JsonReader pr = r.child("parallel");
   pr.reject_unknown_keys({"tp", "pp", "dp", "cp", "ep", "etp", "sequence_parallel", "vpp", "microbatch_group_size_per_vp_stage",
-                          "micro_batch_size", "zero_stage", "distributed_optimizer"});
+                          "micro_batch_size", "zero_stage", "distributed_optimizer", "distributed_optimizer_instances"});
   ParallelPlan& p = job.plan;
   constexpr std::int64_t kMax = 1000000;
   p.tp = static_cast<int>(pr.get_int("tp", 1, kMax));
@@ -260,6 +261,7 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
   p.micro_batch_size = static_cast<int>(pr.get_int("micro_batch_size", 1, kMax));
   p.zero_stage = static_cast<int>(pr.opt_int("zero_stage", 0, 3).value_or(0));
   p.distributed_optimizer = pr.opt_bool("distributed_optimizer", false);
+  if (pr.has("distributed_optimizer_instances")) p.optimizer_instances = static_cast<int>(pr.get_int("distributed_optimizer_instances", 1, kMax));
 
   if (r.has("recompute")) {
     JsonReader rc = r.child("recompute");

@@ -16,6 +16,7 @@ std::string plan_summary(const ParallelPlan& p) {
   if (p.recompute.granularity == RecomputeGranularity::full && p.recompute.num_layers >= 0)
     s += fmt::format("({} layers/stage)", p.recompute.num_layers);
   if (p.distributed_optimizer) s += " dist-opt";
+  if (p.distributed_optimizer && p.optimizer_instances > 1) s += "x" + std::to_string(p.optimizer_instances);  // copies of it
   if (p.zero_stage > 0) s += fmt::format(" zero={}", p.zero_stage);
   if (!p.stage_layers.empty()) {
     s += " stages=[";

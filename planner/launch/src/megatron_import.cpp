@@ -872,17 +872,12 @@ void read_optimizer(const Flags& f, const std::string& where, Precision precisio
   }
 }
 
-// Megatron flags that move memory off the GPU or split the optimizer in ways strata does not cost:
-// said, so a measured run that fits where strata says it does not is not a surprise.
+// Megatron flags that move memory off the GPU in ways strata does not cost: said, so a measured run
+// that fits where strata says it does not is not a surprise.
 void note_unmodelled_memory(const Flags& f, std::vector<std::string>& notes) {
   if (f.has("--fine-grained-activation-offloading"))
     notes.push_back("activation offloading to the host (--fine-grained-activation-offloading) is not modelled: "
                     "strata keeps every activation on the GPU (memory over-estimated) and does not cost the copies");
-  if (auto n = f.integer("--num-distributed-optimizer-instances", 1, kMaxParallel); n && *n > 1)
-    notes.push_back("--num-distributed-optimizer-instances " + std::to_string(*n) +
-                    " is costed as one instance: each instance keeps its own shard of the optimizer state over dp/" + std::to_string(*n) +
-                    " ranks, so the optimizer memory is under-estimated " + std::to_string(*n) + "x, and its gradient all-reduce "
-                    "between instances is not costed");
 }
 
 }  // namespace
@@ -1019,6 +1014,7 @@ MegatronLaunch read_megatron_launch(const std::string& text, const std::string& 
         f.integer("--microbatch-group-size-per-virtual-pipeline-stage", 1, kMaxSimulatedChunks).value_or(p.pp));
   read_recompute(f, where, p, out.notes);
   p.distributed_optimizer = f.has("--use-distributed-optimizer");
+  p.optimizer_instances = static_cast<int>(f.integer("--num-distributed-optimizer-instances", 1, kMaxParallel).value_or(1));
   if (f.has("--use-megatron-fsdp")) {
     // Megatron-FSDP shards what its strategy names over the data-parallel ranks (ZeRO-1/2/3), and
     // always runs its own distributed optimizer (arguments.py).
@@ -1055,6 +1051,9 @@ MegatronLaunch read_megatron_launch(const std::string& text, const std::string& 
     p.zero_stage = f.has("--torch-fsdp2-no-reshard-after-forward") ? 2 : 3;
     out.notes.push_back("--use-torch-fsdp2 costed as Megatron-FSDP's sharding (ZeRO-" + std::to_string(p.zero_stage) + ")");
   }
+  if (p.optimizer_instances > 1 && p.zero_stage >= 2)
+    throw InputError(where, "--num-distributed-optimizer-instances",
+                     "with Megatron-FSDP or FSDP2 (hybrid sharding) is not modelled; strata costs copies of the distributed optimizer");
   rt.tp_comm_overlap = f.has("--tp-comm-overlap");
   rt.moe_capacity_factor = f.number("--moe-expert-capacity-factor", 0, 1024).value_or(0);
   if (out.model.moe) read_moe_runtime(f, where, rt, out.notes);

@@ -69,6 +69,7 @@ struct JobOptions {
   std::optional<int> recompute_layers;
   std::string recompute_modules;  // with --recompute selective: Megatron's module names; empty: core_attn
   bool dist_opt = false;
+  int dist_opt_instances = 1;
   int zero = 0;
   std::string stage_layers;  // "20,20,20,20"
   // A Megatron-LM launch (script or flags) giving the model, batch, plan and runtime features.
