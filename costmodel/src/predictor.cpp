@@ -303,10 +303,12 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   // over its consecutive share of the data-parallel ranks, then all-reduces its shard with the same
   // shard of the other copies, instances_g (parallel_state.py: intra/inter partial DP groups).
   const int instances = p.distributed_optimizer ? std::max(1, p.optimizer_instances) : 1;
-  const GroupPlacement dp_intra_g = place_group(p.optimizer_shard_ranks(), p.tp, gpn);
-  const GroupPlacement dp_inter_g = place_group(instances, p.tp * p.optimizer_shard_ranks(), gpn);
-  const GroupPlacement edp_intra_g = place_group(p.expert_optimizer_shard_ranks(), p.ep * p.etp, gpn);
-  const GroupPlacement edp_inter_g = place_group(instances, p.ep * p.etp * p.expert_optimizer_shard_ranks(), gpn);
+  const bool copies = instances > 1;  // (one copy: the whole data-parallel groups, placed above)
+  const GroupPlacement dp_intra_g = copies ? place_group(p.optimizer_shard_ranks(), p.tp, gpn) : dp_g;
+  const GroupPlacement dp_inter_g = copies ? place_group(instances, p.tp * p.optimizer_shard_ranks(), gpn) : GroupPlacement{};
+  const GroupPlacement edp_intra_g = copies ? place_group(p.expert_optimizer_shard_ranks(), p.ep * p.etp, gpn) : edp_g;
+  const GroupPlacement edp_inter_g =
+      copies ? place_group(instances, p.ep * p.etp * p.expert_optimizer_shard_ranks(), gpn) : GroupPlacement{};
   const bool pp_inter_node = static_cast<std::int64_t>(p.tp) * p.cp * p.dp >= gpn;
 
   LayerShape shape;
