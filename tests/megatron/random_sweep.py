@@ -75,6 +75,8 @@ def draw(rng, hf_configs):
                      "--exp-avg-sq-dtype", rng.choice(["fp32", "bf16", "fp8"]), "--main-params-dtype", rng.choice(["fp32", "fp16"])]
             if rng.random() < 0.3:
                 args += ["--optimizer-offload-fraction", rng.choice(["0.25", "0.5", "1"])]
+        if dp * cp % 2 == 0 and rng.random() < 0.15:
+            args += ["--dist-opt-instances", "2"]
     elif rng.random() < 0.1:
         args += ["--optimizer", rng.choice(["sgd", "muon", "lion"])]
     recompute = rng.choice(["none", "selective", "full"])
