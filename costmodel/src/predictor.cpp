@@ -69,10 +69,6 @@ std::string plan_text(const ParallelPlan& p) {
   return fmt::format("tp={} pp={} dp={} cp={}", p.tp, p.pp, p.dp, p.cp);
 }
 
-}  // namespace
-
-namespace {
-
 // Megatron-LM's checks of the optimizer settings (arguments.py, OptimizerConfig.__post_init__,
 // get_megatron_optimizer).
 std::string optimizer_problem(const Job& job) {
@@ -300,8 +296,8 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   const GroupPlacement ep_g = place_group(p.ep * p.etp, 1, gpn);
   const GroupPlacement edp_g = place_group(p.expert_data_parallel(), p.ep * p.etp, gpn);
   // Copies of the distributed optimizer (--num-distributed-optimizer-instances): each reduce-scatters
-  // over its consecutive share of the data-parallel ranks, then all-reduces its shard with the same
-  // shard of the other copies, instances_g (parallel_state.py: intra/inter partial DP groups).
+  // over its consecutive share of the data-parallel ranks (*_intra_g), then all-reduces its shard with
+  // the same shard of the other copies (*_inter_g; parallel_state.py: intra/inter partial DP groups).
   const int instances = p.distributed_optimizer ? std::max(1, p.optimizer_instances) : 1;
   const bool copies = instances > 1;  // (one copy: the whole data-parallel groups, placed above)
   const GroupPlacement dp_intra_g = copies ? place_group(p.optimizer_shard_ranks(), p.tp, gpn) : dp_g;
@@ -668,10 +664,10 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     auto rs = [&](double bytes_dense, double bytes_expert) {
       double t = 0;
       if (dp_shard > 1)
-        t += comm.reduce_scatter(bytes_dense, dp_intra_g) + (instances > 1 ? comm.all_reduce(bytes_dense / shard_ranks, dp_inter_g) : 0.0);
+        t += comm.reduce_scatter(bytes_dense, dp_intra_g) + (copies ? comm.all_reduce(bytes_dense / shard_ranks, dp_inter_g) : 0.0);
       if (edp > 1 && bytes_expert > 0)
         t += comm.reduce_scatter(bytes_expert, edp_intra_g) +
-             (instances > 1 ? comm.all_reduce(bytes_expert / expert_shard_ranks, edp_inter_g) : 0.0);
+             (copies ? comm.all_reduce(bytes_expert / expert_shard_ranks, edp_inter_g) : 0.0);
       return t;
     };
     auto ag = [&](double bytes_dense, double bytes_expert) {
