@@ -673,6 +673,32 @@ TEST_CASE("load_validation_runs: settings in any spelling a source uses (recipe 
       CHECK(r.job->plan.stage_layers.front() == 3);
     }
   }
+  SUBCASE("the optimizer's state: Megatron's knobs and flags, or words; it implies the distributed optimizer") {
+    const ValidationRun knobs = deepseek_with_notes(
+        "knobs {\"use_precision_aware_optimizer\": true, \"exp_avg_dtype\": \"bf16\", \"exp_avg_sq_dtype\": \"bf16\"}");
+    const OptimizerSpec& o = knobs.job->training.optimizer;
+    CHECK(o.precision_aware);
+    CHECK(o.exp_avg == StateDtype::bf16);
+    CHECK(o.exp_avg_sq == StateDtype::bf16);
+    CHECK(o.main_params == StateDtype::fp32);
+    CHECK(knobs.job->plan.distributed_optimizer);
+    CHECK(std::any_of(knobs.assumptions.begin(), knobs.assumptions.end(),
+                      [](const std::string& a) { return a.find("optimizer state as stated: precision-aware Adam") != std::string::npos; }));
+    const ValidationRun flags = deepseek_with_notes("--use-precision-aware-optimizer --exp-avg-sq-dtype fp8 --optimizer-cpu-offload "
+                                                    "--optimizer-offload-fraction 0.5");
+    CHECK(flags.job->training.optimizer.exp_avg == StateDtype::fp32);
+    CHECK(flags.job->training.optimizer.exp_avg_sq == StateDtype::fp8);
+    CHECK(flags.job->training.optimizer.cpu_offload_fraction == 0.5);
+    CHECK(deepseek_with_notes("trained with BF16 optimizer states").job->training.optimizer.exp_avg == StateDtype::bf16);
+    CHECK(deepseek_with_notes("no optimizer offload").job->training.optimizer.is_default());
+    CHECK(deepseek_with_notes("plain Adam").job->training.optimizer.is_default());
+    nlohmann::json bad = load_json_file(test::data_file("validation_runs_small.json")).at(0);
+    bad["notes"] = "exp_avg_dtype=fp4";
+    const auto runs = load_validation_runs(nlohmann::json::array({bad}), "runs.json", test::catalog());
+    REQUIRE(runs.size() == 1);
+    CHECK_FALSE(runs[0].job.has_value());
+    CHECK(runs[0].error.find("/notes: exp_avg_dtype \"fp4\": expected fp32, bf16, fp16 or fp8") != std::string::npos);
+  }
   SUBCASE("TP communication overlap, fp8 parameters and the CP exchange, as knobs") {
     CHECK(read_modified({{"notes", "knobs {\"tp_comm_overlap\": true}"}}).job->runtime.tp_comm_overlap);
     CHECK_FALSE(read_modified({{"notes", "knobs {\"tp_comm_overlap\": false}"}}).job->runtime.tp_comm_overlap);

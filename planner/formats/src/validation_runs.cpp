@@ -381,6 +381,52 @@ bool says_unnegated(const std::string& text, const std::string& phrase) {
   return false;
 }
 
+// The optimizer's state as a record states it: Megatron's knobs or flags (use_precision_aware_optimizer,
+// exp_avg_dtype, exp_avg_sq_dtype, main_params_dtype, optimizer_cpu_offload with
+// optimizer_offload_fraction) or words ("precision-aware optimizer", "bf16 optimizer states").
+// Megatron runs the precision-aware optimizer only inside its distributed optimizer.
+void read_optimizer_state(const std::string& stated, Framework fw, ParallelPlan& p, OptimizerSpec& o, std::vector<std::string>& as,
+                          const std::string& where) {
+  if (fw != Framework::megatron) return;
+  auto says = [&](const char* s) { return says_unnegated(stated, s); };
+  o.precision_aware = knob_bool(stated, "use_precision_aware_optimizer").value_or(false) || says("precision-aware optimizer") ||
+                      says("precision aware optimizer");
+  auto dtype = [&](const char* key, StateDtype& dst) {
+    const auto v = knob_string(stated, key);
+    if (!v) return;
+    const auto d = state_dtype_from_string(lower(*v));
+    if (!d) throw InputError(where, "/notes", std::string(key) + " \"" + *v + "\": expected fp32, bf16, fp16 or fp8");
+    dst = *d;
+    o.precision_aware = true;  // Megatron keeps other dtypes only in the precision-aware optimizer
+  };
+  if (says("bf16 optimizer state") || says("optimizer states in bf16") || says("bf16 moments")) {
+    o.exp_avg = o.exp_avg_sq = StateDtype::bf16;
+    o.precision_aware = true;
+  }
+  dtype("exp_avg_dtype", o.exp_avg);
+  dtype("exp_avg_sq_dtype", o.exp_avg_sq);
+  dtype("main_params_dtype", o.main_params);
+  if (knob_bool(stated, "optimizer_cpu_offload").value_or(false) || says("optimizer cpu offload") || says("optimizer offload")) {
+    o.cpu_offload_fraction = 1;  // Megatron's default --optimizer-offload-fraction
+    if (const auto f = knob_string(stated, "optimizer_offload_fraction")) {
+      char* end = nullptr;
+      const double v = std::strtod(f->c_str(), &end);
+      if (end == f->c_str() || *end != '\0' || !(v >= 0 && v <= 1))
+        throw InputError(where, "/notes", "optimizer_offload_fraction \"" + *f + "\": expected a share from 0 to 1");
+      o.cpu_offload_fraction = v;
+    }
+    o.precision_aware = true;  // Megatron requires it for the offload
+  }
+  if (o.is_default()) return;
+  if (!p.distributed_optimizer && p.zero_stage == 0) {
+    p.distributed_optimizer = true;
+    as.push_back("the precision-aware optimizer runs inside Megatron's distributed optimizer: read with it");
+  }
+  as.push_back(fmt::format("optimizer state as stated: precision-aware Adam, main params {}, exp_avg {}, exp_avg_sq {}{}", to_string(o.main_params),
+                           to_string(o.exp_avg), to_string(o.exp_avg_sq),
+                           o.cpu_offload_fraction > 0 ? fmt::format(", {:g}% on the host", 100 * o.cpu_offload_fraction) : ""));
+}
+
 // MoE runtime settings a record states in its notes: force-balanced routing or token dropping with
 // padding to capacity (both give every expert the mean token count), the expert tensor parallel
 // size and the all-to-all overlap of the recipe. Unstated: the documented defaults, reported.
@@ -707,6 +753,8 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   if (t.precision == Precision::fp8 && knob_bool(stated, "fp8_param_gather").value_or(false)) job.runtime.fp8_param_gather = true;
   if (knob_bool(stated, "grad_reduce_in_bf16").value_or(false) || knob_bool(stated, "grad_reduce_in_fp32") == false)
     job.runtime.grad_reduce_in_bf16 = true;
+  read_optimizer_state(stated, rt.framework, p, t.optimizer, as, where);
+  if (p.distributed_optimizer) run.unknown.optimizer_sharding = false;  // stated, or implied by the optimizer's state
   run.unknown.fp8_memory_options = t.precision == Precision::fp8 && rt.framework == Framework::megatron &&
                                    !(job.runtime.fp8_param_gather && job.runtime.grad_reduce_in_bf16);
   // Megatron --cp-comm-type as records name it ("CP a2a", "cp-comm-type allgather").
