@@ -691,6 +691,8 @@ TEST_CASE("load_validation_runs: settings in any spelling a source uses (recipe 
     CHECK(flags.job->training.optimizer.cpu_offload_fraction == 0.5);
     CHECK(deepseek_with_notes("trained with BF16 optimizer states").job->training.optimizer.exp_avg == StateDtype::bf16);
     CHECK(deepseek_with_notes("no optimizer offload").job->training.optimizer.is_default());
+    CHECK(deepseek_with_notes("optimizer offload disabled").job->training.optimizer.is_default());
+    CHECK(deepseek_with_notes("knobs {\"optimizer_cpu_offload\": false}").job->training.optimizer.is_default());
     CHECK(deepseek_with_notes("plain Adam").job->training.optimizer.is_default());
     nlohmann::json bad = load_json_file(test::data_file("validation_runs_small.json")).at(0);
     bad["notes"] = "exp_avg_dtype=fp4";

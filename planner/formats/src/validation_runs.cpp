@@ -406,7 +406,8 @@ void read_optimizer_state(const std::string& stated, Framework fw, ParallelPlan&
   dtype("exp_avg_dtype", o.exp_avg);
   dtype("exp_avg_sq_dtype", o.exp_avg_sq);
   dtype("main_params_dtype", o.main_params);
-  if (knob_bool(stated, "optimizer_cpu_offload").value_or(false) || says("optimizer cpu offload") || says("optimizer offload")) {
+  // Offload only as a knob or flag: prose ("optimizer offload disabled") says too little to read.
+  if (knob_bool(stated, "optimizer_cpu_offload").value_or(false)) {
     o.cpu_offload_fraction = 1;  // Megatron's default --optimizer-offload-fraction
     if (const auto f = knob_string(stated, "optimizer_offload_fraction")) {
       char* end = nullptr;
