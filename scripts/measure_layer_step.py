@@ -2,8 +2,9 @@
 """Measure PyTorch transformer-layer training steps on one GPU, for comparing strata's kernel model.
 
 Runs forward + backward of a stack of decoder layers (bf16 or fp16, RMSNorm/LayerNorm, SwiGLU/GELU
-MLP, causal attention either as scaled_dot_product_attention with the flash backend or, with
---attention unfused, the way Megatron-LM and Megatron-DeepSpeed ran it before flash attention:
+MLP, causal attention either as scaled_dot_product_attention with the flash backend (FlashAttention-2),
+with --attention cudnn its cuDNN backend (cuDNN's fused flash attention, which Transformer Engine
+runs on Hopper and later), or, with --attention unfused, the way Megatron-LM and Megatron-DeepSpeed ran it before flash attention:
 baddbmm of the scaled scores (plus the ALiBi bias for ALiBi models), causal mask, softmax, bmm with
 the values) at the per-GPU shapes of several
 models under tensor parallelism tp (heads, query groups and FFN width divided by tp, as one
@@ -12,8 +13,9 @@ Megatron TP rank computes them; the TP collectives themselves are not run). Reco
 `strata calibrate --layers FILE` compares with the kernel model before and after calibration.
 
 With --attention-profile FILE it also times SDPA forward and backward alone and writes them as a
-strata profile DB (ops of kind "attention", names flash_attention / flash_attention_bwd), from
-which `strata calibrate` fits attention_fwd_efficiency / attention_bwd_efficiency.
+strata profile DB (ops of kind "attention", names flash_attention / flash_attention_bwd, or
+cudnn_attention / cudnn_attention_bwd with --attention cudnn), from which `strata calibrate` fits
+the attention efficiencies and fixed blocks of that kernel.
 
 Needs a CUDA GPU and PyTorch >= 2.3. Not run in CI.
 """
@@ -81,7 +83,7 @@ def build_layer(torch, m, tp, device, dtype, attention, dropout=0.0):
             if groups != heads:
                 k = k.repeat_interleave(heads // groups, dim=1)
                 v = v.repeat_interleave(heads // groups, dim=1)
-            if attention == "flash":
+            if attention in ("flash", "cudnn"):  # the backend is chosen around the call (sdpa_kernel)
                 a = F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=dropout)
             else:
                 a = unfused_attention(torch, q, k, v, alibi)
@@ -160,7 +162,7 @@ def main():
     ap.add_argument("--micro-batch", type=int, default=1)
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--precision", choices=["bf16", "fp16"], default="bf16")
-    ap.add_argument("--attention", choices=["flash", "unfused"], default="flash")
+    ap.add_argument("--attention", choices=["flash", "cudnn", "unfused"], default="flash")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("--out", required=True, help="measurements JSON (e.g. configs/measurements/h100-layer-steps.json)")
@@ -169,6 +171,8 @@ def main():
 
     import torch
     from torch.nn.attention import SDPBackend, sdpa_kernel
+    sdpa_backend = SDPBackend.CUDNN_ATTENTION if args.attention == "cudnn" else SDPBackend.FLASH_ATTENTION
+    sdpa_label = {"flash": "SDPA flash", "cudnn": "SDPA cuDNN"}.get(args.attention, "unfused baddbmm/softmax/bmm")
 
     if not torch.cuda.is_available():
         sys.exit("measure_layer_step.py: no CUDA GPU available")
@@ -182,7 +186,7 @@ def main():
         "torch_version": torch.__version__,
         "cuda_version": torch.version.cuda,
         "method": f"forward+backward of {args.layers} decoder layers, {args.precision}, "
-                  f"{'SDPA flash' if args.attention == 'flash' else 'unfused baddbmm/softmax/bmm'} attention (causal), CUDA events, "
+                  f"{sdpa_label} attention (causal), CUDA events, "
                   f"median of {args.iters} after {args.warmup} warmup; TP collectives not run",
         "measurements": [],
     }
@@ -202,11 +206,11 @@ def main():
                     x = torch.randn(args.micro_batch, seq, m["hidden_size"], device=dev, dtype=dtype, requires_grad=True)
 
                     def step():
-                        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+                        with sdpa_kernel(sdpa_backend):
                             layers(x).float().sum().backward()
 
                     def fwd():
-                        with torch.no_grad(), sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+                        with torch.no_grad(), sdpa_kernel(sdpa_backend):
                             layers(x)
 
                     t_step, _ = time_cuda(torch, step, args.warmup, args.iters)
@@ -223,7 +227,7 @@ def main():
                 out["measurements"].append(rec)
                 print(f"{name:<14} tp={tp} seq={seq:<6} {args.precision} {args.attention:<7} step {t_step*1e3:8.2f} ms  fwd {t_fwd*1e3:8.2f} ms  peak {peak:6.2f} GiB")
 
-                if args.attention_profile and args.attention == "flash":
+                if args.attention_profile and args.attention in ("flash", "cudnn"):
                     heads = m["num_attention_heads"] // tp
                     d = m["hidden_size"] // m["num_attention_heads"]
                     b = args.micro_batch
@@ -233,10 +237,10 @@ def main():
                     go = torch.randn_like(q)
 
                     def a_fwd():
-                        with torch.no_grad(), sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+                        with torch.no_grad(), sdpa_kernel(sdpa_backend):
                             torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
 
-                    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+                    with sdpa_kernel(sdpa_backend):
                         o = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
 
                     def a_bwd():
@@ -247,13 +251,14 @@ def main():
                     h = m["hidden_size"]
                     kv = d * m.get("num_query_groups", m["num_attention_heads"])
                     byts = (b * seq * (h + 2 * kv) / tp + b * seq * h / tp) * 2
-                    for label, fn, f, by in (("flash_attention", a_fwd, flops, byts),
-                                             ("flash_attention_bwd", a_bwd, flops * 2.5, byts * 2)):
+                    # Named as strata's layer_ops names the kernel it costs for this backend.
+                    base = "cudnn_attention" if args.attention == "cudnn" else "flash_attention"
+                    for label, fn, f, by in ((base, a_fwd, flops, byts), (base + "_bwd", a_bwd, flops * 2.5, byts * 2)):
                         _, times = time_cuda(torch, fn, args.warmup, args.iters, back_to_back=10)
                         idx = len(attention_ops)
                         attention_ops.append({"name": label, "kind": "attention", "precision": args.precision, "m": seq, "n": seq,
                                               "k": d, "batch": b * heads, "flops": f, "bytes": by,
-                                              "source": f"{name} tp={tp} seq={seq} (PyTorch SDPA flash)"})
+                                              "source": f"{name} tp={tp} seq={seq} (PyTorch {sdpa_label})"})
                         for i, t in enumerate(times):
                             # One record per call; the grid is flash attention's (query tiles of 128 x b*heads).
                             attention_records.append({"kind": "kernel", "name": f"sdpa_{label}", "grid": [max(1, seq // 128), b * heads, 1],

@@ -9,6 +9,34 @@
 
 namespace strata {
 
+namespace {
+
+// cuDNN's fused flash attention on Hopper (Transformer Engine's FusedAttention), measured on an
+// H200 (configs/measurements, h200-2026-11-27: 49 forward and 49 backward kernels, head dims 64,
+// 128 and MLA's 192/128, 8 and 32 heads, 2k-128k tokens, causal and full blocks). cuDNN reaches
+// 56-61% of the dense bf16 peak forward and ~55% backward from 16k tokens on (head dim 128), 1.7x
+// FlashAttention-2's 33-35% on the same GPU; at 2k tokens 41% / 34% against 21% / 21%.
+// `strata calibrate` fits 0.99 / 0.76 of the Hopper default GEMM efficiency with 3.9 / 6.2 fixed
+// blocks (median error 4.2% / 4.7%; 4.1% / 8.0% with each head dim held out of the fit). The
+// efficiencies are relative to gemm_efficiency, so they are the attention kernel's rate over a
+// GEMM's at the same clock: the short bursts that timed the attention ran GEMMs at 0.70 of peak
+// (median of 72 large bf16 GEMMs of the same run), not the default's sustained 0.64, so each
+// takes 0.64 / 0.70 of its fit. Under the power limit of a training step attention then slows
+// like the GEMMs, as the longest cuDNN kernels of the run did (128k tokens, seconds back to back:
+// 10% below their 64k rate forward). FlashAttention-2's kernels on the same GPU fit 0.53 / 0.48
+// with 5.7 / 6.1 fixed blocks against the default base, within 4% of the Hopper defaults above,
+// which stay as they are.
+void set_hopper_cudnn_attention(KernelCoefficients& k) {
+  constexpr double kBurstGemmEfficiency = 0.70, kDefaultGemmEfficiency = 0.64;
+  constexpr double same_clock = kDefaultGemmEfficiency / kBurstGemmEfficiency;
+  k.cudnn_attention_fwd_efficiency = 0.99 * same_clock;
+  k.cudnn_attention_bwd_efficiency = 0.76 * same_clock;
+  k.cudnn_attention_fwd_fixed_blocks = 3.9;
+  k.cudnn_attention_bwd_fixed_blocks = 6.2;
+}
+
+}  // namespace
+
 Calibration default_calibration(const GpuSpec& gpu) {
   Calibration c;
   const std::string& arch = gpu.architecture;
@@ -35,10 +63,16 @@ Calibration default_calibration(const GpuSpec& gpu) {
     const double unthrottled = 0.64 / c.kernel.gemm_efficiency;
     c.kernel.attention_fwd_efficiency = 0.55 * unthrottled;
     c.kernel.attention_bwd_efficiency = 0.47 * unthrottled;
+    // cuDNN's attention on Blackwell (its own tcgen05 kernels) is not measured: its coefficients
+    // stay FlashAttention-2's, the Hopper fraction as above (KernelCoefficients' defaults would be
+    // Ampere's).
+    c.kernel.cudnn_attention_fwd_efficiency = c.kernel.attention_fwd_efficiency;
+    c.kernel.cudnn_attention_bwd_efficiency = c.kernel.attention_bwd_efficiency;
   } else {  // hopper, and the guess for ada and unknown architectures
     c.kernel.gemm_efficiency = 0.64;
     c.kernel.attention_fwd_efficiency = 0.55;
     c.kernel.attention_bwd_efficiency = 0.47;
+    if (arch == "hopper") set_hopper_cudnn_attention(c.kernel);
   }
   c.source = "defaults (uncalibrated, " + (arch.empty() ? std::string("unknown") : arch) + " architecture)";
   return c;
@@ -72,7 +106,9 @@ Calibration calibration_from_json(const json& j, const std::string& where, const
                            "memory_efficiency", "launch_overhead_us", "gemm_k_overhead", "misaligned_gemm_factor",
                            "fp8_gemm_factor", "overlap_interference", "gemm_memory_efficiency", "row_memory_efficiency",
                            "row_rows_per_sm", "elementwise_alu_efficiency", "dram_overhead_us", "sm_load_bytes_per_clock",
-                           "under_utilized_overhead_us", "under_utilized_gemm_factor", "l2_bandwidth_factor", "attention_fwd_fixed_blocks", "attention_bwd_fixed_blocks"});
+                           "under_utilized_overhead_us", "under_utilized_gemm_factor", "l2_bandwidth_factor", "attention_fwd_fixed_blocks", "attention_bwd_fixed_blocks",
+                           "cudnn_attention_fwd_efficiency", "cudnn_attention_bwd_efficiency", "cudnn_attention_fwd_fixed_blocks",
+                           "cudnn_attention_bwd_fixed_blocks"});
     auto& kc = c.kernel;
     kc.gemm_efficiency = k.opt_positive("gemm_efficiency", 1.0).value_or(kc.gemm_efficiency);
     kc.attention_fwd_efficiency = k.opt_positive("attention_fwd_efficiency", 1.5).value_or(kc.attention_fwd_efficiency);
@@ -92,6 +128,10 @@ Calibration calibration_from_json(const json& j, const std::string& where, const
     kc.sm_load_bytes_per_clock = k.opt_positive("sm_load_bytes_per_clock", 1e4).value_or(kc.sm_load_bytes_per_clock);
     kc.attention_fwd_fixed_blocks = in_range(k, "attention_fwd_fixed_blocks", kc.attention_fwd_fixed_blocks, 0, 1e3, "blocks");
     kc.attention_bwd_fixed_blocks = in_range(k, "attention_bwd_fixed_blocks", kc.attention_bwd_fixed_blocks, 0, 1e3, "blocks");
+    kc.cudnn_attention_fwd_efficiency = k.opt_positive("cudnn_attention_fwd_efficiency", 1.5).value_or(kc.cudnn_attention_fwd_efficiency);
+    kc.cudnn_attention_bwd_efficiency = k.opt_positive("cudnn_attention_bwd_efficiency", 1.5).value_or(kc.cudnn_attention_bwd_efficiency);
+    kc.cudnn_attention_fwd_fixed_blocks = in_range(k, "cudnn_attention_fwd_fixed_blocks", kc.cudnn_attention_fwd_fixed_blocks, 0, 1e3, "blocks");
+    kc.cudnn_attention_bwd_fixed_blocks = in_range(k, "cudnn_attention_bwd_fixed_blocks", kc.cudnn_attention_bwd_fixed_blocks, 0, 1e3, "blocks");
     kc.elementwise_alu_efficiency = in_range(k, "elementwise_alu_efficiency", kc.elementwise_alu_efficiency, 0, 1.5, "(a fraction of the fp32 peak)");
     kc.dram_overhead_us = in_range(k, "dram_overhead_us", kc.dram_overhead_us, 0, 1e4, "microseconds");
     kc.l2_bandwidth_factor = in_range(k, "l2_bandwidth_factor", kc.l2_bandwidth_factor, 1, 100, "(L2 over HBM bandwidth)");
@@ -136,7 +176,11 @@ json calibration_to_json(const Calibration& c) {
             {"under_utilized_gemm_factor", c.kernel.under_utilized_gemm_factor},
             {"l2_bandwidth_factor", c.kernel.l2_bandwidth_factor},
             {"attention_fwd_fixed_blocks", c.kernel.attention_fwd_fixed_blocks},
-            {"attention_bwd_fixed_blocks", c.kernel.attention_bwd_fixed_blocks}}},
+            {"attention_bwd_fixed_blocks", c.kernel.attention_bwd_fixed_blocks},
+            {"cudnn_attention_fwd_efficiency", c.kernel.cudnn_attention_fwd_efficiency},
+            {"cudnn_attention_bwd_efficiency", c.kernel.cudnn_attention_bwd_efficiency},
+            {"cudnn_attention_fwd_fixed_blocks", c.kernel.cudnn_attention_fwd_fixed_blocks},
+            {"cudnn_attention_bwd_fixed_blocks", c.kernel.cudnn_attention_bwd_fixed_blocks}}},
           {"comm",
            {{"nvlink_efficiency", c.comm.nvlink_efficiency},
             {"network_efficiency", c.comm.network_efficiency},

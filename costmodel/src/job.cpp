@@ -86,6 +86,28 @@ std::optional<CpCommType> cp_comm_type_from_string(const std::string& s) {
   return std::nullopt;
 }
 
+const char* to_string(AttentionKernel k) {
+  switch (k) {
+    case AttentionKernel::automatic: return "auto";
+    case AttentionKernel::flash2: return "flash";
+    case AttentionKernel::cudnn: return "cudnn";
+  }
+  return "?";
+}
+
+std::optional<AttentionKernel> attention_kernel_from_string(const std::string& s) {
+  if (s == "auto") return AttentionKernel::automatic;
+  if (s == "flash") return AttentionKernel::flash2;
+  if (s == "cudnn") return AttentionKernel::cudnn;
+  return std::nullopt;
+}
+
+AttentionKernel resolved_attention_kernel(const RuntimeOptions& rt, const GpuSpec& gpu) {
+  if (rt.attention_kernel != AttentionKernel::automatic) return rt.attention_kernel;
+  const bool hopper_or_later = gpu.architecture == "hopper" || gpu.architecture == "blackwell";
+  return rt.framework == Framework::megatron && hopper_or_later ? AttentionKernel::cudnn : AttentionKernel::flash2;
+}
+
 std::int64_t padded_vocab_size(const Job& job) {
   const std::int64_t v = job.model.vocab_size;
   if (job.runtime.framework == Framework::fsdp || v <= 0) return v;

@@ -38,6 +38,8 @@ namespace {
 
 // An elementwise kernel that moves less than this cannot fill the GPU's memory pipeline.
 constexpr double kSmallElementwiseBytes = 1e6;
+// Widest head-dim tile of the fused attention kernels (attention_time).
+constexpr double kAttentionHeadDimTile = 128;
 // Bytes per clock one SM's load path delivers from L2: the A100 whitepaper's L2 bandwidth of
 // 5120 B/clk over 108 SMs is ~47 B/clk per SM; 64 B/clk (one L1 cache line per two clocks) is the
 // default until calibrated. With it, ~26 H100 SMs together reach the 3.35 TB/s of HBM3.
@@ -210,12 +212,24 @@ double KernelModel::under_utilized_time(const Op& op, double util, double tiles)
 }
 
 // Attention: the tensor-core time at the direction's attention efficiency (FlashAttention-2 runs
-// at ~70% / ~55% of the GEMM rate forward / backward, Dao 2023), times the key-loop factor of
-// long sequences for fused kernels (key_loop_factor); never faster than the tensor-core peak.
+// at ~70% / ~55% of the GEMM rate forward / backward, Dao 2023; cuDNN's fused kernel, with its
+// own coefficients, faster on Hopper), times the key-loop factor of long sequences for fused
+// kernels (key_loop_factor); never faster than the tensor-core peak.
 double KernelModel::attention_time(const Op& op, double util, bool backward) const {
-  double eff = gemm_shape_efficiency(op, util);
-  eff *= backward ? c_.attention_bwd_efficiency : c_.attention_fwd_efficiency;
-  if (op.key_loop_scaling) eff *= key_loop_factor(op.n, backward ? c_.attention_bwd_fixed_blocks : c_.attention_fwd_fixed_blocks);
+  // The head dim is the inner dimension of Q K^T, but past 128 the fused kernels gain nothing per
+  // FLOP: they hold at most a 128-wide head-dim tile per pass (FlashAttention-2 and cuDNN tile the
+  // larger ones with fewer query rows). Measured on an H200 (cuDNN, configs/measurements
+  // h200-2026-11-27): MLA's 192/128 heads run at 0.99x (forward) and 0.89x (backward) the rate
+  // of 128/128 heads, not the 1.12x the GEMM K-loop factor would give.
+  Op tiles = op;
+  tiles.k = std::min(op.k, kAttentionHeadDimTile);
+  double eff = gemm_shape_efficiency(tiles, util);
+  const bool cudnn = op.cudnn_attention;
+  eff *= backward ? (cudnn ? c_.cudnn_attention_bwd_efficiency : c_.attention_bwd_efficiency)
+                  : (cudnn ? c_.cudnn_attention_fwd_efficiency : c_.attention_fwd_efficiency);
+  const double fixed_blocks = backward ? (cudnn ? c_.cudnn_attention_bwd_fixed_blocks : c_.attention_bwd_fixed_blocks)
+                                       : (cudnn ? c_.cudnn_attention_fwd_fixed_blocks : c_.attention_fwd_fixed_blocks);
+  if (op.key_loop_scaling) eff *= key_loop_factor(op.n, fixed_blocks);
   eff = std::min(eff, 1.0);
   return c_.launch_overhead_us * 1e-6 + op.flops / (half_peak_flops_ * eff);
 }

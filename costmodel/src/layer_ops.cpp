@@ -55,7 +55,7 @@ std::vector<Op> selective_recompute_ops(const std::vector<Op>& forward, unsigned
   for (const Op& op : forward) {
     const std::string_view n(op.name);
     bool take = false;
-    if (modules & kRecomputeCoreAttn) take |= in(n, {"flash_attention", "attn_scores", "softmax", "attn_values"});
+    if (modules & kRecomputeCoreAttn) take |= in(n, {"flash_attention", "cudnn_attention", "attn_scores", "softmax", "attn_values"});
     if (modules & kRecomputeLayernorm)
       take |= (m.mla && n == "input_norm") || (kind.moe && n == "post_attn_norm");
     if (modules & kRecomputeMlaUpProj) take |= m.mla && in(n, {"q_up_proj", "kv_up_proj", "rope"});
@@ -171,7 +171,8 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
   if (s.flash_attention) {
     // Per CP rank: local queries attend to the whole (ring-exchanged) sequence, load-balanced.
     Op a;
-    a.name = "flash_attention";
+    a.name = s.cudnn_attention ? "cudnn_attention" : "flash_attention";
+    a.cudnn_attention = s.cudnn_attention;
     a.kind = OpKind::attention;
     a.m = seq;
     a.n = seq_full;
@@ -183,7 +184,7 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
     a.bytes = (T * (q_out + kv_out) + T * heads * v_dim) * eb;
     attn_fwd.push_back(a);
     Op ab = a;
-    ab.name = "flash_attention_bwd";
+    ab.name = s.cudnn_attention ? "cudnn_attention_bwd" : "flash_attention_bwd";
     ab.flops = a.flops * 2.5;  // 5 matmuls in backward vs 2 forward (FlashAttention-2 §3.2)
     ab.bytes = a.bytes * 2.0;
     attn_bwd.push_back(ab);

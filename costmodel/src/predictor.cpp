@@ -324,10 +324,12 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   shape.element_bytes = eb;
   shape.fp8_linears = job.training.precision == Precision::fp8 && cl.gpu.low_precision_peak_flops(job.training.recipe) > 0;
   shape.recipe = job.training.recipe;
-  // Megatron-Core runs Transformer Engine's fused (cuDNN) attention, whose rate grows with the keys
-  // per query tile (key_loop_factor). The FSDP and DeepSpeed stacks of the published runs used
+  // Megatron-Core runs Transformer Engine's attention: cuDNN's fused kernel on Hopper and later,
+  // FlashAttention otherwise (resolved_attention_kernel); the rate of either grows with the keys per
+  // query tile (key_loop_factor). The FSDP and DeepSpeed stacks of the published runs used
   // FlashAttention-2-era kernels, kept at the flat rate of the attention efficiencies.
-  shape.attention_scales_with_seq = job.runtime.framework == Framework::megatron;
+  shape.cudnn_attention = resolved_attention_kernel(job.runtime, cl.gpu) == AttentionKernel::cudnn;
+  shape.attention_scales_with_seq = job.runtime.framework == Framework::megatron || shape.cudnn_attention;
   shape.vocab = padded_vocab_size(job);
   shape.recompute_modules = p.recompute.modules;
 

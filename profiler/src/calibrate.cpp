@@ -212,19 +212,38 @@ CalibrationFit fit_calibration(const std::vector<Sample>& samples, const GpuSpec
   fit.classes.push_back(fit_class("under_utilized", under, gpu, up, c, fit.notes));
   if (!fit.classes.back().used) kept("under-utilized", under.size(), "under_utilized_overhead_us and sm_load_bytes_per_clock");
 
-  // Attention, each direction on its own: efficiency and the fixed key blocks of a query tile.
-  const auto& fwd = by_class[KernelClass::attention_fwd];
-  fit.classes.push_back(fit_class("attention_fwd", fwd, gpu,
-                                  {{"attention_fwd_efficiency", &K::attention_fwd_efficiency, 0.01, 1.5},
-                                   {"attention_fwd_fixed_blocks", &K::attention_fwd_fixed_blocks, 0, 1e3}},
-                                  c, fit.notes));
-  if (!fit.classes.back().used) kept("attention_fwd", fwd.size(), "attention_fwd_efficiency");
-  const auto& bwd = by_class[KernelClass::attention_bwd];
-  fit.classes.push_back(fit_class("attention_bwd", bwd, gpu,
-                                  {{"attention_bwd_efficiency", &K::attention_bwd_efficiency, 0.01, 1.5},
-                                   {"attention_bwd_fixed_blocks", &K::attention_bwd_fixed_blocks, 0, 1e3}},
-                                  c, fit.notes));
-  if (!fit.classes.back().used) kept("attention_bwd", bwd.size(), "attention_bwd_efficiency");
+  // Attention, each direction and each kernel (FlashAttention-2, cuDNN) on its own: efficiency and
+  // the fixed key blocks of a query tile. cuDNN's terms appear only where the profile has its kernels.
+  auto of_kernel = [](const std::vector<const Sample*>& v, bool cudnn) {
+    std::vector<const Sample*> out;
+    for (const auto* s : v)
+      if (to_costmodel_op(s->op).cudnn_attention == cudnn) out.push_back(s);
+    return out;
+  };
+  struct AttentionTerms {
+    const char* cls;
+    KernelClass kernel_class;
+    bool cudnn;
+    Param efficiency, fixed_blocks;
+  };
+  const AttentionTerms attention_terms[] = {
+      {"attention_fwd", KernelClass::attention_fwd, false, {"attention_fwd_efficiency", &K::attention_fwd_efficiency, 0.01, 1.5},
+       {"attention_fwd_fixed_blocks", &K::attention_fwd_fixed_blocks, 0, 1e3}},
+      {"attention_bwd", KernelClass::attention_bwd, false, {"attention_bwd_efficiency", &K::attention_bwd_efficiency, 0.01, 1.5},
+       {"attention_bwd_fixed_blocks", &K::attention_bwd_fixed_blocks, 0, 1e3}},
+      {"cudnn_attention_fwd", KernelClass::attention_fwd, true,
+       {"cudnn_attention_fwd_efficiency", &K::cudnn_attention_fwd_efficiency, 0.01, 1.5},
+       {"cudnn_attention_fwd_fixed_blocks", &K::cudnn_attention_fwd_fixed_blocks, 0, 1e3}},
+      {"cudnn_attention_bwd", KernelClass::attention_bwd, true,
+       {"cudnn_attention_bwd_efficiency", &K::cudnn_attention_bwd_efficiency, 0.01, 1.5},
+       {"cudnn_attention_bwd_fixed_blocks", &K::cudnn_attention_bwd_fixed_blocks, 0, 1e3}},
+  };
+  for (const auto& t : attention_terms) {
+    const auto kernel_samples = of_kernel(by_class[t.kernel_class], t.cudnn);
+    if (kernel_samples.empty() && t.cudnn) continue;
+    fit.classes.push_back(fit_class(t.cls, kernel_samples, gpu, {t.efficiency, t.fixed_blocks}, c, fit.notes));
+    if (!fit.classes.back().used) kept(t.cls, kernel_samples.size(), t.efficiency.name);
+  }
 
   // The kernel model against the profile, before (base) and after (fitted), per class.
   struct PerClass {

@@ -42,8 +42,10 @@ Op to_costmodel_op(const OpLabel& label) {
   op.batch = label.batch;
   op.flops = label.flops;
   op.bytes = label.bytes;
-  // Profiled fused attention is flash attention, whose rate grows with the keys per query tile.
+  // Profiled fused attention is flash attention, whose rate grows with the keys per query tile;
+  // ops named as layer_ops names cuDNN's kernel (cudnn_attention, _bwd) are timed with its coefficients.
   op.key_loop_scaling = op.kind == OpKind::attention;
+  op.cudnn_attention = op.kind == OpKind::attention && label.name.starts_with("cudnn_attention");
   return op;
 }
 

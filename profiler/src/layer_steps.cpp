@@ -37,8 +37,9 @@ LayerStepsFile load_layer_steps(const std::string& path) {
     s.precision = m.opt_string("precision").value_or("bf16");
     if (!precision_from_string(s.precision)) m.fail("precision", "expected bf16, fp16, fp8, tf32 or fp32");
     const std::string attention = m.opt_string("attention").value_or("flash");
-    if (attention != "flash" && attention != "unfused") m.fail("attention", "expected flash or unfused");
-    s.flash_attention = attention == "flash";
+    if (attention != "flash" && attention != "cudnn" && attention != "unfused") m.fail("attention", "expected flash, cudnn or unfused");
+    s.flash_attention = attention != "unfused";
+    s.cudnn_attention = attention == "cudnn";
     s.step_time_s = m.get_positive("step_time_s", 1e6);
     s.forward_time_s = m.opt_positive("forward_time_s", 1e6).value_or(0);
     s.peak_memory_GiB = m.opt_number("peak_memory_GiB").value_or(0);
@@ -54,6 +55,7 @@ double predicted_layer_step_s(const ModelSpec& model, const LayerStep& step, con
   shape.seq = step.seq;
   shape.tp = step.tp;
   shape.flash_attention = step.flash_attention;
+  shape.cudnn_attention = step.cudnn_attention;
   shape.element_bytes = activation_bytes(p);
   LayerOps ops = decoder_layer_ops(model, shape);
   KernelModel km(gpu, p, c);
@@ -85,7 +87,7 @@ std::string layer_steps_report(const std::vector<LayerStepComparison>& rows) {
     double e1 = (r.predicted_after_s - r.step.step_time_s) / r.step.step_time_s * 100;
     eb.push_back(std::abs(e0));
     ea.push_back(std::abs(e1));
-    const std::string label = std::filesystem::path(r.step.model).stem().string() + (r.step.flash_attention ? "" : " unfused") +
+    const std::string label = std::filesystem::path(r.step.model).stem().string() + (r.step.flash_attention ? (r.step.cudnn_attention ? " cudnn" : "") : " unfused") +
                               (r.step.precision == "bf16" ? "" : " " + r.step.precision);
     out += fmt::format("{:<26} {:>3} {:>6} {:>6}  {:>11.3f}  {:>11.3f} {:>+8.1f}  {:>11.3f} {:>+8.1f}\n", label, r.step.tp, r.step.seq,
                        r.step.layers, r.step.step_time_s * 1e3, r.predicted_before_s * 1e3, e0, r.predicted_after_s * 1e3, e1);

@@ -155,6 +155,19 @@ TEST_CASE("build_job") {
     CHECK(job.runtime.tp_comm_overlap);
     CHECK_FALSE(job.runtime.overlap_grad_reduce);
     CHECK(job.runtime.framework == Framework::deepspeed);
+    CHECK(job.runtime.attention_kernel == AttentionKernel::automatic);
+  }
+  SUBCASE("--attention-kernel") {
+    JobOptions o = sc21_options();
+    o.attention_kernel = "cuDNN";
+    CHECK(build_job(o, test::catalog()).runtime.attention_kernel == AttentionKernel::cudnn);
+    o.attention_kernel = "flash";
+    CHECK(build_job(o, test::catalog()).runtime.attention_kernel == AttentionKernel::flash2);
+    o.attention_kernel = "fa3";
+    CHECK_THROWS_WITH_AS(build_job(o, test::catalog()), doctest::Contains("--attention-kernel: expected auto, flash or cudnn"), InputError);
+    o.attention_kernel = "cudnn";
+    o.no_flash_attention = true;
+    CHECK_THROWS_WITH_AS(build_job(o, test::catalog()), doctest::Contains("--no-flash-attention"), InputError);
   }
   SUBCASE("stage layers") {
     JobOptions o = sc21_options();

@@ -57,6 +57,27 @@ TEST_CASE("chunk_layers: whole layers per model chunk, remainders away from the 
   CHECK(chunk_layers(p, 4, 7, 1) == 2);
   CHECK(chunk_layers(p, 4, 7, 2) == 2);
 }
+TEST_CASE("resolved_attention_kernel: Transformer Engine's choice by GPU, unless the run names one") {
+  GpuSpec hopper, ampere, blackwell;
+  hopper.architecture = "hopper";
+  ampere.architecture = "ampere";
+  blackwell.architecture = "blackwell";
+  RuntimeOptions rt;  // Megatron, automatic
+  CHECK(resolved_attention_kernel(rt, hopper) == AttentionKernel::cudnn);
+  CHECK(resolved_attention_kernel(rt, blackwell) == AttentionKernel::cudnn);
+  CHECK(resolved_attention_kernel(rt, ampere) == AttentionKernel::flash2);
+  rt.framework = Framework::fsdp;  // flash-attn, whatever the GPU
+  CHECK(resolved_attention_kernel(rt, hopper) == AttentionKernel::flash2);
+  rt.attention_kernel = AttentionKernel::cudnn;
+  CHECK(resolved_attention_kernel(rt, ampere) == AttentionKernel::cudnn);
+  rt.framework = Framework::megatron;
+  rt.attention_kernel = AttentionKernel::flash2;
+  CHECK(resolved_attention_kernel(rt, hopper) == AttentionKernel::flash2);
+  for (AttentionKernel k : {AttentionKernel::automatic, AttentionKernel::flash2, AttentionKernel::cudnn})
+    CHECK(attention_kernel_from_string(to_string(k)) == k);
+  CHECK_FALSE(attention_kernel_from_string("fa3").has_value());
+}
+
 TEST_CASE("padded_vocab_size: Megatron pads to a multiple of 128 * tp, FSDP keeps the model's vocabulary") {
   Job job;
   job.model.vocab_size = 50257;  // GPT-2

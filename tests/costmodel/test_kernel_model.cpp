@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "costmodel/calibration.h"
 #include "costmodel/kernel_model.h"
 #include "test_util.h"
 
@@ -332,5 +333,39 @@ TEST_CASE("KernelModel::time: long-sequence attention never runs faster than the
   op.bytes = 1e9;  // flash attention keeps the scores on chip: compute-bound
   const double launch = kc.launch_overhead_us * 1e-6;
   CHECK(model.time(op).time_s - launch >= op.flops / h100.peak_flops(Precision::bf16) * (1 - 1e-12));
+}
+}
+
+TEST_SUITE("costmodel") {
+TEST_CASE("attention: cuDNN's fused kernel has its own coefficients, and head dims past 128 gain nothing per FLOP") {
+  const GpuSpec h100 = test::catalog().gpu("h100-sxm");
+  const KernelCoefficients kc = default_calibration(h100).kernel;
+  const KernelModel model(h100, Precision::bf16, kc);
+  auto attention = [](double seq, double head_dim, bool cudnn) {
+    Op op;
+    op.kind = OpKind::attention;
+    op.name = cudnn ? "cudnn_attention" : "flash_attention";
+    op.cudnn_attention = cudnn;
+    op.key_loop_scaling = true;
+    op.m = op.n = seq;
+    op.k = head_dim;
+    op.batch = 32;
+    op.flops = 2.0 * 32 * seq * seq * 0.5 * (2 * head_dim);
+    op.bytes = 4.0 * 32 * seq * head_dim * 2;
+    return op;
+  };
+  // Hopper: cuDNN ~1.5-1.7x FlashAttention-2 (H200 measurements), more so as the key loop grows.
+  const double at2k = model.time(attention(2048, 128, false)).time_s / model.time(attention(2048, 128, true)).time_s;
+  const double at64k = model.time(attention(65536, 128, false)).time_s / model.time(attention(65536, 128, true)).time_s;
+  CHECK(at2k > 1.3);
+  CHECK(at64k > 1.4);
+  CHECK(at64k < 2.0);
+  // Per FLOP, a 192-wide head (MLA's queries and keys) is no faster than a 128-wide one.
+  const Op h192 = attention(16384, 192, true), h128 = attention(16384, 128, true);
+  CHECK(model.time(h192).time_s / h192.flops >= model.time(h128).time_s / h128.flops * (1 - 1e-3));  // launch cost aside
+  // Without Hopper measurements (Ampere) cuDNN's coefficients are FlashAttention-2's.
+  const GpuSpec a100 = test::catalog().gpu("a100-80gb");
+  const KernelModel ampere(a100, Precision::bf16, default_calibration(a100).kernel);
+  CHECK(ampere.time(attention(8192, 128, true)).time_s == doctest::Approx(ampere.time(attention(8192, 128, false)).time_s));
 }
 }

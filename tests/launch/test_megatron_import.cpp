@@ -306,6 +306,13 @@ TEST_CASE("megatron_import") {
     CHECK(l.model.position_embedding == PositionEmbedding::rope);
     CHECK_FALSE(l.runtime.flash_attention);  // local implementation without --use-flash-attn
     CHECK(read(shape + "--vocab-size 8 --transformer-impl local --use-flash-attn").runtime.flash_attention);
+    // Which fused kernel: the flash-attn package for the local implementation and --attention-backend
+    // flash, cuDNN's for fused, Transformer Engine's own choice for auto (resolved by the GPU).
+    CHECK(read(shape + "--vocab-size 8 --transformer-impl local --use-flash-attn").runtime.attention_kernel == AttentionKernel::flash2);
+    CHECK(read(shape + "--vocab-size 8 --attention-backend flash").runtime.attention_kernel == AttentionKernel::flash2);
+    CHECK(read(shape + "--vocab-size 8 --attention-backend fused").runtime.attention_kernel == AttentionKernel::cudnn);
+    CHECK(read(shape + "--vocab-size 8 --attention-backend auto").runtime.attention_kernel == AttentionKernel::automatic);
+    CHECK(read(shape + "--vocab-size 8").runtime.attention_kernel == AttentionKernel::automatic);
     CHECK(read(shape + "--vocab-size 8 --recompute-activations").plan.recompute.granularity == RecomputeGranularity::selective);
     l = read(shape + "--vocab-size 8 --deepspeed --deepspeed_config ds.json --overlap-grad-reduce");
     CHECK(l.runtime.framework == Framework::deepspeed);

@@ -137,3 +137,34 @@ TEST_CASE("measured on an H100 (configs/measurements): BLOOM-prequel layer shape
   CHECK(checked == 16);
 }
 }
+
+TEST_CASE("measured on an H200 (configs/measurements): whole layers with cuDNN attention, 4k to 64k tokens") {
+  // Llama-3-8B layers (tp 1, 2 layers, bf16) with PyTorch SDPA's cuDNN backend, the attention
+  // kernel Transformer Engine runs on Hopper, timed on an H200 on 2026-11-27. The Hopper defaults
+  // (cuDNN attention coefficients fitted on the kernels of the same run, at the same clock as the
+  // GEMMs) predict the whole layers within a few per cent; FlashAttention-2's coefficients on the
+  // same ops would put the 64k layer ~30% too slow.
+  const std::string dir = std::string(STRATA_SOURCE_DIR) + "/configs/measurements/";
+  const GpuSpec gpu = test::catalog().gpu("h200");
+  const KernelCoefficients defaults = default_calibration(gpu).kernel;
+  KernelCoefficients fa2_rates = defaults;
+  fa2_rates.cudnn_attention_fwd_efficiency = defaults.attention_fwd_efficiency;
+  fa2_rates.cudnn_attention_bwd_efficiency = defaults.attention_bwd_efficiency;
+  fa2_rates.cudnn_attention_fwd_fixed_blocks = defaults.attention_fwd_fixed_blocks;
+  fa2_rates.cudnn_attention_bwd_fixed_blocks = defaults.attention_bwd_fixed_blocks;
+  const LayerStepsFile file = load_layer_steps(dir + "h200-2026-11-27.llama3-8b-tp1-cudnn-layers.json");
+  REQUIRE(file.steps.size() == 3);
+  for (const auto& row : compare_layer_steps(test::catalog(), file, gpu, defaults, fa2_rates)) {
+    CAPTURE(row.step.seq);
+    CHECK(row.step.cudnn_attention);
+    CHECK(std::fabs(row.predicted_before_s / row.step.step_time_s - 1) < 0.06);
+    if (row.step.seq >= 65536) CHECK(row.predicted_after_s / row.step.step_time_s > 1.2);
+  }
+  // The same layers with FlashAttention-2 (SDPA's flash backend), predicted with its own defaults.
+  const LayerStepsFile fa2 = load_layer_steps(dir + "h200-2026-11-27.llama3-8b-tp1-flash-layers.json");
+  for (const auto& row : compare_layer_steps(test::catalog(), fa2, gpu, defaults, defaults)) {
+    CAPTURE(row.step.seq);
+    CHECK_FALSE(row.step.cudnn_attention);
+    CHECK(std::fabs(row.predicted_before_s / row.step.step_time_s - 1) < 0.06);
+  }
+}

@@ -70,6 +70,14 @@ struct KernelCoefficients {
   // rescale and write O), forward and backward (key_loop_factor). Default 5 (H100 measurements).
   double attention_fwd_fixed_blocks = 5.0;
   double attention_bwd_fixed_blocks = 5.0;
+  // The same four for cuDNN's fused flash attention (Transformer Engine's FusedAttention, what
+  // Megatron-Core runs on Hopper and later: resolved_attention_kernel), relative to gemm_efficiency
+  // like FlashAttention-2's. Defaults: FlashAttention-2's (no measured difference assumed) except on
+  // Hopper and Blackwell, where default_calibration sets the H200 measurements.
+  double cudnn_attention_fwd_efficiency = 0.70;
+  double cudnn_attention_bwd_efficiency = 0.55;
+  double cudnn_attention_fwd_fixed_blocks = 5.0;
+  double cudnn_attention_bwd_fixed_blocks = 5.0;
   // Slowdown of compute while overlapped NCCL kernels share its SMs and HBM bandwidth: each second
   // of overlapped communication costs this fraction of a second of compute. A default (NCCL uses
   // ~8-32 of the SMs for its channels).

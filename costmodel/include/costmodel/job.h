@@ -110,10 +110,22 @@ enum class CpCommType {
 const char* to_string(CpCommType t);
 std::optional<CpCommType> cp_comm_type_from_string(const std::string& s);
 
+// Which fused attention kernel runs (with flash_attention). Their rates differ by up to 1.8x on
+// Hopper (configs/measurements, h200-2026-11-27): cuDNN's fused flash attention uses Hopper's
+// asynchronous wgmma pipeline, FlashAttention-2 does not.
+enum class AttentionKernel {
+  automatic,  // what the stack picks: cuDNN for Megatron (Transformer Engine) on Hopper and later, else FA2
+  flash2,     // FlashAttention-2 (flash-attn 2, PyTorch SDPA's flash backend; Megatron --attention-backend flash)
+  cudnn,      // cuDNN fused attention (Transformer Engine FusedAttention; Megatron --attention-backend fused)
+};
+const char* to_string(AttentionKernel k);  // "auto", "flash", "cudnn"
+std::optional<AttentionKernel> attention_kernel_from_string(const std::string& s);
+
 // Features of the training framework that change the physics, with Megatron-LM (2024+) defaults.
 struct RuntimeOptions {
   Framework framework = Framework::megatron;
   bool flash_attention = true;       // fused attention: no s^2 activations, causal FLOP skipping
+  AttentionKernel attention_kernel = AttentionKernel::automatic;  // which fused kernel, with flash_attention
   bool overlap_grad_reduce = true;   // DP grad reduction overlapped with backward
   bool overlap_param_gather = true;  // distributed optimizer / ZeRO-3 param all-gather overlapped
   bool tp_comm_overlap = false;      // Megatron --tp-comm-overlap (userbuffers)
@@ -279,6 +291,13 @@ std::string microbatch_group_problem(std::int64_t group, int pp, std::int64_t mi
 // `_vocab_size_with_padding`; GPT-2's 50257 becomes 51200 at tp=8, the V of Narayanan et al.
 // 2021). FSDP stacks use the vocabulary as the model config gives it (MPT's config pads to 50368).
 std::int64_t padded_vocab_size(const Job& job);
+
+// The fused attention kernel a run uses (runtime.attention_kernel, `automatic` resolved): Megatron-
+// Core runs Transformer Engine's attention, which on Hopper and later prefers cuDNN's fused
+// attention over FlashAttention "for performance reasons" (transformer_engine/pytorch/attention/
+// dot_product_attention/utils.py, get_attention_backend); on Ampere and older it prefers
+// FlashAttention. The FSDP and DeepSpeed stacks of the published runs call flash-attn (FA2).
+AttentionKernel resolved_attention_kernel(const RuntimeOptions& rt, const GpuSpec& gpu);
 
 // The factor by which the busiest EP rank's routed tokens exceed the mean: moe_load_imbalance,
 // capped by the capacity factor when tokens are dropped (never below 1).

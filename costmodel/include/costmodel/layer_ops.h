@@ -23,6 +23,9 @@ struct Op {
   // Attention only: the kernel's rate grows with the keys each query tile visits (key_loop_factor);
   // set for the fused attention of Transformer Engine stacks (LayerShape::attention_scales_with_seq).
   bool key_loop_scaling = false;
+  // Attention only: cuDNN's fused attention (Transformer Engine on Hopper+), timed with its own
+  // coefficients (KernelCoefficients::cudnn_attention_*) instead of FlashAttention-2's.
+  bool cudnn_attention = false;
   // GEMM shape (per batch entry): C[m,n] += A[m,k] B[k,n]; batch > 1 for batched GEMMs.
   double m = 0, n = 0, k = 0;
   double batch = 1;
@@ -65,6 +68,7 @@ struct LayerShape {
   bool fp8_linears = false;
   LowPrecisionRecipe recipe = LowPrecisionRecipe::delayed;  // how, when fp8_linears
   bool attention_scales_with_seq = true;  // sets Op::key_loop_scaling on the flash attention ops
+  bool cudnn_attention = false;           // sets Op::cudnn_attention (resolved_attention_kernel)
   std::int64_t vocab = 0;  // vocabulary rows incl. framework padding (padded_vocab_size); 0: the model's
   // RecomputeModule bits whose forward ops LayerOps::selective_recompute holds.
   unsigned recompute_modules = kRecomputeCoreAttn;

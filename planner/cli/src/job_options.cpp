@@ -95,6 +95,9 @@ void add_workload_options(CLI::App& app, JobOptions& o) {
                  "syncs the host each layer, so the forward takes at least this long; sets the calibration's "
                  "host.moe_forward_s; default: the calibration's, 0 = not modelled)");
   app.add_flag("--no-flash-attention", o.no_flash_attention, "Unfused attention (materialized s x s scores)");
+  app.add_option("--attention-kernel", o.attention_kernel,
+                 "auto | flash | cudnn: the fused attention kernel (FlashAttention-2, or cuDNN's as Transformer Engine runs it; "
+                 "default auto: cuDNN for Megatron on Hopper and later, else FlashAttention-2)");
   app.add_flag("--tp-comm-overlap", o.tp_comm_overlap, "Overlap TP communication with GEMMs (Megatron --tp-comm-overlap)");
   app.add_flag("--no-overlap-grad-reduce", o.no_overlap_grad_reduce, "Do not overlap DP gradient reduction with backward");
   app.add_flag("--no-overlap-param-gather", o.no_overlap_param_gather,
@@ -302,6 +305,13 @@ Job build_workload(const JobOptions& o, const Catalog& catalog) {
   if (!fw) throw InputError(kCmd, "--framework", "expected megatron, deepspeed or fsdp, found \"" + o.framework + "\"");
   job.runtime.framework = *fw;
   job.runtime.flash_attention = !o.no_flash_attention;
+  if (!o.attention_kernel.empty()) {
+    auto k = attention_kernel_from_string(lower(o.attention_kernel));
+    if (!k) throw InputError(kCmd, "--attention-kernel", "expected auto, flash or cudnn, found \"" + o.attention_kernel + "\"");
+    if (o.no_flash_attention && *k != AttentionKernel::automatic)
+      throw InputError(kCmd, "--attention-kernel", "names a fused attention kernel, but --no-flash-attention runs attention unfused");
+    job.runtime.attention_kernel = *k;
+  }
   job.runtime.tp_comm_overlap = o.tp_comm_overlap;
   job.runtime.async_tp_allreduce = !o.no_async_tp_allreduce;
   job.runtime.overlap_grad_reduce = !o.no_overlap_grad_reduce;
@@ -359,7 +369,7 @@ MegatronLaunch read_launch_file(const JobOptions& o, const Catalog& catalog) {
       {o.moe_a2a_overlap, "--moe-a2a-overlap"}, {o.moe_token_dedup, "--moe-token-dedup"},
       {o.moe_allgather_dispatch, "--moe-allgather-dispatch"}, {o.moe_grouped_gemm, "--moe-grouped-gemm"}, {o.mtp_layers.has_value(), "--mtp-layers"},
       {!o.framework.empty(), "--framework"}, {o.no_flash_attention, "--no-flash-attention"},
-      {o.tp_comm_overlap, "--tp-comm-overlap"}, {o.no_async_tp_allreduce, "--no-async-tp-allreduce"},
+      {!o.attention_kernel.empty(), "--attention-kernel"}, {o.tp_comm_overlap, "--tp-comm-overlap"}, {o.no_async_tp_allreduce, "--no-async-tp-allreduce"},
       {o.no_overlap_grad_reduce, "--no-overlap-grad-reduce"}, {o.no_overlap_param_gather, "--no-overlap-param-gather"}, {o.no_grad_accumulation_fusion, "--no-grad-accumulation-fusion"},
       {o.vocab_divisor.has_value(), "--make-vocab-size-divisible-by"}, {o.tp.has_value(), "--tp"}, {o.pp.has_value(), "--pp"},
       {o.dp.has_value(), "--dp"}, {o.cp.has_value(), "--cp"}, {o.ep.has_value(), "--ep"}, {o.etp.has_value(), "--etp"}, {o.vpp.has_value(), "--vpp"},

@@ -94,6 +94,7 @@ nlohmann::json plan_to_json(const Job& job, const Prediction& prediction) {
   if (job.runtime.grad_reduce_in_bf16) j["runtime"]["grad_reduce_in_bf16"] = true;
   if (!job.runtime.lazy_module_loading) j["runtime"]["lazy_module_loading"] = false;
   if (job.runtime.cp_comm_type != CpCommType::p2p) j["runtime"]["cp_comm_type"] = to_string(job.runtime.cp_comm_type);
+  if (job.runtime.attention_kernel != AttentionKernel::automatic) j["runtime"]["attention_kernel"] = to_string(job.runtime.attention_kernel);
   if (job.runtime.cp_comm_type == CpCommType::a2a_p2p) j["runtime"]["cp_a2a_size"] = cp_a2a_group_size(job);
   if (job.runtime.bf16_first_layers > 0) j["runtime"]["bf16_first_layers"] = job.runtime.bf16_first_layers;
   if (job.runtime.bf16_last_layers > 0) j["runtime"]["bf16_last_layers"] = job.runtime.bf16_last_layers;
@@ -200,7 +201,7 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
                             "tp_comm_overlap", "async_tp_allreduce", "make_vocab_size_divisible_by", "memory_reserve_GiB",
                             "step_overhead_s", "moe_load_imbalance", "moe_capacity_factor", "moe_pad_to_capacity", "moe_a2a_overlap",
                             "moe_token_dedup", "moe_allgather_dispatch", "moe_grouped_gemm", "fp8_param_gather", "grad_reduce_in_bf16", "cp_comm_type",
-                            "cp_a2a_size", "bf16_first_layers", "bf16_last_layers", "lazy_module_loading"});
+                            "cp_a2a_size", "bf16_first_layers", "bf16_last_layers", "lazy_module_loading", "attention_kernel"});
     if (rt.has("framework")) {
       auto fw = parse_framework(rt.get_string("framework"));
       if (!fw) rt.fail("framework", "expected megatron, deepspeed or fsdp");
@@ -218,6 +219,11 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
       auto cp = cp_comm_type_from_string(rt.get_string("cp_comm_type"));
       if (!cp) rt.fail("cp_comm_type", "expected p2p, a2a, allgather or a2a+p2p");
       job.runtime.cp_comm_type = *cp;
+    }
+    if (rt.has("attention_kernel")) {
+      auto k = attention_kernel_from_string(rt.get_string("attention_kernel"));
+      if (!k) rt.fail("attention_kernel", "expected auto, flash or cudnn");
+      job.runtime.attention_kernel = *k;
     }
     job.runtime.cp_a2a_size = static_cast<int>(rt.opt_int("cp_a2a_size", 1, 1 << 20).value_or(0));
     job.runtime.bf16_first_layers = static_cast<int>(rt.opt_int("bf16_first_layers", 0, 1 << 20).value_or(0));

@@ -86,9 +86,10 @@ int year_in(const std::string& s) {
 }
 
 // The year of an NGC container release named YY.MM ("NeMo 25.11 container", "Megatron-Bridge
-// 26.04.01", "nvcr.io/nvidia/pytorch:24.07-py3"), or 0.
+// 26.04.01", "nvcr.io/nvidia/pytorch:24.07-py3", MLPerf's "ngc23.09"), or 0. The year follows the
+// name after non-digits only, so no longer number ends in it.
 int container_year(const std::string& s) {
-  static const std::regex re("(?:nemo|container|nvcr|pytorch|bridge|ngc)[^0-9]{0,40}\\b(2[0-9])\\.(0[1-9]|1[0-2])\\b",
+  static const std::regex re("(?:nemo|container|nvcr|pytorch|bridge|ngc)[^0-9]{0,40}(2[0-9])\\.(0[1-9]|1[0-2])\\b",
                              std::regex::icase);
   std::smatch m;
   return std::regex_search(s, m, re) ? 2000 + std::stoi(m[1].str()) : 0;
@@ -693,6 +694,14 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   if (year == 0 && r.contains("source") && r["source"].is_string()) year = publication_year(r["source"].get<std::string>());
   const bool modern = year == 0 ? rt.framework == Framework::megatron : year >= 2023;
   rt.flash_attention = contains(arch, "flash") || rt.framework == Framework::fsdp || (modern && rt.framework == Framework::megatron);
+  // Transformer Engine prefers cuDNN's fused attention on Hopper since 1.2 (December 2023; "Select
+  // FusedAttention on sm90", attention.py); a 2023 stack ran flash-attn there.
+  if (rt.flash_attention && rt.framework == Framework::megatron && year > 0 && year <= 2023 &&
+      resolved_attention_kernel(rt, gpu) == AttentionKernel::cudnn) {
+    rt.attention_kernel = AttentionKernel::flash2;
+    as.push_back(fmt::format("a {} stack: FlashAttention-2 (Transformer Engine runs cuDNN's fused attention on Hopper from 1.2, "
+                             "December 2023)", year));
+  }
   rt.overlap_grad_reduce = rt.framework == Framework::fsdp || (modern && rt.framework == Framework::megatron);
   rt.overlap_param_gather = rt.overlap_grad_reduce;
   rt.fused_grad_accumulation = rt.framework == Framework::megatron && modern;

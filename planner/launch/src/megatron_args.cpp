@@ -444,6 +444,8 @@ std::vector<std::string> megatron_args(const Job& job) {
   if (!job.runtime.fused_grad_accumulation) flag(a, "--no-gradient-accumulation-fusion");
   // Megatron-Core picks flash or cuDNN fused attention by default; say so when the plan assumed none.
   if (!job.runtime.flash_attention) opt(a, "--attention-backend", "unfused");
+  else if (job.runtime.attention_kernel == AttentionKernel::cudnn) opt(a, "--attention-backend", "fused");
+  else if (job.runtime.attention_kernel == AttentionKernel::flash2) opt(a, "--attention-backend", "flash");
   // The gradient reduction dtype (arguments.py): a bf16 model's gradients are reduced in fp32
   // unless --grad-reduce-in-bf16; an fp16 model's in fp16 unless --accumulate-allreduce-grads-in-fp32.
   if (job.training.precision == Precision::fp16) {

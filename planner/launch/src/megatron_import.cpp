@@ -1110,6 +1110,14 @@ MegatronLaunch read_megatron_launch(const std::string& text, const std::string& 
     rt.flash_attention = f.text("--transformer-impl").value_or("transformer_engine") != "local" || f.has("--use-flash-attn") ||
                          f.has("--attention-backend");
   else throw InputError(where, "--attention-backend", "expected flash, fused, unfused, local or auto, found \"" + backend + "\"");
+  // Which fused kernel: --attention-backend fused is cuDNN's, flash the flash-attn package (FA2);
+  // the local implementation calls flash-attn; auto leaves it to Transformer Engine
+  // (resolved_attention_kernel: cuDNN on Hopper and later).
+  if (rt.flash_attention) {
+    if (backend == "fused") rt.attention_kernel = AttentionKernel::cudnn;
+    else if (backend == "flash" || f.text("--transformer-impl").value_or("transformer_engine") == "local")
+      rt.attention_kernel = AttentionKernel::flash2;
+  }
   if (!rt.flash_attention) out.notes.push_back("attention runs unfused (materialized s x s scores), as the launch asks");
   else if (!f.has("--attention-backend") && !f.has("--use-flash-attn") && !f.has("--transformer-impl"))
     out.notes.push_back("attention assumed fused (flash/cuDNN), Megatron-Core's default with Transformer Engine; Megatron-LM "

@@ -18,7 +18,8 @@ struct LayerStep {
   std::int64_t micro_batch = 1;
   int layers = 1;
   std::string precision = "bf16";
-  bool flash_attention = true;  // "attention": "flash" | "unfused"
+  bool flash_attention = true;   // "attention": "flash" | "cudnn" | "unfused"
+  bool cudnn_attention = false;  // "cudnn": PyTorch SDPA's cuDNN backend (cuDNN's fused flash attention)
   double step_time_s = 0;     // forward + backward of `layers` layers
   double forward_time_s = 0;  // 0: not measured
   double peak_memory_GiB = 0;
