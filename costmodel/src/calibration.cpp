@@ -104,7 +104,7 @@ Calibration calibration_from_json(const json& j, const std::string& where, const
     JsonReader k = r.child("kernel");
     k.reject_unknown_keys({"gemm_efficiency", "attention_fwd_efficiency", "attention_bwd_efficiency",
                            "memory_efficiency", "launch_overhead_us", "gemm_k_overhead", "misaligned_gemm_factor",
-                           "fp8_gemm_factor", "overlap_interference", "gemm_memory_efficiency", "row_memory_efficiency",
+                           "fp8_gemm_factor", "fp8_blockwise_gemm_factor", "overlap_interference", "gemm_memory_efficiency", "row_memory_efficiency",
                            "row_rows_per_sm", "elementwise_alu_efficiency", "dram_overhead_us", "sm_load_bytes_per_clock",
                            "under_utilized_overhead_us", "under_utilized_gemm_factor", "l2_bandwidth_factor", "attention_fwd_fixed_blocks", "attention_bwd_fixed_blocks",
                            "cudnn_attention_fwd_efficiency", "cudnn_attention_bwd_efficiency", "cudnn_attention_fwd_fixed_blocks",
@@ -120,6 +120,7 @@ Calibration calibration_from_json(const json& j, const std::string& where, const
     if (kc.gemm_k_overhead < 0 || kc.gemm_k_overhead > 1e5) k.fail("gemm_k_overhead", "expected 0..100000");
     kc.misaligned_gemm_factor = k.opt_positive("misaligned_gemm_factor", 1.0).value_or(kc.misaligned_gemm_factor);
     kc.fp8_gemm_factor = k.opt_positive("fp8_gemm_factor", 1.5).value_or(kc.fp8_gemm_factor);
+    kc.fp8_blockwise_gemm_factor = k.opt_positive("fp8_blockwise_gemm_factor", 1.5).value_or(kc.fp8_blockwise_gemm_factor);
     kc.overlap_interference = k.has("overlap_interference") ? k.get_number("overlap_interference") : kc.overlap_interference;
     if (kc.overlap_interference < 0 || kc.overlap_interference > 1) k.fail("overlap_interference", "expected 0..1");
     kc.gemm_memory_efficiency = k.opt_positive("gemm_memory_efficiency", 1.5).value_or(kc.gemm_memory_efficiency);
@@ -165,6 +166,7 @@ json calibration_to_json(const Calibration& c) {
             {"gemm_k_overhead", c.kernel.gemm_k_overhead},
             {"misaligned_gemm_factor", c.kernel.misaligned_gemm_factor},
             {"fp8_gemm_factor", c.kernel.fp8_gemm_factor},
+            {"fp8_blockwise_gemm_factor", c.kernel.fp8_blockwise_gemm_factor},
             {"overlap_interference", c.kernel.overlap_interference},
             {"gemm_memory_efficiency", c.kernel.gemm_memory_efficiency},
             {"row_memory_efficiency", c.kernel.row_memory_efficiency},

@@ -62,6 +62,15 @@ KernelModel::KernelModel(const GpuSpec& gpu, Precision precision, const KernelCo
       c_(coeff) {
   if (peak_flops_ <= 0) peak_flops_ = gpu.peak_flops(Precision::fp16);  // caller checks support
   if (half_peak_flops_ <= 0) half_peak_flops_ = peak_flops_;
+  // Transformer Engine's blockwise recipe (1x128 activation, 128x128 weight scales) runs cuBLASLt's
+  // block-scaled fp8 GEMMs, which apply the scales inside the k-loop (fp8_blockwise_gemm_factor).
+  low_precision_factor_ = coeff.fp8_gemm_factor * (recipe == LowPrecisionRecipe::blockwise ? coeff.fp8_blockwise_gemm_factor : 1.0);
+  // A tile's prologue and epilogue (loading the first stages, writing C) take the same time at any
+  // precision, while a k-step at the low-precision rate takes 1/2 (fp8) or 1/4 (fp4) of a bf16
+  // one: the fixed cost is worth that many times more k elements. Measured on an H200
+  // (configs/measurements h200-2026-11-27, CUPTI kernel times): fp8 GEMMs with K = 768-2048 run
+  // 1.5-1.6x their bf16 twins, K >= 4096 1.77x.
+  low_precision_k_overhead_ = coeff.gemm_k_overhead * (peak_flops_ / half_peak_flops_);
 }
 
 double KernelModel::gemm_utilization(double m, double n, double batch, double* tiles_out) const {
@@ -145,12 +154,12 @@ KernelClass KernelModel::classify_shape(const Op& op, double tiles) const {
 }
 
 double KernelModel::op_peak_flops(const Op& op) const {
-  const bool fp8 = fp8_gemms_ && op.kind == OpKind::gemm && !op.bf16_under_fp8;
-  return fp8 ? peak_flops_ : half_peak_flops_;
+  return low_precision_gemm(op) ? peak_flops_ : half_peak_flops_;
 }
 
 double KernelModel::gemm_shape_efficiency(const Op& op, double util) const {
-  double eff = c_.gemm_efficiency * util * (op.k / (op.k + c_.gemm_k_overhead));
+  const double k_overhead = low_precision_gemm(op) ? low_precision_k_overhead_ : c_.gemm_k_overhead;
+  double eff = c_.gemm_efficiency * util * (op.k / (op.k + k_overhead));
   // Tensor cores need the contiguous dimensions in multiples of 16 bytes (8 fp16/bf16 elements);
   // otherwise cuBLAS falls back to narrow-alignment kernels at a fraction of the rate (NVIDIA
   // "Matrix Multiplication Background" guide, §4 and its K=8190 vs 8192 comparison). The
@@ -161,7 +170,7 @@ double KernelModel::gemm_shape_efficiency(const Op& op, double util) const {
 
 double KernelModel::tensor_core_time(const Op& op, double util) const {
   double eff = gemm_shape_efficiency(op, util);
-  if (fp8_gemms_ && op.kind == OpKind::gemm && !op.bf16_under_fp8) eff *= c_.fp8_gemm_factor;
+  if (low_precision_gemm(op)) eff *= low_precision_factor_;
   return op.flops / (op_peak_flops(op) * eff);
 }
 

@@ -140,15 +140,15 @@ struct GroupGuard {
 };
 // Since 2026-11-27 Megatron runs on Hopper of 2024 and later time attention at the measured rate of
 // cuDNN's fused kernel, which Transformer Engine runs there (1.5-1.8x FlashAttention-2's): the
-// Megatron-Core group moved from 6.8% to 5.0%, NeMo 24.07's from 5.0% to 10.0% (bias +1.2% ->
-// +7.3%), the MoE group from 41.9% to 51.4%. Their remaining optimism is not the attention kernel
-// (whole layers with it are predicted within 3%, tests/profiler/test_layer_steps.cpp); README
-// "Accuracy" keeps the analysis.
+// Megatron-Core group moved from 6.8% to 5.0%, NeMo 24.07's from 5.0% to 9.4% (bias +1.2% ->
+// +6.6%, with fp8's longer k-loop overhead), the MoE group from 41.9% to 50.9%. Their remaining
+// optimism is not the attention kernel (whole layers with it are predicted within 3%,
+// tests/profiler/test_layer_steps.cpp); README "Accuracy on today's stacks" keeps the analysis.
 constexpr GroupGuard kModernGuards[] = {
     {"korthikanti2022_table5", 0.03, -1},
     {"megatron_core_h100_weak_scaling", 0.055, -1},
     {"mlperf_training_gpt3", 0.05, -1},
-    {"nemo_24.07_perf_summary", 0.105, -1},
+    {"nemo_24.07_perf_summary", 0.098, -1},
     // SimuMax's memory is torch.cuda.max_memory_allocated: compared without the CUDA context, NCCL's
     // buffers and the allocator's slack (3.4% when set, every row a little under).
     {"simumax_b200", 0.085, 0.04},
@@ -156,7 +156,7 @@ constexpr GroupGuard kModernGuards[] = {
 constexpr double kMaxModernOverallMape = 0.07;
 // The mixture-of-experts rows of Megatron-Bridge's H100 tables are predicted too fast (an
 // unexplained per-layer gap, see README "Mixture-of-experts runs"); this guards the accuracy
-// reached (51.4% MAPE when last set, with cuDNN's attention rates; 41.9% before; 18 runs, one of
+// reached (50.9% MAPE when last set, with cuDNN's attention rates; 41.9% before; 18 runs, one of
 // them the +108% throughput anomaly of the table) so that a change cannot make it worse unnoticed.
 constexpr GroupGuard kModernMoeGuards[] = {
     {"mbridge_moe_h100", 0.52, -1},

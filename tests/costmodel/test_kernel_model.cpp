@@ -137,7 +137,19 @@ TEST_CASE("KernelModel::time: fp8 GEMMs at fp8_gemm_factor of the bf16 efficienc
   const double launch = kc.launch_overhead_us * 1e-6;
   Op op = gemm(16384, 16384, 16384);
   const double ratio = (fp8.time(op).time_s - launch) / (bf16.time(op).time_s - launch);
-  CHECK(ratio == doctest::Approx(h100.peak_flops(Precision::bf16) / h100.peak_flops(Precision::fp8) / kc.fp8_gemm_factor).epsilon(1e-9));
+  // The k-loop's fixed cost per tile is worth twice the k elements at the fp8 rate (the peaks' ratio).
+  const double rate = h100.peak_flops(Precision::fp8) / h100.peak_flops(Precision::bf16);
+  const double k = op.k, k0 = kc.gemm_k_overhead, k_loop = (k / (k + k0)) / (k / (k + rate * k0));
+  CHECK(ratio == doctest::Approx(h100.peak_flops(Precision::bf16) / h100.peak_flops(Precision::fp8) / kc.fp8_gemm_factor * k_loop)
+                     .epsilon(1e-9));
+  // A short k-loop (a routed expert's 768-wide down projection) gains less from fp8 than a long one.
+  Op shortk = gemm(16384, 16384, 768);
+  const double short_ratio = (fp8.time(shortk).time_s - launch) / (bf16.time(shortk).time_s - launch);
+  CHECK(short_ratio > ratio * 1.05);
+  // Transformer Engine's blockwise recipe: block-scaled GEMMs at fp8_blockwise_gemm_factor of per-tensor ones.
+  const KernelModel blockwise(h100, Precision::fp8, kc, LowPrecisionRecipe::blockwise);
+  CHECK((blockwise.time(op).time_s - launch) / (fp8.time(op).time_s - launch) ==
+        doctest::Approx(1 / kc.fp8_blockwise_gemm_factor).epsilon(1e-9));
   // The GEMMs fp8 training keeps in bf16 (the output layer) run at the bf16 rate.
   Op kept = op;
   kept.bf16_under_fp8 = true;

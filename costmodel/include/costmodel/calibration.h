@@ -41,6 +41,11 @@ struct KernelCoefficients {
   // precisions): fp8 reached a median 78% of the 1979 TFLOP/s fp8 peak where bf16 reached 85% of
   // 989, a 1.83x speedup rather than 2x. Used for every GPU with fp8 (a guess beyond Hopper).
   double fp8_gemm_factor = 0.92;
+  // Transformer Engine's blockwise fp8 recipe (Float8BlockScaling: 1x128 scales on activations and
+  // gradients, 128x128 on weights) against per-tensor scaling: cuBLASLt's block-scaled GEMMs ran at
+  // a median 0.93 of the per-tensor ones' rate on 34 training shapes (H200, CUPTI kernel times,
+  // configs/measurements h200-2026-11-27). Measured on Hopper; a guess elsewhere.
+  double fp8_blockwise_gemm_factor = 0.93;
   // DRAM-bound class. Bandwidth fractions of the other two access patterns (memory_efficiency is
   // the elementwise maps'): GEMMs below the ridge streaming their operands, and row reductions
   // (norms, softmax). Defaults: the map's 0.80 until calibrated.

@@ -73,10 +73,14 @@ class KernelModel {
   // The tensor-core time of a GEMM-like op at the compute class's efficiency, and the peak it runs at.
   double tensor_core_time(const Op& op, double util) const;
   double op_peak_flops(const Op& op) const;
+  // A GEMM that runs at the low-precision (fp8/fp4) rate.
+  bool low_precision_gemm(const Op& op) const { return fp8_gemms_ && op.kind == OpKind::gemm && !op.bf16_under_fp8; }
 
   double peak_flops_;
   double half_peak_flops_;       // bf16/fp16 peak: fp8 training keeps attention and Op::bf16_under_fp8 GEMMs there
   bool fp8_gemms_;               // GEMMs run in fp8/fp4 (at fp8_gemm_factor of the bf16 efficiency)
+  double low_precision_factor_;  // fp8_gemm_factor, times the block-scaled recipe's own factor
+  double low_precision_k_overhead_;  // gemm_k_overhead in k elements at the low-precision rate
   double hbm_Bps_;
   double fp32_flops_;            // CUDA-core fp32 peak: the instruction rate of elementwise math
   double l2_bytes_;              // L2 capacity
