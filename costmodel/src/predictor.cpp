@@ -851,6 +851,9 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
         "kernel and network efficiencies are uncalibrated defaults (a stack tuned like Megatron-LM's; fit them to yours with "
         "`strata calibrate --steps` or `--profile`)");
   else pred.notes.push_back("kernel and network efficiencies calibrated: " + cal.source);
+  if (shape.cudnn_attention && job.runtime.attention_kernel == AttentionKernel::automatic && cl.gpu.architecture == "hopper")
+    pred.notes.push_back("attention timed as cuDNN's fused kernel, which Transformer Engine runs on Hopper since 1.2 (1.5-1.8x "
+                         "FlashAttention-2's rate); --attention-kernel flash for a stack that runs flash-attn");
   if (m.moe && job.runtime.moe_load_imbalance == RuntimeOptions::kDefaultMoeLoadImbalance &&
       effective_moe_imbalance(job.runtime) > 1.0)
     pred.notes.push_back(fmt::format(FMT_COMPILE("MoE: the busiest expert-parallel rank is assumed to get {:g}x the mean routed tokens, a default "

@@ -78,7 +78,8 @@ struct KernelCoefficients {
   // The same four for cuDNN's fused flash attention (Transformer Engine's FusedAttention, what
   // Megatron-Core runs on Hopper and later: resolved_attention_kernel), relative to gemm_efficiency
   // like FlashAttention-2's. Defaults: FlashAttention-2's (no measured difference assumed) except on
-  // Hopper and Blackwell, where default_calibration sets the H200 measurements.
+  // Hopper, where default_calibration sets the H200 measurements (Blackwell, unmeasured, keeps
+  // FlashAttention-2's Hopper fraction).
   double cudnn_attention_fwd_efficiency = 0.70;
   double cudnn_attention_bwd_efficiency = 0.55;
   double cudnn_attention_fwd_fixed_blocks = 5.0;

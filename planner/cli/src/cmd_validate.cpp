@@ -35,9 +35,10 @@ const char* memory_measure_text(MemoryMeasure m) {
 // How the record was read, beyond the plan line of the report: the settings its free text decides.
 std::string record_reading(const Job& job) {
   const RuntimeOptions& rt = job.runtime;
-  std::string out = fmt::format("framework {}, flash attention {}, overlap grad reduce {}, overlap param gather {}, tp comm overlap {}\n",
-                                to_string(rt.framework), rt.flash_attention, rt.overlap_grad_reduce, rt.overlap_param_gather,
-                                rt.tp_comm_overlap);
+  const char* kernel = resolved_attention_kernel(rt, job.cluster.gpu) == AttentionKernel::cudnn ? " (cuDNN's kernel)" : " (FlashAttention-2)";
+  std::string out = fmt::format("framework {}, flash attention {}{}, overlap grad reduce {}, overlap param gather {}, tp comm overlap {}\n",
+                                to_string(rt.framework), rt.flash_attention, rt.flash_attention ? kernel : "", rt.overlap_grad_reduce,
+                                rt.overlap_param_gather, rt.tp_comm_overlap);
   out += fmt::format("read as: {}", to_string(job.training.precision));
   if (job.training.precision == Precision::fp8)
     out += fmt::format(" ({} recipe, fp8 parameters {}, bf16 first/last layers {}/{})", to_string(job.training.recipe),
