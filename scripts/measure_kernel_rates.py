@@ -261,6 +261,39 @@ def kernel_names(torch):
     return names
 
 
+def attention_variants(torch, peak_bf16, log):
+    """Attention dropout (p = 0.1, as GPT-3-style recipes set it) and grouped-query heads (8 key/value
+    heads for 32 or 64 query heads, Transformer Engine passes them to cuDNN as they are) against the
+    plain causal kernel of the same shape, both backends, head dim 128, 2k-16k tokens."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    out = []
+    for backend, be in (("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION)):
+        for heads, kv_heads, p in ((32, 32, 0.0), (32, 32, 0.1), (32, 8, 0.0), (64, 8, 0.0)):
+            for s in (2048, 4096, 8192, 16384):
+                rec = dict(backend=backend, heads=heads, kv_heads=kv_heads, dropout=p, seq=s, dqk=128, dv=128)
+                try:
+                    q = torch.randn(1, s, heads, 128, device="cuda", dtype=torch.bfloat16).transpose(1, 2).requires_grad_()
+                    k = torch.randn(1, s, kv_heads, 128, device="cuda", dtype=torch.bfloat16).transpose(1, 2).requires_grad_()
+                    v = torch.randn(1, s, kv_heads, 128, device="cuda", dtype=torch.bfloat16).transpose(1, 2).requires_grad_()
+                    gqa = kv_heads != heads
+                    with sdpa_kernel(be):
+                        t_fwd, _, _ = time_calls(torch, lambda: sdpa(q, k, v, is_causal=True, dropout_p=p, enable_gqa=gqa))
+                        o = sdpa(q, k, v, is_causal=True, dropout_p=p, enable_gqa=gqa)
+                        go = torch.randn_like(o)
+                        t_bwd, _, _ = time_calls(torch, lambda: torch.autograd.grad(o, (q, k, v), go, retain_graph=True))
+                    flops = 2.0 * heads * s * s * 256 * 0.5
+                    rec.update(fwd_s=t_fwd, bwd_s=t_bwd, fwd_fraction_of_peak=flops / t_fwd / peak_bf16,
+                               bwd_fraction_of_peak=2.5 * flops / t_bwd / peak_bf16)
+                    log(f"variant {backend:<5} h{heads}/{kv_heads} p{p} s{s:<6} fwd {rec['fwd_fraction_of_peak']:.3f} bwd {rec['bwd_fraction_of_peak']:.3f}")
+                except Exception as e:
+                    rec["error"] = f"{type(e).__name__}: {str(e)[:200]}"
+                    log(f"variant {rec} failed: {rec['error'][:100]}")
+                out.append(rec)
+                torch.cuda.empty_cache()
+    return out
+
+
 def kernel_only_times(torch, log):
     """GPU time of the kernels alone (CUPTI activity records through PyTorch's profiler) beside the
     back-to-back event timing, for calls short enough that the host's issue time may bind: the
@@ -321,7 +354,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--quick", action="store_true", help="a few cases of each kind (a smoke test)")
     ap.add_argument("--sustained-seconds", type=float, default=20)
-    ap.add_argument("--skip", default="", help="comma list of sections to skip: attention,gemm,sustained,names,kernel_only")
+    ap.add_argument("--skip", default="", help="comma list of sections to skip: attention,gemm,sustained,names,kernel_only,variants")
     ap.add_argument("--budget-seconds", type=float, default=1e9,
                     help="start no further attention case after this many seconds (the rest are listed as not run)")
     args = ap.parse_args()
@@ -393,6 +426,9 @@ def main():
             torch.cuda.empty_cache()
             save()
         log(f"[attention done at {time.time() - t0:.0f} s]")
+    if "variants" not in skip:
+        result["attention_variants"] = attention_variants(torch, peak_bf16, log)
+        save()
     if "kernel_only" not in skip:
         result["kernel_only"] = kernel_only_times(torch, log)
         save()
