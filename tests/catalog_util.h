@@ -25,6 +25,14 @@ inline Job workload(const std::string& model, const std::string& cluster, std::i
   return w;
 }
 
+// No host time for MoE layers: the measured Megatron-Core line zeroed, nothing measured. The GPU
+// alone, as before strata had a host-time default.
+inline HostCoefficients no_moe_host_time() {
+  HostCoefficients h;
+  h.moe_forward_s = h.moe_forward_fixed_s = h.moe_forward_per_expert_s = h.moe_backward_fixed_s = h.moe_backward_per_expert_s = 0;
+  return h;
+}
+
 // Qwen3-30B-A3B on 16 H100s (dp 16, ep 8: 16 local experts, dropless), distributed optimizer and
 // full recompute so that it fits, grouped expert GEMMs, the architecture's default calibration.
 inline Job qwen3_30b_ep8_job() {

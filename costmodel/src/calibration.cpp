@@ -148,8 +148,15 @@ Calibration calibration_from_json(const json& j, const std::string& where, const
   }
   if (r.has("host")) {
     JsonReader h = r.child("host");
-    h.reject_unknown_keys({"moe_forward_s"});
+    h.reject_unknown_keys({"moe_forward_s", "moe_forward_fixed_s", "moe_forward_per_expert_s", "moe_backward_fixed_s",
+                           "moe_backward_per_expert_s"});
     c.host.moe_forward_s = in_range(h, "moe_forward_s", c.host.moe_forward_s, 0, 1, "seconds per MoE layer forward");
+    c.host.moe_forward_fixed_s = in_range(h, "moe_forward_fixed_s", c.host.moe_forward_fixed_s, 0, 1, "seconds per MoE layer forward");
+    c.host.moe_forward_per_expert_s =
+        in_range(h, "moe_forward_per_expert_s", c.host.moe_forward_per_expert_s, 0, 1, "seconds per local expert, forward");
+    c.host.moe_backward_fixed_s = in_range(h, "moe_backward_fixed_s", c.host.moe_backward_fixed_s, 0, 1, "seconds per MoE layer backward");
+    c.host.moe_backward_per_expert_s =
+        in_range(h, "moe_backward_per_expert_s", c.host.moe_backward_per_expert_s, 0, 1, "seconds per local expert, backward");
   }
   return c;
 }
@@ -187,7 +194,12 @@ json calibration_to_json(const Calibration& c) {
            {{"nvlink_efficiency", c.comm.nvlink_efficiency},
             {"network_efficiency", c.comm.network_efficiency},
             {"half_bandwidth_bytes", c.comm.half_bandwidth_bytes}}},
-          {"host", {{"moe_forward_s", c.host.moe_forward_s}}}};
+          {"host",
+           {{"moe_forward_s", c.host.moe_forward_s},
+            {"moe_forward_fixed_s", c.host.moe_forward_fixed_s},
+            {"moe_forward_per_expert_s", c.host.moe_forward_per_expert_s},
+            {"moe_backward_fixed_s", c.host.moe_backward_fixed_s},
+            {"moe_backward_per_expert_s", c.host.moe_backward_per_expert_s}}}};
 }
 
 }  // namespace strata

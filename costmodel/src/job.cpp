@@ -249,11 +249,30 @@ bool moe_dispatcher_syncs_host(const RuntimeOptions& rt) {
   return rt.framework == Framework::megatron && !rt.moe_pad_to_capacity;
 }
 
+MoeHostTime moe_layer_host_time(const Job& job) {
+  MoeHostTime t;
+  if (!job.model.moe || job.model.num_moe_layers() == 0 || !moe_dispatcher_syncs_host(job.runtime)) return t;
+  const HostCoefficients& h = job.calibration.host;
+  const int local_experts = std::max(1, job.model.moe->num_experts / std::max(1, job.plan.ep));
+  t.experts_counted = job.runtime.moe_grouped_gemm ? 0 : local_experts;
+  const double line_fwd = h.moe_forward_fixed_s + h.moe_forward_per_expert_s * t.experts_counted;
+  const double line_bwd = h.moe_backward_fixed_s + h.moe_backward_per_expert_s * t.experts_counted;
+  if (h.moe_forward_s > 0) {
+    t.measured_override = true;
+    t.forward_s = h.moe_forward_s;
+    t.backward_s = line_fwd > 0 ? h.moe_forward_s * line_bwd / line_fwd : 0.0;
+  } else {
+    t.forward_s = line_fwd;
+    t.backward_s = line_bwd;
+  }
+  return t;
+}
+
 bool moe_host_time_unmodelled(const Job& job) {
   if (!job.model.moe || job.model.num_moe_layers() == 0) return false;
-  const bool syncs = moe_dispatcher_syncs_host(job.runtime);
-  if (syncs && job.calibration.host.moe_forward_s > 0) return false;  // measured: modelled
-  return syncs || job.runtime.framework != Framework::megatron;
+  if (job.runtime.framework != Framework::megatron) return true;
+  const MoeHostTime t = moe_layer_host_time(job);
+  return moe_dispatcher_syncs_host(job.runtime) && t.forward_s <= 0 && t.backward_s <= 0;
 }
 
 bool combined_1f1b(const Job& job) {

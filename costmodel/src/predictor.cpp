@@ -30,9 +30,11 @@ struct LayerCost {
   double bwd_cp = 0;
   double fwd_ep = 0;      // MoE all-to-all
   double bwd_ep = 0;
-  // Host time of the forward beyond its GPU time: a dropless MoE layer's forward cannot be queued
-  // ahead of the GPU (calibration host.moe_forward_s).
+  // Host time beyond the GPU time: a dropless MoE layer's forward cannot be queued ahead of the
+  // GPU, and a backward the host issues slower than the GPU runs it waits for the host
+  // (moe_layer_host_time).
   double fwd_host = 0;
+  double bwd_host = 0;
   double recompute_flops = 0;
 };
 
@@ -341,8 +343,8 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   const double tp_collective = p.tp > 1 ? (sp ? 2 * comm.all_gather(act_bytes, tp_g) : comm.all_reduce(act_bytes, tp_g)) : 0;
   // --tp-comm-overlap pipelines TP collectives with the GEMMs; assume 80% hidden (a default).
   const double tp_exposed_frac = job.runtime.tp_comm_overlap ? 0.2 : 1.0;
-  const bool moe_syncs_host = moe_dispatcher_syncs_host(job.runtime);
-  const bool moe_host_bound = moe_syncs_host && cal.host.moe_forward_s > 0;
+  const MoeHostTime moe_host = moe_layer_host_time(job);
+  const bool moe_host_bound = moe_host.forward_s > 0 || moe_host.backward_s > 0;
   auto layer_cost = [&](LayerKind kind) {
     const KernelModel& kernels = kind.bf16 ? *km_bf16 : km;
     LayerShape kind_shape = shape;
@@ -443,8 +445,12 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     }
     if (kind.moe && m.moe && moe_host_bound) {
       // The dispatcher's host synchronisation drains the GPU's queue once per MoE layer forward, so
-      // the forward takes the longer of its GPU time and the host's time to issue it.
-      lc.fwd_host = std::max(0.0, cal.host.moe_forward_s - (lc.fwd_compute + lc.fwd_tp + lc.fwd_cp + lc.fwd_ep));
+      // the forward takes the longer of its GPU time and the host's time to issue it. The backward
+      // has no synchronisation, but the host issues it layer by layer: where that takes longer
+      // than the layer's GPU time the GPU waits (measured: a Megatron-Core MoE layer's backward at
+      // its real shapes took its host time, 2-3x its kernels' time).
+      lc.fwd_host = std::max(0.0, moe_host.forward_s - (lc.fwd_compute + lc.fwd_tp + lc.fwd_cp + lc.fwd_ep));
+      lc.bwd_host = std::max(0.0, moe_host.backward_s - (lc.bwd_compute + lc.bwd_tp + lc.bwd_cp + lc.bwd_ep));
     }
     switch (p.recompute.granularity) {
       case RecomputeGranularity::none: break;
@@ -489,7 +495,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   const double out_fwd = out_fwd_compute, out_bwd = out_bwd_compute + edge_tp;
 
   auto layer_fwd = [](const LayerCost& lc) { return lc.fwd_compute + lc.fwd_tp + lc.fwd_cp + lc.fwd_ep + lc.fwd_host; };
-  auto layer_bwd = [](const LayerCost& lc) { return lc.bwd_compute + lc.bwd_tp + lc.bwd_cp + lc.bwd_ep; };
+  auto layer_bwd = [](const LayerCost& lc) { return lc.bwd_compute + lc.bwd_tp + lc.bwd_cp + lc.bwd_ep + lc.bwd_host; };
 
   // ---- multi-token prediction modules, on the last stage's last chunk ------------------------
   // Each runs the embedding of the next tokens, its norms and 2h -> h projection, a decoder layer of
@@ -515,7 +521,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     mtp.tp = mtp_modules * (lc.fwd_tp + lc.bwd_tp + 2 * head_tp + 2 * edge_tp);
     mtp.ep = mtp_modules * (lc.fwd_ep + lc.bwd_ep);
     mtp.cp = mtp_modules * (lc.fwd_cp + lc.bwd_cp);
-    mtp.host = mtp_modules * lc.fwd_host;
+    mtp.host = mtp_modules * (lc.fwd_host + lc.bwd_host);
   }
 
   // ---- per stage, per chunk ------------------------------------------------------------------
@@ -583,7 +589,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
         sc[s].tp += n * (lc.fwd_tp + lc.bwd_tp + (full ? full_frac : 0.0) * lc.fwd_tp);
         sc[s].cp += n * (lc.fwd_cp + lc.bwd_cp + (full ? full_frac : 0.0) * lc.fwd_cp);
         sc[s].ep += n * (lc.fwd_ep + lc.bwd_ep + (full ? full_frac : 0.0) * lc.fwd_ep);
-        sc[s].host += n * (lc.fwd_host + (full ? full_frac : 0.0) * lc.fwd_host);
+        sc[s].host += n * (lc.fwd_host + lc.bwd_host + (full ? full_frac : 0.0) * lc.fwd_host);
         sc[s].recompute_flops += n * (full ? full_frac : 1.0) * lc.recompute_flops;
       };
       if (ids.empty()) add_layers(kind_costs.front().second, in_chunk);
@@ -860,20 +866,31 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
                                      "guess for auxiliary-loss balanced routing (--moe-load-imbalance; 1 for force-balanced routing)"),
                                      job.runtime.moe_load_imbalance));
   if (m.moe && m.num_moe_layers() > 0 && moe_host_bound)
-    pred.notes.push_back(fmt::format(
-        FMT_COMPILE("MoE: each MoE layer's forward takes at least the {:.2f} ms the host needs to issue it (calibration "
-                    "host.moe_forward_s, --moe-forward-host-ms; the dropless dispatcher synchronises the host once per layer): "
-                    "{:.3f} s of the iteration"),
-        1e3 * cal.host.moe_forward_s, bd.moe_host_s));
+    pred.notes.push_back(
+        moe_host.measured_override
+            ? fmt::format(FMT_COMPILE("MoE: the host issues each MoE layer in {:.2f} ms forward (calibration host.moe_forward_s, "
+                                      "--moe-forward-host-ms) and {:.2f} ms backward (in the measured line's proportion); the dropless "
+                                      "dispatcher synchronises the host once per layer, so the GPU waits for it: {:.3f} s of the iteration"),
+                          1e3 * moe_host.forward_s, 1e3 * moe_host.backward_s, bd.moe_host_s)
+            : fmt::format(FMT_COMPILE("MoE: the host issues each MoE layer in {:.2f} ms forward and {:.2f} ms backward ({}), as "
+                                      "Megatron-Core's MoE layer measured on an H100 machine's CPU; the dropless dispatcher synchronises "
+                                      "the host once per layer, so the GPU waits for it: {:.3f} s of the iteration. A property of the "
+                                      "stack and the CPU: measure yours (--moe-forward-host-ms, README \"The host time of a MoE layer\")"),
+                          1e3 * moe_host.forward_s, 1e3 * moe_host.backward_s,
+                          moe_host.experts_counted > 0
+                              ? fmt::format("router and dispatcher, and {} local experts one after another", moe_host.experts_counted)
+                              : std::string("router and dispatcher only: Transformer Engine's grouped GEMM adds per-expert host work "
+                                            "that was not measured, so this is a lower bound"),
+                          bd.moe_host_s));
   else if (moe_host_time_unmodelled(job))
     // (Padded to capacity, Megatron's dispatcher never waits on the host: nothing is left out.)
     pred.notes.push_back(fmt::format(
-        FMT_COMPILE("MoE: the host time of the MoE layers is not modelled{}; on the published Megatron-Bridge H100 MoE runs strata is "
-                    "optimistic (1.3-1.5x at micro-batch 1 where the all-to-all is not overlapped; README, mixture-of-experts runs): "
-                    "read MoE throughput as an upper bound, or calibrate with one measured step (strata calibrate --steps)"),
-        !moe_syncs_host ? ""
-                        : " (the dispatcher synchronises the host once per layer for its token counts, so the host cannot run "
-                          "ahead of small expert kernels; measured, set it as calibration host.moe_forward_s)"));
+        FMT_COMPILE("MoE: the host time of the MoE layers is not modelled{}: read MoE throughput as an upper bound, or calibrate "
+                    "with one measured step (strata calibrate --steps)"),
+        job.runtime.framework != Framework::megatron ? " for this framework's dispatcher"
+                                                     : " (the calibration's host line is zero; the dispatcher synchronises the "
+                                                       "host once per layer for its token counts, so the host cannot run ahead of "
+                                                       "small expert kernels)"));
   if (m.moe && m.num_moe_layers() > 0 && m.moe->num_experts > p.ep)
     pred.notes.push_back(job.runtime.moe_grouped_gemm
                              ? "MoE: the local experts are timed as Transformer Engine's grouped GEMM (--moe-grouped-gemm), four "

@@ -125,17 +125,23 @@ TEST_CASE("whatif_table: plan, figures, reasons and stated defaults") {
   CHECK(t.find("400 g/kWh, the DEFAULT grid carbon intensity") != std::string::npos);
 }
 
-TEST_CASE("whatif_table: a dropless MoE without a measured host time is read as a lower bound on time to train") {
+TEST_CASE("whatif_table: a dropless MoE's host time is said to be the measured default, or not modelled") {
   auto rows = sample_rows();
   WhatifContext ctx;
   ctx.model = "qwen3-30b-a3b";
   ctx.tokens = 2e12;
-  const std::string caveat = "MoE: the host time of a dropless dispatcher's per-layer synchronisation is not modelled";
-  CHECK(whatif_table(rows, ctx).find(caveat) == std::string::npos);  // dense
+  const std::string unmodelled = "MoE: the host time of a dropless dispatcher's per-layer synchronisation is not modelled";
+  const std::string measured_default = "MoE: the host time of each MoE layer is Megatron-Core's, measured on an H100 machine's CPU";
+  CHECK(whatif_table(rows, ctx).find(unmodelled) == std::string::npos);  // dense
+  CHECK(whatif_table(rows, ctx).find(measured_default) == std::string::npos);
   for (SweepRow& r : rows) r.job.model = test::catalog().model("qwen3-30b-a3b");  // dropless by default
-  CHECK(whatif_table(rows, ctx).find(caveat) != std::string::npos);
-  for (SweepRow& r : rows) r.job.calibration.host.moe_forward_s = 5e-3;  // measured: modelled
-  CHECK(whatif_table(rows, ctx).find(caveat) == std::string::npos);
+  CHECK(whatif_table(rows, ctx).find(measured_default) != std::string::npos);
+  CHECK(whatif_table(rows, ctx).find(unmodelled) == std::string::npos);
+  for (SweepRow& r : rows) r.job.calibration.host.moe_forward_s = 5e-3;  // measured on the user's stack: no caveat
+  CHECK(whatif_table(rows, ctx).find(measured_default) == std::string::npos);
+  CHECK(whatif_table(rows, ctx).find(unmodelled) == std::string::npos);
+  for (SweepRow& r : rows) r.job.calibration.host = test::no_moe_host_time();  // a zeroed line: not modelled
+  CHECK(whatif_table(rows, ctx).find(unmodelled) != std::string::npos);
 }
 
 TEST_CASE("whatif_table: a plan above 90% of the usable memory is noted as tight") {

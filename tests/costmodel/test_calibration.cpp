@@ -1,5 +1,10 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <map>
+#include <utility>
+#include <vector>
+
 #include "costmodel/calibration.h"
 #include "costmodel/gpu_spec.h"
 #include "costmodel/json_reader.h"
@@ -87,7 +92,8 @@ TEST_CASE("calibration_from_json") {
     CHECK(c.kernel.gemm_efficiency == 0.5);
     CHECK(c.kernel.memory_efficiency == KernelCoefficients{}.memory_efficiency);
     CHECK(c.comm == CommCoefficients{});
-    CHECK(c.host.moe_forward_s == 0);  // host time is not modelled unless measured
+    CHECK(c.host.moe_forward_s == 0);  // no measured forward of the user's stack: the line applies
+    CHECK(c.host == HostCoefficients{});
     CHECK(c.source == "cal.json");
   }
   SUBCASE("out-of-range values are rejected with the JSON path") {
@@ -108,6 +114,46 @@ TEST_CASE("calibration_from_json") {
     CHECK(err(R"({"kernel": 0.7})").find("/kernel: expected an object") != std::string::npos);
     CHECK(err(R"({"host": {"moe_forward_s": 5}})").find("/host/moe_forward_s: expected 0..1 seconds") != std::string::npos);
     CHECK(err(R"({"host": {"moe_forward_ms": 5}})").find("/host") != std::string::npos);
+    CHECK(err(R"({"host": {"moe_backward_per_expert_s": -1}})").find("/host/moe_backward_per_expert_s: expected 0..1") != std::string::npos);
   }
+  SUBCASE("the host line round-trips") {
+    Calibration c;
+    c.host.moe_forward_fixed_s = 1e-3;
+    c.host.moe_backward_per_expert_s = 2e-4;
+    CHECK(calibration_from_json(calibration_to_json(c), "cal.json").host == c.host);
+  }
+}
+
+TEST_CASE("the MoE host-time defaults are the least-squares line of the committed measurement") {
+  // configs/measurements/h100-2026-11-27.moe-layer-host.json: Megatron-Core's MoELayer, alltoall
+  // dispatcher, the tiny-token twin of each sweep case (its wall time is the host's), the median
+  // of the runs per local-expert count; scripts/fit_moe_host.py prints the same fit.
+  const json file = load_json_file(std::string(STRATA_SOURCE_DIR) + "/configs/measurements/h100-2026-11-27.moe-layer-host.json");
+  auto fit = [&](const char* key) {
+    std::map<int, std::vector<double>> samples;
+    for (const auto& run : file.at("runs"))
+      for (const auto& c : run.at("cases"))
+        if (c.at("dispatcher") == "alltoall" && c.at("case").get<std::string>().rfind("sweep_", 0) == 0)
+          samples[c.at("local_experts").get<int>()].push_back(c.at(key).get<double>());
+    std::vector<std::pair<double, double>> pts;
+    for (auto& [e, v] : samples) {
+      std::sort(v.begin(), v.end());
+      const std::size_t n = v.size();
+      pts.emplace_back(e, n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
+    }
+    REQUIRE(pts.size() >= 5);
+    double mx = 0, my = 0;
+    for (auto [x, y] : pts) mx += x / pts.size(), my += y / pts.size();
+    double sxy = 0, sxx = 0;
+    for (auto [x, y] : pts) sxy += (x - mx) * (y - my), sxx += (x - mx) * (x - mx);
+    return std::pair{my - sxy / sxx * mx, sxy / sxx};
+  };
+  const HostCoefficients h;
+  const auto [fwd_fixed, fwd_slope] = fit("tiny_fwd_s");
+  const auto [bwd_fixed, bwd_slope] = fit("tiny_bwd_s");
+  CHECK(h.moe_forward_fixed_s == doctest::Approx(fwd_fixed).epsilon(0.005));
+  CHECK(h.moe_forward_per_expert_s == doctest::Approx(fwd_slope).epsilon(0.005));
+  CHECK(h.moe_backward_fixed_s == doctest::Approx(bwd_fixed).epsilon(0.005));
+  CHECK(h.moe_backward_per_expert_s == doctest::Approx(bwd_slope).epsilon(0.005));
 }
 }

@@ -662,7 +662,9 @@ TEST_CASE("MoE: sequential experts unless grouped GEMM is on, said in the notes,
 
 TEST_CASE("MoE: a measured host time per MoE layer forward bounds that forward from below") {
   // Qwen3-30B-A3B, 48 MoE layers, one stage: each layer's forward takes max(GPU time, host time).
+  // No host line: the measured forward alone (its backward scales with a line, here zero).
   Job job = test::qwen3_30b_ep8_job();
+  job.calibration.host = test::no_moe_host_time();
   REQUIRE(check_plan(job).empty());
   const Prediction gpu_only = predict(job);
   REQUIRE_MESSAGE(gpu_only.feasible, gpu_only.reason);
@@ -720,6 +722,81 @@ TEST_CASE("MoE: a measured host time per MoE layer forward bounds that forward f
     const Prediction before = predict(dense);
     dense.calibration.host.moe_forward_s = 1.0;
     CHECK(predict(dense).iteration_time_s == before.iteration_time_s);
+  }
+}
+
+TEST_CASE("MoE: the measured Megatron-Core host line over the local experts binds forward and backward") {
+  // Qwen3-30B-A3B at ep 8: 16 local experts per GPU, dropless, one stage, full recompute.
+  Job job = test::qwen3_30b_ep8_job();
+  job.calibration.host = test::no_moe_host_time();
+  const Prediction gpu_only = predict(job);
+  REQUIRE_MESSAGE(gpu_only.feasible, gpu_only.reason);
+  const HostCoefficients line;  // the measured defaults
+  const int layers = job.model.num_layers;
+  auto note_has = [](const Prediction& p, const std::string& part) {
+    return std::any_of(p.notes.begin(), p.notes.end(), [&](const std::string& n) { return contains(n, part); });
+  };
+
+  SUBCASE("SequentialMLP: the fixed part and each of the 16 local experts, forward and backward") {
+    job.runtime.moe_grouped_gemm = false;
+    job.calibration.host = line;
+    const MoeHostTime t = moe_layer_host_time(job);
+    CHECK(t.experts_counted == 16);
+    CHECK_FALSE(t.measured_override);
+    CHECK(t.forward_s == doctest::Approx(line.moe_forward_fixed_s + 16 * line.moe_forward_per_expert_s));
+    CHECK(t.backward_s == doctest::Approx(line.moe_backward_fixed_s + 16 * line.moe_backward_per_expert_s));
+    Job gpu = job;
+    gpu.calibration.host = test::no_moe_host_time();
+    const Prediction base = predict(gpu), p = predict(job);
+    REQUIRE(p.feasible);
+    // Each layer's forward and backward take at least the host's time; the full recompute's
+    // forward synchronises again.
+    CHECK(p.stages[0].forward_s >= layers * t.forward_s);
+    CHECK(p.stages[0].backward_s >= layers * (t.backward_s + t.forward_s));
+    CHECK(p.breakdown.moe_host_s > 0);
+    CHECK(p.iteration_time_s == doctest::Approx(base.iteration_time_s + p.breakdown.moe_host_s).epsilon(1e-6));
+    CHECK(note_has(p, "16 local experts one after another"));
+    // More experts per GPU (ep 4: 32 local) cost the host more.
+    Job fewer_ranks = job;
+    fewer_ranks.plan.ep = 4;
+    CHECK(moe_layer_host_time(fewer_ranks).forward_s > t.forward_s);
+  }
+  SUBCASE("grouped GEMM: the router and dispatcher part alone, and the output says it is a lower bound") {
+    job.calibration.host = line;
+    const MoeHostTime t = moe_layer_host_time(job);
+    CHECK(t.experts_counted == 0);
+    CHECK(t.forward_s == line.moe_forward_fixed_s);
+    CHECK(t.backward_s == line.moe_backward_fixed_s);
+    const Prediction p = predict(job);
+    REQUIRE(p.feasible);
+    CHECK(p.iteration_time_s >= gpu_only.iteration_time_s);
+    CHECK(note_has(p, "router and dispatcher only"));
+    CHECK(note_has(p, "lower bound"));
+  }
+  SUBCASE("a measured forward replaces the line; the backward keeps the line's proportion") {
+    job.runtime.moe_grouped_gemm = false;
+    job.calibration.host = line;
+    job.calibration.host.moe_forward_s = 0.02;
+    const MoeHostTime t = moe_layer_host_time(job);
+    CHECK(t.measured_override);
+    CHECK(t.forward_s == 0.02);
+    const double line_fwd = line.moe_forward_fixed_s + 16 * line.moe_forward_per_expert_s;
+    const double line_bwd = line.moe_backward_fixed_s + 16 * line.moe_backward_per_expert_s;
+    CHECK(t.backward_s == doctest::Approx(0.02 * line_bwd / line_fwd));
+    CHECK(note_has(predict(job), "(calibration host.moe_forward_s, --moe-forward-host-ms)"));
+  }
+  SUBCASE("padded to capacity, or another framework: the line does not apply") {
+    job.calibration.host = line;
+    job.runtime.moe_capacity_factor = 1.0;
+    job.runtime.moe_pad_to_capacity = true;
+    CHECK(moe_layer_host_time(job).forward_s == 0);
+    CHECK(predict(job).breakdown.moe_host_s == 0);
+    CHECK_FALSE(moe_host_time_unmodelled(job));
+  }
+  SUBCASE("a zeroed line is left out, and said to be") {
+    CHECK(moe_host_time_unmodelled(job));
+    CHECK(note_has(gpu_only, "the calibration's host line is zero"));
+    CHECK(gpu_only.breakdown.moe_host_s == 0);
   }
 }
 

@@ -102,16 +102,33 @@ struct CommCoefficients {
 
 // Time the host (Python, PyTorch dispatch, kernel launches) takes to issue GPU work where the GPU
 // cannot run ahead of it. A property of the software stack and the CPU, like the kernel
-// efficiencies of the GPU: measured, never a default.
+// efficiencies of the GPU.
+//
+// A dropless Megatron-Core dispatcher synchronises the host with the GPU once per MoE layer
+// forward (the token counts it needs on the host: MoEAlltoAllTokenDispatcher's
+// _maybe_dtoh_and_synchronize, HybridEP's blocking dispatch), so the host cannot queue work ahead
+// and the layer's forward takes at least the host's time to issue it; a backward whose host time
+// exceeds its GPU time leaves the GPU waiting too.
+//
+// The defaults are measured: Megatron-Core's own MoELayer (snapshot of 2026-08, alltoall
+// dispatcher, SequentialMLP experts, PyTorch permutation, bf16) on an H100 machine's CPU (Xeon,
+// Emerald Rapids, KVM guest), host time per layer = fixed + per local expert x experts on the GPU:
+// least squares over 1-64 local experts, medians of three runs
+// (configs/measurements/h100-2026-11-27.moe-layer-host.json; scripts/fit_moe_host.py prints the
+// fit, and a test keeps these figures equal to it). Transformer Engine's grouped GEMM
+// (--moe-grouped-gemm) issues the experts from one module: its per-expert host work was not
+// measured (no Transformer Engine on that machine), so grouped-GEMM layers count the fixed part
+// only.
 struct HostCoefficients {
-  // CPU time to issue one MoE layer's forward pass, in seconds. A dropless Megatron-Core dispatcher
-  // synchronises the host with the GPU once per MoE layer forward (the token counts it needs on the
-  // host: MoEAlltoAllTokenDispatcher's _maybe_dtoh_and_synchronize, HybridEP's blocking dispatch),
-  // so the host cannot queue work ahead and the layer's forward takes at least this long. 0: not
-  // modelled (the default; no published figure exists). Measure it on a timeline (Nsight Systems:
-  // the CPU span of one MoE layer's forward), or fit it to measured steps at micro-batch 1
-  // (`strata calibrate --steps --fit moe-host`).
+  // A measured CPU time per MoE layer forward of your stack, in seconds; it replaces the line
+  // below (the backward scales with it in the line's proportion). 0: use the line. Measure it on a
+  // timeline (Nsight Systems: the CPU span of one MoE layer's forward), or fit it to measured
+  // steps at micro-batch 1 (`strata calibrate --steps --fit moe-host`).
   double moe_forward_s = 0;
+  double moe_forward_fixed_s = 3.74e-3;         // router, dispatcher, permutation, the synchronisation
+  double moe_forward_per_expert_s = 0.375e-3;   // each local expert's linears and activation
+  double moe_backward_fixed_s = 2.02e-3;
+  double moe_backward_per_expert_s = 0.569e-3;
   bool operator==(const HostCoefficients&) const = default;
 };
 

@@ -246,9 +246,20 @@ int cp_a2a_group_size(const Job& job);
 // expert is padded to a fixed capacity (RuntimeOptions::moe_pad_to_capacity). Other frameworks: no.
 bool moe_dispatcher_syncs_host(const RuntimeOptions& rt);
 
+// The host's time to issue one MoE layer of this job where it binds (a synchronising dispatcher),
+// from the calibration's HostCoefficients: the measured line over the GPU's local experts (the
+// fixed part alone with a grouped GEMM), or a measured forward time (host.moe_forward_s) with the
+// backward in the line's proportion. Zero where nothing binds.
+struct MoeHostTime {
+  double forward_s = 0, backward_s = 0;
+  int experts_counted = 0;    // local experts the per-expert term counted (0 with a grouped GEMM)
+  bool measured_override = false;  // from host.moe_forward_s
+};
+MoeHostTime moe_layer_host_time(const Job& job);
+
 // Whether a prediction of this job leaves out MoE host time that may bind: a synchronising
-// dispatcher without a measured host time (calibration host.moe_forward_s), or another framework's
-// dispatcher, which strata does not model. Its throughput is then an upper bound.
+// dispatcher with no host time (the calibration's line and host.moe_forward_s all zero), or another
+// framework's dispatcher, which strata does not model. Its throughput is then an upper bound.
 bool moe_host_time_unmodelled(const Job& job);
 
 // Whether the pipeline runs Megatron-Core's combined 1F1B: MoE all-to-all overlap

@@ -222,14 +222,22 @@ std::vector<std::string> whatif_assumptions(const std::vector<SweepRow>& rows, c
     for (double c : ci) v += fmt::format("{}{:.0f}", v.empty() ? "" : "/", c);
     a.push_back(fmt::format("CO2: {} g/kWh, the DEFAULT grid carbon intensity of the cluster presets (a world-average guess; override with --carbon-intensity)", v));
   }
-  // A dropless MoE whose per-layer host time was not measured: every row is an upper bound on
-  // throughput (the same caveat predict prints; README, mixture-of-experts runs).
+  // A dropless MoE's per-layer host time: not modelled (another framework, or a zeroed line), or
+  // the measured Megatron-Core default, of which a grouped GEMM counts only the router and
+  // dispatcher part (the same caveats predict prints; README, "The host time of a MoE layer").
   const bool moe_host_unmodelled =
       std::any_of(rows.begin(), rows.end(), [](const SweepRow& r) { return r.feasible && moe_host_time_unmodelled(r.job); });
+  const bool moe_host_default = std::any_of(rows.begin(), rows.end(), [](const SweepRow& r) {
+    const MoeHostTime t = moe_layer_host_time(r.job);
+    return r.feasible && t.forward_s > 0 && !t.measured_override;
+  });
   if (moe_host_unmodelled)
     a.push_back("MoE: the host time of a dropless dispatcher's per-layer synchronisation is not modelled, so times to train are "
-                "lower bounds (on the published Megatron-Bridge H100 MoE runs strata is 1.3-1.5x optimistic at micro-batch 1); "
-                "measure it once (--moe-forward-host-ms, or strata calibrate --steps --fit moe-host)");
+                "lower bounds; measure it once (--moe-forward-host-ms, or strata calibrate --steps --fit moe-host)");
+  else if (moe_host_default)
+    a.push_back("MoE: the host time of each MoE layer is Megatron-Core's, measured on an H100 machine's CPU (a property of the stack "
+                "and the CPU; with --moe-grouped-gemm only its router and dispatcher part, so times to train are lower bounds); "
+                "measure yours once (--moe-forward-host-ms, or strata calibrate --steps --fit moe-host)");
   bool any_kept = std::any_of(rows.begin(), rows.end(), [](const SweepRow& r) { return r.feasible && r.selection != RowSelection::searched; });
   if (any_kept)
     a.push_back("monotonic in GPU count: where more GPUs were not faster, the smaller count's plan is scaled by dp or kept on the GPUs it uses (see note)");
