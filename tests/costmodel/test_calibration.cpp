@@ -142,8 +142,9 @@ TEST_CASE("the MoE host-time defaults are the least-squares line of the committe
       pts.emplace_back(e, n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
     }
     REQUIRE(pts.size() >= 5);
+    const double n = static_cast<double>(pts.size());
     double mx = 0, my = 0;
-    for (auto [x, y] : pts) mx += x / pts.size(), my += y / pts.size();
+    for (auto [x, y] : pts) mx += x / n, my += y / n;
     double sxy = 0, sxx = 0;
     for (auto [x, y] : pts) sxy += (x - mx) * (y - my), sxx += (x - mx) * (x - mx);
     return std::pair{my - sxy / sxx * mx, sxy / sxx};
