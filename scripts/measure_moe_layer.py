@@ -25,7 +25,10 @@ Per case:
 - tiny-token twin of each case (rows per expert 8): its forward wall time is the host time to
   issue the layer, since its kernels are a few microseconds each.
 
-  python3 scripts/measure_moe_layer.py --mcore .mcore --out moe-layer.json
+With --whole-layer the same cases time the whole decoder layer (the local spec's unfused attention
+with GQA and QK-norm, then the MoE block): what the attention part adds to the host time.
+
+  python3 scripts/measure_moe_layer.py --mcore .mcore --out moe-layer.json [--whole-layer]
 """
 import argparse
 import datetime as dt
@@ -55,7 +58,7 @@ def cases(quick):
     return real[:2] + sweep[:3] if quick else real + sweep
 
 
-def build_layer(torch, args, hidden, ffn, experts, topk, dispatcher):
+def build_layer(torch, args, hidden, ffn, experts, topk, dispatcher, whole=False):
     import torch.nn.functional as F
     from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_submodules
     from megatron.core.transformer.moe.moe_layer import MoELayer
@@ -85,8 +88,19 @@ def build_layer(torch, args, hidden, ffn, experts, topk, dispatcher):
         gradient_accumulation_fusion=False,
         use_cpu_initialization=False,
     )
-    submodules = get_submodules(get_gpt_layer_local_submodules(num_experts=experts, moe_grouped_gemm=False).mlp)
-    layer = MoELayer(config, submodules).cuda()
+    if whole:
+        # The whole decoder layer (local spec: Megatron's unfused attention with GQA and QK-norm, then
+        # the MoE block): how much host time the attention part adds to the MoE layer's.
+        from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_spec
+        from megatron.core.transformer.spec_utils import build_module
+        config.num_query_groups = max(1, heads // 8)
+        config.qk_layernorm = True
+        spec = get_gpt_layer_local_spec(num_experts=experts, moe_grouped_gemm=False, qk_layernorm=True)
+        # bf16 throughout, as Megatron's Float16Module wraps a bf16 model (its norms too)
+        layer = build_module(spec, config=config, layer_number=1).cuda().to(torch.bfloat16)
+    else:
+        submodules = get_submodules(get_gpt_layer_local_submodules(num_experts=experts, moe_grouped_gemm=False).mlp)
+        layer = MoELayer(config, submodules).cuda()
     layer.train()
     return layer
 
@@ -145,8 +159,8 @@ def gpu_busy(torch, layer, x, grad, trace=None):
 
 def measure_case(torch, args, name, hidden, ffn, experts, topk, tokens, dispatcher):
     trace = os.path.join(args.trace_dir, f"{name}_{dispatcher}.trace.json") if args.trace_dir else None
-    layer = build_layer(torch, args, hidden, ffn, experts, topk, dispatcher)
-    res = {"case": name, "dispatcher": dispatcher, "hidden": hidden, "moe_ffn": ffn, "local_experts": experts,
+    layer = build_layer(torch, args, hidden, ffn, experts, topk, dispatcher, args.whole_layer)
+    res = {"case": name + ("_whole_layer" if args.whole_layer else ""), "dispatcher": dispatcher, "hidden": hidden, "moe_ffn": ffn, "local_experts": experts,
            "topk": topk}
     for label, ntok in (("", tokens), ("tiny_", max(1, 8 * experts // topk))):
         x = torch.randn(ntok, 1, hidden, device="cuda", dtype=torch.bfloat16, requires_grad=True)
@@ -177,6 +191,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--dispatchers", default="alltoall,allgather")
+    ap.add_argument("--whole-layer", action="store_true",
+                    help="time the whole decoder layer (local spec: unfused attention, then the MoE block)")
     ap.add_argument("--only", default="", help="comma-separated case names (default: all)")
     ap.add_argument("--trace-dir", default="", help="write each case's profiled fwd+bwd as a Chrome trace here")
     ap.add_argument("--budget-seconds", type=float, default=1e9, help="stop starting new cases after this")
