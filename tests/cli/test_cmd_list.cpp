@@ -11,8 +11,9 @@ using strata::test::run_strata;
 TEST_SUITE("cli") {
 TEST_CASE("strata list") {
   SUBCASE("lists exactly the shipped files, one line each, starting with the id") {
-    for (const auto& [kind, sub] : std::vector<std::pair<std::string, std::string>>{
+    for (const auto& [kind_, sub] : std::vector<std::pair<std::string, std::string>>{
              {"models", "models"}, {"gpus", "configs/gpus"}, {"clusters", "configs/clusters"}}) {
+      const auto& kind = kind_;  // a plain name: clang 14 cannot capture structured bindings (CAPTURE)
       CAPTURE(kind);
       auto r = run_strata("list " + kind);
       CHECK(r.exit_code == 0);

@@ -161,7 +161,8 @@ TEST_CASE("Catalog::list") {
   const std::vector<std::pair<std::string, std::string>> kinds = {
       {"models", "models"}, {"gpus", "configs/gpus"}, {"clusters", "configs/clusters"}};
   SUBCASE("lists exactly the shipped files, sorted") {
-    for (const auto& [kind, sub] : kinds) {
+    for (const auto& [kind_, sub] : kinds) {
+      const auto& kind = kind_;  // a plain name: clang 14 cannot capture structured bindings (CAPTURE)
       CAPTURE(kind);
       auto entries = c.list(kind);
       std::set<std::string> ids;
@@ -198,15 +199,16 @@ TEST_CASE("Catalog::list") {
     }
   }
   SUBCASE("no two entries share a name or alias (a shared one would make lookups ambiguous)") {
-    for (const auto& [kind, sub] : kinds) {
+    for (const auto& [kind_, sub] : kinds) {
+      const auto& kind = kind_;
       CAPTURE(kind);
       std::map<std::string, std::string> owner;
       for (const auto& e : c.list(kind)) {
         std::set<std::string> mine{normalize_name(e.id), normalize_name(e.name)};
         for (const auto& a : e.aliases) mine.insert(normalize_name(a));
         for (const auto& n : mine) {
-          auto [it, inserted] = owner.emplace(n, e.id);
-          CHECK_MESSAGE(inserted, n << " is used by both " << it->second << " and " << e.id);
+          const auto placed = owner.emplace(n, e.id);
+          CHECK_MESSAGE(placed.second, n << " is used by both " << placed.first->second << " and " << e.id);
         }
       }
     }

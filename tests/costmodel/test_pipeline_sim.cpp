@@ -129,8 +129,9 @@ TEST_SUITE("costmodel") {
 TEST_CASE("simulate_pipeline") {
   SUBCASE("1F1B with uniform stages: makespan (m + p - 1)(F + B)") {
     // Narayanan et al. 2021 §2.2.1: the bubble of PipeDream-Flush is (p - 1)(t_f + t_b).
-    for (auto [p, m, f, b] : {std::tuple{4, 8, 1.0, 2.0}, std::tuple{8, 32, 0.3, 0.7}, std::tuple{16, 192, 1.0, 2.0},
-                              std::tuple{2, 1, 1.0, 1.0}, std::tuple{1, 10, 1.0, 3.0}}) {
+    for (auto [p_, m_, f, b] : {std::tuple{4, 8, 1.0, 2.0}, std::tuple{8, 32, 0.3, 0.7}, std::tuple{16, 192, 1.0, 2.0},
+                                std::tuple{2, 1, 1.0, 1.0}, std::tuple{1, 10, 1.0, 3.0}}) {
+      const auto p = p_, m = m_;  // plain names: clang 14 cannot capture structured bindings (CAPTURE)
       CAPTURE(p);
       CAPTURE(m);
       PipelineResult r = simulate_pipeline(uniform(p, 1, m, f, b));
@@ -172,8 +173,10 @@ TEST_CASE("simulate_pipeline") {
   }
   SUBCASE("interleaved: stage i warms up (p - i - 1)*2 + (v - 1)*p chunks, so holds one more, capped at m*v") {
     // Megatron-LM schedules.py, forward_backward_pipelining_with_interleaving: num_warmup_microbatches.
-    for (auto [p, v, m] : {std::tuple{4, 2, std::int64_t{8}}, std::tuple{4, 3, std::int64_t{16}}, std::tuple{8, 2, std::int64_t{64}},
-                           std::tuple{4, 2, std::int64_t{4}}}) {
+    for (auto [p_, v_, m_] : {std::tuple{4, 2, std::int64_t{8}}, std::tuple{4, 3, std::int64_t{16}}, std::tuple{8, 2, std::int64_t{64}},
+                              std::tuple{4, 2, std::int64_t{4}}}) {
+      const auto p = p_, v = v_;
+      const auto m = m_;
       CAPTURE(p);
       CAPTURE(v);
       CAPTURE(m);
@@ -203,7 +206,8 @@ TEST_CASE("simulate_pipeline") {
     CHECK(simulate_pipeline(uniform(4, 2, 16, 0.5, 1)).makespan_s < simulate_pipeline(uniform(4, 1, 16, 1, 2)).makespan_s);
   }
   SUBCASE("the trace has 2*m*v*p events, each op exactly once, never overlapping on a stage") {
-    for (auto [p, v, m] : {std::tuple{4, 1, std::int64_t{6}}, std::tuple{4, 2, std::int64_t{8}}, std::tuple{3, 3, std::int64_t{6}}}) {
+    for (auto [p_, v_, m] : {std::tuple{4, 1, std::int64_t{6}}, std::tuple{4, 2, std::int64_t{8}}, std::tuple{3, 3, std::int64_t{6}}}) {
+      const auto p = p_, v = v_;
       CAPTURE(p);
       CAPTURE(v);
       PipelineInput in = uniform(p, v, m, 1, 2, 0.05);

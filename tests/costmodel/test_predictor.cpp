@@ -247,7 +247,8 @@ TEST_CASE("predict") {
     CHECK(predict(job).memory_capacity_GiB == doctest::Approx(70.0));
   }
   SUBCASE("every plan variant: finite, consistent, deterministic") {
-    for (const auto& [name, job] : plan_variants()) {
+    for (const auto& [name_, job] : plan_variants()) {
+      const auto& name = name_;  // a plain name: clang 14 cannot capture structured bindings (CAPTURE)
       CAPTURE(name);
       const Prediction p = predict(job);
       REQUIRE_MESSAGE(p.feasible, p.reason);
