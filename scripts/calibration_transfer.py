@@ -3,12 +3,14 @@
 
 For every selected run with a measured throughput, `strata calibrate --steps RUNS --only ID` fits
 the one kernel-throughput factor that makes that run's predicted iteration time match its
-measurement; `strata validate --calibration` then predicts every other selected run with it.
-The table gives, per calibration source, the factor and the absolute tokens/s/GPU error on the
-runs it was not fitted to (mean and median), which is what a user who measured one step of their
-stack can expect for the configurations they did not measure.
+measurement (with --fit moe-host: the MoE layers' host time instead, `--fit moe-host`);
+`strata validate --calibration` then predicts every other selected run with it.
+The table gives, per calibration source, the fitted figure and the absolute tokens/s/GPU error on the
+runs it was not fitted to (mean and median, and the mean over the runs of the source's model
+family), which is what a user who measured one step of their stack can expect for the
+configurations they did not measure.
 
-    python3 scripts/calibration_transfer.py --runs ../shared/validation/modern_runs.json --only mbridge26
+    python3 scripts/calibration_transfer.py --runs ../shared/validation/modern_runs.json --only mbridge26 [--fit moe-host]
 
 Only the Python standard library; strata from build/planner/strata unless --strata says otherwise.
 """
@@ -48,6 +50,8 @@ def main():
     ap.add_argument("--only", action="append", default=[], help="runs whose id or source_group contains this text (repeatable)")
     ap.add_argument("--exclude", action="append", default=[], help="leave out runs whose id contains this text (repeatable)")
     ap.add_argument("--strata", default=os.path.join(os.path.dirname(__file__), "..", "build", "planner", "strata"))
+    ap.add_argument("--fit", choices=("throughput", "moe-host"), default="throughput",
+                    help="what strata calibrate --steps fits: one kernel-throughput factor, or the MoE layers' host time")
     ap.add_argument("--json", action="store_true", help="one JSON object per calibration source")
     args = ap.parse_args()
 
@@ -67,6 +71,7 @@ def main():
     if len(chosen) < 2:
         sys.exit(f"{args.runs}: need at least two selected runs with a measured throughput, found {len(chosen)}")
     measured = {r["id"]: measured_tokens_per_gpu(r) for r in chosen}
+    family_of = {r["id"]: r.get("model_family") for r in chosen}
     filters = [w for o in args.only for w in ("--only", o)]
 
     results = []
@@ -74,9 +79,10 @@ def main():
         for rec in chosen:
             source = rec["id"]
             cal_path = os.path.join(tmp, "calibration.json")
-            run([args.strata, "calibrate", "--steps", args.runs, "--only", source, "-o", cal_path])
+            run([args.strata, "calibrate", "--steps", args.runs, "--only", source, "--fit", args.fit, "-o", cal_path])
             with open(cal_path) as f:
-                factor = json.load(f)["fit"]["throughput_scale"]
+                fit = json.load(f)["fit"]
+            factor = fit["throughput_scale"] if args.fit == "throughput" else 1e3 * fit["moe_forward_s"]
             out = run([args.strata, "validate", "--runs", args.runs, "--calibration", cal_path, "--json"] + filters)
             errors = {}
             for line in out.splitlines():
@@ -87,17 +93,25 @@ def main():
                     continue
                 errors[p["id"]] = 100.0 * (p["tokens_per_sec_per_gpu"] / measured[p["id"]] - 1)
             abs_errors = [abs(e) for e in errors.values()]
-            results.append({"source": source, "throughput_scale": factor, "runs": len(errors),
+            family = [abs(e) for i, e in errors.items() if family_of[i] == family_of[source]]
+            results.append({"source": source, "fit": args.fit, "runs": len(errors), "at_bound": fit["at_bound"],
+                            ("throughput_scale" if args.fit == "throughput" else "moe_forward_host_ms"): factor,
                             "mape_pct": statistics.mean(abs_errors), "median_abs_pct": statistics.median(abs_errors),
-                            "errors_pct": errors})
+                            "same_family_mape_pct": statistics.mean(family) if family else None, "errors_pct": errors})
 
     if args.json:
         for r in results:
             print(json.dumps(r))
         return
-    print(f"{'calibrated on':48s} {'factor':>7s} {'others':>6s} {'MAPE':>7s} {'median':>7s}")
+    figure = "throughput_scale" if args.fit == "throughput" else "moe_forward_host_ms"
+    print(f"{'calibrated on':48s} {'factor' if args.fit == 'throughput' else 'host ms':>7s} {'others':>6s} {'MAPE':>7s} "
+          f"{'median':>7s} {'family':>7s}")
     for r in results:
-        print(f"{r['source']:48s} {r['throughput_scale']:7.3f} {r['runs']:6d} {r['mape_pct']:6.1f}% {r['median_abs_pct']:6.1f}%")
+        fam = f"{r['same_family_mape_pct']:6.1f}%" if r["same_family_mape_pct"] is not None else "      -"
+        print(f"{r['source']:48s} {r[figure]:7.3f}{'*' if r['at_bound'] else ' '}{r['runs']:5d} {r['mape_pct']:6.1f}% "
+              f"{r['median_abs_pct']:6.1f}% {fam}")
+    if any(r["at_bound"] for r in results):
+        print("* the fit is at the edge of its range: the figure cannot make that run's prediction match it")
     print(f"median over calibration sources: MAPE {statistics.median(r['mape_pct'] for r in results):.1f}%, "
           f"median error {statistics.median(r['median_abs_pct'] for r in results):.1f}%")
 

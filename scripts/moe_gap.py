@@ -17,22 +17,16 @@ reading of the published measurement under that hypothesis, not something strata
 
 Prints one line per run (--json: one JSON object each, times in seconds).
 
-With --transfer, each run in turn is the one measured step of a stack: its implied host time goes
-into a calibration (the run's own coefficients plus host.moe_forward_s, the run listed as fitted),
-`strata validate --calibration` predicts every other selected run with it, and the script prints
-the absolute tokens/s/GPU error on those others (mean and median, and the mean over the runs of
-the source's model family): how far one measurement of the host time carries, to compare with one kernel-throughput factor (scripts/calibration_transfer.py).
-Select runs of one GPU: the calibration is applied to every selected run.
+To see how far one measured step's host time carries, fit it with `strata calibrate --steps
+--fit moe-host` on each run alone: `python3 scripts/calibration_transfer.py --fit moe-host`.
 
 Exit 1 when no selected run has both a measurement and a prediction.
 """
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
-import tempfile
 
 from step_slope import measured_step_s  # the records' measured step time, one definition
 
@@ -60,61 +54,6 @@ def gap(r, p):
     return r, m, layers, t_meas, t_pred, (t_meas - t_pred) / (m * layers), crit["forward_s"] / layers
 
 
-def transfer(args, records, predictions):
-    rows = []
-    for src in predictions:
-        g = gap(records.get(src["id"]), src)
-        if g is None:
-            continue
-        host_s = g[6] + g[5]
-        if not 0 <= host_s <= 1:
-            continue
-        cal = dict(src["calibration"])
-        cal["source"] = f"host time implied by {src['id']} (scripts/moe_gap.py --transfer)"
-        cal["host"] = {"moe_forward_s": host_s}
-        cal["fit"] = {"runs": [{"id": src["id"]}]}
-        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-            json.dump(cal, f)
-            path = f.name
-        try:
-            cmd = [args.strata, "validate", "--runs", args.runs, "--json", "--calibration", path]
-            for o in args.only:
-                cmd += ["--only", o]
-            out = subprocess.run(cmd, capture_output=True, text=True)
-            if out.returncode != 0:
-                sys.exit(f"moe_gap.py: {' '.join(cmd)} failed ({out.returncode}): {out.stderr.strip()}")
-        finally:
-            os.unlink(path)
-        family = records[src["id"]].get("model_family")
-        errors, same = [], []
-        for line in out.stdout.splitlines():
-            p = json.loads(line)
-            if p["id"] == src["id"] or any(x in p["id"] for x in args.exclude) or p.get("error") is not None:
-                continue
-            t_meas = measured_step_s(records[p["id"]])
-            if t_meas:
-                e = abs(t_meas / p["iteration_time_s"] - 1) * 100  # tokens/s/GPU error, in %
-                errors.append(e)
-                if records[p["id"]].get("model_family") == family:
-                    same.append(e)
-        if errors:
-            rows.append({"calibrated_on": src["id"], "host_ms": 1e3 * host_s, "others": len(errors),
-                         "mape_pct": statistics.mean(errors), "median_pct": statistics.median(errors),
-                         "same_family": len(same), "same_family_mape_pct": statistics.mean(same) if same else None})
-    if not rows:
-        sys.exit("moe_gap.py: no selected run has both a measured step time and a prediction")
-    for row in rows:
-        if args.json:
-            print(json.dumps(row))
-        else:
-            fam = (f"; the {row['same_family']} of its model family: MAPE {row['same_family_mape_pct']:5.1f}%"
-                   if row["same_family"] else "")
-            print(f"{row['calibrated_on'][:46]:46s} host {row['host_ms']:6.2f} ms  on the {row['others']} others: "
-                  f"MAPE {row['mape_pct']:5.1f}%, median {row['median_pct']:5.1f}%{fam}")
-    if not args.json:
-        print(f"median over {len(rows)} sources: MAPE {statistics.median(r['mape_pct'] for r in rows):.1f}%")
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", required=True, help="runs file in the format of shared/validation/public_runs.json")
@@ -122,8 +61,6 @@ def main():
     ap.add_argument("--strata", default=STRATA, help="the strata executable (default: build/planner/strata)")
     ap.add_argument("--json", action="store_true", help="one JSON object per run instead of the table")
     ap.add_argument("--exclude", action="append", default=[], help="leave out runs whose id contains this text (repeatable)")
-    ap.add_argument("--transfer", action="store_true",
-                    help="calibrate the host time on each run alone and predict the others with it")
     args = ap.parse_args()
 
     with open(args.runs) as f:
@@ -138,9 +75,6 @@ def main():
 
     predictions = [json.loads(line) for line in out.stdout.splitlines()]
     predictions = [p for p in predictions if not any(x in p["id"] for x in args.exclude)]
-    if args.transfer:
-        transfer(args, records, predictions)
-        return
     rows = 0
     if not args.json:
         print(f"{'run':46s} {'mbs':>3s} {'m':>5s} {'L':>3s} {'meas s':>8s} {'pred s':>8s} {'err%':>6s} "

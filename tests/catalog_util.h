@@ -25,11 +25,12 @@ inline Job workload(const std::string& model, const std::string& cluster, std::i
   return w;
 }
 
-// No host time for MoE layers: the measured Megatron-Core line zeroed, nothing measured. The GPU
-// alone, as before strata had a host-time default.
+// No host time for MoE layers: the measured Megatron-Core line and attention block zeroed, nothing
+// measured. The GPU alone, as before strata had a host-time default.
 inline HostCoefficients no_moe_host_time() {
   HostCoefficients h;
   h.moe_forward_s = h.moe_forward_fixed_s = h.moe_forward_per_expert_s = h.moe_backward_fixed_s = h.moe_backward_per_expert_s = 0;
+  h.moe_attention_forward_s = h.moe_attention_backward_s = 0;
   return h;
 }
 

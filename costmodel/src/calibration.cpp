@@ -149,7 +149,8 @@ Calibration calibration_from_json(const json& j, const std::string& where, const
   if (r.has("host")) {
     JsonReader h = r.child("host");
     h.reject_unknown_keys({"moe_forward_s", "moe_forward_fixed_s", "moe_forward_per_expert_s", "moe_backward_fixed_s",
-                           "moe_backward_per_expert_s"});
+                           "moe_backward_per_expert_s", "moe_forward_presync_fraction", "moe_attention_forward_s",
+                           "moe_attention_backward_s"});
     c.host.moe_forward_s = in_range(h, "moe_forward_s", c.host.moe_forward_s, 0, 1, "seconds per MoE layer forward");
     c.host.moe_forward_fixed_s = in_range(h, "moe_forward_fixed_s", c.host.moe_forward_fixed_s, 0, 1, "seconds per MoE layer forward");
     c.host.moe_forward_per_expert_s =
@@ -157,6 +158,12 @@ Calibration calibration_from_json(const json& j, const std::string& where, const
     c.host.moe_backward_fixed_s = in_range(h, "moe_backward_fixed_s", c.host.moe_backward_fixed_s, 0, 1, "seconds per MoE layer backward");
     c.host.moe_backward_per_expert_s =
         in_range(h, "moe_backward_per_expert_s", c.host.moe_backward_per_expert_s, 0, 1, "seconds per local expert, backward");
+    c.host.moe_forward_presync_fraction = in_range(h, "moe_forward_presync_fraction", c.host.moe_forward_presync_fraction, 0, 1,
+                                                   "share of the fixed forward host time issued before the synchronisation");
+    c.host.moe_attention_forward_s =
+        in_range(h, "moe_attention_forward_s", c.host.moe_attention_forward_s, 0, 1, "seconds per MoE layer's attention block, forward");
+    c.host.moe_attention_backward_s =
+        in_range(h, "moe_attention_backward_s", c.host.moe_attention_backward_s, 0, 1, "seconds per MoE layer's attention block, backward");
   }
   return c;
 }
@@ -199,7 +206,10 @@ json calibration_to_json(const Calibration& c) {
             {"moe_forward_fixed_s", c.host.moe_forward_fixed_s},
             {"moe_forward_per_expert_s", c.host.moe_forward_per_expert_s},
             {"moe_backward_fixed_s", c.host.moe_backward_fixed_s},
-            {"moe_backward_per_expert_s", c.host.moe_backward_per_expert_s}}}};
+            {"moe_backward_per_expert_s", c.host.moe_backward_per_expert_s},
+            {"moe_forward_presync_fraction", c.host.moe_forward_presync_fraction},
+            {"moe_attention_forward_s", c.host.moe_attention_forward_s},
+            {"moe_attention_backward_s", c.host.moe_attention_backward_s}}}};
 }
 
 }  // namespace strata

@@ -257,14 +257,18 @@ MoeHostTime moe_layer_host_time(const Job& job) {
   t.experts_counted = job.runtime.moe_grouped_gemm ? 0 : local_experts;
   const double line_fwd = h.moe_forward_fixed_s + h.moe_forward_per_expert_s * t.experts_counted;
   const double line_bwd = h.moe_backward_fixed_s + h.moe_backward_per_expert_s * t.experts_counted;
-  if (h.moe_forward_s > 0) {
-    t.measured_override = true;
-    t.forward_s = h.moe_forward_s;
-    t.backward_s = line_fwd > 0 ? h.moe_forward_s * line_bwd / line_fwd : 0.0;
-  } else {
-    t.forward_s = line_fwd;
-    t.backward_s = line_bwd;
-  }
+  // The router, aux loss and permutation (most of the fixed part) are issued before the
+  // synchronisation; the experts, one by one or grouped, after it.
+  const double line_presync = h.moe_forward_presync_fraction * h.moe_forward_fixed_s;
+  const double scale = h.moe_forward_s > 0 ? (line_fwd > 0 ? h.moe_forward_s / line_fwd : 0.0) : 1.0;
+  t.measured_override = h.moe_forward_s > 0;
+  t.forward_s = t.measured_override ? h.moe_forward_s : line_fwd;
+  t.backward_s = scale * line_bwd;
+  t.forward_presync_s = t.measured_override && line_fwd <= 0 ? 0.0 : scale * line_presync;
+  // A measured forward says how fast this stack's host is: the attention block's host time scales
+  // with it.
+  t.attention_forward_s = scale * h.moe_attention_forward_s;
+  t.attention_backward_s = scale * h.moe_attention_backward_s;
   return t;
 }
 
@@ -272,7 +276,8 @@ bool moe_host_time_unmodelled(const Job& job) {
   if (!job.model.moe || job.model.num_moe_layers() == 0) return false;
   if (job.runtime.framework != Framework::megatron) return true;
   const MoeHostTime t = moe_layer_host_time(job);
-  return moe_dispatcher_syncs_host(job.runtime) && t.forward_s <= 0 && t.backward_s <= 0;
+  return moe_dispatcher_syncs_host(job.runtime) && t.forward_s <= 0 && t.backward_s <= 0 && t.attention_forward_s <= 0 &&
+         t.attention_backward_s <= 0;
 }
 
 bool combined_1f1b(const Job& job) {

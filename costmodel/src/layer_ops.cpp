@@ -352,6 +352,12 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
   } else {
     add_mlp("fc1", "activation", "activation_bwd", "fc2", T, static_cast<double>(m.ffn_hidden_size) / tp, 1);
   }
+  // The dispatcher synchronises the host after the permutation (MoEAlltoAllTokenDispatcher's
+  // before_ep_alltoall sync point): what follows it is issued only once the GPU has drained.
+  if (kind.moe && m.moe) {
+    const auto permute = std::find_if(mlp_fwd.begin(), mlp_fwd.end(), [](const Op& op) { return std::string_view(op.name) == "moe_permute"; });
+    if (permute != mlp_fwd.end()) L.forward_sync = F.size() + static_cast<std::size_t>(permute - mlp_fwd.begin()) + 1;
+  }
   F.insert(F.end(), mlp_fwd.begin(), mlp_fwd.end());
   F.push_back(elementwise("bias_dropout_add", T_sp * h, 3.0 * eb + dropout_mask));
 

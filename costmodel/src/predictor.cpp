@@ -344,7 +344,8 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   // --tp-comm-overlap pipelines TP collectives with the GEMMs; assume 80% hidden (a default).
   const double tp_exposed_frac = job.runtime.tp_comm_overlap ? 0.2 : 1.0;
   const MoeHostTime moe_host = moe_layer_host_time(job);
-  const bool moe_host_bound = moe_host.forward_s > 0 || moe_host.backward_s > 0;
+  const bool moe_host_bound = moe_host.forward_s > 0 || moe_host.backward_s > 0 || moe_host.attention_forward_s > 0 ||
+                              moe_host.attention_backward_s > 0;
   auto layer_cost = [&](LayerKind kind) {
     const KernelModel& kernels = kind.bf16 ? *km_bf16 : km;
     LayerShape kind_shape = shape;
@@ -444,13 +445,26 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
       }
     }
     if (kind.moe && m.moe && moe_host_bound) {
-      // The dispatcher's host synchronisation drains the GPU's queue once per MoE layer forward, so
-      // the forward takes the longer of its GPU time and the host's time to issue it. The backward
-      // has no synchronisation, but the host issues it layer by layer: where that takes longer
-      // than the layer's GPU time the GPU waits (measured: a Megatron-Core MoE layer's backward at
-      // its real shapes took its host time, 2-3x its kernels' time).
-      lc.fwd_host = std::max(0.0, moe_host.forward_s - (lc.fwd_compute + lc.fwd_tp + lc.fwd_cp + lc.fwd_ep));
-      lc.bwd_host = std::max(0.0, moe_host.backward_s - (lc.bwd_compute + lc.bwd_tp + lc.bwd_cp + lc.bwd_ep));
+      // The dispatcher's host synchronisation drains the GPU's queue once per MoE layer forward:
+      // the synchronisation splits the layer. After it the host issues this layer's experts and
+      // combine (`post`), then the next layer's attention block, router and permutation (`pre`),
+      // and waits again. The GPU runs each part as it is issued, so one layer's forward takes
+      //   max(max(G_post, H_post) + G_pre, H_post + H_pre)
+      // (a two-machine flow shop, host then GPU, in issue order): the attention's GPU time hides
+      // none of the host time issued before it, and the host times of both parts add up. (Measured
+      // on a whole Megatron-Core decoder layer: its wall time exceeded the larger of its GPU and
+      // host times by 20-60%; HostCoefficients.) The TP collectives are one per part.
+      double g_pre = lc.fwd_cp + 0.5 * lc.fwd_tp, g_post = lc.fwd_ep + 0.5 * lc.fwd_tp;
+      for (std::size_t i = 0; i < ops.forward.size(); ++i) (i < ops.forward_sync ? g_pre : g_post) += kernels.time(ops.forward[i]).time_s;
+      const double h_pre = moe_host.attention_forward_s + moe_host.forward_presync_s;
+      const double h_post = moe_host.forward_s - moe_host.forward_presync_s;
+      const double forward = std::max(std::max(g_post, h_post) + g_pre, h_post + h_pre);
+      lc.fwd_host = std::max(0.0, forward - (lc.fwd_compute + lc.fwd_tp + lc.fwd_cp + lc.fwd_ep));
+      // The backward has no synchronisation, but the host issues it layer by layer: where that
+      // takes longer than the layer's GPU time the GPU waits (measured: a Megatron-Core MoE
+      // layer's backward at its real shapes took its host time, 2-3x its kernels' time).
+      lc.bwd_host = std::max(0.0, moe_host.backward_s + moe_host.attention_backward_s -
+                                      (lc.bwd_compute + lc.bwd_tp + lc.bwd_cp + lc.bwd_ep));
     }
     switch (p.recompute.granularity) {
       case RecomputeGranularity::none: break;
@@ -868,12 +882,15 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   if (m.moe && m.num_moe_layers() > 0 && moe_host_bound)
     pred.notes.push_back(
         moe_host.measured_override
-            ? fmt::format(FMT_COMPILE("MoE: the host issues each MoE layer in {:.2f} ms forward (calibration host.moe_forward_s, "
-                                      "--moe-forward-host-ms) and {:.2f} ms backward (in the measured line's proportion); the dropless "
-                                      "dispatcher synchronises the host once per layer, so the GPU waits for it: {:.3f} s of the iteration"),
-                          1e3 * moe_host.forward_s, 1e3 * moe_host.backward_s, bd.moe_host_s)
-            : fmt::format(FMT_COMPILE("MoE: the host issues each MoE layer in {:.2f} ms forward and {:.2f} ms backward ({}), as "
-                                      "Megatron-Core's MoE layer measured on an H100 machine's CPU; the dropless dispatcher synchronises "
+            ? fmt::format(FMT_COMPILE("MoE: the host issues each MoE block in {:.2f} ms forward (calibration host.moe_forward_s, "
+                                      "--moe-forward-host-ms) and {:.2f} ms backward (in the measured line's proportion), and its layer's "
+                                      "attention block in {:.2f} ms and {:.2f} ms; the dropless dispatcher synchronises the host once per "
+                                      "layer, so the GPU waits for it: {:.3f} s of the iteration"),
+                          1e3 * moe_host.forward_s, 1e3 * moe_host.backward_s, 1e3 * moe_host.attention_forward_s,
+                          1e3 * moe_host.attention_backward_s, bd.moe_host_s)
+            : fmt::format(FMT_COMPILE("MoE: the host issues each MoE block in {:.2f} ms forward and {:.2f} ms backward ({}), as "
+                                      "Megatron-Core's MoE layer measured on an H100 machine's CPU, and its layer's attention block in "
+                                      "{:.2f} ms and {:.2f} ms (measured without Transformer Engine); the dropless dispatcher synchronises "
                                       "the host once per layer, so the GPU waits for it: {:.3f} s of the iteration. A property of the "
                                       "stack and the CPU: measure yours (--moe-forward-host-ms, README \"The host time of a MoE layer\")"),
                           1e3 * moe_host.forward_s, 1e3 * moe_host.backward_s,
@@ -881,7 +898,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
                               ? fmt::format("router and dispatcher, and {} local experts one after another", moe_host.experts_counted)
                               : std::string("router and dispatcher only: Transformer Engine's grouped GEMM adds per-expert host work "
                                             "that was not measured, so this is a lower bound"),
-                          bd.moe_host_s));
+                          1e3 * moe_host.attention_forward_s, 1e3 * moe_host.attention_backward_s, bd.moe_host_s));
   else if (moe_host_time_unmodelled(job))
     // (Padded to capacity, Megatron's dispatcher never waits on the host: nothing is left out.)
     pred.notes.push_back(fmt::format(

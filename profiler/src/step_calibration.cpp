@@ -144,7 +144,8 @@ std::string step_fit_report(const StepFit& fit) {
   std::string s = fmt::format("Calibration of {} from {} measured training step(s)\n", fit.gpu, fit.runs.size());
   const bool host = fit.target == StepFitTarget::moe_host;
   if (host)
-    s += fmt::format("  MoE host time per layer forward: {:.3f} ms (host.moe_forward_s; was {:.3f} ms)\n",
+    s += fmt::format("  MoE host time per layer forward: {:.3f} ms (host.moe_forward_s: the MoE block; its layer's attention block's\n"
+                     "  host time scales with it; was {:.3f} ms, 0 = the measured line)\n",
                      1e3 * fit.calibration.host.moe_forward_s, 1e3 * fit.base.host.moe_forward_s);
   else
     s += fmt::format("  kernel throughput x{:.3f}: gemm_efficiency {:.3f} -> {:.3f}, memory_efficiency {:.3f} -> {:.3f}\n",

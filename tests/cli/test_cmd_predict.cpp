@@ -194,7 +194,7 @@ TEST_CASE("strata predict") {
     REQUIRE_MESSAGE(plain.exit_code == 0, plain.out);
     // By default the measured Megatron-Core host time, of which a grouped GEMM counts the router and
     // dispatcher part.
-    CHECK(has(plain.out, "MoE: the host issues each MoE layer in 3.74 ms forward and 2.02 ms backward (router and dispatcher only"));
+    CHECK(has(plain.out, "MoE: the host issues each MoE block in 3.74 ms forward and 2.02 ms backward (router and dispatcher only"));
     CHECK_FALSE(has(plain.out, "not modelled"));
     auto host = run_strata(moe + " --moe-forward-host-ms 6 --json");
     REQUIRE_MESSAGE(host.exit_code == 0, host.out);
@@ -203,7 +203,7 @@ TEST_CASE("strata predict") {
     CHECK(j["prediction"]["breakdown"]["moe_host_s"].get<double>() > 0);
     const auto& notes = j["prediction"]["notes"];
     CHECK(std::any_of(notes.begin(), notes.end(), [](const auto& n) {
-      return has(n.template get<std::string>(), "the host issues each MoE layer in 6.00 ms forward (calibration host.moe_forward_s");
+      return has(n.template get<std::string>(), "the host issues each MoE block in 6.00 ms forward (calibration host.moe_forward_s");
     }));
     // A plan file keeps its plan; the host time adjusts its prediction like a calibration does.
     TempFile plan("host_plan.json", "");

@@ -155,14 +155,16 @@ constexpr GroupGuard kModernGuards[] = {
     {"simumax_b200", 0.085, 0.04},
 };
 constexpr double kMaxModernOverallMape = 0.07;
-// The mixture-of-experts rows of Megatron-Bridge's H100 tables are predicted too fast; this guards
-// the accuracy reached so that a change cannot make it worse unnoticed. 36.0% MAPE when last set
-// (18 runs, two of them the table's 2x throughput anomalies): since 2026-11-27 the host time of
-// Megatron-Core's MoE layer, measured (configs/measurements/h100-2026-11-27.moe-layer-host.json),
-// binds the layers, its router and dispatcher part alone with these runs' grouped GEMM (50.9%
-// before, 41.9% before cuDNN's attention rates). See README "The host time of a MoE layer".
+// The mixture-of-experts rows of Megatron-Bridge's H100 tables; this guards the accuracy reached so
+// that a change cannot make it worse unnoticed. 20.1% MAPE (bias +14.3%) when last set (18 runs, two
+// of them the table's 2x throughput anomalies, +52% and +115%): the host time of Megatron-Core's MoE
+// layer, measured (configs/measurements/h100-2026-11-27.moe-layer-host.json), binds the layers, its
+// router and dispatcher part alone with these runs' grouped GEMM, and since the session after,
+// the synchronisation splits each layer and its attention block's measured host time counts (36.0%
+// before, 50.9% before the host time, 41.9% before cuDNN's attention rates). See README "The host
+// time of a MoE layer".
 constexpr GroupGuard kModernMoeGuards[] = {
-    {"mbridge_moe_h100", 0.37, -1},
+    {"mbridge_moe_h100", 0.21, -1},
 };
 
 }  // namespace

@@ -115,11 +115,16 @@ TEST_CASE("calibration_from_json") {
     CHECK(err(R"({"host": {"moe_forward_s": 5}})").find("/host/moe_forward_s: expected 0..1 seconds") != std::string::npos);
     CHECK(err(R"({"host": {"moe_forward_ms": 5}})").find("/host") != std::string::npos);
     CHECK(err(R"({"host": {"moe_backward_per_expert_s": -1}})").find("/host/moe_backward_per_expert_s: expected 0..1") != std::string::npos);
+    CHECK(err(R"({"host": {"moe_forward_presync_fraction": 1.5}})").find("/host/moe_forward_presync_fraction: expected 0..1") !=
+          std::string::npos);
+    CHECK(err(R"({"host": {"moe_attention_forward_s": "2ms"}})").find("/host/moe_attention_forward_s") != std::string::npos);
   }
   SUBCASE("the host line round-trips") {
     Calibration c;
     c.host.moe_forward_fixed_s = 1e-3;
     c.host.moe_backward_per_expert_s = 2e-4;
+    c.host.moe_forward_presync_fraction = 0.5;
+    c.host.moe_attention_backward_s = 3e-3;
     CHECK(calibration_from_json(calibration_to_json(c), "cal.json").host == c.host);
   }
 }

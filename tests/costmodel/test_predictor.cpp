@@ -662,8 +662,9 @@ TEST_CASE("MoE: sequential experts unless grouped GEMM is on, said in the notes,
 }
 
 TEST_CASE("MoE: a measured host time per MoE layer forward bounds that forward from below") {
-  // Qwen3-30B-A3B, 48 MoE layers, one stage: each layer's forward takes max(GPU time, host time).
-  // No host line: the measured forward alone (its backward scales with a line, here zero).
+  // Qwen3-30B-A3B, 48 MoE layers, one stage: each layer's forward takes at least its host time.
+  // No host line: the measured forward alone (its backward scales with a line, here zero), all of
+  // it issued after the synchronisation (the line's share before it is zero too).
   Job job = test::qwen3_30b_ep8_job();
   job.calibration.host = test::no_moe_host_time();
   REQUIRE(check_plan(job).empty());
@@ -674,8 +675,8 @@ TEST_CASE("MoE: a measured host time per MoE layer forward bounds that forward f
   const double fwd_per_layer = gpu_only.stages[0].forward_s / layers;  // with the embedding and the loss: an upper bound
   const double mbs = static_cast<double>(job.num_micro_batches());
 
-  SUBCASE("a host time below the layer's forward changes nothing") {
-    job.calibration.host.moe_forward_s = 0.2 * fwd_per_layer;
+  SUBCASE("a host time below the GPU time of the experts' part changes nothing") {
+    job.calibration.host.moe_forward_s = 0.01 * fwd_per_layer;
     const Prediction p = predict(job);
     CHECK(p.iteration_time_s == gpu_only.iteration_time_s);
     CHECK(p.breakdown.moe_host_s == 0);
@@ -723,6 +724,55 @@ TEST_CASE("MoE: a measured host time per MoE layer forward bounds that forward f
     const Prediction before = predict(dense);
     dense.calibration.host.moe_forward_s = 1.0;
     CHECK(predict(dense).iteration_time_s == before.iteration_time_s);
+  }
+}
+
+TEST_CASE("MoE: the synchronisation splits the layer: host time issued before the attention block is not hidden by it") {
+  // Qwen3-30B-A3B, ep 8, one stage. After the dispatcher's synchronisation the host issues the
+  // experts (H_post), then the next layer's attention block (H_pre); one layer's forward is
+  // max(max(G_post, H_post) + G_pre, H_post + H_pre).
+  Job job = test::qwen3_30b_ep8_job();
+  job.calibration.host = test::no_moe_host_time();
+  const Prediction gpu_only = predict(job);
+  REQUIRE_MESSAGE(gpu_only.feasible, gpu_only.reason);
+  const int layers = job.model.num_layers;
+  const double fwd_per_layer = gpu_only.stages[0].forward_s / layers;  // with the embedding and the loss: an upper bound
+  auto forward_with = [&](double moe_forward, double attention_forward) {
+    Job j = job;  // the line's fixed part, all of it after the synchronisation
+    j.calibration.host.moe_forward_fixed_s = moe_forward;
+    j.calibration.host.moe_forward_presync_fraction = 0;
+    j.calibration.host.moe_attention_forward_s = attention_forward;
+    const Prediction p = predict(j);
+    REQUIRE(p.feasible);
+    return p.stages[0].forward_s;
+  };
+  SUBCASE("an attention block's host time alone hides behind the layer's GPU time") {
+    CHECK(forward_with(0, 0.5 * fwd_per_layer) == doctest::Approx(gpu_only.stages[0].forward_s).epsilon(1e-12));
+  }
+  SUBCASE("host time below the layer's GPU time still lengthens it: the attention cannot run under it") {
+    // The old bound, max(GPU, host), would leave this forward unchanged.
+    const double host = 0.9 * fwd_per_layer;
+    const double f = forward_with(host, 0);
+    CHECK(f > gpu_only.stages[0].forward_s);
+    CHECK(f - gpu_only.stages[0].forward_s < layers * host);  // the experts' own GPU time still runs under it
+  }
+  SUBCASE("host-bound, the two parts' host times add up") {
+    const double host = 3 * fwd_per_layer, attention = 2 * fwd_per_layer;
+    const double f = forward_with(host, attention);
+    CHECK(f > layers * (host + attention));
+    CHECK(forward_with(host, attention + 0.001) - f == doctest::Approx(layers * 0.001).epsilon(1e-6));
+    CHECK(forward_with(host + 0.001, attention) - f == doctest::Approx(layers * 0.001).epsilon(1e-6));
+  }
+  SUBCASE("the share issued before the synchronisation runs under the attention's GPU time") {
+    // The line's fixed part at a share s before the synchronisation: with the attention's host
+    // time zero, moving the fixed part before the synchronisation can only shorten the forward.
+    job.calibration.host.moe_forward_fixed_s = 0.8 * fwd_per_layer;
+    job.calibration.host.moe_forward_presync_fraction = 0;
+    const double after = predict(job).stages[0].forward_s;
+    job.calibration.host.moe_forward_presync_fraction = 1;
+    const double before = predict(job).stages[0].forward_s;
+    CHECK(before < after);
+    CHECK(before == doctest::Approx(gpu_only.stages[0].forward_s).epsilon(1e-12));  // 0.8 of the layer hides under it
   }
 }
 

@@ -4,16 +4,15 @@
 Checks that every one of the 18 rows is read, that each row's figures add back up to its measured
 step time (predicted step + gap x micro-batches x layers), and that the README's reading still
 holds: the 2026 Qwen3 rows at micro-batch 1 imply a host time per MoE layer forward of 4.5-6.5 ms
-(5.5-6.4 ms since the measured Megatron-Core host line, whose router-and-dispatcher part these
-grouped-GEMM rows now count),
-and the two 25.09 rows, whose MoE layers drop tokens at a padded capacity (no host synchronisation),
-are met within 15% without any host time (+7% and +14% since the cuDNN attention rates of
-2026-11-27; within 6% before: update the README's figures when the MoE model changes). With
---transfer, the host time implied by any one 2026 micro-batch-1 run predicts the other runs of its
-model family within 9% MAPE (the README's 3.8-8.6%; 2.5-7.7% before the backward took the
-measured line's share of that host time). The rows the README sets aside are left out here too: the table's 2x anomalies (26.02 and
-25.11 Qwen3-30B-A3B) and the DeepEP record whose recipe runs the all-to-all dispatcher (26.02.01
-Qwen3-235B-A22B). Exit 77 (skipped) without the shared validation folder beside the checkout.
+(4.5-5.9 ms since the synchronisation split; 5.5-6.4 ms under max(GPU, host) with the measured
+line's router-and-dispatcher part), and the two 25.09 rows, whose MoE layers drop tokens at a
+padded capacity (no host synchronisation), are met within 15% without any host time (+7% and +14%
+since the cuDNN attention rates of 2026-11-27; within 6% before: update the README's figures when
+the MoE model changes). The rows the README sets aside are left out of the implied-host check: the
+table's 2x anomalies (26.02 and 25.11 Qwen3-30B-A3B) and the DeepEP record whose recipe runs the
+all-to-all dispatcher (26.02.01 Qwen3-235B-A22B). How far one fitted host time carries is
+tests/scripts/test_calibration_transfer.py's. Exit 77 (skipped) without the shared validation
+folder beside the checkout.
 """
 import json
 import os
@@ -53,20 +52,6 @@ if len(met) != 2:
 for r in met:
     if abs(r["measured_s"] / r["predicted_s"] - 1) > 0.15:
         problems.append(f"{r['id']}: measured {r['measured_s']:.2f} s against {r['predicted_s']:.2f} s predicted, expected within 15%")
-cmd = [sys.executable, os.path.join(root, "scripts", "moe_gap.py"), "--runs", runs, "--only", "mbridge", "--strata", strata,
-       "--json", "--transfer"]
-for x in sorted(set_aside):
-    cmd += ["--exclude", x]
-out = subprocess.run(cmd, capture_output=True, text=True)
-if out.returncode != 0:
-    sys.exit(f"moe_gap.py --transfer exited {out.returncode}: {out.stderr}")
-sources = [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
-if len(sources) != 15:
-    problems.append(f"--transfer: expected 15 calibration sources, found {len(sources)}")
-for src in sources:
-    if src["calibrated_on"].startswith("mbridge26") and not src["same_family_mape_pct"] <= 9.0:
-        problems.append(f"--transfer from {src['calibrated_on']}: {src['same_family_mape_pct']:.1f}% MAPE on its model family, "
-                        f"expected at most 9%")
 if problems:
     sys.exit("\n".join(problems))
 print(f"ok: {len(rows)} rows; 2026 Qwen3 rows imply {min(qwen_2026) * 1e3:.2f}-{max(qwen_2026) * 1e3:.2f} ms of host time "

@@ -119,6 +119,18 @@ struct CommCoefficients {
 // (--moe-grouped-gemm) issues the experts from one module: its per-expert host work was not
 // measured (no Transformer Engine on that machine), so grouped-GEMM layers count the fixed part
 // only.
+//
+// The synchronisation splits each layer's forward in two. Most of the fixed part (router, aux loss,
+// permutation) is issued before it, the experts and the combine after it; the next layer's
+// attention block is issued after that, up to the next synchronisation. So that attention's GPU
+// time cannot hide the host time issued ahead of it, and its own host time (norms, QKV, rotary,
+// attention, projection, residuals) adds to the MoE block's (predictor.cpp, "the synchronisation
+// splits the layer"). Both are measured too: the share before the synchronisation in the profiled
+// H100 layers (configs/measurements/h100-2026-11-27.moe-layer-*.trace.json.gz: 0.78 and 0.70), the
+// attention block's host time as a whole Megatron-Core decoder layer's minus its MoE block's, paired
+// in one process on an H200 machine (configs/measurements/h200-2026-11-27.moe-whole-layer-host.json,
+// median of six pairs; local spec: unfused attention, no Transformer Engine).
+// scripts/moe_sync_split.py prints both, and a test keeps these figures equal to it.
 struct HostCoefficients {
   // A measured CPU time per MoE layer forward of your stack, in seconds; it replaces the line
   // below (the backward scales with it in the line's proportion). 0: use the line. Measure it on a
@@ -129,6 +141,9 @@ struct HostCoefficients {
   double moe_forward_per_expert_s = 0.375e-3;   // each local expert's linears and activation
   double moe_backward_fixed_s = 2.02e-3;
   double moe_backward_per_expert_s = 0.569e-3;
+  double moe_forward_presync_fraction = 0.74;   // of the fixed forward part, issued before the synchronisation
+  double moe_attention_forward_s = 2.10e-3;     // the rest of an MoE decoder layer (attention block), forward
+  double moe_attention_backward_s = 2.41e-3;    // and backward
   bool operator==(const HostCoefficients&) const = default;
 };
 

@@ -249,9 +249,13 @@ bool moe_dispatcher_syncs_host(const RuntimeOptions& rt);
 // The host's time to issue one MoE layer of this job where it binds (a synchronising dispatcher),
 // from the calibration's HostCoefficients: the measured line over the GPU's local experts (the
 // fixed part alone with a grouped GEMM), or a measured forward time (host.moe_forward_s) with the
-// backward in the line's proportion. Zero where nothing binds.
+// backward in the line's proportion; with it, the part of the forward issued before the
+// dispatcher's synchronisation, and the host time of the layer's attention block. Zero where
+// nothing binds.
 struct MoeHostTime {
-  double forward_s = 0, backward_s = 0;
+  double forward_s = 0, backward_s = 0;  // the MoE block
+  double forward_presync_s = 0;          // the part of forward_s issued before the synchronisation
+  double attention_forward_s = 0, attention_backward_s = 0;  // the rest of the decoder layer
   int experts_counted = 0;    // local experts the per-expert term counted (0 with a grouped GEMM)
   bool measured_override = false;  // from host.moe_forward_s
 };

@@ -80,6 +80,9 @@ struct LayerOps {
   // Ops re-run in backward under selective recompute: those of LayerShape::recompute_modules
   // (by default the attention core, Korthikanti 2022 §5).
   std::vector<Op> selective_recompute;
+  // MoE layers: the index in `forward` of the first op issued after the token dispatcher's host
+  // synchronisation (the one after the permutation); 0 where the forward has none.
+  std::size_t forward_sync = 0;
 };
 
 // One decoder layer of the given kind (MoE or dense MLP, sliding-window or full attention); the

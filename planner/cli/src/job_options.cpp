@@ -91,10 +91,10 @@ void add_workload_options(CLI::App& app, JobOptions& o) {
   app.add_option("--framework", o.framework, "megatron | deepspeed | fsdp (default megatron)");
   app.add_option("--calibration", o.calibration_file, "Calibration JSON from `strata calibrate` (default: configs/calibration/<gpu>.json if present)");
   app.add_option("--moe-forward-host-ms", o.moe_forward_host_ms,
-                 "MoE: CPU time your stack takes to issue one MoE layer's forward, in ms, measured (a dropless dispatcher "
-                 "syncs the host each layer, so the forward takes at least this long; sets the calibration's "
-                 "host.moe_forward_s, and the backward keeps the measured line's proportion; default: the calibration's "
-                 "host line, Megatron-Core's MoE layer as measured on an H100 machine's CPU)");
+                 "MoE: CPU time your stack takes to issue one MoE block's forward, in ms, measured (a dropless dispatcher "
+                 "syncs the host each layer, so the forward takes at least this long plus its attention block's host time; "
+                 "sets the calibration's host.moe_forward_s, and the backward keeps the measured line's proportion; default: "
+                 "the calibration's host line, Megatron-Core's MoE layer as measured on an H100 machine's CPU)");
   app.add_flag("--no-flash-attention", o.no_flash_attention, "Unfused attention (materialized s x s scores)");
   app.add_option("--attention-kernel", o.attention_kernel,
                  "auto | flash | cudnn: the fused attention kernel (FlashAttention-2, or cuDNN's as Transformer Engine runs it; "

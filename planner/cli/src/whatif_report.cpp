@@ -235,8 +235,9 @@ std::vector<std::string> whatif_assumptions(const std::vector<SweepRow>& rows, c
     a.push_back("MoE: the host time of a dropless dispatcher's per-layer synchronisation is not modelled, so times to train are "
                 "lower bounds; measure it once (--moe-forward-host-ms, or strata calibrate --steps --fit moe-host)");
   else if (moe_host_default)
-    a.push_back("MoE: the host time of each MoE layer is Megatron-Core's, measured on an H100 machine's CPU (a property of the stack "
-                "and the CPU; with --moe-grouped-gemm only its router and dispatcher part, so times to train are lower bounds); "
+    a.push_back("MoE: the host time of each MoE layer is Megatron-Core's, measured on an H100 machine's CPU and its attention block's "
+                "on an H200 machine's, without Transformer Engine (a property of the stack and the CPU; with --moe-grouped-gemm only "
+                "the MoE block's router and dispatcher part, so times to train are lower bounds); "
                 "measure yours once (--moe-forward-host-ms, or strata calibrate --steps --fit moe-host)");
   bool any_kept = std::any_of(rows.begin(), rows.end(), [](const SweepRow& r) { return r.feasible && r.selection != RowSelection::searched; });
   if (any_kept)
