@@ -100,19 +100,17 @@ void fill_capacity(SweepRow& row, const CapacityOptions& opts) {
   row.co2_kg = e.co2_kg;
 }
 
-std::vector<SweepRow> run_sweep(const std::vector<SweepPoint>& points, const WorkloadFn& workload, const SearchFn& search,
-                                const CostModel& model, const CapacityOptions& opts, const ProgressFn& progress) {
-  check_openmp_can_start();
-  // Workloads are resolved serially (catalog reads, input errors) before the parallel part.
-  std::map<int, Job> workloads;
-  for (const auto& p : points)
-    if (!workloads.count(p.group)) workloads.emplace(p.group, workload(p));
+namespace {
 
+// The searches of every point, in parallel; each point's failure is kept in `errors`. Never
+// inlined: clang starts the OpenMP runtime at the entry of the function holding the parallel
+// region, and run_sweep's check_openmp_can_start() must come first.
+[[gnu::noinline]] void search_points(const std::vector<SweepPoint>& points, const std::map<int, Job>& workloads,
+                                     const SearchFn& search, const CapacityOptions& opts, const ProgressFn& progress,
+                                     int threads, std::vector<SweepRow>& rows, std::vector<std::exception_ptr>& errors) {
   const long n = static_cast<long>(points.size());
-  std::vector<SweepRow> rows(points.size());
-  std::vector<std::exception_ptr> errors(points.size());
   std::size_t done = 0;
-#pragma omp parallel for schedule(dynamic) num_threads(search_threads(0))
+#pragma omp parallel for schedule(dynamic) num_threads(threads)
   for (long i = 0; i < n; ++i) {
     SweepRow& row = rows[i];
     row.point = points[i];
@@ -141,6 +139,21 @@ std::vector<SweepRow> run_sweep(const std::vector<SweepPoint>& points, const Wor
       if (progress) progress(done, points.size());
     }
   }
+}
+
+}  // namespace
+
+std::vector<SweepRow> run_sweep(const std::vector<SweepPoint>& points, const WorkloadFn& workload, const SearchFn& search,
+                                const CostModel& model, const CapacityOptions& opts, const ProgressFn& progress) {
+  check_openmp_can_start();
+  // Workloads are resolved serially (catalog reads, input errors) before the parallel part.
+  std::map<int, Job> workloads;
+  for (const auto& p : points)
+    if (!workloads.count(p.group)) workloads.emplace(p.group, workload(p));
+
+  std::vector<SweepRow> rows(points.size());
+  std::vector<std::exception_ptr> errors(points.size());
+  search_points(points, workloads, search, opts, progress, search_threads(0), rows, errors);
   // The first failure in sweep order: bad input and memory exhaustion keep their kind (exit 1),
   // anything else is a bug reported with the point it happened at.
   for (std::size_t i = 0; i < errors.size(); ++i) {

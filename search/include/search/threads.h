@@ -11,8 +11,11 @@ namespace strata {
 // body(i) for i in [0, n) on `threads` OpenMP threads, `chunk` iterations at a time. An exception
 // escaping an OpenMP region ends the process (std::terminate): the first one a body throws
 // (InputError, bad_alloc under a memory limit) is caught and rethrown after the loop instead.
+// Never inlined: clang starts the OpenMP runtime (__kmpc_global_thread_num) at the entry of the
+// function that holds a parallel region, so a caller's check_openmp_can_start() must run in
+// another function, before this one is entered.
 template <class Body>
-void parallel_for(int n, int threads, int chunk, Body&& body) {
+[[gnu::noinline]] void parallel_for(int n, int threads, int chunk, Body&& body) {
   std::exception_ptr first;
   std::mutex mu;
 #pragma omp parallel for schedule(dynamic, chunk) num_threads(threads)
