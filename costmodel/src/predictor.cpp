@@ -454,8 +454,10 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
       // none of the host time issued before it, and the host times of both parts add up. (Measured
       // on a whole Megatron-Core decoder layer: its wall time exceeded the larger of its GPU and
       // host times by 20-60%; HostCoefficients.) The TP collectives are one per part.
-      double g_pre = lc.fwd_cp + 0.5 * lc.fwd_tp, g_post = lc.fwd_ep + 0.5 * lc.fwd_tp;
-      for (std::size_t i = 0; i < ops.forward.size(); ++i) (i < ops.forward_sync ? g_pre : g_post) += kernels.time(ops.forward[i]).time_s;
+      double pre_compute = 0;
+      for (std::size_t i = 0; i < ops.forward_sync; ++i) pre_compute += kernels.time(ops.forward[i]).time_s;
+      const double g_pre = pre_compute + lc.fwd_cp + 0.5 * lc.fwd_tp;
+      const double g_post = (lc.fwd_compute - pre_compute) + lc.fwd_ep + 0.5 * lc.fwd_tp;
       const double h_pre = moe_host.attention_forward_s + moe_host.forward_presync_s;
       const double h_post = moe_host.forward_s - moe_host.forward_presync_s;
       const double forward = std::max(std::max(g_post, h_post) + g_pre, h_post + h_pre);
