@@ -264,7 +264,7 @@ MoeHostTime moe_layer_host_time(const Job& job) {
   t.measured_override = h.moe_forward_s > 0;
   t.forward_s = t.measured_override ? h.moe_forward_s : line_fwd;
   t.backward_s = scale * line_bwd;
-  t.forward_presync_s = t.measured_override && line_fwd <= 0 ? 0.0 : scale * line_presync;
+  t.forward_presync_s = scale * line_presync;
   // A measured forward says how fast this stack's host is: the attention block's host time scales
   // with it.
   t.attention_forward_s = scale * h.moe_attention_forward_s;

@@ -452,8 +452,8 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
       //   max(max(G_post, H_post) + G_pre, H_post + H_pre)
       // (a two-machine flow shop, host then GPU, in issue order): the attention's GPU time hides
       // none of the host time issued before it, and the host times of both parts add up. (Measured
-      // on a whole Megatron-Core decoder layer: its wall time exceeded the larger of its GPU and
-      // host times by 20-60%; HostCoefficients.) The TP collectives are one per part.
+      // on whole Megatron-Core decoder layers: their wall time exceeded the larger of their GPU and
+      // host times by 5-60%; HostCoefficients.) The TP collectives are one per part.
       double pre_compute = 0;
       for (std::size_t i = 0; i < ops.forward_sync; ++i) pre_compute += kernels.time(ops.forward[i]).time_s;
       const double g_pre = pre_compute + lc.fwd_cp + 0.5 * lc.fwd_tp;
