@@ -292,6 +292,7 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
     mlp_bwd.insert(mlp_bwd.begin(), bwd.begin(), bwd.end());
   };
   Op router;
+  std::size_t mlp_sync = 0;  // MoE: ops of mlp_fwd issued before the dispatcher's host synchronisation
   if (kind.moe && m.moe) {
     const double E = m.moe->num_experts;
     // Router logits on this rank's (sequence-parallel) tokens, kept in bf16 under fp8; then score
@@ -314,6 +315,7 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
     // in the expert activation): read and write h per pair (Megatron-Core moe_utils
     // permute/unpermute, fused in TE).
     mlp_fwd.push_back(elementwise("moe_permute", pairs * h, 2.0 * eb, 1));
+    mlp_sync = mlp_fwd.size();
     // The all-to-all dispatcher's second permutation: received copies sorted by local expert after
     // the dispatch and back before the combine, one read and one write each way, and again for
     // the gradients (MoEAlltoAllTokenDispatcher sort_chunks_by_idxs, num_local_experts > 1).
@@ -354,10 +356,7 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
   }
   // The dispatcher synchronises the host after the permutation (MoEAlltoAllTokenDispatcher's
   // before_ep_alltoall sync point): what follows it is issued only once the GPU has drained.
-  if (kind.moe && m.moe) {
-    const auto permute = std::find_if(mlp_fwd.begin(), mlp_fwd.end(), [](const Op& op) { return std::string_view(op.name) == "moe_permute"; });
-    if (permute != mlp_fwd.end()) L.forward_sync = F.size() + static_cast<std::size_t>(permute - mlp_fwd.begin()) + 1;
-  }
+  if (mlp_sync > 0) L.forward_sync = F.size() + mlp_sync;
   F.insert(F.end(), mlp_fwd.begin(), mlp_fwd.end());
   F.push_back(elementwise("bias_dropout_add", T_sp * h, 3.0 * eb + dropout_mask));
 
