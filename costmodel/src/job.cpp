@@ -255,8 +255,12 @@ MoeHostTime moe_layer_host_time(const Job& job) {
   const HostCoefficients& h = job.calibration.host;
   const int local_experts = std::max(1, job.model.moe->num_experts / std::max(1, job.plan.ep));
   t.experts_counted = job.runtime.moe_grouped_gemm ? 0 : local_experts;
-  const double line_fwd = h.moe_forward_fixed_s + h.moe_forward_per_expert_s * t.experts_counted;
-  const double line_bwd = h.moe_backward_fixed_s + h.moe_backward_per_expert_s * t.experts_counted;
+  // A grouped GEMM's biased experts get their fc2 bias one expert at a time (add_expert_bias_ops).
+  t.biased_experts = job.runtime.moe_grouped_gemm && job.model.add_linear_bias ? local_experts : 0;
+  const double line_fwd = h.moe_forward_fixed_s + h.moe_forward_per_expert_s * t.experts_counted +
+                          h.moe_expert_bias_forward_per_expert_s * t.biased_experts;
+  const double line_bwd = h.moe_backward_fixed_s + h.moe_backward_per_expert_s * t.experts_counted +
+                          h.moe_expert_bias_backward_per_expert_s * t.biased_experts;
   // The router, aux loss and permutation (most of the fixed part) are issued before the
   // synchronisation; the experts, one by one or grouped, after it.
   const double line_presync = h.moe_forward_presync_fraction * h.moe_forward_fixed_s;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <iterator>
 #include <string_view>
 
 namespace strata {
@@ -64,7 +65,8 @@ std::vector<Op> selective_recompute_ops(const std::vector<Op>& forward, unsigned
     if (kind.moe && (modules & kRecomputeMoeAct)) take |= in(n, {"expert_activation", "quantize_fc2_input"});
     if (kind.moe && (modules & kRecomputeMoe))
       take |= in(n, {"router", "router_topk", "moe_permute", "moe_sort_chunks", "quantize_fc1_input", "expert_fc1",
-                     "expert_activation", "quantize_fc2_input", "expert_fc2", "moe_unsort_chunks", "moe_unpermute",
+                     "expert_activation", "quantize_fc2_input", "expert_fc2", "expert_bias_scale", "expert_bias_add",
+                     "expert_bias_concat", "moe_unsort_chunks", "moe_unpermute",
                      "shared_fc1", "shared_activation", "shared_fc2"});
     if (kind.moe && (modules & kRecomputeSharedExperts)) take |= in(n, {"shared_fc1", "shared_activation", "shared_fc2"});
     if (take) out.push_back(op);
@@ -80,6 +82,30 @@ struct LocalTokens {
 LocalTokens local_tokens(const LayerShape& s) {
   const double T = static_cast<double>(s.micro_batch) * static_cast<double>(s.seq) / s.cp;
   return {T, s.sequence_parallel ? T / s.tp : T};
+}
+
+// TEGroupedMLP with biased experts (GPT-OSS; Megatron-Core experts.py _apply_bias, since
+// a329dd6 "Enable bias in expert mlp", 2025-09): fc2 runs without its bias, which is then added
+// expert by expert in eager PyTorch, weighted by each token's routing probability:
+// cat([t + b * p for t, b, p in zip(split(out), biases, split(probs))]). Forward, per local
+// expert, one kernel writes b * p and one adds it to t; one concatenation copies the rows back.
+// Backward (autograd): per expert, MulBackward0 multiplies the gradient by p and by b and sums
+// each product to its input's shape (over the tokens for b, over the hidden size for p), and the
+// split's backward concatenates the gradients of t. `elements`: routed rows x hidden. The newer
+// packed path (moe_use_grouped_tensor, 2026-08, off by default) is not modelled.
+void add_expert_bias_ops(std::vector<Op>& fwd, std::vector<Op>& bwd, double elements, double local_experts, int eb) {
+  auto per_expert = [&](Op op, double kernels_per_expert) {
+    op.batch = kernels_per_expert * local_experts;
+    op.concurrent = 1;
+    return op;
+  };
+  fwd.push_back(per_expert(elementwise("expert_bias_scale", elements, eb), 1));
+  fwd.push_back(per_expert(elementwise("expert_bias_add", elements, 3.0 * eb), 1));
+  fwd.push_back(elementwise("expert_bias_concat", elements, 2.0 * eb, 0));
+  const Op grad[] = {per_expert(elementwise("expert_bias_grad_scale", elements, 4.0 * eb, 2), 2),
+                     per_expert(elementwise("expert_bias_grad_reduce", elements, 2.0 * eb, 2), 2),
+                     elementwise("expert_bias_split_bwd", elements, 2.0 * eb, 0)};
+  bwd.insert(bwd.begin(), std::begin(grad), std::end(grad));
 }
 
 }  // namespace
@@ -181,6 +207,7 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
     // QK^T (qk_dim) and PV (v_dim) over the keys each query sees (Dao 2022).
     a.flops = 2.0 * b * heads * seq * seq_full * keys_fraction * (qk_dim + v_dim);
     a.key_loop_scaling = s.attention_scales_with_seq;
+    if (window > 0 && window < seq_full) a.window_keys_per_query = seq_full * keys_fraction;
     a.bytes = (T * (q_out + kv_out) + T * heads * v_dim) * eb;
     attn_fwd.push_back(a);
     Op ab = a;
@@ -338,6 +365,7 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
     const double copy_bytes = 2.0 * eb;
     if (pads) mlp_fwd.push_back(elementwise("expert_input_padding", pairs * h, copy_bytes, 0));
     add_mlp("expert_fc1", "expert_activation", "expert_activation_bwd", "expert_fc2", pairs / local, fe, local, !s.moe_grouped_gemm);
+    if (m.add_linear_bias && s.moe_grouped_gemm) add_expert_bias_ops(mlp_fwd, mlp_bwd, pairs * h, local, eb);
     if (copies_out) mlp_fwd.push_back(elementwise(sequential ? "expert_output_concat" : "expert_output_unpadding", pairs * h, copy_bytes, 0));
     if (pads) mlp_bwd.insert(mlp_bwd.begin(), elementwise("expert_output_unpadding_bwd", pairs * h, copy_bytes, 0));
     if (copies_out) mlp_bwd.push_back(elementwise(sequential ? "expert_input_split_bwd" : "expert_input_padding_bwd", pairs * h, copy_bytes, 0));

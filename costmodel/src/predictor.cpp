@@ -898,8 +898,11 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
                           1e3 * moe_host.forward_s, 1e3 * moe_host.backward_s,
                           moe_host.experts_counted > 0
                               ? fmt::format("router and dispatcher, and {} local experts one after another", moe_host.experts_counted)
-                              : std::string("router and dispatcher only: Transformer Engine's grouped GEMM adds per-expert host work "
-                                            "that was not measured, so this is a lower bound"),
+                              : fmt::format("router and dispatcher{}: Transformer Engine's grouped GEMM adds per-expert host work "
+                                            "that was not measured, so this is a lower bound",
+                                            moe_host.biased_experts > 0
+                                                ? fmt::format(", and the eager fc2 bias of {} local experts", moe_host.biased_experts)
+                                                : std::string(" only")),
                           1e3 * moe_host.attention_forward_s, 1e3 * moe_host.attention_backward_s, bd.moe_host_s));
   else if (moe_host_time_unmodelled(job))
     // (Padded to capacity, Megatron's dispatcher never waits on the host: nothing is left out.)

@@ -304,6 +304,37 @@ TEST_CASE("key_loop_factor: flash attention speeds up with the keys per query ti
   CHECK(key_loop_factor(1 << 20) < 13.0 / 8.0);
 }
 
+TEST_CASE("attention: a sliding window's query tiles loop over the window's keys, not the sequence's") {
+  const GpuSpec h100 = test::catalog().gpu("h100-sxm");
+  const KernelCoefficients kc = default_calibration(h100).kernel;
+  const KernelModel model(h100, Precision::bf16, kc);
+  auto attention = [](double seq, double keys_per_query, double window_keys) {
+    Op op;
+    op.kind = OpKind::attention;
+    op.name = "cudnn_attention";
+    op.cudnn_attention = true;
+    op.key_loop_scaling = true;
+    op.m = op.n = seq;
+    op.k = 64;
+    op.batch = 64;
+    op.window_keys_per_query = window_keys;
+    op.flops = 2.0 * 64 * seq * keys_per_query * (2 * 64);
+    op.bytes = 4.0 * 64 * seq * 64 * 2;
+    return op;
+  };
+  const double launch = kc.launch_overhead_us * 1e-6;
+  auto rate = [&](const Op& op) { return op.flops / (model.time(op).time_s - launch); };
+  // A 128-key window over 4096 tokens: the rate of a causal tile that visits 128 keys on average
+  // (a 256-token sequence), far below the 4096-token causal rate.
+  const Op window = attention(4096, 126, 126), full = attention(4096, 2048, 0);
+  CHECK(rate(window) / rate(full) == doctest::Approx(key_loop_factor(252, kc.cudnn_attention_fwd_fixed_blocks) /
+                                                     key_loop_factor(4096, kc.cudnn_attention_fwd_fixed_blocks))
+                                         .epsilon(1e-9));
+  CHECK(rate(window) < 0.4 * rate(full));
+  // A window at least as long as the sequence is no window.
+  CHECK(rate(attention(4096, 2048, 2048)) == doctest::Approx(rate(full)).epsilon(1e-9));
+}
+
 TEST_CASE("low-precision recipes: NVFP4 GEMMs at the fp4 peak, MXFP8 and NVFP4 only on Blackwell") {
   const GpuSpec b200 = test::catalog().gpu("b200");
   const GpuSpec h100 = test::catalog().gpu("h100");

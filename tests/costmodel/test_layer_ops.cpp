@@ -377,9 +377,64 @@ TEST_CASE("decoder_layer_ops: sliding-window layers attend to the window only") 
   const double full = attn(LayerKind{true, false}), local = attn(LayerKind{true, true});
   CHECK(full == doctest::Approx(2.0 * 4096 * 4096 / 2 * 64 * (64 + 64)));
   // Mean keys per query under a 128-token window: w - w^2/(2s).
-  CHECK(local / full == doctest::Approx((128 - 128.0 * 128 / (2 * 4096)) / (4096 / 2.0)).epsilon(1e-12));
+  const double window_keys = 128 - 128.0 * 128 / (2 * 4096);
+  CHECK(local / full == doctest::Approx(window_keys / (4096 / 2.0)).epsilon(1e-12));
   CHECK(causal_keys_per_query(4096, 0) == 2048);
   CHECK(causal_keys_per_query(4096, 8192) == 2048);
+  // The kernel's key loop sees the window's keys (kernel_model), a full layer's attention the causal half.
+  for (const auto& op : decoder_layer_ops(m, s, LayerKind{true, true}).backward)
+    if (op.kind == OpKind::attention) CHECK(op.window_keys_per_query == doctest::Approx(window_keys));
+  for (const auto& op : decoder_layer_ops(m, s, LayerKind{true, false}).forward)
+    if (op.kind == OpKind::attention) CHECK(op.window_keys_per_query == 0);
+}
+
+TEST_CASE("decoder_layer_ops: biased experts under a grouped GEMM get their fc2 bias one expert at a time") {
+  // Megatron-Core TEGroupedMLP._apply_bias: cat([t + b * p ...]) per local expert, then autograd's
+  // MulBackward0 (two products, two reductions) per expert and the split's concatenation.
+  ModelSpec m = test::catalog().model("gpt-oss-120b");
+  REQUIRE(m.add_linear_bias);
+  LayerShape s;
+  s.seq = 4096;
+  s.ep = 8;
+  const double pairs = 4096.0 * 4, h = 2880, eb = 2, local = 128.0 / 8;
+  auto bias_ops = [&](const std::vector<Op>& ops) {
+    std::vector<Op> out;
+    for (const auto& op : ops)
+      if (std::string_view(op.name).starts_with("expert_bias")) out.push_back(op);
+    return out;
+  };
+  auto total_bytes = [](const std::vector<Op>& ops) {
+    double b = 0;
+    for (const auto& op : ops) b += op.bytes;
+    return b;
+  };
+  const LayerOps ops = decoder_layer_ops(m, s, LayerKind{true, false});
+  const auto fwd = bias_ops(ops.forward), bwd = bias_ops(ops.backward);
+  // Forward: write b*p; read t and b*p, write the sum; read and write it in the concatenation.
+  CHECK(total_bytes(fwd) == doctest::Approx(pairs * h * eb * (1 + 3 + 2)));
+  // Backward: two products (read the gradient, write each), two reductions, one concatenation.
+  CHECK(total_bytes(bwd) == doctest::Approx(pairs * h * eb * (4 + 2 + 2)));
+  int per_expert_kernels = 0;
+  for (const auto* list : {&fwd, &bwd})
+    for (const auto& op : *list)
+      if (op.concurrent == 1) per_expert_kernels += static_cast<int>(op.batch);
+  CHECK(per_expert_kernels == static_cast<int>(local * (1 + 1 + 2 + 2)));
+  // After fc2 forward, before fc2's backward.
+  auto index = [](const std::vector<Op>& list, std::string_view name) {
+    for (std::size_t i = 0; i < list.size(); ++i)
+      if (list[i].name == name) return static_cast<long>(i);
+    return -1L;
+  };
+  CHECK(index(ops.forward, "expert_bias_scale") > index(ops.forward, "expert_fc2"));
+  CHECK(index(ops.backward, "expert_bias_split_bwd") < index(ops.backward, "expert_fc2"));
+  SUBCASE("not for SequentialMLP, whose experts add their bias in their own linears, nor for unbiased experts") {
+    s.moe_grouped_gemm = false;
+    CHECK(bias_ops(decoder_layer_ops(m, s, LayerKind{true, false}).forward).empty());
+    s.moe_grouped_gemm = true;
+    m.add_linear_bias = false;
+    CHECK(bias_ops(decoder_layer_ops(m, s, LayerKind{true, false}).backward).empty());
+    CHECK(bias_ops(decoder_layer_ops(test::catalog().model("qwen3-30b-a3b"), s, LayerKind{true, false}).forward).empty());
+  }
 }
 }
 

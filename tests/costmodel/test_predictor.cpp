@@ -824,6 +824,20 @@ TEST_CASE("MoE: the measured Megatron-Core host line over the local experts bind
     CHECK(note_has(p, "router and dispatcher only"));
     CHECK(note_has(p, "lower bound"));
   }
+  SUBCASE("grouped GEMM with biased experts: each local expert's eager fc2 bias adds its ops' host time") {
+    job.calibration.host = line;
+    job.model.add_linear_bias = true;  // as GPT-OSS's experts
+    const MoeHostTime t = moe_layer_host_time(job);
+    CHECK(t.experts_counted == 0);
+    CHECK(t.biased_experts == 16);
+    CHECK(t.forward_s == doctest::Approx(line.moe_forward_fixed_s + 16 * line.moe_expert_bias_forward_per_expert_s));
+    CHECK(t.backward_s == doctest::Approx(line.moe_backward_fixed_s + 16 * line.moe_expert_bias_backward_per_expert_s));
+    // Issued after the synchronisation, with the experts.
+    CHECK(t.forward_presync_s == doctest::Approx(line.moe_forward_presync_fraction * line.moe_forward_fixed_s));
+    CHECK(note_has(predict(job), "the eager fc2 bias of 16 local experts"));
+    job.runtime.moe_grouped_gemm = false;  // SequentialMLP's experts bias inside their own linears
+    CHECK(moe_layer_host_time(job).biased_experts == 0);
+  }
   SUBCASE("a measured forward replaces the line; the backward keeps the line's proportion") {
     job.runtime.moe_grouped_gemm = false;
     job.calibration.host = line;

@@ -144,6 +144,12 @@ struct HostCoefficients {
   double moe_forward_presync_fraction = 0.74;   // of the fixed forward part, issued before the synchronisation
   double moe_attention_forward_s = 2.10e-3;     // the rest of an MoE decoder layer (attention block), forward
   double moe_attention_backward_s = 2.41e-3;    // and backward
+  // Biased experts under a grouped GEMM (GPT-OSS; layer_ops add_expert_bias_ops): the fc2 bias is
+  // added expert by expert in eager PyTorch, two ops forward (aten::mul, aten::add) and their
+  // autograd nodes backward (MulBackward0, AddBackward0) per local expert, issued after the
+  // synchronisation. From the profiled H100 MoE layers (scripts/eager_op_host.py).
+  double moe_expert_bias_forward_per_expert_s = 3.5e-05;
+  double moe_expert_bias_backward_per_expert_s = 4.86e-05;
   bool operator==(const HostCoefficients&) const = default;
 };
 

@@ -257,6 +257,7 @@ struct MoeHostTime {
   double forward_presync_s = 0;          // the part of forward_s issued before the synchronisation
   double attention_forward_s = 0, attention_backward_s = 0;  // the rest of the decoder layer
   int experts_counted = 0;    // local experts the per-expert term counted (0 with a grouped GEMM)
+  int biased_experts = 0;     // local experts whose eager bias path was counted (grouped GEMM, biased experts)
   bool measured_override = false;  // from host.moe_forward_s
 };
 MoeHostTime moe_layer_host_time(const Job& job);

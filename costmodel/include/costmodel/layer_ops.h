@@ -26,6 +26,9 @@ struct Op {
   // Attention only: cuDNN's fused attention (Transformer Engine on Hopper+), timed with its own
   // coefficients (KernelCoefficients::cudnn_attention_*) instead of FlashAttention-2's.
   bool cudnn_attention = false;
+  // Attention only: the mean number of keys a query attends to when a sliding window limits it
+  // (causal_keys_per_query); 0: causal over all n keys (n/2).
+  double window_keys_per_query = 0;
   // GEMM shape (per batch entry): C[m,n] += A[m,k] B[k,n]; batch > 1 for batched GEMMs.
   double m = 0, n = 0, k = 0;
   double batch = 1;

@@ -1,0 +1,37 @@
+#!/usr/bin/env python3
+"""The scripts that derive HostCoefficients defaults, run on the committed measurements, print the
+values costmodel/include/costmodel/calibration.h states: a change of either side fails here.
+
+- scripts/moe_sync_split.py: the share of the MoE block's fixed forward host time issued before the
+  dispatcher's synchronisation (two profiled H100 layers) and the attention block's host time,
+  forward and backward (whole layer minus MoE block on an H200 machine);
+- scripts/eager_op_host.py: the host time of the eager per-expert bias ops of biased experts under a
+  grouped GEMM (the same profiled H100 layers).
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+with open(os.path.join(ROOT, "costmodel", "include", "costmodel", "calibration.h")) as f:
+    header = f.read()
+problems = []
+for script in ("moe_sync_split.py", "eager_op_host.py"):
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", script), "--json"], capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"{script} exited {out.returncode}: {out.stderr}")
+    measured = json.loads(out.stdout)
+    if not measured:
+        problems.append(f"{script} printed no figures")
+    for key, value in measured.items():
+        m = re.search(rf"double {key} = ([0-9.e+-]+);", header)
+        if not m:
+            problems.append(f"calibration.h has no default for {key} ({script})")
+        elif abs(float(m.group(1)) - value) > 0.005 * abs(value):
+            problems.append(f"{key}: calibration.h says {m.group(1)}, {script} gives {value}")
+    print(f"{script}: {measured}")
+if problems:
+    sys.exit("\n".join(problems))
+print("ok")
