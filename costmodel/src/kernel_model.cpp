@@ -239,10 +239,10 @@ double KernelModel::attention_time(const Op& op, double util, bool backward) con
   const double fixed_blocks = backward ? (cudnn ? c_.cudnn_attention_bwd_fixed_blocks : c_.attention_bwd_fixed_blocks)
                                        : (cudnn ? c_.cudnn_attention_fwd_fixed_blocks : c_.attention_fwd_fixed_blocks);
   // A sliding window's query tile loops over about its window of keys, whatever the sequence
-  // length: the causal tile's mean of n/2 keys becomes the window's mean (Beltagy et al. 2020;
-  // FlashAttention and cuDNN skip the key blocks outside the window), so short windows pay the
-  // tile's fixed cost over few blocks.
-  const double keys = op.window_keys_per_query > 0 ? 2 * op.window_keys_per_query : op.n;
+  // length (Beltagy et al. 2020; FlashAttention and cuDNN skip the key blocks outside the window),
+  // and a context-parallel ring step's over one rank's K/V block: the causal tile's mean of n/2
+  // keys becomes the kernel's own, so short loops pay the tile's fixed cost over few blocks.
+  const double keys = op.kernel_keys_per_query > 0 ? 2 * op.kernel_keys_per_query : op.n;
   if (op.key_loop_scaling) eff *= key_loop_factor(keys, fixed_blocks);
   eff = std::min(eff, 1.0);
   return c_.launch_overhead_us * 1e-6 + op.flops / (half_peak_flops_ * eff);

@@ -56,7 +56,8 @@ std::vector<Op> selective_recompute_ops(const std::vector<Op>& forward, unsigned
   for (const Op& op : forward) {
     const std::string_view n(op.name);
     bool take = false;
-    if (modules & kRecomputeCoreAttn) take |= in(n, {"flash_attention", "cudnn_attention", "attn_scores", "softmax", "attn_values"});
+    if (modules & kRecomputeCoreAttn)
+      take |= in(n, {"flash_attention", "cudnn_attention", "cp_out_correction", "attn_scores", "softmax", "attn_values"});
     if (modules & kRecomputeLayernorm)
       take |= (m.mla && n == "input_norm") || (kind.moe && n == "post_attn_norm");
     if (modules & kRecomputeMlaUpProj) take |= m.mla && in(n, {"q_up_proj", "kv_up_proj", "rope"});
@@ -207,7 +208,14 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
     // QK^T (qk_dim) and PV (v_dim) over the keys each query sees (Dao 2022).
     a.flops = 2.0 * b * heads * seq * seq_full * keys_fraction * (qk_dim + v_dim);
     a.key_loop_scaling = s.attention_scales_with_seq;
-    if (window > 0 && window < seq_full) a.window_keys_per_query = seq_full * keys_fraction;
+    // One kernel's key loop: a sliding window's keys, or under a CP ring one step's K/V block
+    // (seq/ring keys: Transformer Engine's AttnFuncWithCPAndKVP2P runs one attention call per
+    // step, the diagonal one causal over the local 2 x seq/(2 ring) tokens, the others full
+    // blocks of half the queries or half the keys: on average as a causal kernel over seq/ring).
+    double loop_keys = seq_full / 2;
+    if (window > 0 && window < seq_full) loop_keys = seq_full * keys_fraction;
+    if (s.cp_ring > 1) loop_keys = std::min(loop_keys, seq_full / (2.0 * s.cp_ring));
+    if (loop_keys < seq_full / 2) a.kernel_keys_per_query = loop_keys;
     a.bytes = (T * (q_out + kv_out) + T * heads * v_dim) * eb;
     attn_fwd.push_back(a);
     Op ab = a;
@@ -215,6 +223,20 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
     ab.flops = a.flops * 2.5;  // 5 matmuls in backward vs 2 forward (FlashAttention-2 §3.2)
     ab.bytes = a.bytes * 2.0;
     attn_bwd.push_back(ab);
+    if (s.cp_ring > 1) {
+      // Transformer Engine's CP ring (AttnFuncWithCPAndKVP2P) merges each step's partial output into
+      // the running one by their softmax statistics (flash_attn_fwd_out_correction: read the step's
+      // output, read and write the sum), and backward adds each step's dQ into dQ and its dK, dV
+      // into the dKV that travels the ring (read the step's gradient, read and write the sum).
+      Op merge = elementwise("cp_out_correction", T * heads * v_dim, 3.0 * eb, 3);
+      Op accumulate = elementwise("cp_grad_accumulation", T * (q_out + kv_out), 3.0 * eb);
+      for (Op* op : {&merge, &accumulate}) {
+        op->batch = s.cp_ring;  // one kernel per step
+        op->concurrent = 1;
+      }
+      attn_fwd.push_back(merge);
+      attn_bwd.push_back(accumulate);
+    }
   } else {
     const double scores = b * heads * seq * seq_full;
     Op qk = gemm("attn_scores", seq, seq_full, qk_dim, eb, b * heads);

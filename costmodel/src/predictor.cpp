@@ -314,6 +314,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   shape.seq = job.training.seq_length;
   shape.tp = p.tp;
   shape.cp = p.cp;
+  shape.cp_ring = p.cp > 1 && job.runtime.cp_comm_type != CpCommType::allgather ? p.cp / cp_a2a_group_size(job) : 1;
   shape.ep = p.ep;
   shape.etp = p.etp;
   shape.moe_imbalance = m.moe ? effective_moe_imbalance(job.runtime) : 1.0;

@@ -317,7 +317,7 @@ TEST_CASE("attention: a sliding window's query tiles loop over the window's keys
     op.m = op.n = seq;
     op.k = 64;
     op.batch = 64;
-    op.window_keys_per_query = window_keys;
+    op.kernel_keys_per_query = window_keys;
     op.flops = 2.0 * 64 * seq * keys_per_query * (2 * 64);
     op.bytes = 4.0 * 64 * seq * 64 * 2;
     return op;

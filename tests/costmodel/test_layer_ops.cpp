@@ -50,6 +50,37 @@ TEST_CASE("decoder_layer_ops: context parallelism splits queries, not the keys t
   CHECK(shard * 4 == doctest::Approx(full).epsilon(1e-9));
 }
 
+TEST_CASE("decoder_layer_ops: a CP ring runs the attention one K/V block per step and merges the steps") {
+  ModelSpec m = test::catalog().model("llama3-8b");
+  LayerShape s;
+  s.seq = 8192;
+  s.cp = 2;
+  auto named = [](const std::vector<Op>& ops, std::string_view name) {
+    for (const auto& op : ops)
+      if (op.name == name) return op;
+    return Op{};
+  };
+  // All-to-all CP (cp_ring 1): one kernel over the whole sequence, nothing to merge.
+  const LayerOps a2a = decoder_layer_ops(m, s);
+  CHECK(named(a2a.forward, "flash_attention").kernel_keys_per_query == 0);
+  CHECK(named(a2a.forward, "cp_out_correction").bytes == 0);
+  // The p2p ring: each step's kernel loops over one rank's 8192/2 keys (as a causal kernel over
+  // them), and every step's output and gradients are merged into the running ones.
+  s.cp_ring = 2;
+  const LayerOps ring = decoder_layer_ops(m, s);
+  const double T = 8192.0 / 2, q = 4096, kv = 2 * 1024.0, eb = 2;
+  CHECK(named(ring.forward, "flash_attention").kernel_keys_per_query == doctest::Approx(8192.0 / 2 / 2));
+  const Op merge = named(ring.forward, "cp_out_correction"), accumulate = named(ring.backward, "cp_grad_accumulation");
+  CHECK(merge.bytes == doctest::Approx(3 * eb * T * q));
+  CHECK(accumulate.bytes == doctest::Approx(3 * eb * T * (q + kv)));
+  CHECK(merge.batch == 2);
+  CHECK(merge.concurrent == 1);
+  // The same FLOPs either way.
+  CHECK(total_flops(ring.forward) - merge.flops == doctest::Approx(total_flops(a2a.forward)).epsilon(1e-12));
+  // Selective recompute of the core attention repeats the merge.
+  CHECK(named(ring.selective_recompute, "cp_out_correction").bytes == merge.bytes);
+}
+
 TEST_CASE("layer_model_flops_fwd matches the closed form for GQA SwiGLU models") {
   ModelSpec m = test::catalog().model("llama3-70b");
   const double h = 8192, kv = 1024, f = 28672, T = 8192;
@@ -383,9 +414,9 @@ TEST_CASE("decoder_layer_ops: sliding-window layers attend to the window only") 
   CHECK(causal_keys_per_query(4096, 8192) == 2048);
   // The kernel's key loop sees the window's keys (kernel_model), a full layer's attention the causal half.
   for (const auto& op : decoder_layer_ops(m, s, LayerKind{true, true}).backward)
-    if (op.kind == OpKind::attention) CHECK(op.window_keys_per_query == doctest::Approx(window_keys));
+    if (op.kind == OpKind::attention) CHECK(op.kernel_keys_per_query == doctest::Approx(window_keys));
   for (const auto& op : decoder_layer_ops(m, s, LayerKind{true, false}).forward)
-    if (op.kind == OpKind::attention) CHECK(op.window_keys_per_query == 0);
+    if (op.kind == OpKind::attention) CHECK(op.kernel_keys_per_query == 0);
 }
 
 TEST_CASE("decoder_layer_ops: biased experts under a grouped GEMM get their fc2 bias one expert at a time") {

@@ -957,6 +957,12 @@ TEST_CASE("context parallelism: --cp-comm-type a2a exposes its all-to-alls, p2p 
   const Prediction a2a = predict(job);
   CHECK(a2a.breakdown.cp_comm_s > ring.breakdown.cp_comm_s);
   CHECK(a2a.iteration_time_s > ring.iteration_time_s);
+  // The ring's attention runs step by step over one rank's K/V block and merges the steps; after
+  // the all-to-all (or the all-gather) one kernel attends to the whole sequence.
+  CHECK(ring.breakdown.compute_s > a2a.breakdown.compute_s);
+  job.runtime.cp_comm_type = CpCommType::allgather;
+  CHECK(predict(job).breakdown.compute_s == doctest::Approx(a2a.breakdown.compute_s).epsilon(1e-12));
+  job.runtime.cp_comm_type = CpCommType::a2a;
   job.plan.cp = 8;
   job.plan.dp = 2;
   CHECK_FALSE(check_plan(job).empty());  // 96 heads are not divisible by tp*cp = 64

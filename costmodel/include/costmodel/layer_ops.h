@@ -26,9 +26,10 @@ struct Op {
   // Attention only: cuDNN's fused attention (Transformer Engine on Hopper+), timed with its own
   // coefficients (KernelCoefficients::cudnn_attention_*) instead of FlashAttention-2's.
   bool cudnn_attention = false;
-  // Attention only: the mean number of keys a query attends to when a sliding window limits it
-  // (causal_keys_per_query); 0: causal over all n keys (n/2).
-  double window_keys_per_query = 0;
+  // Attention only: the mean number of keys per query that one kernel's key loop covers, where
+  // that is less than a causal kernel over all n keys (n/2): a sliding window
+  // (causal_keys_per_query), or one step of a context-parallel ring (LayerShape::cp_ring). 0: n/2.
+  double kernel_keys_per_query = 0;
   // GEMM shape (per batch entry): C[m,n] += A[m,k] B[k,n]; batch > 1 for batched GEMMs.
   double m = 0, n = 0, k = 0;
   double batch = 1;
@@ -46,6 +47,10 @@ struct LayerShape {
   std::int64_t seq = 0;  // full sequence length
   int tp = 1;
   int cp = 1;
+  // CP ranks on the ring whose steps each run the attention over one rank's K/V block (p2p: cp;
+  // a2a+p2p: the ring of a2a groups; a2a and allgather: 1, each rank attends to the whole
+  // sequence in one kernel).
+  int cp_ring = 1;
   int ep = 1;
   int etp = 1;
   // Busiest EP rank's routed tokens over the mean (effective_moe_imbalance).
