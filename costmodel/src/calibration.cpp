@@ -1,6 +1,7 @@
 #include "costmodel/calibration.h"
 
 #include <algorithm>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -108,7 +109,8 @@ Calibration calibration_from_json(const json& j, const std::string& where, const
                            "row_rows_per_sm", "elementwise_alu_efficiency", "dram_overhead_us", "sm_load_bytes_per_clock",
                            "under_utilized_overhead_us", "under_utilized_gemm_factor", "l2_bandwidth_factor", "attention_fwd_fixed_blocks", "attention_bwd_fixed_blocks",
                            "cudnn_attention_fwd_efficiency", "cudnn_attention_bwd_efficiency", "cudnn_attention_fwd_fixed_blocks",
-                           "cudnn_attention_bwd_fixed_blocks"});
+                           "cudnn_attention_bwd_fixed_blocks", "attention_dropout_fwd_factor", "attention_dropout_bwd_factor",
+                           "cudnn_attention_dropout_fwd_factor", "cudnn_attention_dropout_bwd_factor"});
     auto& kc = c.kernel;
     kc.gemm_efficiency = k.opt_positive("gemm_efficiency", 1.0).value_or(kc.gemm_efficiency);
     kc.attention_fwd_efficiency = k.opt_positive("attention_fwd_efficiency", 1.5).value_or(kc.attention_fwd_efficiency);
@@ -133,6 +135,11 @@ Calibration calibration_from_json(const json& j, const std::string& where, const
     kc.cudnn_attention_bwd_efficiency = k.opt_positive("cudnn_attention_bwd_efficiency", 1.5).value_or(kc.cudnn_attention_bwd_efficiency);
     kc.cudnn_attention_fwd_fixed_blocks = in_range(k, "cudnn_attention_fwd_fixed_blocks", kc.cudnn_attention_fwd_fixed_blocks, 0, 1e3, "blocks");
     kc.cudnn_attention_bwd_fixed_blocks = in_range(k, "cudnn_attention_bwd_fixed_blocks", kc.cudnn_attention_bwd_fixed_blocks, 0, 1e3, "blocks");
+    for (auto [key, field] : {std::pair{"attention_dropout_fwd_factor", &kc.attention_dropout_fwd_factor},
+                              std::pair{"attention_dropout_bwd_factor", &kc.attention_dropout_bwd_factor},
+                              std::pair{"cudnn_attention_dropout_fwd_factor", &kc.cudnn_attention_dropout_fwd_factor},
+                              std::pair{"cudnn_attention_dropout_bwd_factor", &kc.cudnn_attention_dropout_bwd_factor}})
+      *field = k.opt_positive(key, 1.0).value_or(*field);
     kc.elementwise_alu_efficiency = in_range(k, "elementwise_alu_efficiency", kc.elementwise_alu_efficiency, 0, 1.5, "(a fraction of the fp32 peak)");
     kc.dram_overhead_us = in_range(k, "dram_overhead_us", kc.dram_overhead_us, 0, 1e4, "microseconds");
     kc.l2_bandwidth_factor = in_range(k, "l2_bandwidth_factor", kc.l2_bandwidth_factor, 1, 100, "(L2 over HBM bandwidth)");
@@ -200,7 +207,11 @@ json calibration_to_json(const Calibration& c) {
             {"cudnn_attention_fwd_efficiency", c.kernel.cudnn_attention_fwd_efficiency},
             {"cudnn_attention_bwd_efficiency", c.kernel.cudnn_attention_bwd_efficiency},
             {"cudnn_attention_fwd_fixed_blocks", c.kernel.cudnn_attention_fwd_fixed_blocks},
-            {"cudnn_attention_bwd_fixed_blocks", c.kernel.cudnn_attention_bwd_fixed_blocks}}},
+            {"cudnn_attention_bwd_fixed_blocks", c.kernel.cudnn_attention_bwd_fixed_blocks},
+            {"attention_dropout_fwd_factor", c.kernel.attention_dropout_fwd_factor},
+            {"attention_dropout_bwd_factor", c.kernel.attention_dropout_bwd_factor},
+            {"cudnn_attention_dropout_fwd_factor", c.kernel.cudnn_attention_dropout_fwd_factor},
+            {"cudnn_attention_dropout_bwd_factor", c.kernel.cudnn_attention_dropout_bwd_factor}}},
           {"comm",
            {{"nvlink_efficiency", c.comm.nvlink_efficiency},
             {"network_efficiency", c.comm.network_efficiency},

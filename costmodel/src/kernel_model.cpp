@@ -244,6 +244,9 @@ double KernelModel::attention_time(const Op& op, double util, bool backward) con
   // keys becomes the kernel's own, so short loops pay the tile's fixed cost over few blocks.
   const double keys = op.kernel_keys_per_query > 0 ? 2 * op.kernel_keys_per_query : op.n;
   if (op.key_loop_scaling) eff *= key_loop_factor(keys, fixed_blocks);
+  if (op.attention_dropout)
+    eff *= backward ? (cudnn ? c_.cudnn_attention_dropout_bwd_factor : c_.attention_dropout_bwd_factor)
+                    : (cudnn ? c_.cudnn_attention_dropout_fwd_factor : c_.attention_dropout_fwd_factor);
   eff = std::min(eff, 1.0);
   return c_.launch_overhead_us * 1e-6 + op.flops / (half_peak_flops_ * eff);
 }

@@ -208,6 +208,7 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
     // QK^T (qk_dim) and PV (v_dim) over the keys each query sees (Dao 2022).
     a.flops = 2.0 * b * heads * seq * seq_full * keys_fraction * (qk_dim + v_dim);
     a.key_loop_scaling = s.attention_scales_with_seq;
+    a.attention_dropout = m.dropout;
     // One kernel's key loop: a sliding window's keys, or under a CP ring one step's K/V block
     // (seq/ring keys: Transformer Engine's AttnFuncWithCPAndKVP2P runs one attention call per
     // step, the diagonal one causal over the local 2 x seq/(2 ring) tokens, the others full

@@ -145,26 +145,31 @@ struct GroupGuard {
 // +6.6%, with fp8's longer k-loop overhead), the MoE group from 41.9% to 50.9%. Their remaining
 // optimism is not the attention kernel (whole layers with it are predicted within 3%,
 // tests/profiler/test_layer_steps.cpp); README "Accuracy on today's stacks" keeps the analysis.
+// The session after, a p2p CP ring's attention was costed step by step (NeMo 9.4% -> 8.7%) and
+// dropout inside fused attention at its measured rate (Megatron-Core 5.0% -> 6.0%, bias -3.8% ->
+// -6.0%; MLPerf 4.3% -> 4.2%; NeMo 8.7% -> 7.8%): the GPT-style rows are read with the convention's
+// attention dropout, which no record states.
 constexpr GroupGuard kModernGuards[] = {
     {"korthikanti2022_table5", 0.03, -1},
-    {"megatron_core_h100_weak_scaling", 0.055, -1},
+    {"megatron_core_h100_weak_scaling", 0.065, -1},
     {"mlperf_training_gpt3", 0.05, -1},
-    {"nemo_24.07_perf_summary", 0.098, -1},
+    {"nemo_24.07_perf_summary", 0.085, -1},
     // SimuMax's memory is torch.cuda.max_memory_allocated: compared without the CUDA context, NCCL's
     // buffers and the allocator's slack (3.4% when set, every row a little under).
     {"simumax_b200", 0.085, 0.04},
 };
 constexpr double kMaxModernOverallMape = 0.07;
 // The mixture-of-experts rows of Megatron-Bridge's H100 tables; this guards the accuracy reached so
-// that a change cannot make it worse unnoticed. 20.1% MAPE (bias +14.3%) when last set (18 runs, two
-// of them the table's 2x throughput anomalies, +52% and +115%): the host time of Megatron-Core's MoE
+// that a change cannot make it worse unnoticed. 18.0% MAPE (bias +11.9%) when last set (18 runs, two
+// of them the table's 2x throughput anomalies, +52% and +115%; 20.1% before GPT-OSS-120B's eager
+// per-expert bias path and its windows' key loop): the host time of Megatron-Core's MoE
 // layer, measured (configs/measurements/h100-2026-11-27.moe-layer-host.json), binds the layers, its
 // router and dispatcher part alone with these runs' grouped GEMM, and since the session after,
 // the synchronisation splits each layer and its attention block's measured host time counts (36.0%
 // before, 50.9% before the host time, 41.9% before cuDNN's attention rates). See README "The host
 // time of a MoE layer".
 constexpr GroupGuard kModernMoeGuards[] = {
-    {"mbridge_moe_h100", 0.21, -1},
+    {"mbridge_moe_h100", 0.19, -1},
 };
 
 }  // namespace

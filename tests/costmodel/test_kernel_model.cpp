@@ -335,6 +335,31 @@ TEST_CASE("attention: a sliding window's query tiles loop over the window's keys
   CHECK(rate(attention(4096, 2048, 2048)) == doctest::Approx(rate(full)).epsilon(1e-9));
 }
 
+TEST_CASE("attention: dropout inside the fused kernel slows it by the measured factor of its kernel and direction") {
+  const GpuSpec h100 = test::catalog().gpu("h100-sxm");
+  const KernelCoefficients kc = default_calibration(h100).kernel;
+  const KernelModel model(h100, Precision::bf16, kc);
+  const double launch = kc.launch_overhead_us * 1e-6;
+  for (bool cudnn : {false, true})
+    for (bool backward : {false, true}) {
+      CAPTURE(cudnn);
+      CAPTURE(backward);
+      Op op = gemm(8192, 8192, 128, 32);
+      op.kind = OpKind::attention;
+      op.name = cudnn ? (backward ? "cudnn_attention_bwd" : "cudnn_attention") : (backward ? "flash_attention_bwd" : "flash_attention");
+      op.cudnn_attention = cudnn;
+      op.key_loop_scaling = true;
+      const double plain = model.time(op).time_s - launch;
+      op.attention_dropout = true;
+      const double factor = cudnn ? (backward ? kc.cudnn_attention_dropout_bwd_factor : kc.cudnn_attention_dropout_fwd_factor)
+                                  : (backward ? kc.attention_dropout_bwd_factor : kc.attention_dropout_fwd_factor);
+      CHECK(plain / (model.time(op).time_s - launch) == doctest::Approx(factor).epsilon(1e-9));
+    }
+  // cuDNN's forward loses about half its rate, FlashAttention-2 about a sixth (H200 measurements).
+  CHECK(kc.cudnn_attention_dropout_fwd_factor < 0.6);
+  CHECK(kc.attention_dropout_fwd_factor > 0.75);
+}
+
 TEST_CASE("low-precision recipes: NVFP4 GEMMs at the fp4 peak, MXFP8 and NVFP4 only on Blackwell") {
   const GpuSpec b200 = test::catalog().gpu("b200");
   const GpuSpec h100 = test::catalog().gpu("h100");

@@ -50,6 +50,21 @@ TEST_CASE("decoder_layer_ops: context parallelism splits queries, not the keys t
   CHECK(shard * 4 == doctest::Approx(full).epsilon(1e-9));
 }
 
+TEST_CASE("decoder_layer_ops: a model with dropout drops attention probabilities inside the fused kernel") {
+  LayerShape s;
+  s.seq = 2048;
+  for (const char* name : {"gpt3-175b", "llama3-8b"}) {
+    const ModelSpec m = test::catalog().model(name);
+    CAPTURE(name);
+    const LayerOps ops = decoder_layer_ops(m, s);
+    for (const auto* list : {&ops.forward, &ops.backward})
+      for (const auto& op : *list)
+        if (op.kind == OpKind::attention) CHECK(op.attention_dropout == m.dropout);
+  }
+  CHECK(test::catalog().model("gpt3-175b").dropout);
+  CHECK_FALSE(test::catalog().model("llama3-8b").dropout);
+}
+
 TEST_CASE("decoder_layer_ops: a CP ring runs the attention one K/V block per step and merges the steps") {
   ModelSpec m = test::catalog().model("llama3-8b");
   LayerShape s;

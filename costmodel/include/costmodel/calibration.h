@@ -84,6 +84,14 @@ struct KernelCoefficients {
   double cudnn_attention_bwd_efficiency = 0.55;
   double cudnn_attention_fwd_fixed_blocks = 5.0;
   double cudnn_attention_bwd_fixed_blocks = 5.0;
+  // Rate of fused attention with dropout on its probabilities (p 0.1) relative to without, forward
+  // and backward, FlashAttention-2 and cuDNN: measured on an H200 at 2k-16k tokens, where the ratio
+  // held within 3% across lengths (scripts/attention_dropout.py on
+  // configs/measurements/h200-2026-11-27.attention-variants.json; a guess on other GPUs).
+  double attention_dropout_fwd_factor = 0.832;
+  double attention_dropout_bwd_factor = 0.883;
+  double cudnn_attention_dropout_fwd_factor = 0.516;
+  double cudnn_attention_dropout_bwd_factor = 0.832;
   // Slowdown of compute while overlapped NCCL kernels share its SMs and HBM bandwidth: each second
   // of overlapped communication costs this fraction of a second of compute. A default (NCCL uses
   // ~8-32 of the SMs for its channels).

@@ -30,6 +30,9 @@ struct Op {
   // that is less than a causal kernel over all n keys (n/2): a sliding window
   // (causal_keys_per_query), or one step of a context-parallel ring (LayerShape::cp_ring). 0: n/2.
   double kernel_keys_per_query = 0;
+  // Attention only: dropout on the attention probabilities inside the fused kernel (Philox
+  // random numbers per score), timed with the kernel's dropout factor.
+  bool attention_dropout = false;
   // GEMM shape (per batch entry): C[m,n] += A[m,k] B[k,n]; batch > 1 for batched GEMMs.
   double m = 0, n = 0, k = 0;
   double batch = 1;

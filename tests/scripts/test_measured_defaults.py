@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""The scripts that derive HostCoefficients defaults, run on the committed measurements, print the
-values costmodel/include/costmodel/calibration.h states: a change of either side fails here.
+"""The scripts that derive calibration defaults from measurements, run on the committed measurements,
+print the values costmodel/include/costmodel/calibration.h states: a change of either side fails here.
 
 - scripts/moe_sync_split.py: the share of the MoE block's fixed forward host time issued before the
   dispatcher's synchronisation (two profiled H100 layers) and the attention block's host time,
   forward and backward (whole layer minus MoE block on an H200 machine);
 - scripts/eager_op_host.py: the host time of the eager per-expert bias ops of biased experts under a
-  grouped GEMM (the same profiled H100 layers).
+  grouped GEMM (the same profiled H100 layers);
+- scripts/attention_dropout.py: the rate of fused attention with dropout relative to without
+  (FlashAttention-2 and cuDNN, an H200).
 """
 import json
 import os
@@ -18,7 +20,7 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 with open(os.path.join(ROOT, "costmodel", "include", "costmodel", "calibration.h")) as f:
     header = f.read()
 problems = []
-for script in ("moe_sync_split.py", "eager_op_host.py"):
+for script in ("moe_sync_split.py", "eager_op_host.py", "attention_dropout.py"):
     out = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", script), "--json"], capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"{script} exited {out.returncode}: {out.stderr}")
