@@ -31,6 +31,14 @@ Op elementwise(const char* name, double elements, double bytes_per_element, doub
   return op;
 }
 
+// `op` as `kernels` kernels issued one after another, each with its share of the work (a loop of
+// per-expert or per-step launches).
+Op one_at_a_time(Op op, double kernels) {
+  op.batch = kernels;
+  op.concurrent = 1;
+  return op;
+}
+
 // The backward of C = A B is dA = dC B^T (m x k, inner n) and dB = A^T dC (k x n, inner m).
 void add_gemm_backward(std::vector<Op>& bwd, const Op& f, int eb) {
   Op data_grad = gemm(f.name, f.m, f.k, f.n, eb, f.batch);
@@ -95,16 +103,11 @@ LocalTokens local_tokens(const LayerShape& s) {
 // split's backward concatenates the gradients of t. `elements`: routed rows x hidden. The newer
 // packed path (moe_use_grouped_tensor, 2026-08, off by default) is not modelled.
 void add_expert_bias_ops(std::vector<Op>& fwd, std::vector<Op>& bwd, double elements, double local_experts, int eb) {
-  auto per_expert = [&](Op op, double kernels_per_expert) {
-    op.batch = kernels_per_expert * local_experts;
-    op.concurrent = 1;
-    return op;
-  };
-  fwd.push_back(per_expert(elementwise("expert_bias_scale", elements, eb), 1));
-  fwd.push_back(per_expert(elementwise("expert_bias_add", elements, 3.0 * eb), 1));
+  fwd.push_back(one_at_a_time(elementwise("expert_bias_scale", elements, eb), local_experts));
+  fwd.push_back(one_at_a_time(elementwise("expert_bias_add", elements, 3.0 * eb), local_experts));
   fwd.push_back(elementwise("expert_bias_concat", elements, 2.0 * eb, 0));
-  const Op grad[] = {per_expert(elementwise("expert_bias_grad_scale", elements, 4.0 * eb, 2), 2),
-                     per_expert(elementwise("expert_bias_grad_reduce", elements, 2.0 * eb, 2), 2),
+  const Op grad[] = {one_at_a_time(elementwise("expert_bias_grad_scale", elements, 4.0 * eb, 2), 2 * local_experts),
+                     one_at_a_time(elementwise("expert_bias_grad_reduce", elements, 2.0 * eb, 2), 2 * local_experts),
                      elementwise("expert_bias_split_bwd", elements, 2.0 * eb, 0)};
   bwd.insert(bwd.begin(), std::begin(grad), std::end(grad));
 }
@@ -229,14 +232,8 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
       // the running one by their softmax statistics (flash_attn_fwd_out_correction: read the step's
       // output, read and write the sum), and backward adds each step's dQ into dQ and its dK, dV
       // into the dKV that travels the ring (read the step's gradient, read and write the sum).
-      Op merge = elementwise("cp_out_correction", T * heads * v_dim, 3.0 * eb, 3);
-      Op accumulate = elementwise("cp_grad_accumulation", T * (q_out + kv_out), 3.0 * eb);
-      for (Op* op : {&merge, &accumulate}) {
-        op->batch = s.cp_ring;  // one kernel per step
-        op->concurrent = 1;
-      }
-      attn_fwd.push_back(merge);
-      attn_bwd.push_back(accumulate);
+      attn_fwd.push_back(one_at_a_time(elementwise("cp_out_correction", T * heads * v_dim, 3.0 * eb, 3), s.cp_ring));
+      attn_bwd.push_back(one_at_a_time(elementwise("cp_grad_accumulation", T * (q_out + kv_out), 3.0 * eb), s.cp_ring));
     }
   } else {
     const double scores = b * heads * seq * seq_full;
@@ -330,8 +327,7 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
       // one at a time. Grouped: one GEMM per expert, grouped_gemm_streams of them in flight.
       auto per_expert = [&](Op& op) {
         if (sequential) {
-          op.concurrent = 1;
-          op.batch = batch;
+          op = one_at_a_time(op, batch);
         } else if (op.kind == OpKind::gemm) {
           op.concurrent = s.grouped_gemm_streams;
         }

@@ -393,7 +393,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
         // for dO and dQ, dK, dV; nothing overlaps them. The ring (TE AttnFuncWithCPAndKVP2P; with
         // two groups Megatron's --hierarchical-context-parallel-sizes a b) passes K/V blocks of the
         // same bytes per step behind the attention they feed.
-        const int a = cp_a2a_group_size(job), b = p.cp / a;
+        const int b = shape.cp_ring, a = p.cp / b;  // the ring, and the all-to-all groups on it
         const GroupPlacement inner = place_group(a, p.tp, gpn), outer = place_group(b, p.tp * a, gpn);
         const double q_bytes = tokens * static_cast<double>(m.hidden_size) / p.tp * eb;
         const double a2a = a > 1 ? 2 * comm.all_to_all(q_bytes, inner) + comm.all_to_all(kv_bytes, inner) : 0.0;

@@ -30,6 +30,22 @@ Op elementwise(double bytes) {
   return op;
 }
 
+// Fused causal attention over `seq` queries, each attending to `keys_per_query` keys, with `heads`
+// heads of `head_dim`.
+Op attention(double seq, double keys_per_query, double head_dim, double heads, bool cudnn) {
+  Op op;
+  op.kind = OpKind::attention;
+  op.name = cudnn ? "cudnn_attention" : "flash_attention";
+  op.cudnn_attention = cudnn;
+  op.key_loop_scaling = true;
+  op.m = op.n = seq;
+  op.k = head_dim;
+  op.batch = heads;
+  op.flops = 2.0 * heads * seq * keys_per_query * (2 * head_dim);
+  op.bytes = 4.0 * heads * seq * head_dim * 2;
+  return op;
+}
+
 // An A100-like GPU with unlimited memory bandwidth: isolates the compute side of the roofline.
 GpuSpec compute_only_gpu() {
   GpuSpec g = test::catalog().gpu("a100-80gb");
@@ -308,31 +324,22 @@ TEST_CASE("attention: a sliding window's query tiles loop over the window's keys
   const GpuSpec h100 = test::catalog().gpu("h100-sxm");
   const KernelCoefficients kc = default_calibration(h100).kernel;
   const KernelModel model(h100, Precision::bf16, kc);
-  auto attention = [](double seq, double keys_per_query, double window_keys) {
-    Op op;
-    op.kind = OpKind::attention;
-    op.name = "cudnn_attention";
-    op.cudnn_attention = true;
-    op.key_loop_scaling = true;
-    op.m = op.n = seq;
-    op.k = 64;
-    op.batch = 64;
+  auto windowed = [](double seq, double keys_per_query, double window_keys) {
+    Op op = attention(seq, keys_per_query, 64, 64, true);
     op.kernel_keys_per_query = window_keys;
-    op.flops = 2.0 * 64 * seq * keys_per_query * (2 * 64);
-    op.bytes = 4.0 * 64 * seq * 64 * 2;
     return op;
   };
   const double launch = kc.launch_overhead_us * 1e-6;
   auto rate = [&](const Op& op) { return op.flops / (model.time(op).time_s - launch); };
   // A 128-key window over 4096 tokens: the rate of a causal tile that visits 128 keys on average
   // (a 256-token sequence), far below the 4096-token causal rate.
-  const Op window = attention(4096, 126, 126), full = attention(4096, 2048, 0);
+  const Op window = windowed(4096, 126, 126), full = windowed(4096, 2048, 0);
   CHECK(rate(window) / rate(full) == doctest::Approx(key_loop_factor(252, kc.cudnn_attention_fwd_fixed_blocks) /
                                                      key_loop_factor(4096, kc.cudnn_attention_fwd_fixed_blocks))
                                          .epsilon(1e-9));
   CHECK(rate(window) < 0.4 * rate(full));
   // A window at least as long as the sequence is no window.
-  CHECK(rate(attention(4096, 2048, 2048)) == doctest::Approx(rate(full)).epsilon(1e-9));
+  CHECK(rate(windowed(4096, 2048, 2048)) == doctest::Approx(rate(full)).epsilon(1e-9));
 }
 
 TEST_CASE("attention: dropout inside the fused kernel slows it by the measured factor of its kernel and direction") {
@@ -344,11 +351,8 @@ TEST_CASE("attention: dropout inside the fused kernel slows it by the measured f
     for (bool backward : {false, true}) {
       CAPTURE(cudnn);
       CAPTURE(backward);
-      Op op = gemm(8192, 8192, 128, 32);
-      op.kind = OpKind::attention;
-      op.name = cudnn ? (backward ? "cudnn_attention_bwd" : "cudnn_attention") : (backward ? "flash_attention_bwd" : "flash_attention");
-      op.cudnn_attention = cudnn;
-      op.key_loop_scaling = true;
+      Op op = attention(8192, 4096, 128, 32, cudnn);
+      if (backward) op.name = cudnn ? "cudnn_attention_bwd" : "flash_attention_bwd";
       const double plain = model.time(op).time_s - launch;
       op.attention_dropout = true;
       const double factor = cudnn ? (backward ? kc.cudnn_attention_dropout_bwd_factor : kc.cudnn_attention_dropout_fwd_factor)
@@ -409,31 +413,19 @@ TEST_CASE("attention: cuDNN's fused kernel has its own coefficients, and head di
   const GpuSpec h100 = test::catalog().gpu("h100-sxm");
   const KernelCoefficients kc = default_calibration(h100).kernel;
   const KernelModel model(h100, Precision::bf16, kc);
-  auto attention = [](double seq, double head_dim, bool cudnn) {
-    Op op;
-    op.kind = OpKind::attention;
-    op.name = cudnn ? "cudnn_attention" : "flash_attention";
-    op.cudnn_attention = cudnn;
-    op.key_loop_scaling = true;
-    op.m = op.n = seq;
-    op.k = head_dim;
-    op.batch = 32;
-    op.flops = 2.0 * 32 * seq * seq * 0.5 * (2 * head_dim);
-    op.bytes = 4.0 * 32 * seq * head_dim * 2;
-    return op;
-  };
+  auto causal = [](double seq, double head_dim, bool cudnn) { return attention(seq, seq / 2, head_dim, 32, cudnn); };
   // Hopper: cuDNN ~1.5-1.7x FlashAttention-2 (H200 measurements), more so as the key loop grows.
-  const double at2k = model.time(attention(2048, 128, false)).time_s / model.time(attention(2048, 128, true)).time_s;
-  const double at64k = model.time(attention(65536, 128, false)).time_s / model.time(attention(65536, 128, true)).time_s;
+  const double at2k = model.time(causal(2048, 128, false)).time_s / model.time(causal(2048, 128, true)).time_s;
+  const double at64k = model.time(causal(65536, 128, false)).time_s / model.time(causal(65536, 128, true)).time_s;
   CHECK(at2k > 1.3);
   CHECK(at64k > 1.4);
   CHECK(at64k < 2.0);
   // Per FLOP, a 192-wide head (MLA's queries and keys) is no faster than a 128-wide one.
-  const Op h192 = attention(16384, 192, true), h128 = attention(16384, 128, true);
+  const Op h192 = causal(16384, 192, true), h128 = causal(16384, 128, true);
   CHECK(model.time(h192).time_s / h192.flops >= model.time(h128).time_s / h128.flops * (1 - 1e-3));  // launch cost aside
   // Without Hopper measurements (Ampere) cuDNN's coefficients are FlashAttention-2's.
   const GpuSpec a100 = test::catalog().gpu("a100-80gb");
   const KernelModel ampere(a100, Precision::bf16, default_calibration(a100).kernel);
-  CHECK(ampere.time(attention(8192, 128, true)).time_s == doctest::Approx(ampere.time(attention(8192, 128, false)).time_s));
+  CHECK(ampere.time(causal(8192, 128, true)).time_s == doctest::Approx(ampere.time(causal(8192, 128, false)).time_s));
 }
 }
