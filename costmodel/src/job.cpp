@@ -108,6 +108,27 @@ AttentionKernel resolved_attention_kernel(const RuntimeOptions& rt, const GpuSpe
   return rt.framework == Framework::megatron && hopper_or_later ? AttentionKernel::cudnn : AttentionKernel::flash2;
 }
 
+const char* to_string(CrossEntropyKernel k) {
+  switch (k) {
+    case CrossEntropyKernel::automatic: return "auto";
+    case CrossEntropyKernel::eager: return "eager";
+    case CrossEntropyKernel::jit_fused: return "jit-fused";
+    case CrossEntropyKernel::single_pass: return "single-pass";
+  }
+  return "?";
+}
+
+std::optional<CrossEntropyKernel> cross_entropy_kernel_from_string(const std::string& s) {
+  for (auto k : {CrossEntropyKernel::automatic, CrossEntropyKernel::eager, CrossEntropyKernel::jit_fused, CrossEntropyKernel::single_pass})
+    if (s == to_string(k)) return k;
+  return std::nullopt;
+}
+
+CrossEntropyKernel resolved_cross_entropy(const RuntimeOptions& rt) {
+  if (rt.cross_entropy != CrossEntropyKernel::automatic) return rt.cross_entropy;
+  return rt.framework == Framework::megatron ? CrossEntropyKernel::jit_fused : CrossEntropyKernel::eager;
+}
+
 std::int64_t padded_vocab_size(const Job& job) {
   const std::int64_t v = job.model.vocab_size;
   if (job.runtime.framework == Framework::fsdp || v <= 0) return v;

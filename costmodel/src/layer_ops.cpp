@@ -448,6 +448,42 @@ LayerOps embedding_ops(const ModelSpec& m, const LayerShape& s) {
   return L;
 }
 
+namespace {
+
+// The loss over `logits` vocabulary-parallel logits of `eb` bytes, as each implementation passes
+// over them (bytes per logit; the logits' rows are small next to them):
+//  - eager, Megatron's VocabParallelCrossEntropy (tensor_parallel/cross_entropy.py): .float() copy
+//    (eb + 4, none when they are fp32 already), max (4), subtract in place (8), exp in place (8),
+//    sum (4), divide in place (8): six kernels; backward the in-place multiply by the loss's
+//    gradient (8) and autograd's cast of the fp32 gradient back to the logits' dtype (4 + eb);
+//  - jit_fused, Megatron --cross-entropy-loss-fusion (fusions/fused_cross_entropy.py, each step
+//    compiled by jit_fuser = torch.compile): cast with max (eb + 4), subtract-exp-sum (8), divide
+//    (8): three kernels; backward one kernel reading the fp32 softmax and writing the gradient in
+//    the logits' dtype (4 + eb);
+//  - single_pass, Transformer Engine's Triton parallel_cross_entropy (triton/cross_entropy.py):
+//    an online-softmax pass (eb), then one pass writing loss and gradient over the logits in place
+//    (2 eb); backward scales that gradient in place (2 eb).
+void add_cross_entropy_ops(LayerOps& L, double logits, int eb, CrossEntropyKernel kernel) {
+  const double cast = eb == 4 ? 0.0 : eb + 4.0;
+  switch (kernel) {
+    case CrossEntropyKernel::eager:
+      L.forward.push_back(one_at_a_time(elementwise("cross_entropy", logits, cast + 4 + 8 + 8 + 4 + 8, 6), cast > 0 ? 6 : 5));
+      L.backward.push_back(one_at_a_time(elementwise("cross_entropy_bwd", logits, 8 + cast, 3), cast > 0 ? 2 : 1));
+      break;
+    case CrossEntropyKernel::automatic:  // resolved by the predictor; counted as Megatron's fused loss
+    case CrossEntropyKernel::jit_fused:
+      L.forward.push_back(one_at_a_time(elementwise("cross_entropy", logits, (eb + 4.0) + 8 + 8, 6), 3));
+      L.backward.push_back(elementwise("cross_entropy_bwd", logits, 4.0 + eb, 3));
+      break;
+    case CrossEntropyKernel::single_pass:
+      L.forward.push_back(one_at_a_time(elementwise("cross_entropy", logits, 3.0 * eb, 6), 2));
+      L.backward.push_back(elementwise("cross_entropy_bwd", logits, 2.0 * eb, 3));
+      break;
+  }
+}
+
+}  // namespace
+
 LayerOps output_layer_ops(const ModelSpec& m, const LayerShape& s) {
   LayerOps L;
   const int eb = s.element_bytes;
@@ -461,9 +497,7 @@ LayerOps output_layer_ops(const ModelSpec& m, const LayerShape& s) {
   Op logits = gemm("logits", T, v, h, eb);
   logits.bf16_under_fp8 = true;
   L.forward.push_back(logits);
-  // Vocab-parallel cross entropy in fp32: read logits, max/sum-exp passes, write fp32 softmax.
-  L.forward.push_back(elementwise("cross_entropy", T * v, eb + 4.0 + 4.0, 6));
-  L.backward.push_back(elementwise("cross_entropy_bwd", T * v, 4.0 + eb, 3));
+  add_cross_entropy_ops(L, T * v, eb, s.cross_entropy);
   add_gemm_backward(L.backward, logits, eb);
   L.backward.push_back(elementwise("final_norm_bwd", T_sp * h, 4.0 * eb, 8));
   return L;

@@ -334,6 +334,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   shape.cudnn_attention = resolved_attention_kernel(job.runtime, cl.gpu) == AttentionKernel::cudnn;
   shape.attention_scales_with_seq = job.runtime.framework == Framework::megatron || shape.cudnn_attention;
   shape.vocab = padded_vocab_size(job);
+  shape.cross_entropy = resolved_cross_entropy(job.runtime);
   shape.recompute_modules = p.recompute.modules;
 
   // ---- one decoder layer of each kind (MoE or dense MLP, sliding-window or full attention) ----

@@ -121,10 +121,11 @@ TEST_CASE("strata predict") {
     CHECK_MESSAGE(r.exit_code == 0, r.out);
     CHECK(has(r.out, "plan      tp=8 pp=16 dp=8 mbs=1 recompute=none; 192 micro-batches per iteration"));
     CHECK(has(r.out, "note: 1024 GPUs from torchrun --nnodes 128 x --nproc-per-node 8"));
-    // The script gives no --overlap-grad-reduce, so Megatron does not overlap the DP all-reduce.
+    // The script gives no --overlap-grad-reduce, so Megatron does not overlap the DP all-reduce, and no
+    // --cross-entropy-loss-fusion, so its loss is the eager one.
     auto a = run_strata("predict --megatron-args " + script + " --cluster dgx-a100-hdr --json");
     auto b = run_strata("predict --model gpt3-175b --cluster dgx-a100-hdr --gpus 1024 --global-batch 1536 --seq 2048 "
-                        "--tp 8 --pp 16 --mbs 1 --no-overlap-grad-reduce --no-overlap-param-gather --json");
+                        "--tp 8 --pp 16 --mbs 1 --no-overlap-grad-reduce --no-overlap-param-gather --cross-entropy eager --json");
     REQUIRE_MESSAGE(a.exit_code == 0, a.out);
     REQUIRE_MESSAGE(b.exit_code == 0, b.out);
     const auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);

@@ -169,6 +169,17 @@ TEST_CASE("build_job") {
     o.no_flash_attention = true;
     CHECK_THROWS_WITH_AS(build_job(o, test::catalog()), doctest::Contains("--no-flash-attention"), InputError);
   }
+  SUBCASE("--cross-entropy") {
+    JobOptions o = sc21_options();
+    CHECK(resolved_cross_entropy(build_job(o, test::catalog()).runtime) == CrossEntropyKernel::jit_fused);
+    o.cross_entropy = "Eager";
+    CHECK(build_job(o, test::catalog()).runtime.cross_entropy == CrossEntropyKernel::eager);
+    o.cross_entropy = "single-pass";
+    CHECK(build_job(o, test::catalog()).runtime.cross_entropy == CrossEntropyKernel::single_pass);
+    o.cross_entropy = "liger";
+    CHECK_THROWS_WITH_AS(build_job(o, test::catalog()), doctest::Contains("--cross-entropy: expected auto, eager, jit-fused or single-pass"),
+                         InputError);
+  }
   SUBCASE("stage layers") {
     JobOptions o = sc21_options();
     o.pp = 4;

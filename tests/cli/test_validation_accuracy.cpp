@@ -148,20 +148,25 @@ struct GroupGuard {
 // The session after, a p2p CP ring's attention was costed step by step (NeMo 9.4% -> 8.7%) and
 // dropout inside fused attention at its measured rate (Megatron-Core 5.0% -> 6.0%, bias -3.8% ->
 // -6.0%; MLPerf 4.3% -> 4.2%; NeMo 8.7% -> 7.8%): the GPT-style rows are read with the convention's
-// attention dropout, which no record states.
+// attention dropout, which no record states. The session after that, the loss is costed as each
+// stack runs it (layer_ops add_cross_entropy_ops): Megatron's eager fp32 cross entropy where a
+// record does not name the fusion (Megatron-Core 6.0% -> 7.1%, its 1.7B model with a 131k vocabulary
+// -3.3% -> -8.9%; NeMo 7.8% -> 6.2%; Korthikanti 2.6% -> 2.7%), Transformer Engine's single pass for
+// Megatron-Bridge and SimuMax's "_cef" cases (MoE 18.0% -> 18.4%, SimuMax 7.6% -> 7.7%).
 constexpr GroupGuard kModernGuards[] = {
     {"korthikanti2022_table5", 0.03, -1},
-    {"megatron_core_h100_weak_scaling", 0.065, -1},
+    {"megatron_core_h100_weak_scaling", 0.075, -1},
     {"mlperf_training_gpt3", 0.05, -1},
-    {"nemo_24.07_perf_summary", 0.085, -1},
+    {"nemo_24.07_perf_summary", 0.07, -1},
     // SimuMax's memory is torch.cuda.max_memory_allocated: compared without the CUDA context, NCCL's
     // buffers and the allocator's slack (3.4% when set, every row a little under).
     {"simumax_b200", 0.085, 0.04},
 };
 constexpr double kMaxModernOverallMape = 0.07;
 // The mixture-of-experts rows of Megatron-Bridge's H100 tables; this guards the accuracy reached so
-// that a change cannot make it worse unnoticed. 18.0% MAPE (bias +11.9%) when last set (18 runs, two
-// of them the table's 2x throughput anomalies, +52% and +115%; 20.1% before GPT-OSS-120B's eager
+// that a change cannot make it worse unnoticed. 18.4% MAPE (bias +12.6%) when last set (18 runs, two
+// of them the table's 2x throughput anomalies, +53% and +116%; 18.0% before Transformer Engine's
+// single-pass cross entropy, which these runs' recipes select; 20.1% before GPT-OSS-120B's eager
 // per-expert bias path and its windows' key loop): the host time of Megatron-Core's MoE
 // layer, measured (configs/measurements/h100-2026-11-27.moe-layer-host.json), binds the layers, its
 // router and dispatcher part alone with these runs' grouped GEMM, and since the session after,

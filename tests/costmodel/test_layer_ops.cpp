@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "costmodel/kernel_model.h"
 #include "costmodel/layer_ops.h"
 #include "test_util.h"
 
@@ -216,6 +217,54 @@ TEST_CASE("output_layer_ops: logits GEMM is 2*T*h*V/t forward and twice that bac
     if (op.kind == OpKind::gemm) CHECK(op.bf16_under_fp8);
   for (const auto& op : ops.backward)
     if (op.kind == OpKind::gemm) CHECK(op.bf16_under_fp8);
+}
+
+TEST_CASE("output_layer_ops: the loss passes over the logits as often as its implementation does") {
+  ModelSpec m = test::catalog().model("llama3-8b");
+  LayerShape s;
+  s.seq = 4096;
+  s.vocab = 128256;
+  const double logits = 4096.0 * 128256;
+  auto loss = [&](CrossEntropyKernel k, int eb) {
+    s.cross_entropy = k;
+    s.element_bytes = eb;
+    const LayerOps ops = output_layer_ops(m, s);
+    const Op* fwd = nullptr;
+    const Op* bwd = nullptr;
+    for (const auto& op : ops.forward)
+      if (std::string_view(op.name) == "cross_entropy") fwd = &op;
+    for (const auto& op : ops.backward)
+      if (std::string_view(op.name) == "cross_entropy_bwd") bwd = &op;
+    REQUIRE(fwd != nullptr);
+    REQUIRE(bwd != nullptr);
+    return std::pair{*fwd, *bwd};
+  };
+  // Megatron's eager loss: the fp32 copy, then max, subtract, exp, sum and divide, six kernels;
+  // backward the in-place multiply and autograd's cast back to bf16.
+  const auto [eager_f, eager_b] = loss(CrossEntropyKernel::eager, 2);
+  CHECK(eager_f.bytes == doctest::Approx(logits * (6 + 4 + 8 + 8 + 4 + 8)));
+  CHECK(eager_f.batch == 6);
+  CHECK(eager_b.bytes == doctest::Approx(logits * (8 + 6)));
+  // With fp32 logits there is no copy to make: five kernels, no cast back.
+  const auto [fp32_f, fp32_b] = loss(CrossEntropyKernel::eager, 4);
+  CHECK(fp32_f.bytes == doctest::Approx(logits * 32));
+  CHECK(fp32_f.batch == 5);
+  CHECK(fp32_b.bytes == doctest::Approx(logits * 8));
+  // Megatron's fused loss keeps the fp32 passes but compiles them into three kernels and one back.
+  const auto [jit_f, jit_b] = loss(CrossEntropyKernel::jit_fused, 2);
+  CHECK(jit_f.bytes == doctest::Approx(logits * 22));
+  CHECK(jit_f.batch == 3);
+  CHECK(jit_b.bytes == doctest::Approx(logits * 6));
+  // Transformer Engine's: read the bf16 logits twice and write the gradient over them; backward
+  // scales it in place.
+  const auto [te_f, te_b] = loss(CrossEntropyKernel::single_pass, 2);
+  CHECK(te_f.bytes == doctest::Approx(logits * 6));
+  CHECK(te_b.bytes == doctest::Approx(logits * 4));
+  // Timed on one GPU, each is faster than the one before it.
+  const KernelModel km(test::catalog().gpu("h100"), Precision::bf16, KernelCoefficients{});
+  auto t = [&](const std::pair<Op, Op>& ops) { return km.time(ops.first).time_s + km.time(ops.second).time_s; };
+  CHECK(t(loss(CrossEntropyKernel::eager, 2)) > 1.5 * t(loss(CrossEntropyKernel::jit_fused, 2)));
+  CHECK(t(loss(CrossEntropyKernel::jit_fused, 2)) > 2 * t(loss(CrossEntropyKernel::single_pass, 2)));
 }
 }
 

@@ -73,6 +73,7 @@ TEST_CASE("plan_from_json") {
     job.runtime.moe_pad_to_capacity = true;
     job.runtime.lazy_module_loading = false;
     job.runtime.attention_kernel = AttentionKernel::cudnn;
+    job.runtime.cross_entropy = CrossEntropyKernel::eager;
     job.calibration = default_calibration(job.cluster.gpu);
     job.calibration.kernel.gemm_efficiency = 0.61;
     job.calibration.host.moe_forward_s = 0.004;

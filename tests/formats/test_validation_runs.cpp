@@ -439,6 +439,25 @@ TEST_CASE("load_validation_runs: published GPU names, Llama defaults, stated ove
   CHECK(runs.at(0).error.find("do not multiply to cp = 8") != std::string::npos);
 }
 
+TEST_CASE("load_validation_runs: the loss's kernels as a record states them, else as its stack runs them") {
+  auto loss_of = [](const nlohmann::json& changes) { return read_modified(changes).job->runtime.cross_entropy; };
+  // Megatron's own default, said as an assumption.
+  const ValidationRun plain = read_modified({{"framework", "Megatron-LM"}});
+  CHECK(plain.job->runtime.cross_entropy == CrossEntropyKernel::eager);
+  CHECK(any_contains(plain.assumptions, "cross-entropy fusion not stated"));
+  CHECK(loss_of({{"framework", "Megatron-LM"}, {"notes", "--cross-entropy-loss-fusion"}}) == CrossEntropyKernel::jit_fused);
+  CHECK(loss_of({{"framework", "Megatron-LM"}, {"notes", "--cross-entropy-loss-fusion --cross-entropy-fusion-impl te"}}) ==
+        CrossEntropyKernel::single_pass);
+  // SimuMax's "_cef" cases, Megatron-Bridge's performance recipes and llm-foundry's MPT.
+  CHECK(loss_of({{"framework", "Megatron-LM"}, {"source", "SimuMax summary (row llama3_70b_l12_tp8_pp1_dp1_mbc4_cef)"}}) ==
+        CrossEntropyKernel::single_pass);
+  CHECK(loss_of({{"framework", "Megatron-Bridge / NeMo 26.04 container"}}) == CrossEntropyKernel::single_pass);
+  CHECK(loss_of({{"framework", "MosaicML llm-foundry (FSDP)"}}) == CrossEntropyKernel::single_pass);
+  // Megatron-DeepSpeed has no fused loss: the automatic choice is the eager one.
+  const ValidationRun ds = read_modified({{"framework", "Megatron-DeepSpeed"}});
+  CHECK(resolved_cross_entropy(ds.job->runtime) == CrossEntropyKernel::eager);
+}
+
 TEST_CASE("predict_validation_run: an unstated optimizer sharding is sharded only when the run would not fit otherwise") {
   // GPT-3 175B on Megatron-DeepSpeed, tp 4 x pp 16 x dp 8, micro-batch 4: the fp32 optimizer
   // states alone take about 43 GiB per GPU unsharded (vTrain's ground-truth configuration).

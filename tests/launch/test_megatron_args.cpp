@@ -165,8 +165,18 @@ TEST_CASE("megatron_args") {
         "--micro-batch-size", "1", "--global-batch-size", "1536", "--seq-length", "2048", "--max-position-embeddings", "2048",
         "--tensor-model-parallel-size", "8", "--pipeline-model-parallel-size", "16", "--sequence-parallel",
         "--recompute-granularity", "selective", "--use-distributed-optimizer", "--overlap-grad-reduce",
-        "--overlap-param-gather", "--bf16"};
+        "--overlap-param-gather", "--cross-entropy-loss-fusion", "--bf16"};
     CHECK(megatron_args(test::gpt3_175b_job()) == expected);
+  }
+  SUBCASE("the loss the prediction timed: Megatron's fused cross entropy by default, none for the eager one") {
+    Job job = test::gpt3_175b_job();
+    auto has_flag = [](const std::vector<std::string>& a, const char* f) { return std::find(a.begin(), a.end(), f) != a.end(); };
+    CHECK(has_flag(megatron_args(job), "--cross-entropy-loss-fusion"));
+    job.runtime.cross_entropy = CrossEntropyKernel::eager;
+    CHECK_FALSE(has_flag(megatron_args(job), "--cross-entropy-loss-fusion"));
+    // Megatron-LM refuses Transformer Engine's, so a job timed with it has no launch.
+    job.runtime.cross_entropy = CrossEntropyKernel::single_pass;
+    CHECK(megatron_launch(job).refused.find("Transformer Engine's cross entropy") != std::string::npos);
   }
   SUBCASE("a Llama 3 model: GQA, SwiGLU, RMSNorm, untied, RoPE, no dropout") {
     auto a = megatron_args(llama3_70b_job());
@@ -402,7 +412,7 @@ TEST_CASE("megatron_args: golden flags of the published GPT-3 175B plan") {
         "--position-embedding-type learned_absolute --vocab-size 50257 --micro-batch-size 1 --global-batch-size 1536 "
         "--seq-length 2048 --max-position-embeddings 2048 --tensor-model-parallel-size 8 --pipeline-model-parallel-size 16 "
         "--sequence-parallel --recompute-granularity selective --use-distributed-optimizer --overlap-grad-reduce "
-        "--overlap-param-gather --bf16");
+        "--overlap-param-gather --cross-entropy-loss-fusion --bf16");
 }
 
 TEST_CASE("megatron_args: interleaving, context parallelism, partial full recompute") {

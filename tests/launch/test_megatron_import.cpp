@@ -62,6 +62,7 @@ void check_round_trip(const Job& job) {
   CHECK(l.runtime.vocab_divisor == job.runtime.vocab_divisor);
   CHECK(l.runtime.bf16_first_layers == job.runtime.bf16_first_layers);
   CHECK(l.runtime.bf16_last_layers == job.runtime.bf16_last_layers);
+  CHECK(resolved_cross_entropy(l.runtime) == resolved_cross_entropy(job.runtime));
   if (job.plan.cp > 1) {
     CHECK(l.runtime.cp_comm_type == job.runtime.cp_comm_type);
     if (job.runtime.cp_comm_type == CpCommType::a2a_p2p) CHECK(l.runtime.cp_a2a_size == cp_a2a_group_size(job));
@@ -278,6 +279,7 @@ TEST_CASE("megatron_import") {
     CHECK(l.runtime.fused_grad_accumulation);
     CHECK(l.runtime.flash_attention);
     CHECK(has_note(l, "attention assumed fused"));
+    CHECK(l.runtime.cross_entropy == CrossEntropyKernel::eager);  // no --cross-entropy-loss-fusion
     CHECK(read("--num-layers 2 --hidden-size 768 --num-attention-heads 12 --seq-length 8 --micro-batch-size 1 --vocab-size 9")
               .model.ffn_hidden_size == 3072);
     // Interleaving runs groups of pp micro-batches (ModelParallelConfig.__post_init__), so a
@@ -499,6 +501,13 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
               "pipeline rank 0 holds no decoder layer"));
     CHECK(has(error_of("--num-layers 8 --seq-length 128"), "--hidden-size: missing"));
     CHECK(has(error_of(base + "--micro-batch-size 0"), "--micro-batch-size: expected an integer 1..1000000, found \"0\""));
+    // Megatron-LM refuses Transformer Engine's loss (arguments.py), so such a launch would not start.
+    CHECK(read(base + "--cross-entropy-loss-fusion").runtime.cross_entropy == CrossEntropyKernel::jit_fused);
+    CHECK(read(base + "--cross-entropy-loss-fusion --cross-entropy-fusion-impl native").runtime.cross_entropy ==
+          CrossEntropyKernel::jit_fused);
+    CHECK(has(error_of(base + "--cross-entropy-loss-fusion --cross-entropy-fusion-impl te"),
+              "launch.sh: --cross-entropy-fusion-impl: Megatron-LM refuses te with --cross-entropy-loss-fusion"));
+    CHECK(has(error_of(base + "--cross-entropy-fusion-impl triton"), "--cross-entropy-fusion-impl: expected native or te"));
   }
 
   SUBCASE("models strata does not cost are refused naming the flag or script; unmodelled runtime features are noted") {

@@ -121,11 +121,24 @@ enum class AttentionKernel {
 const char* to_string(AttentionKernel k);  // "auto", "flash", "cudnn"
 std::optional<AttentionKernel> attention_kernel_from_string(const std::string& s);
 
+// How the loss is computed over the vocabulary-parallel logits (the tokens x vocab/tp matrix of the
+// output layer, the largest tensor of a step for large vocabularies). Each reads and writes the
+// logits a different number of times (layer_ops output_layer_ops).
+enum class CrossEntropyKernel {
+  automatic,    // jit_fused for Megatron (a launch strata writes passes --cross-entropy-loss-fusion), eager otherwise
+  eager,        // Megatron's vocab_parallel_cross_entropy: an fp32 copy, then max, subtract, exp, sum, divide in place
+  jit_fused,    // Megatron --cross-entropy-loss-fusion (impl native): the same steps in three compiled kernels
+  single_pass,  // one fused kernel that also writes the gradient (Transformer Engine's Triton cross entropy, flash-attn's)
+};
+const char* to_string(CrossEntropyKernel k);  // "auto", "eager", "jit-fused", "single-pass"
+std::optional<CrossEntropyKernel> cross_entropy_kernel_from_string(const std::string& s);
+
 // Features of the training framework that change the physics, with Megatron-LM (2024+) defaults.
 struct RuntimeOptions {
   Framework framework = Framework::megatron;
   bool flash_attention = true;       // fused attention: no s^2 activations, causal FLOP skipping
   AttentionKernel attention_kernel = AttentionKernel::automatic;  // which fused kernel, with flash_attention
+  CrossEntropyKernel cross_entropy = CrossEntropyKernel::automatic;  // the loss's kernels (resolved_cross_entropy)
   bool overlap_grad_reduce = true;   // DP grad reduction overlapped with backward
   bool overlap_param_gather = true;  // distributed optimizer / ZeRO-3 param all-gather overlapped
   bool tp_comm_overlap = false;      // Megatron --tp-comm-overlap (userbuffers)
@@ -314,6 +327,9 @@ std::int64_t padded_vocab_size(const Job& job);
 // dot_product_attention/utils.py, get_attention_backend); on Ampere and older it prefers
 // FlashAttention. The FSDP and DeepSpeed stacks of the published runs call flash-attn (FA2).
 AttentionKernel resolved_attention_kernel(const RuntimeOptions& rt, const GpuSpec& gpu);
+// The cross entropy a job runs: automatic resolves to Megatron's fused loss for Megatron (what a
+// launch strata writes asks for) and to the eager fp32 loss for the DeepSpeed and FSDP stacks.
+CrossEntropyKernel resolved_cross_entropy(const RuntimeOptions& rt);
 
 // The factor by which the busiest EP rank's routed tokens exceed the mean: moe_load_imbalance,
 // capped by the capacity factor when tokens are dropped (never below 1).

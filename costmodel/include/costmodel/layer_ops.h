@@ -81,6 +81,7 @@ struct LayerShape {
   bool attention_scales_with_seq = true;  // sets Op::key_loop_scaling on the flash attention ops
   bool cudnn_attention = false;           // sets Op::cudnn_attention (resolved_attention_kernel)
   std::int64_t vocab = 0;  // vocabulary rows incl. framework padding (padded_vocab_size); 0: the model's
+  CrossEntropyKernel cross_entropy = CrossEntropyKernel::jit_fused;  // the loss's kernels (resolved_cross_entropy)
   // RecomputeModule bits whose forward ops LayerOps::selective_recompute holds.
   unsigned recompute_modules = kRecomputeCoreAttn;
 };

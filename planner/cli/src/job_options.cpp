@@ -99,6 +99,10 @@ void add_workload_options(CLI::App& app, JobOptions& o) {
   app.add_option("--attention-kernel", o.attention_kernel,
                  "auto | flash | cudnn: the fused attention kernel (FlashAttention-2, or cuDNN's as Transformer Engine runs it; "
                  "default auto: cuDNN for Megatron on Hopper and later, else FlashAttention-2)");
+  app.add_option("--cross-entropy", o.cross_entropy,
+                 "auto | eager | jit-fused | single-pass: the loss's kernels (eager: Megatron's fp32 vocab-parallel cross "
+                 "entropy; jit-fused: Megatron --cross-entropy-loss-fusion; single-pass: one fused kernel, Transformer "
+                 "Engine's or flash-attn's; default auto: jit-fused for Megatron, which a launch strata writes asks for, else eager)");
   app.add_flag("--tp-comm-overlap", o.tp_comm_overlap, "Overlap TP communication with GEMMs (Megatron --tp-comm-overlap)");
   app.add_flag("--no-overlap-grad-reduce", o.no_overlap_grad_reduce, "Do not overlap DP gradient reduction with backward");
   app.add_flag("--no-overlap-param-gather", o.no_overlap_param_gather,
@@ -313,6 +317,11 @@ Job build_workload(const JobOptions& o, const Catalog& catalog) {
       throw InputError(kCmd, "--attention-kernel", "names a fused attention kernel, but --no-flash-attention runs attention unfused");
     job.runtime.attention_kernel = *k;
   }
+  if (!o.cross_entropy.empty()) {
+    auto k = cross_entropy_kernel_from_string(lower(o.cross_entropy));
+    if (!k) throw InputError(kCmd, "--cross-entropy", "expected auto, eager, jit-fused or single-pass, found \"" + o.cross_entropy + "\"");
+    job.runtime.cross_entropy = *k;
+  }
   job.runtime.tp_comm_overlap = o.tp_comm_overlap;
   job.runtime.async_tp_allreduce = !o.no_async_tp_allreduce;
   job.runtime.overlap_grad_reduce = !o.no_overlap_grad_reduce;
@@ -370,7 +379,7 @@ MegatronLaunch read_launch_file(const JobOptions& o, const Catalog& catalog) {
       {o.moe_a2a_overlap, "--moe-a2a-overlap"}, {o.moe_token_dedup, "--moe-token-dedup"},
       {o.moe_allgather_dispatch, "--moe-allgather-dispatch"}, {o.moe_grouped_gemm, "--moe-grouped-gemm"}, {o.mtp_layers.has_value(), "--mtp-layers"},
       {!o.framework.empty(), "--framework"}, {o.no_flash_attention, "--no-flash-attention"},
-      {!o.attention_kernel.empty(), "--attention-kernel"}, {o.tp_comm_overlap, "--tp-comm-overlap"}, {o.no_async_tp_allreduce, "--no-async-tp-allreduce"},
+      {!o.attention_kernel.empty(), "--attention-kernel"}, {!o.cross_entropy.empty(), "--cross-entropy"}, {o.tp_comm_overlap, "--tp-comm-overlap"}, {o.no_async_tp_allreduce, "--no-async-tp-allreduce"},
       {o.no_overlap_grad_reduce, "--no-overlap-grad-reduce"}, {o.no_overlap_param_gather, "--no-overlap-param-gather"}, {o.no_grad_accumulation_fusion, "--no-grad-accumulation-fusion"},
       {o.vocab_divisor.has_value(), "--make-vocab-size-divisible-by"}, {o.tp.has_value(), "--tp"}, {o.pp.has_value(), "--pp"},
       {o.dp.has_value(), "--dp"}, {o.cp.has_value(), "--cp"}, {o.ep.has_value(), "--ep"}, {o.etp.has_value(), "--etp"}, {o.vpp.has_value(), "--vpp"},

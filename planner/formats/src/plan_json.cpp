@@ -95,6 +95,7 @@ nlohmann::json plan_to_json(const Job& job, const Prediction& prediction) {
   if (!job.runtime.lazy_module_loading) j["runtime"]["lazy_module_loading"] = false;
   if (job.runtime.cp_comm_type != CpCommType::p2p) j["runtime"]["cp_comm_type"] = to_string(job.runtime.cp_comm_type);
   if (job.runtime.attention_kernel != AttentionKernel::automatic) j["runtime"]["attention_kernel"] = to_string(job.runtime.attention_kernel);
+  if (job.runtime.cross_entropy != CrossEntropyKernel::automatic) j["runtime"]["cross_entropy"] = to_string(job.runtime.cross_entropy);
   if (job.runtime.cp_comm_type == CpCommType::a2a_p2p) j["runtime"]["cp_a2a_size"] = cp_a2a_group_size(job);
   if (job.runtime.bf16_first_layers > 0) j["runtime"]["bf16_first_layers"] = job.runtime.bf16_first_layers;
   if (job.runtime.bf16_last_layers > 0) j["runtime"]["bf16_last_layers"] = job.runtime.bf16_last_layers;
@@ -201,7 +202,8 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
                             "tp_comm_overlap", "async_tp_allreduce", "make_vocab_size_divisible_by", "memory_reserve_GiB",
                             "step_overhead_s", "moe_load_imbalance", "moe_capacity_factor", "moe_pad_to_capacity", "moe_a2a_overlap",
                             "moe_token_dedup", "moe_allgather_dispatch", "moe_grouped_gemm", "fp8_param_gather", "grad_reduce_in_bf16", "cp_comm_type",
-                            "cp_a2a_size", "bf16_first_layers", "bf16_last_layers", "lazy_module_loading", "attention_kernel"});
+                            "cp_a2a_size", "bf16_first_layers", "bf16_last_layers", "lazy_module_loading", "attention_kernel",
+                            "cross_entropy"});
     if (rt.has("framework")) {
       auto fw = parse_framework(rt.get_string("framework"));
       if (!fw) rt.fail("framework", "expected megatron, deepspeed or fsdp");
@@ -224,6 +226,11 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
       auto k = attention_kernel_from_string(rt.get_string("attention_kernel"));
       if (!k) rt.fail("attention_kernel", "expected auto, flash or cudnn");
       job.runtime.attention_kernel = *k;
+    }
+    if (rt.has("cross_entropy")) {
+      auto k = cross_entropy_kernel_from_string(rt.get_string("cross_entropy"));
+      if (!k) rt.fail("cross_entropy", "expected auto, eager, jit-fused or single-pass");
+      job.runtime.cross_entropy = *k;
     }
     job.runtime.cp_a2a_size = static_cast<int>(rt.opt_int("cp_a2a_size", 1, 1 << 20).value_or(0));
     job.runtime.bf16_first_layers = static_cast<int>(rt.opt_int("bf16_first_layers", 0, 1 << 20).value_or(0));

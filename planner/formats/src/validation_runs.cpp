@@ -744,6 +744,26 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
     as.push_back("gradient reduction dtype not stated; bf16, as Megatron-Bridge's performance recipes set it "
                  "(grad_reduce_in_fp32 = False)");
   }
+  // The loss's kernels (layer_ops add_cross_entropy_ops), where a record states them; else each
+  // stack's own default.
+  if (says("cross-entropy-fusion-impl te") || says("cross_entropy_fusion_impl te") || says("_cef")) {
+    // SimuMax's "_cef" cases run --cross-entropy-loss-fusion --cross-entropy-fusion-impl te
+    // (SimuMax docs/strategy.md, cross_entropy_loss_fusion).
+    rt.cross_entropy = CrossEntropyKernel::single_pass;
+  } else if (says("cross-entropy-loss-fusion") || says("cross_entropy_loss_fusion") || says("cross-entropy fusion")) {
+    rt.cross_entropy = CrossEntropyKernel::jit_fused;
+  } else if (rt.framework == Framework::megatron && contains(fwtext, "bridge")) {
+    // Megatron-Bridge: GPTModelProvider.cross_entropy_loss_fusion = True, and its performance
+    // scripts set cross_entropy_fusion_impl = "te" (scripts/performance/utils/overrides.py).
+    rt.cross_entropy = CrossEntropyKernel::single_pass;
+  } else if (rt.framework == Framework::fsdp && (contains(fwtext, "llm-foundry") || contains(fwtext, "composer"))) {
+    // llm-foundry's MPT computes its loss with flash-attn's fused cross entropy (loss_fn
+    // "fused_crossentropy", its default where flash-attn is installed).
+    rt.cross_entropy = CrossEntropyKernel::single_pass;
+  } else if (rt.framework == Framework::megatron) {
+    rt.cross_entropy = CrossEntropyKernel::eager;
+    as.push_back("cross-entropy fusion not stated: Megatron's default, the eager fp32 loss (no --cross-entropy-loss-fusion)");
+  }
   // Megatron-LM reduces an fp16 model's gradients in fp16: before 2021 LocalDDP all-reduced each
   // parameter's fp16 .grad (allreduce_params, --fp32-allreduce off by default), and since then the
   // main_grad buffer takes the parameters' dtype unless --accumulate-allreduce-grads-in-fp32

@@ -328,6 +328,9 @@ std::optional<std::string> megatron_launch_refusal(const Job& job) {
     return "the model's gated GELU (GeGLU, Gemma) has no Megatron-LM flag (--swiglu is gated SiLU, --quick-geglu another "
            "approximation): a launch would train another model";
   if (auto why = unlaunchable_model_detail(job.model)) return why;
+  if (resolved_cross_entropy(job.runtime) == CrossEntropyKernel::single_pass)
+    return "the job computes its loss with Transformer Engine's cross entropy (--cross-entropy-fusion-impl te), which "
+           "Megatron-LM refuses (disabled for stability): predict it with --cross-entropy jit-fused for a launch";
   if (job.model.position_embedding == PositionEmbedding::alibi)
     return "the model uses ALiBi positions, which Megatron-LM does not implement (BLOOM and MPT trained with Megatron-DeepSpeed and "
            "llm-foundry): no Megatron-LM launch trains this model";
@@ -440,6 +443,10 @@ std::vector<std::string> megatron_args(const Job& job) {
   if (sharded_optimizer && data_parallel && job.runtime.overlap_grad_reduce && job.runtime.overlap_param_gather)
     flag(a, "--overlap-param-gather");
   if (job.runtime.tp_comm_overlap && p.tp > 1 && p.sequence_parallel) flag(a, "--tp-comm-overlap");
+  // The loss the prediction timed: Megatron's fused cross entropy (impl native, its default with the
+  // flag) unless the job runs the eager one. Transformer Engine's (single_pass) Megatron-LM refuses,
+  // and a job asking for it is refused before a launch is written (job_options, megatron_import).
+  if (resolved_cross_entropy(job.runtime) == CrossEntropyKernel::jit_fused) flag(a, "--cross-entropy-loss-fusion");
   // Megatron fuses gradient accumulation into the weight-gradient GEMM by default.
   if (!job.runtime.fused_grad_accumulation) flag(a, "--no-gradient-accumulation-fusion");
   // Megatron-Core picks flash or cuDNN fused attention by default; say so when the plan assumed none.

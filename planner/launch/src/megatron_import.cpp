@@ -73,6 +73,7 @@ constexpr FlagSpec kFlags[] = {
     {"--recompute-activations", false}, {"--checkpoint-activations", false}, {"--use-distributed-optimizer", false},
     {"--overlap-grad-reduce", false}, {"--overlap-param-gather", false}, {"--tp-comm-overlap", false},
     {"--no-gradient-accumulation-fusion", false}, {"--make-vocab-size-divisible-by", true}, {"--use-flash-attn", false},
+    {"--cross-entropy-loss-fusion", false}, {"--cross-entropy-fusion-impl", true},
     {"--attention-backend", true}, {"--transformer-impl", true},
     // The optimizer and its state.
     {"--optimizer", true}, {"--use-precision-aware-optimizer", false}, {"--main-params-dtype", true}, {"--main-grads-dtype", true},
@@ -1118,6 +1119,17 @@ MegatronLaunch read_megatron_launch(const std::string& text, const std::string& 
     else if (backend == "flash" || f.text("--transformer-impl").value_or("transformer_engine") == "local")
       rt.attention_kernel = AttentionKernel::flash2;
   }
+  // The loss: Megatron's eager fp32 cross entropy unless --cross-entropy-loss-fusion (impl native
+  // by default). Megatron-LM refuses the Transformer Engine implementation (arguments.py: "disabled
+  // due to stability issues"), so a launch asking for it would not start.
+  const std::string ce_impl = f.text("--cross-entropy-fusion-impl").value_or("native");
+  if (ce_impl != "native" && ce_impl != "te")
+    throw InputError(where, "--cross-entropy-fusion-impl", "expected native or te, found \"" + ce_impl + "\"");
+  if (f.has("--cross-entropy-loss-fusion") && ce_impl == "te")
+    throw InputError(where, "--cross-entropy-fusion-impl",
+                     "Megatron-LM refuses te with --cross-entropy-loss-fusion (Transformer Engine's cross entropy is disabled "
+                     "for stability): use native, or omit --cross-entropy-loss-fusion");
+  rt.cross_entropy = f.has("--cross-entropy-loss-fusion") ? CrossEntropyKernel::jit_fused : CrossEntropyKernel::eager;
   if (!rt.flash_attention) out.notes.push_back("attention runs unfused (materialized s x s scores), as the launch asks");
   else if (!f.has("--attention-backend") && !f.has("--use-flash-attn") && !f.has("--transformer-impl"))
     out.notes.push_back("attention assumed fused (flash/cuDNN), Megatron-Core's default with Transformer Engine; Megatron-LM "

@@ -32,6 +32,7 @@ struct JobOptions {
   double optimizer_offload_fraction = 0;
   std::string cp_comm_type;  // empty: p2p
   std::string attention_kernel;  // empty: auto
+  std::string cross_entropy;     // empty: auto
   std::optional<int> cp_a2a_size;  // a2a+p2p: all-to-all group size (default: per NVLink domain)
   int bf16_first_layers = 0;  // decoder layers kept in bf16 at the start of an fp8/fp4 run
   int bf16_last_layers = 0;   // ... and at its end
