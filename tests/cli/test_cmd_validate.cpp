@@ -121,6 +121,53 @@ TEST_CASE("strata validate") {
     words >> label >> printed;
     CHECK(printed == doctest::Approx(100 * sum / n).epsilon(0.001).scale(0.05));
   }
+  SUBCASE("runs whose record doubts its own throughput count, and the MAPE is also shown without them") {
+    nlohmann::json records = runs_file();
+    std::string doubted;
+    for (auto& rec : records)
+      if (rec.value("meas_tokens_per_sec_per_gpu", nlohmann::json()).is_number() && doubted.empty()) {
+        rec["uncertain_fields"] = nlohmann::json::array({"meas_tokens_per_sec_per_gpu (throughput anomaly, see notes)"});
+        doubted = rec["id"].get<std::string>();
+      }
+    REQUIRE_FALSE(doubted.empty());
+    strata::test::TempFile file("runs_doubt.json", records.dump());
+    auto table = run_strata("validate --runs '" + file.path() + "'");
+    REQUIRE_MESSAGE(table.exit_code == 0, table.out);
+    CHECK(has(table.out, "without the 1 run(s) whose record marks its measured throughput uncertain (uncertain_fields):"));
+    // The first overall line still counts it; the second is the mean of the others' errors.
+    auto js = run_strata("validate --runs '" + file.path() + "' --json");
+    double sum = 0;
+    int n = 0;
+    for (const auto& l : nonempty_lines(js.out)) {
+      auto o = nlohmann::json::parse(l);
+      if (!o["error"].is_null()) continue;
+      if (o["id"] == doubted) {
+        CHECK(has(o["throughput_doubt"].get<std::string>(), "throughput anomaly"));
+        continue;
+      }
+      CHECK_FALSE(o.contains("throughput_doubt"));
+      for (const auto& rec : records)
+        if (rec["id"] == o["id"]) {
+          nlohmann::json meas = rec.value("meas_tokens_per_sec_per_gpu", nlohmann::json());
+          if (meas.is_null()) meas = rec.value("derived_tokens_per_sec_per_gpu", nlohmann::json());
+          if (meas.is_null()) continue;
+          sum += std::fabs(o["tokens_per_sec_per_gpu"].get<double>() - meas.get<double>()) / meas.get<double>();
+          ++n;
+        }
+    }
+    REQUIRE(n == 2);
+    std::vector<std::string> overall;
+    for (const auto& l : nonempty_lines(table.out))
+      if (has(l, "  overall ")) overall.push_back(l);
+    REQUIRE(overall.size() == 2);
+    CHECK(has(overall[0], "(3 runs)"));
+    CHECK(has(overall[1], "(2 runs)"));
+    std::istringstream words(overall[1]);
+    std::string label;
+    double printed = -1;
+    words >> label >> printed;
+    CHECK(printed == doctest::Approx(100 * sum / n).epsilon(0.001).scale(0.05));
+  }
   SUBCASE("--explain prints the full report of one run with its assumptions") {
     auto r = run_strata(kRuns + " --explain mpt_fsdp_h100_per_node_link");
     CHECK(r.exit_code == 0);

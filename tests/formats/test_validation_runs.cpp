@@ -439,6 +439,16 @@ TEST_CASE("load_validation_runs: published GPU names, Llama defaults, stated ove
   CHECK(runs.at(0).error.find("do not multiply to cp = 8") != std::string::npos);
 }
 
+TEST_CASE("load_validation_runs: a record's doubt about its own measured throughput is kept") {
+  CHECK(read_modified({{"uncertain_fields", {"meas_tokens_per_sec_per_gpu (throughput anomaly, see notes)"}}}).throughput_doubt ==
+        "meas_tokens_per_sec_per_gpu (throughput anomaly, see notes)");
+  CHECK(read_modified({{"uncertain_fields", {"precision", "meas_iteration_time_s (single snapshot at iteration 2)"}}})
+            .throughput_doubt == "meas_iteration_time_s (single snapshot at iteration 2)");
+  // A derived iteration time is not the figure compared, and other fields are not the throughput.
+  CHECK(read_modified({{"uncertain_fields", {"derived_iteration_time_s", "recompute"}}}).throughput_doubt.empty());
+  CHECK(read_modified({{"uncertain_fields", "meas_tokens_per_sec_per_gpu"}}).throughput_doubt.empty());  // not a list
+}
+
 TEST_CASE("load_validation_runs: the loss's kernels as a record states them, else as its stack runs them") {
   auto loss_of = [](const nlohmann::json& changes) { return read_modified(changes).job->runtime.cross_entropy; };
   // Megatron's own default, said as an assumption.

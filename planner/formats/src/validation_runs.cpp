@@ -836,6 +836,20 @@ MemoryMeasure memory_measure_of(const nlohmann::json& r, std::vector<std::string
   return MemoryMeasure::device;
 }
 
+// The entry of a record's uncertain_fields that puts its measured throughput in doubt: one naming the
+// tokens/s it reports, or the measured iteration time tokens/s are derived from.
+std::string throughput_doubt_of(const nlohmann::json& r) {
+  auto it = r.find("uncertain_fields");
+  if (it == r.end() || !it->is_array()) return {};
+  for (const auto& f : *it) {
+    if (!f.is_string()) continue;
+    const std::string text = f.get<std::string>();
+    for (const char* field : {"meas_tokens_per_sec_per_gpu", "derived_tokens_per_sec_per_gpu", "meas_iteration_time_s"})
+      if (text.rfind(field, 0) == 0) return text;
+  }
+  return {};
+}
+
 }  // namespace
 
 std::vector<ValidationRun> load_validation_runs(const nlohmann::json& j, const std::string& where, const Catalog& catalog) {
@@ -859,6 +873,7 @@ std::vector<ValidationRun> load_validation_runs(const nlohmann::json& j, const s
       run.measured_tokens_per_sec_per_gpu = measured(r, "meas_tokens_per_sec_per_gpu", path, kTokensRange);
       if (!run.measured_tokens_per_sec_per_gpu) run.measured_tokens_per_sec_per_gpu = measured(r, "derived_tokens_per_sec_per_gpu", path, kTokensRange);
       run.measured_iteration_time_s = measured(r, "meas_iteration_time_s", path, kIterationTimeRange);
+      run.throughput_doubt = throughput_doubt_of(r);
       if (!run.measured_iteration_time_s) run.measured_iteration_time_s = measured(r, "derived_iteration_time_s", path, kIterationTimeRange);
       // Published "GB" memory figures come from nvidia-smi / torch.cuda, which count GiB.
       run.measured_memory_GiB = measured(r, "meas_per_gpu_memory_gb", path, kMemoryRange);

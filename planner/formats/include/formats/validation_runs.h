@@ -50,6 +50,11 @@ struct ValidationRun {
     }
   } unknown;
   std::vector<std::string> assumptions;
+  // The record's own doubt about the throughput it reports: its uncertain_fields entry naming the
+  // measured tokens/s (or the iteration time they derive from), e.g. "meas_tokens_per_sec_per_gpu
+  // (throughput anomaly, see notes)"; empty when it has none. `validate` counts these runs in the MAPE
+  // and also reports it without them.
+  std::string throughput_doubt;
   std::optional<double> measured_tokens_per_sec_per_gpu;
   std::optional<double> measured_iteration_time_s;
   std::optional<double> measured_memory_GiB;
