@@ -174,6 +174,7 @@ TEST_CASE("strata validate") {
     CHECK(has(r.out, "bottleneck "));
     CHECK(has(r.out, "assumption: micro_batch_size not published"));
     CHECK(has(r.out, "framework fsdp"));
+    CHECK(has(r.out, "single-pass cross entropy"));  // llm-foundry: flash-attn's fused loss
     auto bad = run_strata(kRuns + " --explain no_such_run");
     CHECK(bad.exit_code == 1);
     CHECK(has(bad.out, "no run with id \"no_such_run\""));

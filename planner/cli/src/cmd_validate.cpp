@@ -44,6 +44,7 @@ std::string record_reading(const Job& job) {
     out += fmt::format(" ({} recipe, fp8 parameters {}, bf16 first/last layers {}/{})", to_string(job.training.recipe),
                        rt.fp8_param_gather, rt.bf16_first_layers, rt.bf16_last_layers);
   out += fmt::format(", {} gradients", rt.grad_reduce_in_bf16 ? "16-bit" : "fp32");
+  out += fmt::format(", {} cross entropy", to_string(resolved_cross_entropy(rt)));
   if (job.plan.recompute.granularity == RecomputeGranularity::selective)
     out += fmt::format(", selective recompute of {}", fmt::join(recompute_module_names(job.plan.recompute.modules), ","));
   if (job.plan.recompute.granularity == RecomputeGranularity::full && job.plan.recompute.num_layers >= 0)

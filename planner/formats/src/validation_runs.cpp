@@ -754,7 +754,8 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
     rt.cross_entropy = CrossEntropyKernel::jit_fused;
   } else if (rt.framework == Framework::megatron && contains(fwtext, "bridge")) {
     // Megatron-Bridge: GPTModelProvider.cross_entropy_loss_fusion = True, and its performance
-    // scripts set cross_entropy_fusion_impl = "te" (scripts/performance/utils/overrides.py).
+    // scripts set cross_entropy_fusion_impl = "te" (the r0.1.0 recipe yamls, utils/helpers.py in
+    // r0.2.0, scripts/performance/utils/overrides.py since r0.3.0).
     rt.cross_entropy = CrossEntropyKernel::single_pass;
   } else if (rt.framework == Framework::fsdp && (contains(fwtext, "llm-foundry") || contains(fwtext, "composer"))) {
     // llm-foundry's MPT computes its loss with flash-attn's fused cross entropy (loss_fn

@@ -444,8 +444,9 @@ std::vector<std::string> megatron_args(const Job& job) {
     flag(a, "--overlap-param-gather");
   if (job.runtime.tp_comm_overlap && p.tp > 1 && p.sequence_parallel) flag(a, "--tp-comm-overlap");
   // The loss the prediction timed: Megatron's fused cross entropy (impl native, its default with the
-  // flag) unless the job runs the eager one. Transformer Engine's (single_pass) Megatron-LM refuses,
-  // and a job asking for it is refused before a launch is written (job_options, megatron_import).
+  // flag) unless the job runs the eager one. Megatron-LM refuses Transformer Engine's (single_pass):
+  // such a job gets no launch (megatron_launch_refusal), and a launch asking for it is refused when
+  // read (megatron_import).
   if (resolved_cross_entropy(job.runtime) == CrossEntropyKernel::jit_fused) flag(a, "--cross-entropy-loss-fusion");
   // Megatron fuses gradient accumulation into the weight-gradient GEMM by default.
   if (!job.runtime.fused_grad_accumulation) flag(a, "--no-gradient-accumulation-fusion");
