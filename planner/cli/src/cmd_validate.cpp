@@ -237,7 +237,7 @@ void register_validate(CLI::App& app, CommandContext& ctx) {
       if (trusted.n < all.n) {
         fmt::print("without the {} run(s) whose record marks its measured throughput uncertain (uncertain_fields):\n", all.n - trusted.n);
         for (const auto& [g, acc] : trusted_by_group)
-          if (acc.n < by_group[g].n) line(g, acc);
+          if (acc.n < by_group.at(g).n) line(g, acc);
         for (const auto& [g, acc] : by_group)
           if (trusted_by_group.count(g) == 0) fmt::print("  {:<40} every run marked\n", g);
         if (trusted.n > 0) line("overall", trusted);

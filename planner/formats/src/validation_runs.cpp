@@ -822,13 +822,20 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   return job;
 }
 
+// The text entries of a record's uncertain_fields (none when it is not a list).
+std::vector<std::string> uncertain_fields_of(const nlohmann::json& r) {
+  std::vector<std::string> out;
+  if (auto it = r.find("uncertain_fields"); it != r.end() && it->is_array())
+    for (const auto& f : *it)
+      if (f.is_string()) out.push_back(f.get<std::string>());
+  return out;
+}
+
 // The tool a record's memory figure comes from, as its notes name it (memory_model MemoryMeasure).
 // Without a name, the whole device's use (nvidia-smi), which is what must fit.
 MemoryMeasure memory_measure_of(const nlohmann::json& r, std::vector<std::string>& assumptions) {
   std::string text = text_of(r, "notes") + " " + text_of(r, "derivation");
-  if (auto it = r.find("uncertain_fields"); it != r.end() && it->is_array())
-    for (const auto& f : *it)
-      if (f.is_string()) text += " " + f.get<std::string>();
+  for (const auto& f : uncertain_fields_of(r)) text += " " + f;
   if (contains(text, "max_memory_allocated") || contains(text, "memory_allocated()")) return MemoryMeasure::allocated;
   if (contains(text, "max_memory_reserved") || contains(text, "memory_reserved()")) return MemoryMeasure::reserved;
   if (!contains(text, "nvidia-smi"))
@@ -840,14 +847,9 @@ MemoryMeasure memory_measure_of(const nlohmann::json& r, std::vector<std::string
 // The entry of a record's uncertain_fields that puts its measured throughput in doubt: one naming the
 // tokens/s it reports, or the measured iteration time tokens/s are derived from.
 std::string throughput_doubt_of(const nlohmann::json& r) {
-  auto it = r.find("uncertain_fields");
-  if (it == r.end() || !it->is_array()) return {};
-  for (const auto& f : *it) {
-    if (!f.is_string()) continue;
-    const std::string text = f.get<std::string>();
+  for (const auto& text : uncertain_fields_of(r))
     for (const char* field : {"meas_tokens_per_sec_per_gpu", "derived_tokens_per_sec_per_gpu", "meas_iteration_time_s"})
       if (text.rfind(field, 0) == 0) return text;
-  }
   return {};
 }
 
