@@ -54,6 +54,33 @@ double golden_section_min(const std::function<double(double)>& f, double lo, dou
   return (lo + hi) / 2;
 }
 
+// The minimum of f over an increasing grid's range: the best grid point first, then golden-section
+// search between its neighbours. The objectives here are flat over part of their range (a
+// host-bound run does not respond to faster kernels, a GPU-bound one to a shorter host time), and
+// where both of golden-section search's probes fall on such a plateau it cannot tell which way the
+// minimum lies; the grid finds its neighbourhood first.
+double grid_then_golden_min(const std::function<double(double)>& f, const std::vector<double>& grid) {
+  std::size_t best = 0;
+  double f_best = f(grid[0]);
+  for (std::size_t i = 1; i < grid.size(); ++i) {
+    const double fi = f(grid[i]);
+    if (fi < f_best) {
+      best = i;
+      f_best = fi;
+    }
+  }
+  const double lo = grid[best == 0 ? 0 : best - 1], hi = grid[std::min(best + 1, grid.size() - 1)];
+  const double x = golden_section_min(f, lo, hi);
+  return f(x) < f_best ? x : grid[best];
+}
+
+// n points from lo to hi, evenly spaced.
+std::vector<double> even_grid(double lo, double hi, int n) {
+  std::vector<double> g(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) g[static_cast<std::size_t>(i)] = lo + (hi - lo) * i / (n - 1);
+  return g;
+}
+
 StepFit start_fit(const std::string& gpu, const Calibration& base, std::vector<StepFitRun> runs, StepFitTarget target) {
   if (runs.empty()) throw std::invalid_argument("fit_step_times: no runs");
   for (const auto& r : runs)
@@ -90,9 +117,9 @@ StepFit fit_step_times(const std::string& gpu, const Calibration& base, std::vec
   // The predicted time falls monotonically as the kernels get faster, so the objective has one
   // minimum.
   const double top = 1.0 / std::max(fit.base.kernel.gemm_efficiency, fit.base.kernel.memory_efficiency);
-  const double log_scale = golden_section_min(
-      [&](double x) { return log_error(fit, scale_throughput(fit.base, std::exp(x)), predict_time); }, std::log(0.2),
-      std::log(std::max(top, 0.2 + 1e-9)));
+  const double log_scale = grid_then_golden_min(
+      [&](double x) { return log_error(fit, scale_throughput(fit.base, std::exp(x)), predict_time); },
+      even_grid(std::log(0.2), std::log(std::max(top, 0.2 + 1e-9)), 32));
   fit.throughput_scale = std::exp(log_scale);
   fit.at_bound = fit.throughput_scale < 0.2 * 1.01 || fit.throughput_scale > top * 0.99;
   fit.calibration = scale_throughput(fit.base, fit.throughput_scale);
@@ -108,7 +135,11 @@ StepFit fit_moe_host_time(const std::string& gpu, const Calibration& base, std::
     c.host.moe_forward_s = h;
     return c;
   };
-  const double h = golden_section_min([&](double x) { return log_error(fit, with_host(x), predict_time); }, 0.0, kMaxMoeHostFitS);
+  // A grid even in the logarithm from 0.1 ms (steps of 12%). Not zero: host.moe_forward_s = 0 means
+  // no measured figure, the line's host time.
+  std::vector<double> grid;
+  for (double x : even_grid(std::log(1e-4), std::log(kMaxMoeHostFitS), 64)) grid.push_back(std::exp(x));
+  const double h = grid_then_golden_min([&](double x) { return log_error(fit, with_host(x), predict_time); }, grid);
   fit.calibration = with_host(h);
   fit.at_bound = h < 1e-3 * kMaxMoeHostFitS || h > 0.99 * kMaxMoeHostFitS;
   finish_fit(fit, predict_time);

@@ -164,8 +164,9 @@ constexpr GroupGuard kModernGuards[] = {
 };
 constexpr double kMaxModernOverallMape = 0.07;
 // The mixture-of-experts rows of Megatron-Bridge's H100 tables; this guards the accuracy reached so
-// that a change cannot make it worse unnoticed. 18.4% MAPE (bias +12.6%) when last set (18 runs, two
-// of them the table's 2x throughput anomalies, +53% and +116%; 18.0% before Transformer Engine's
+// that a change cannot make it worse unnoticed. 17.2% MAPE (bias +11.3%) when last set (18 runs, two
+// of them the table's 2x throughput anomalies, +53% and +116%; 18.4% before the H100 Qwen3-235B
+// recipe was read with the all-to-all dispatcher its model function sets; 18.0% before Transformer Engine's
 // single-pass cross entropy, which these runs' recipes select; 20.1% before GPT-OSS-120B's eager
 // per-expert bias path and its windows' key loop): the host time of Megatron-Core's MoE
 // layer, measured (configs/measurements/h100-2026-11-27.moe-layer-host.json), binds the layers, its
@@ -174,7 +175,7 @@ constexpr double kMaxModernOverallMape = 0.07;
 // before, 50.9% before the host time, 41.9% before cuDNN's attention rates). See README "The host
 // time of a MoE layer".
 constexpr GroupGuard kModernMoeGuards[] = {
-    {"mbridge_moe_h100", 0.19, -1},
+    {"mbridge_moe_h100", 0.18, -1},
 };
 
 }  // namespace

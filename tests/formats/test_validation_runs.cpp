@@ -653,12 +653,12 @@ namespace {
 
 // A DeepSeek-V3 record of Megatron-Bridge's shape (its Hugging Face config in model_config), with
 // the given notes: the MoE settings a record's free text decides.
-ValidationRun deepseek_with_notes(const std::string& notes) {
+ValidationRun deepseek_with_notes(const std::string& notes, const std::string& framework = "Megatron-Bridge") {
   nlohmann::json r = {{"id", "dsv3"}, {"source_group", "test"}, {"model_name", "DeepSeek-V3"}, {"num_layers", 61},
                       {"hidden_size", 7168}, {"num_attention_heads", 128}, {"vocab_size", 129280}, {"seq_length", 4096},
                       {"gpu_type", "H100-SXM5-80GB"}, {"num_gpus", 1024}, {"tp", 2}, {"pp", 16}, {"dp", 32}, {"ep", 64},
                       {"sequence_parallel", true}, {"vpp", nullptr}, {"micro_batch_size", 1}, {"global_batch_size", 8192},
-                      {"recompute", "none"}, {"precision", "BF16"}, {"framework", "Megatron-Bridge"},
+                      {"recompute", "none"}, {"precision", "BF16"}, {"framework", framework},
                       {"meas_tokens_per_sec_per_gpu", 1000},
                       {"model_config", load_json_file(test::data_file("hf/deepseek-v3.json"))}, {"notes", notes}};
   auto runs = load_validation_runs(nlohmann::json::array({r}), "runs.json", test::catalog());
@@ -688,6 +688,30 @@ TEST_CASE("load_validation_runs: settings in any spelling a source uses (recipe 
     const ValidationRun off = deepseek_with_notes("knobs {\"moe_a2a_overlap\": false, \"moe_flex_dispatcher_backend\": null}");
     CHECK_FALSE(off.job->runtime.moe_a2a_overlap);
     CHECK_FALSE(off.job->runtime.moe_token_dedup);
+  }
+  SUBCASE("Megatron-Bridge's H100 Qwen3-235B function: the all-to-all dispatcher whatever backend its base config names") {
+    const std::string container = "Megatron-Bridge / NeMo 26.02.01 container";
+    const ValidationRun r030 = deepseek_with_notes(
+        "matching recipe(s) ['QWEN3_235B_A22B_PRETRAIN_CONFIG_H100_FP8_CS_V2'] at r0.3.0 (8301abfc): knobs "
+        "{\"moe_flex_dispatcher_backend\": \"deepep\", \"moe_a2a_overlap\": true}",
+        container);
+    CHECK_FALSE(r030.job->runtime.moe_token_dedup);
+    CHECK(r030.job->runtime.moe_a2a_overlap);
+    // Its tp_comm_overlap=False is read, not completed.
+    CHECK_FALSE(r030.job->runtime.tp_comm_overlap);
+    CHECK_FALSE(r030.unknown.tp_comm_overlap);
+    CHECK(any_contains(r030.assumptions, "sets the all-to-all dispatcher"));
+    // v0.1.0rc3's run_script passed tp_comm_overlap=True: unstated in the record, so completed.
+    const ValidationRun rc3 = deepseek_with_notes(
+        "matching recipe(s) ['QWEN3_235B_A22B_H100_FP8_CS'] at v0.1.0rc3 (bf71eba0): knobs {\"etp\": 1}", "Megatron-Bridge / NeMo 25.09 container");
+    CHECK(rc3.unknown.tp_comm_overlap);
+    // The 30B function sets the flex dispatcher: its backend knob is read.
+    const ValidationRun q30 = deepseek_with_notes(
+        "matching recipe(s) ['QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_FP8_CS_V1'] at v0.3.0 (21b02e0c): knobs "
+        "{\"moe_flex_dispatcher_backend\": \"deepep\"}",
+        container);
+    CHECK(q30.job->runtime.moe_token_dedup);
+    CHECK(q30.unknown.tp_comm_overlap);
   }
   SUBCASE("a negated phrase is not the phrase") {
     CHECK(deepseek_with_notes("routing is force-balanced").job->runtime.moe_load_imbalance == 1.0);

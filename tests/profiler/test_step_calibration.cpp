@@ -159,4 +159,17 @@ TEST_CASE("fit_moe_host_time recovers the host time of a MoE stack and says when
     CHECK(step_fit_report(f).find("no host time helps") != std::string::npos);
   }
 }
+TEST_CASE("fit_moe_host_time: a step the host binds only above some host time is still fitted") {
+  // A GPU-bound step of 1 s until the host's time to issue it exceeds that: flat up to 3.3 ms per
+  // layer forward, then proportional. Measured 3% slower than the GPU alone: 3.4 ms. Golden-section
+  // search alone, probing two points of the flat part, would walk towards zero.
+  auto step = [](const Calibration& c) { return std::max(1.0, c.host.moe_forward_s / 0.0033); };
+  auto predictor = [&step](std::size_t, const Calibration& c) { return step(c); };
+  Calibration base;
+  base.host.moe_forward_s = 0;
+  const std::vector<StepFitRun> runs{{"flat-then-host", 0.0034 / 0.0033, 1.0, 0}};
+  const StepFit f = fit_moe_host_time("H100-SXM5-80GB", base, runs, predictor);
+  CHECK(f.calibration.host.moe_forward_s == doctest::Approx(0.0034).epsilon(1e-3));
+  CHECK_FALSE(f.at_bound);
+}
 }

@@ -477,6 +477,32 @@ void apply_moe_runtime(const nlohmann::json& r, Job& job, std::vector<std::strin
   }
 }
 
+// What a Megatron-Bridge performance script sets in its model function, beyond the workload base
+// config whose knobs a record quotes. One function does so far: Qwen3-235B-A22B on H100
+// (scripts/performance/configs/qwen/qwen3_llm_pretrain.py, qwen3_235b_a22b_pretrain_config_h100)
+// passes CommOverlapConfig(tp_comm_overlap=False) from v0.2.1 (v0.1.0rc3's run_script.py passed
+// True), and from the r0.3.0 branch head (8301abfc) to v0.5.0 sets moe_token_dispatcher_type =
+// "alltoall" after copying the base config's flex backend. The backend only acts with the flex
+// dispatcher, and no later step turns it on there: r0.3.0's set_workload_base_configs applies no
+// backend, and from v0.4 it applies one only where the base config names it, which no H100 235B
+// preset does. So a "moe_flex_dispatcher_backend" knob of that recipe leaves the all-to-all
+// dispatcher in place.
+void apply_bridge_model_function(const nlohmann::json& r, Job& job, ValidationRun& run, std::vector<std::string>& as) {
+  const std::string notes = lower(text_of(r, "notes"));
+  if (!contains(lower(text_of(r, "framework")), "bridge") || !contains(notes, "qwen3_235b_a22b") || !contains(notes, "h100"))
+    return;
+  if (job.runtime.moe_token_dedup) {
+    job.runtime.moe_token_dedup = false;
+    as.push_back("Megatron-Bridge's H100 Qwen3-235B function sets the all-to-all dispatcher after the base config's flex backend "
+                 "(qwen3_llm_pretrain.py): read as the all-to-all dispatcher");
+  }
+  if (!contains(notes, "v0.1.0") && run.unknown.tp_comm_overlap) {
+    run.unknown.tp_comm_overlap = false;
+    job.runtime.tp_comm_overlap = false;
+    as.push_back("Megatron-Bridge's H100 Qwen3-235B function passes tp_comm_overlap=False (qwen3_llm_pretrain.py, v0.2.1 on)");
+  }
+}
+
 Job job_from_record(const nlohmann::json& r, const std::string& where, const Catalog& catalog, ValidationRun& run) {
   JsonReader rd(r, where);
   // The free-text fields are read with std::regex, whose backtracking recurses per character: keep
@@ -819,6 +845,7 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   rt.async_tp_allreduce = year == 0 ? rt.framework == Framework::megatron
                                     : year >= (rt.framework == Framework::megatron ? 2022 : 2023);
   if (m.moe) apply_moe_runtime(r, job, as);
+  apply_bridge_model_function(r, job, run, as);
   return job;
 }
 
