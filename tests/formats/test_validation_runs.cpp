@@ -713,6 +713,15 @@ TEST_CASE("load_validation_runs: settings in any spelling a source uses (recipe 
     CHECK(q30.job->runtime.moe_token_dedup);
     CHECK(q30.unknown.tp_comm_overlap);
   }
+  SUBCASE("CUDA graphs a recipe turns on are said to be left out, not silently ignored") {
+    const ValidationRun graphs =
+        deepseek_with_notes("knobs {\"cuda_graph_impl\": \"transformer_engine\", \"cuda_graph_scope\": [\"attn\", \"moe_router\"]}");
+    CHECK(any_contains(graphs.assumptions, "CUDA graphs (cuda_graph_impl transformer_engine) are not modelled"));
+    CHECK(any_contains(graphs.assumptions, "pessimistic"));
+    CHECK(any_contains(deepseek_with_notes("knobs {\"cuda_graphs\": true}").assumptions, "CUDA graphs (cuda_graph_impl on)"));
+    CHECK_FALSE(any_contains(deepseek_with_notes("knobs {\"cuda_graphs\": false, \"etp\": 1}").assumptions, "CUDA graphs"));
+    CHECK_FALSE(any_contains(deepseek_with_notes("knobs {\"cuda_graph_impl\": \"none\"}").assumptions, "CUDA graphs"));
+  }
   SUBCASE("a negated phrase is not the phrase") {
     CHECK(deepseek_with_notes("routing is force-balanced").job->runtime.moe_load_imbalance == 1.0);
     const ValidationRun real = deepseek_with_notes("routing is not force-balanced (aux-loss balancing)");

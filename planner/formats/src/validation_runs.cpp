@@ -846,6 +846,13 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
                                     : year >= (rt.framework == Framework::megatron ? 2022 : 2023);
   if (m.moe) apply_moe_runtime(r, job, as);
   apply_bridge_model_function(r, job, run, as);
+  // CUDA graphs, as a recipe knob ("cuda_graph_impl": "transformer_engine", "cuda_graphs": true) or
+  // Megatron's flag: not modelled, said as `--megatron-args` says it (megatron_import.cpp).
+  const std::string graphs = lower(knob_string(stated, "cuda_graph_impl").value_or(knob_bool(stated, "cuda_graphs").value_or(false) ? "on" : "none"));
+  if (graphs != "none" && graphs != "null" && graphs != "false")
+    as.push_back(fmt::format("CUDA graphs (cuda_graph_impl {}) are not modelled: the host time of the captured parts counts as if "
+                             "issued op by op{}",
+                             graphs, m.moe ? ", so where a dropless MoE layer's host time binds the prediction is pessimistic" : ""));
   return job;
 }
 
