@@ -653,12 +653,13 @@ namespace {
 
 // A DeepSeek-V3 record of Megatron-Bridge's shape (its Hugging Face config in model_config), with
 // the given notes: the MoE settings a record's free text decides.
-ValidationRun deepseek_with_notes(const std::string& notes, const std::string& framework = "Megatron-Bridge") {
+ValidationRun deepseek_with_notes(const std::string& notes, const std::string& framework = "Megatron-Bridge",
+                                  const std::string& recompute = "none") {
   nlohmann::json r = {{"id", "dsv3"}, {"source_group", "test"}, {"model_name", "DeepSeek-V3"}, {"num_layers", 61},
                       {"hidden_size", 7168}, {"num_attention_heads", 128}, {"vocab_size", 129280}, {"seq_length", 4096},
                       {"gpu_type", "H100-SXM5-80GB"}, {"num_gpus", 1024}, {"tp", 2}, {"pp", 16}, {"dp", 32}, {"ep", 64},
                       {"sequence_parallel", true}, {"vpp", nullptr}, {"micro_batch_size", 1}, {"global_batch_size", 8192},
-                      {"recompute", "none"}, {"precision", "BF16"}, {"framework", framework},
+                      {"recompute", recompute}, {"precision", "BF16"}, {"framework", framework},
                       {"meas_tokens_per_sec_per_gpu", 1000},
                       {"model_config", load_json_file(test::data_file("hf/deepseek-v3.json"))}, {"notes", notes}};
   auto runs = load_validation_runs(nlohmann::json::array({r}), "runs.json", test::catalog());
@@ -712,6 +713,25 @@ TEST_CASE("load_validation_runs: settings in any spelling a source uses (recipe 
         container);
     CHECK(q30.job->runtime.moe_token_dedup);
     CHECK(q30.unknown.tp_comm_overlap);
+  }
+  SUBCASE("recompute the record's field leaves unsaid, from the recipe knobs in its notes") {
+    const std::string unsaid = "model recipe default applies; not restated";
+    const ValidationRun modules = deepseek_with_notes(
+        "knobs {\"recompute_modules\": [\"mla_up_proj\", \"mlp\"], \"moe_a2a_overlap\": false}", "Megatron-Bridge", unsaid);
+    CHECK_FALSE(modules.unknown.recompute);
+    CHECK(modules.job->plan.recompute.granularity == RecomputeGranularity::selective);
+    CHECK(modules.job->plan.recompute.modules == (kRecomputeMlaUpProj | kRecomputeMlp));
+    CHECK(any_contains(modules.assumptions, "read from the recipe knobs in the notes: selective, recompute_modules [mla_up_proj, mlp]"));
+    const ValidationRun block = deepseek_with_notes(
+        "knobs {\"recompute_granularity\": \"full\", \"recompute_method\": \"block\", \"recompute_num_layers\": 2}",
+        "Megatron-Bridge", unsaid);
+    CHECK(block.job->plan.recompute.granularity == RecomputeGranularity::full);
+    CHECK(block.job->plan.recompute.num_layers == 2);
+    // Nothing in either place: completed, as before.
+    CHECK(deepseek_with_notes("knobs {\"etp\": 1}", "Megatron-Bridge", unsaid).unknown.recompute);
+    // A stated field wins over the notes.
+    CHECK(deepseek_with_notes("knobs {\"recompute_modules\": [\"mlp\"]}").job->plan.recompute.granularity ==
+          RecomputeGranularity::none);
   }
   SUBCASE("CUDA graphs a recipe turns on are said to be left out, not silently ignored") {
     const ValidationRun graphs =

@@ -602,8 +602,26 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   // After the bounds check: world_size() multiplies ints.
   if (auto n = rd.opt_int("num_gpus", 1, 1 << 24); n && *n != p.world_size())
     throw InputError(where, "/num_gpus", "tp*pp*dp*cp = " + std::to_string(p.world_size()) + " differs from num_gpus " + std::to_string(*n));
-  const std::string rtext = text_of(r, "recompute");
+  std::string rtext = text_of(r, "recompute");
   auto rc = parse_recompute(without_label(rtext));
+  if (!rc) {
+    // The field does not say, but the recipe knobs quoted in the notes may: its selective modules
+    // ("recompute_modules": ["mla_up_proj", "mlp"]), or its granularity with method and layers.
+    const std::string notes = lower(text_of(r, "notes"));
+    const std::size_t at = notes.find("recompute_modules"), close = notes.find(']', at);
+    const auto granularity = knob_string(notes, "recompute_granularity");
+    if (at != std::string::npos && close != std::string::npos && notes.find('[', at) < close && close - at < 200) {
+      std::string knob = notes.substr(at, close + 1 - at);
+      knob.erase(std::remove_if(knob.begin(), knob.end(), [](char c) { return c == '"' || c == '\'' || c == ':'; }), knob.end());
+      rtext = "selective, " + knob;
+    } else if (granularity && parse_recompute(*granularity)) {
+      rtext = *granularity;
+      if (auto method = knob_string(notes, "recompute_method")) rtext += " recompute_method: " + *method;
+      if (auto n = knob_int(notes, "recompute_num_layers")) rtext += " recompute_num_layers: " + std::to_string(*n);
+    }
+    rc = parse_recompute(rtext);
+    if (rc) as.push_back("recompute not stated in its field; read from the recipe knobs in the notes: " + rtext);
+  }
   if (!rc) {
     rc = RecomputeGranularity::none;
     run.unknown.recompute = true;
