@@ -733,6 +733,19 @@ TEST_CASE("load_validation_runs: settings in any spelling a source uses (recipe 
     CHECK(deepseek_with_notes("knobs {\"recompute_modules\": [\"mlp\"]}").job->plan.recompute.granularity ==
           RecomputeGranularity::none);
   }
+  SUBCASE("Megatron-FSDP: the recipe knob, the FSDP column of Megatron-Bridge's tables, or the optimizer field") {
+    const ValidationRun column = deepseek_with_notes("Table row: {\"FSDP\": \"1\", \"TP\": \"2\"}");
+    CHECK(column.job->plan.zero_stage == 3);
+    CHECK_FALSE(column.job->plan.distributed_optimizer);
+    CHECK(any_contains(column.assumptions, "Megatron-FSDP (optim_grads_params)"));
+    const ValidationRun knob = deepseek_with_notes(
+        "knobs {\"use_megatron_fsdp\": true, \"data_parallel_sharding_strategy\": \"optim_grads\", \"cpu_offloading_num_layers\": 30}");
+    CHECK(knob.job->plan.zero_stage == 2);
+    CHECK(any_contains(knob.assumptions, "activation offloading to the host (30 layers"));
+    const ValidationRun off = deepseek_with_notes("Table row: {\"FSDP\": \"0\", \"TP\": \"2\"}");
+    CHECK(off.job->plan.zero_stage == 0);
+    CHECK_FALSE(any_contains(off.assumptions, "Megatron-FSDP"));
+  }
   SUBCASE("CUDA graphs a recipe turns on are said to be left out, not silently ignored") {
     const ValidationRun graphs =
         deepseek_with_notes("knobs {\"cuda_graph_impl\": \"transformer_engine\", \"cuda_graph_scope\": [\"attn\", \"moe_router\"]}");

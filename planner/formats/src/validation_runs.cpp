@@ -477,6 +477,29 @@ void apply_moe_runtime(const nlohmann::json& r, Job& job, std::vector<std::strin
   }
 }
 
+// Megatron-FSDP under a Megatron stack: the recipe knob (use_megatron_fsdp), Megatron's flag, the
+// FSDP column of Megatron-Bridge's performance tables ("FSDP": "1"), or the optimizer field naming
+// it. It shards what its strategy names over the data-parallel ranks (data_parallel_sharding_strategy,
+// default optim_grads_params: ZeRO-3), as `--megatron-args` reads --use-megatron-fsdp. Any other
+// "FSDP" beside a Megatron framework is the optimizer field's word for Megatron's own sharding.
+void read_megatron_fsdp(const nlohmann::json& r, const std::string& zero, const std::string& fwtext, ParallelPlan& p,
+                        std::vector<std::string>& as) {
+  const std::string notes = lower(text_of(r, "notes"));
+  static const std::regex table_column("\"fsdp\"\\s*:\\s*\"?(1|true)\\b");
+  const bool stated = knob_bool(notes, "use_megatron_fsdp").value_or(false) || std::regex_search(notes, table_column) ||
+                      contains(zero, "megatron-fsdp") || contains(zero, "megatron fsdp") || contains(zero, "use_megatron_fsdp");
+  if (!stated) {
+    if (contains(zero, "fsdp")) as.push_back("\"" + zero + "\" under " + fwtext + ": read as Megatron's sharding, not PyTorch FSDP");
+    return;
+  }
+  const std::string strategy = lower(knob_string(notes, "data_parallel_sharding_strategy").value_or("optim_grads_params"));
+  p.zero_stage = strategy == "optim_grads" ? 2 : strategy == "optim" ? 0 : 3;
+  p.distributed_optimizer = p.zero_stage == 0;
+  as.push_back(fmt::format("Megatron-FSDP ({}): parameters{} gradients and optimizer state sharded over the data-parallel ranks, costed "
+                           "as ZeRO-{}",
+                           strategy, p.zero_stage >= 3 ? "," : " replicated;", p.zero_stage == 0 ? 1 : p.zero_stage));
+}
+
 // What a Megatron-Bridge performance script sets in its model function, beyond the workload base
 // config whose knobs a record quotes. One function does so far: Qwen3-235B-A22B on H100
 // (scripts/performance/configs/qwen/qwen3_llm_pretrain.py, qwen3_235b_a22b_pretrain_config_h100)
@@ -710,8 +733,6 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
     if (!names_megatron)  // JAX stacks (MaxText, Levanter, Pax), a framework left out, ...
       as.push_back((fwtext.empty() ? std::string("framework not stated") : "framework \"" + fwtext + "\" is none strata models") +
                    ": costed as Megatron-LM (strata models Megatron-LM/NeMo, DeepSpeed and PyTorch FSDP stacks)");
-    if (zero.find("fsdp") != std::string::npos)
-      as.push_back("\"" + zero + "\" under " + fwtext + ": read as Megatron's sharding, not PyTorch FSDP");
   }
   if (rt.framework != Framework::megatron && m.mtp_layers > 0) {
     // Multi-token prediction is trained by Megatron stacks (Megatron-Core multi_token_prediction.py,
@@ -727,6 +748,7 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
     p.distributed_optimizer = true;
     p.zero_stage = 0;
   }
+  if (rt.framework == Framework::megatron) read_megatron_fsdp(r, zero, fwtext, p, as);
   if (zero.find("assumed") != std::string::npos) as.push_back("optimizer sharding not stated; read as \"" + zero + "\"");
   run.unknown.optimizer_sharding = (zero.empty() || zero.find("not stated") != std::string::npos) &&
                                    rt.framework != Framework::fsdp && !p.distributed_optimizer && p.zero_stage == 0;
@@ -864,6 +886,13 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
                                     : year >= (rt.framework == Framework::megatron ? 2022 : 2023);
   if (m.moe) apply_moe_runtime(r, job, as);
   apply_bridge_model_function(r, job, run, as);
+  // Activation offloading to the host, as a recipe knob (Megatron-Bridge cpu_offloading_num_layers)
+  // or Megatron's flag: not modelled, as `--megatron-args` says.
+  if (const auto layers = knob_int(stated, "cpu_offloading_num_layers"); layers && *layers > 0)
+    as.push_back(fmt::format("activation offloading to the host ({} layers, cpu_offloading_num_layers) is not modelled: their "
+                             "activations count on the GPU, so memory is overstated and a completion may add recompute the run did "
+                             "not need",
+                             *layers));
   // CUDA graphs, as a recipe knob ("cuda_graph_impl": "transformer_engine", "cuda_graphs": true) or
   // Megatron's flag: not modelled, said as `--megatron-args` says it (megatron_import.cpp).
   const std::string graphs = lower(knob_string(stated, "cuda_graph_impl").value_or(knob_bool(stated, "cuda_graphs").value_or(false) ? "on" : "none"));
