@@ -653,16 +653,20 @@ namespace {
 
 // A DeepSeek-V3 record of Megatron-Bridge's shape (its Hugging Face config in model_config), with
 // the given notes: the MoE settings a record's free text decides.
+nlohmann::json deepseek_record(const std::string& notes, const std::string& framework = "Megatron-Bridge",
+                               const std::string& recompute = "none") {
+  return {{"id", "dsv3"}, {"source_group", "test"}, {"model_name", "DeepSeek-V3"}, {"num_layers", 61},
+          {"hidden_size", 7168}, {"num_attention_heads", 128}, {"vocab_size", 129280}, {"seq_length", 4096},
+          {"gpu_type", "H100-SXM5-80GB"}, {"num_gpus", 1024}, {"tp", 2}, {"pp", 16}, {"dp", 32}, {"ep", 64},
+          {"sequence_parallel", true}, {"vpp", nullptr}, {"micro_batch_size", 1}, {"global_batch_size", 8192},
+          {"recompute", recompute}, {"precision", "BF16"}, {"framework", framework},
+          {"meas_tokens_per_sec_per_gpu", 1000},
+          {"model_config", load_json_file(test::data_file("hf/deepseek-v3.json"))}, {"notes", notes}};
+}
+
 ValidationRun deepseek_with_notes(const std::string& notes, const std::string& framework = "Megatron-Bridge",
                                   const std::string& recompute = "none") {
-  nlohmann::json r = {{"id", "dsv3"}, {"source_group", "test"}, {"model_name", "DeepSeek-V3"}, {"num_layers", 61},
-                      {"hidden_size", 7168}, {"num_attention_heads", 128}, {"vocab_size", 129280}, {"seq_length", 4096},
-                      {"gpu_type", "H100-SXM5-80GB"}, {"num_gpus", 1024}, {"tp", 2}, {"pp", 16}, {"dp", 32}, {"ep", 64},
-                      {"sequence_parallel", true}, {"vpp", nullptr}, {"micro_batch_size", 1}, {"global_batch_size", 8192},
-                      {"recompute", recompute}, {"precision", "BF16"}, {"framework", framework},
-                      {"meas_tokens_per_sec_per_gpu", 1000},
-                      {"model_config", load_json_file(test::data_file("hf/deepseek-v3.json"))}, {"notes", notes}};
-  auto runs = load_validation_runs(nlohmann::json::array({r}), "runs.json", test::catalog());
+  auto runs = load_validation_runs(nlohmann::json::array({deepseek_record(notes, framework, recompute)}), "runs.json", test::catalog());
   REQUIRE(runs.size() == 1);
   REQUIRE_MESSAGE(runs[0].job, runs[0].error);
   return runs[0];
@@ -742,6 +746,18 @@ TEST_CASE("load_validation_runs: settings in any spelling a source uses (recipe 
         "knobs {\"use_megatron_fsdp\": true, \"data_parallel_sharding_strategy\": \"optim_grads\", \"cpu_offloading_num_layers\": 30}");
     CHECK(knob.job->plan.zero_stage == 2);
     CHECK(any_contains(knob.assumptions, "activation offloading to the host (30 layers"));
+    CHECK(deepseek_with_notes("knobs {\"use_megatron_fsdp\": true, \"data_parallel_sharding_strategy\": \"optim\"}")
+              .job->plan.distributed_optimizer);
+    const ValidationRun unsharded = deepseek_with_notes("knobs {\"use_megatron_fsdp\": true, \"data_parallel_sharding_strategy\": \"no_shard\"}");
+    CHECK(unsharded.job->plan.zero_stage == 0);
+    CHECK_FALSE(unsharded.job->plan.distributed_optimizer);
+    const auto bad = load_validation_runs(
+        nlohmann::json::array({deepseek_record("knobs {\"use_megatron_fsdp\": true, \"data_parallel_sharding_strategy\": \"zero3\"}")}),
+        "runs.json", test::catalog());
+    REQUIRE(bad.size() == 1);
+    CHECK_FALSE(bad[0].job);
+    CHECK(bad[0].error.find("data_parallel_sharding_strategy \"zero3\": expected no_shard, optim, optim_grads or optim_grads_params") !=
+          std::string::npos);
     const ValidationRun off = deepseek_with_notes("Table row: {\"FSDP\": \"0\", \"TP\": \"2\"}");
     CHECK(off.job->plan.zero_stage == 0);
     CHECK_FALSE(any_contains(off.assumptions, "Megatron-FSDP"));

@@ -482,8 +482,8 @@ void apply_moe_runtime(const nlohmann::json& r, Job& job, std::vector<std::strin
 // it. It shards what its strategy names over the data-parallel ranks (data_parallel_sharding_strategy,
 // default optim_grads_params: ZeRO-3), as `--megatron-args` reads --use-megatron-fsdp. Any other
 // "FSDP" beside a Megatron framework is the optimizer field's word for Megatron's own sharding.
-void read_megatron_fsdp(const nlohmann::json& r, const std::string& zero, const std::string& fwtext, ParallelPlan& p,
-                        std::vector<std::string>& as) {
+void read_megatron_fsdp(const nlohmann::json& r, const std::string& where, const std::string& zero, const std::string& fwtext,
+                        ParallelPlan& p, std::vector<std::string>& as) {
   const std::string notes = lower(text_of(r, "notes"));
   static const std::regex table_column("\"fsdp\"\\s*:\\s*\"?(1|true)\\b");
   const bool stated = knob_bool(notes, "use_megatron_fsdp").value_or(false) || std::regex_search(notes, table_column) ||
@@ -493,11 +493,24 @@ void read_megatron_fsdp(const nlohmann::json& r, const std::string& zero, const 
     return;
   }
   const std::string strategy = lower(knob_string(notes, "data_parallel_sharding_strategy").value_or("optim_grads_params"));
-  p.zero_stage = strategy == "optim_grads" ? 2 : strategy == "optim" ? 0 : 3;
-  p.distributed_optimizer = p.zero_stage == 0;
-  as.push_back(fmt::format("Megatron-FSDP ({}): parameters{} gradients and optimizer state sharded over the data-parallel ranks, costed "
-                           "as ZeRO-{}",
-                           strategy, p.zero_stage >= 3 ? "," : " replicated;", p.zero_stage == 0 ? 1 : p.zero_stage));
+  if (strategy == "optim_grads_params") {
+    p.zero_stage = 3;
+    as.push_back("Megatron-FSDP (optim_grads_params): parameters, gradients and optimizer state sharded over the data-parallel ranks, "
+                 "costed as ZeRO-3");
+  } else if (strategy == "optim_grads") {
+    p.zero_stage = 2;
+    as.push_back("Megatron-FSDP (optim_grads): gradients and optimizer state sharded over the data-parallel ranks, costed as ZeRO-2");
+  } else if (strategy == "optim") {
+    p.zero_stage = 0;
+    as.push_back("Megatron-FSDP (optim): optimizer state sharded over the data-parallel ranks, costed as the distributed optimizer");
+  } else if (strategy == "no_shard") {
+    p.zero_stage = 0;
+    as.push_back("Megatron-FSDP (no_shard): nothing sharded");
+  } else {
+    throw InputError(where, "/notes", "data_parallel_sharding_strategy \"" + strategy +
+                                          "\": expected no_shard, optim, optim_grads or optim_grads_params");
+  }
+  p.distributed_optimizer = strategy == "optim";
 }
 
 // What a Megatron-Bridge performance script sets in its model function, beyond the workload base
@@ -748,7 +761,7 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
     p.distributed_optimizer = true;
     p.zero_stage = 0;
   }
-  if (rt.framework == Framework::megatron) read_megatron_fsdp(r, zero, fwtext, p, as);
+  if (rt.framework == Framework::megatron) read_megatron_fsdp(r, where, zero, fwtext, p, as);
   if (zero.find("assumed") != std::string::npos) as.push_back("optimizer sharding not stated; read as \"" + zero + "\"");
   run.unknown.optimizer_sharding = (zero.empty() || zero.find("not stated") != std::string::npos) &&
                                    rt.framework != Framework::fsdp && !p.distributed_optimizer && p.zero_stage == 0;
