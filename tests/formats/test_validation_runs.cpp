@@ -710,6 +710,16 @@ TEST_CASE("load_validation_runs: settings in any spelling a source uses (recipe 
     const ValidationRun rc3 = deepseek_with_notes(
         "matching recipe(s) ['QWEN3_235B_A22B_H100_FP8_CS'] at v0.1.0rc3 (bf71eba0): knobs {\"etp\": 1}", "Megatron-Bridge / NeMo 25.09 container");
     CHECK(rc3.unknown.tp_comm_overlap);
+    // Only the H100 function does this: the same recipe name on another GPU keeps its backend.
+    nlohmann::json b200 = deepseek_record(
+        "matching recipe(s) ['QWEN3_235B_A22B_PRETRAIN_CONFIG_B200_FP8_CS_V1'], unlike the H100 one: knobs "
+        "{\"moe_flex_dispatcher_backend\": \"deepep\"}",
+        container);
+    b200["gpu_type"] = "B200";
+    const auto on_b200 = load_validation_runs(nlohmann::json::array({b200}), "runs.json", test::catalog());
+    REQUIRE(on_b200.size() == 1);
+    REQUIRE_MESSAGE(on_b200[0].job, on_b200[0].error);
+    CHECK(on_b200[0].job->runtime.moe_token_dedup);
     // The 30B function sets the flex dispatcher: its backend knob is read.
     const ValidationRun q30 = deepseek_with_notes(
         "matching recipe(s) ['QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_FP8_CS_V1'] at v0.3.0 (21b02e0c): knobs "

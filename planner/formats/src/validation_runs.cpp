@@ -525,7 +525,7 @@ void read_megatron_fsdp(const nlohmann::json& r, const std::string& where, const
 // dispatcher in place.
 void apply_bridge_model_function(const nlohmann::json& r, Job& job, ValidationRun& run, std::vector<std::string>& as) {
   const std::string notes = lower(text_of(r, "notes"));
-  if (!contains(lower(text_of(r, "framework")), "bridge") || !contains(notes, "qwen3_235b_a22b") || !contains(notes, "h100"))
+  if (!contains(text_of(r, "framework"), "bridge") || !contains(notes, "qwen3_235b_a22b") || !contains(job.cluster.gpu.name, "h100"))
     return;
   if (job.runtime.moe_token_dedup) {
     job.runtime.moe_token_dedup = false;
