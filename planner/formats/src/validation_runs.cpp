@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <map>
 #include <optional>
 #include <regex>
 #include <string_view>
@@ -493,24 +494,18 @@ void read_megatron_fsdp(const nlohmann::json& r, const std::string& where, const
     return;
   }
   const std::string strategy = lower(knob_string(notes, "data_parallel_sharding_strategy").value_or("optim_grads_params"));
-  if (strategy == "optim_grads_params") {
-    p.zero_stage = 3;
-    as.push_back("Megatron-FSDP (optim_grads_params): parameters, gradients and optimizer state sharded over the data-parallel ranks, "
-                 "costed as ZeRO-3");
-  } else if (strategy == "optim_grads") {
-    p.zero_stage = 2;
-    as.push_back("Megatron-FSDP (optim_grads): gradients and optimizer state sharded over the data-parallel ranks, costed as ZeRO-2");
-  } else if (strategy == "optim") {
-    p.zero_stage = 0;
-    as.push_back("Megatron-FSDP (optim): optimizer state sharded over the data-parallel ranks, costed as the distributed optimizer");
-  } else if (strategy == "no_shard") {
-    p.zero_stage = 0;
-    as.push_back("Megatron-FSDP (no_shard): nothing sharded");
-  } else {
+  // Megatron-FSDP's strategy replaces whatever sharding the optimizer field named.
+  p.zero_stage = 0;
+  p.distributed_optimizer = false;
+  if (!apply_megatron_fsdp_strategy(strategy, p))
     throw InputError(where, "/notes", "data_parallel_sharding_strategy \"" + strategy +
                                           "\": expected no_shard, optim, optim_grads or optim_grads_params");
-  }
-  p.distributed_optimizer = strategy == "optim";
+  static const std::map<std::string, std::string> kSharded = {
+      {"optim_grads_params", "parameters, gradients and optimizer state sharded over the data-parallel ranks, costed as ZeRO-3"},
+      {"optim_grads", "gradients and optimizer state sharded over the data-parallel ranks, costed as ZeRO-2"},
+      {"optim", "optimizer state sharded over the data-parallel ranks, costed as the distributed optimizer"},
+      {"no_shard", "nothing sharded"}};
+  as.push_back("Megatron-FSDP (" + strategy + "): " + kSharded.at(strategy));
 }
 
 // What a Megatron-Bridge performance script sets in its model function, beyond the workload base
@@ -524,7 +519,7 @@ void read_megatron_fsdp(const nlohmann::json& r, const std::string& where, const
 // preset does. So a "moe_flex_dispatcher_backend" knob of that recipe leaves the all-to-all
 // dispatcher in place.
 void apply_bridge_model_function(const nlohmann::json& r, Job& job, ValidationRun& run, std::vector<std::string>& as) {
-  const std::string notes = lower(text_of(r, "notes"));
+  const std::string notes = text_of(r, "notes");  // contains() compares case-blind
   if (!contains(text_of(r, "framework"), "bridge") || !contains(notes, "qwen3_235b_a22b") || !contains(job.cluster.gpu.name, "h100"))
     return;
   if (job.runtime.moe_token_dedup) {

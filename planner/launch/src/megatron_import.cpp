@@ -1020,13 +1020,9 @@ MegatronLaunch read_megatron_launch(const std::string& text, const std::string& 
     // Megatron-FSDP shards what its strategy names over the data-parallel ranks (ZeRO-1/2/3), and
     // always runs its own distributed optimizer (arguments.py).
     const std::string strategy = f.text("--data-parallel-sharding-strategy").value_or("optim_grads_params");
-    if (strategy == "optim_grads_params") p.zero_stage = 3;
-    else if (strategy == "optim_grads") p.zero_stage = 2;
-    else if (strategy == "optim") p.distributed_optimizer = true;
-    else if (strategy != "no_shard")
+    if (!apply_megatron_fsdp_strategy(strategy, p))
       throw InputError(where, "--data-parallel-sharding-strategy",
                        "expected no_shard, optim, optim_grads or optim_grads_params, found \"" + strategy + "\"");
-    if (p.zero_stage >= 2) p.distributed_optimizer = false;
   }
 
   RuntimeOptions& rt = out.runtime;
@@ -1148,6 +1144,15 @@ MegatronLaunch read_megatron_launch(const std::string& text, const std::string& 
   torch_int({"--nnodes", "--num_nodes"}, out.nnodes);
   torch_int({"--nproc-per-node", "--nproc_per_node", "--num_gpus"}, out.nproc_per_node);
   return out;
+}
+
+bool apply_megatron_fsdp_strategy(const std::string& strategy, ParallelPlan& p) {
+  if (strategy == "optim_grads_params") p.zero_stage = 3;
+  else if (strategy == "optim_grads") p.zero_stage = 2;
+  else if (strategy == "optim") p.distributed_optimizer = true;
+  else if (strategy != "no_shard") return false;
+  if (p.zero_stage >= 2) p.distributed_optimizer = false;
+  return true;
 }
 
 std::string megatron_flag_for(const std::string& plan_field) {

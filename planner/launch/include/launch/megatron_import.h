@@ -34,6 +34,12 @@ MegatronLaunch read_megatron_launch(const std::string& text, const std::string& 
 void apply_pipeline_layout(const std::string& layout, const std::string& where, const std::string& field, const ModelSpec& m,
                            ParallelPlan& p, std::vector<std::string>& notes);
 
+// Megatron-FSDP's --data-parallel-sharding-strategy applied to a plan: optim_grads_params shards
+// parameters, gradients and optimizer state (ZeRO-3), optim_grads gradients and optimizer state
+// (ZeRO-2), optim the optimizer state (the distributed optimizer), no_shard nothing. False for
+// another name, the plan untouched.
+bool apply_megatron_fsdp_strategy(const std::string& strategy, ParallelPlan& p);
+
 // The Megatron flag (or torchrun flag) that sets a field named by check_plan_input's PlanProblem.
 std::string megatron_flag_for(const std::string& plan_field);
 
