@@ -453,7 +453,20 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
   if (n_full > 0) act += largest_layer;
   const double eb = activation_bytes(job.training.precision);
   const double tokens = static_cast<double>(job.training.seq_length) / p.cp * p.micro_batch_size;
-  if (stage == 0) act += peak_in_flight_chunks * eb * tokens * static_cast<double>(job.model.hidden_size) / (p.sequence_parallel ? p.tp : 1);
+  // The embedding keeps nothing of its output for the backward (it needs only the token ids; the
+  // first layer's norm keeps that output as its input, counted above) but the mask of its dropout:
+  // one byte per element of the sequence-parallel shard (Korthikanti et al. 2022 §4.3, sbhp/t), and
+  // none without dropout (ATen's dropout returns its input when p is 0). A norm after the embedding
+  // (BLOOM) keeps its input too, outside any recomputed layer. Only the first model chunk embeds:
+  // interleaved, at most every micro-batch has its embedding in flight, never more than the
+  // stage's in-flight chunks.
+  if (stage == 0) {
+    const double embedding_bytes = (job.model.dropout ? 1.0 : 0.0) + (job.model.embedding_norm ? eb : 0.0);
+    const std::int64_t embedding_in_flight =
+        p.vpp > 1 ? std::min<std::int64_t>(peak_in_flight_chunks, job.num_micro_batches()) : peak_in_flight_chunks;
+    act += static_cast<double>(embedding_in_flight) * embedding_bytes * tokens * static_cast<double>(job.model.hidden_size) /
+           (p.sequence_parallel ? p.tp : 1);
+  }
   // DeepSpeed's pipeline engine keeps each in-flight micro-batch's stage output in its pipe
   // buffers until that micro-batch's backward (PipelineEngine pipe_buffers["outputs"]): with
   // tp > 1 only this rank's 1/tp partition of it (is_pipe_partitioned clears the full tensor),

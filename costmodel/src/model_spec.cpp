@@ -385,6 +385,7 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   // Exaone4DecoderLayer: post_attention_layernorm, post_feedforward_layernorm; q_norm over head_dim).
   m.norm_after_sublayers = one_of(type, {"olmo2", "olmo3", "exaone4"});
   m.norm_around_sublayers = one_of(family, {"gemma2", "gemma3", "glm4"});
+  m.embedding_norm = type == "bloom";  // BloomModel.word_embeddings_layernorm, in every BLOOM config
   m.qk_layernorm = one_of(family, {"qwen3", "qwen3_moe", "olmo2", "olmo3", "gemma3", "exaone4", "dots1"}) || (qk_norm_key && type != "llama4") ||
                    r.opt_bool("qk_layernorm", false);
   // Parallel residual: always in GPT-J, CodeGen, Phi-1/2 and Cohere (1 and 2) layers; GPT-NeoX and
@@ -882,7 +883,7 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
                          "num_query_groups", "ffn_hidden_size", "vocab_size", "max_seq_length", "activation",
                          "normalization", "tied_embeddings", "position_embedding", "dropout", "moe", "notes", "head_dim",
                          "add_linear_bias", "add_qkv_bias", "qk_layernorm", "qk_l2_norm", "qk_norm_across_heads", "norm_after_sublayers",
-                         "norm_around_sublayers", "parallel_attention_mlp", "scalar_multipliers", "kv_shared_across_layers",
+                         "norm_around_sublayers", "embedding_norm", "parallel_attention_mlp", "scalar_multipliers", "kv_shared_across_layers",
                          "partial_linear_biases", "gelu_tanh_approximation", "language_model_of_multimodal",
                          "attention_sinks", "glu_linear_offset",
                          "activation_clamp", "zero_centered_gamma", "rotary_base", "rotary_percent", "norm_epsilon",
@@ -916,6 +917,7 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
   m.qk_norm_across_heads = r.opt_bool("qk_norm_across_heads", false);
   m.norm_after_sublayers = r.opt_bool("norm_after_sublayers", false);
   m.norm_around_sublayers = r.opt_bool("norm_around_sublayers", false);
+  m.embedding_norm = r.opt_bool("embedding_norm", false);
   m.parallel_attention_mlp = r.opt_bool("parallel_attention_mlp", false);
   m.scalar_multipliers = r.opt_bool("scalar_multipliers", false);
   m.kv_shared_across_layers = r.opt_bool("kv_shared_across_layers", false);
@@ -999,6 +1001,7 @@ json model_to_json(const ModelSpec& m) {
   if (m.qk_norm_across_heads) j["qk_norm_across_heads"] = true;
   if (m.norm_after_sublayers) j["norm_after_sublayers"] = true;
   if (m.norm_around_sublayers) j["norm_around_sublayers"] = true;
+  if (m.embedding_norm) j["embedding_norm"] = true;
   if (m.parallel_attention_mlp) j["parallel_attention_mlp"] = true;
   if (m.scalar_multipliers) j["scalar_multipliers"] = true;
   if (m.kv_shared_across_layers) j["kv_shared_across_layers"] = true;

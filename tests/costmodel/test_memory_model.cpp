@@ -172,6 +172,26 @@ TEST_CASE("stage_memory") {
     job.runtime.framework = Framework::megatron;
     CHECK(ds_last == doctest::Approx(stage_memory(job, last, layers, 4).activations_GiB).epsilon(1e-12));
   }
+  SUBCASE("the first stage keeps the embedding's dropout mask and an embedding norm's input per in-flight micro-batch") {
+    // GPT-3 175B (dropout, tp 8 with sequence parallelism): a 1-byte mask per element of the
+    // 2048 x 12288 / 8 shard per in-flight micro-batch; nothing else of the embedding's output.
+    job.plan.sequence_parallel = true;
+    const double shard = 2048.0 * 12288 / 8;
+    auto first_minus_middle = [&](int in_flight) {
+      return (stage_memory(job, 0, layers, in_flight).activations_GiB - stage_memory(job, stage, layers, in_flight).activations_GiB) * kGiB;
+    };
+    REQUIRE(job.model.dropout);
+    CHECK(first_minus_middle(4) == doctest::Approx(4 * shard).epsilon(1e-9));
+    job.model.dropout = false;  // Llama-style: the embedding keeps nothing
+    CHECK(first_minus_middle(4) == doctest::Approx(0).epsilon(1e-9));
+    job.model.embedding_norm = true;  // BLOOM: the norm keeps its bf16 input
+    CHECK(first_minus_middle(4) == doctest::Approx(4 * 2 * shard).epsilon(1e-9));
+    // Interleaved, only the first chunk embeds: never more than every micro-batch of the step.
+    job.plan.vpp = 2;
+    const std::int64_t m = job.num_micro_batches();
+    REQUIRE(m < 1000);
+    CHECK(first_minus_middle(1000) == doctest::Approx(static_cast<double>(m) * 2 * shard).epsilon(1e-9));
+  }
   SUBCASE("Megatron mixed precision: 2 B weights, 4 B fp32 main grads, 12 B Adam states per parameter") {
     MemoryBreakdown m = stage_memory(job, stage, layers, 1);
     CHECK(m.weights_GiB * kGiB == doctest::Approx(2 * P).epsilon(1e-12));

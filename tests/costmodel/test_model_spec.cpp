@@ -507,6 +507,9 @@ TEST_CASE("Hugging Face config.json: the architecture details are read") {
     const ModelSpec bloom = hf_model("bloom-176b");
     CHECK(bloom.position_embedding == PositionEmbedding::alibi);
     CHECK(bloom.tied_embeddings);
+    CHECK(bloom.embedding_norm);  // word_embeddings_layernorm
+    CHECK_FALSE(neox.embedding_norm);
+    CHECK(model_from_json(model_to_json(bloom), "round trip").embedding_norm);
     const ModelSpec falcon = hf_model("falcon-40b");
     CHECK(falcon.num_query_groups == 8);
     CHECK_FALSE(falcon.add_linear_bias);

@@ -408,6 +408,9 @@ TEST_CASE("load_validation_runs: published GPU names, Llama defaults, stated ove
   CHECK(llama.job->model.activation == Activation::swiglu);
   CHECK(llama.job->model.normalization == Normalization::rmsnorm);
   CHECK_FALSE(llama.job->model.tied_embeddings);
+  CHECK_FALSE(llama.job->model.embedding_norm);
+  // A BLOOM-family record normalizes its embedding (Megatron-DeepSpeed --embed-layernorm).
+  CHECK(read_modified({{"model_family", "bloom"}}).job->model.embedding_norm);
 
   const ValidationRun off = read_modified(
       {{"zero_or_dist_optimizer", "Megatron distributed optimizer; no overlap flags (overlap-grad-reduce/param-gather off; TP comm "

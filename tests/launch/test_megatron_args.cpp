@@ -142,6 +142,9 @@ TEST_CASE("megatron_args: the model details of today's Hugging Face configs") {
     granite.model.kv_shared_across_layers = false;
     granite.model.partial_linear_biases = true;
     CHECK(megatron_launch(granite).refused.find("--add-qkv-bias") != std::string::npos);
+    granite.model.partial_linear_biases = false;
+    granite.model.embedding_norm = true;  // BLOOM's embedding LayerNorm
+    CHECK(megatron_launch(granite).refused.find("normalizes its embedding output") != std::string::npos);
     // A tanh-approximated GELU launches with a note (Megatron-LM trains erf GELU).
     Job tanh_gelu = hf_job("llama-3.1-8b");
     CHECK(megatron_launch(tanh_gelu).notes.empty());

@@ -143,6 +143,12 @@ struct ModelSpec {
   // post_self_attn_layernorm and post_mlp_layernorm). Two norm passes per layer more than costed
   // (well under 1% of a layer); no Megatron-LM flag adds them: not launchable.
   bool norm_around_sublayers = false;
+  // A norm right after the embedding (BLOOM: HF BloomModel word_embeddings_layernorm; Megatron-
+  // DeepSpeed --embed-layernorm). Its input, the whole embedding output, is kept for its backward
+  // on the first stage for every micro-batch in flight (memory model); its 2h parameters and one
+  // norm pass per micro-batch are not costed (well under 0.1%). Megatron-LM has no such norm: not
+  // launchable.
+  bool embedding_norm = false;
   // Attention and MLP read the same normalized input and both outputs join the residual at once
   // (parallel residual: GPT-J, GPT-NeoX, Falcon, Phi-1/2, Cohere). Costed as the sequential layer,
   // the same work; Megatron-LM's layers run the MLP on the attention's output: not launchable.

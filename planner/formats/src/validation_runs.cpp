@@ -568,6 +568,10 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   // Megatron's GPT recipes train with hidden/attention dropout 0.1; Llama/MPT/BLOOM-style do not.
   m.dropout = lower(text_of(r, "model_family")) == "gpt" && !contains(arch, "no dropout");
   m.add_linear_bias = m.normalization == Normalization::layernorm;  // GPT-style records: biases; Llama-style: none
+  // BLOOM normalizes the embedding output (Megatron-DeepSpeed --embed-layernorm, in BigScience's
+  // tr11 launch scripts; HF word_embeddings_layernorm).
+  m.embedding_norm = lower(text_of(r, "model_family")) == "bloom" || contains(arch, "embed layernorm") ||
+                     contains(arch, "embedding layernorm") || contains(arch, "embedding norm");
   validate_model(m, where);
   // MoE and MLA records carry the model's config.json, which defines the architecture (the flat
   // keys above are a summary of it).

@@ -261,6 +261,9 @@ std::optional<std::string> unlaunchable_model_detail(const ModelSpec& m) {
   if (m.norm_around_sublayers)
     return "the model normalizes each sublayer's input and its output (Gemma 2/3, GLM-4-0414: post-sublayer norms beside the "
            "pre-norms); Megatron-LM's layers have the pre-norms only: a launch would train another model";
+  if (m.embedding_norm)
+    return "the model normalizes its embedding output (BLOOM's word_embeddings_layernorm; Megatron-DeepSpeed --embed-layernorm); "
+           "Megatron-LM has no norm there: a launch would train another model";
   if (m.parallel_attention_mlp)
     return "the model runs attention and MLP side by side on one normalized input (parallel residual: GPT-J, GPT-NeoX, Falcon, "
            "Phi-2, Cohere); Megatron-LM's layers run the MLP after the attention: a launch would train another model";
