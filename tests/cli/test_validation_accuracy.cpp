@@ -152,12 +152,15 @@ struct GroupGuard {
 // stack runs it (layer_ops add_cross_entropy_ops): Megatron's eager fp32 cross entropy where a
 // record does not name the fusion (Megatron-Core 6.0% -> 7.1%, its 1.7B model with a 131k vocabulary
 // -3.3% -> -8.9%; NeMo 7.8% -> 6.2%; Korthikanti 2.6% -> 2.7%), Transformer Engine's single pass for
-// Megatron-Bridge and SimuMax's "_cef" cases (MoE 18.0% -> 18.4%, SimuMax 7.6% -> 7.7%).
+// Megatron-Bridge and SimuMax's "_cef" cases (MoE 18.0% -> 18.4%, SimuMax 7.6% -> 7.7%). Since
+// 2026-11-28 the first stage keeps the embedding's dropout mask, not a copy of its output per
+// in-flight chunk (memory_model.cpp): Nemotron-340B fits without recompute, as NeMo's launcher
+// config runs it (NeMo 6.2% -> 5.0%, bias +3.1% -> +4.9%).
 constexpr GroupGuard kModernGuards[] = {
     {"korthikanti2022_table5", 0.03, -1},
     {"megatron_core_h100_weak_scaling", 0.075, -1},
     {"mlperf_training_gpt3", 0.05, -1},
-    {"nemo_24.07_perf_summary", 0.07, -1},
+    {"nemo_24.07_perf_summary", 0.055, -1},
     // SimuMax's memory is torch.cuda.max_memory_allocated: compared without the CUDA context, NCCL's
     // buffers and the allocator's slack (3.4% when set, every row a little under).
     {"simumax_b200", 0.085, 0.04},
