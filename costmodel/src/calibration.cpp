@@ -157,7 +157,9 @@ Calibration calibration_from_json(const json& j, const std::string& where, const
     JsonReader h = r.child("host");
     h.reject_unknown_keys({"moe_forward_s", "moe_forward_fixed_s", "moe_forward_per_expert_s", "moe_backward_fixed_s",
                            "moe_backward_per_expert_s", "moe_forward_presync_fraction", "moe_attention_forward_s",
-                           "moe_attention_backward_s", "moe_expert_bias_forward_per_expert_s", "moe_expert_bias_backward_per_expert_s"});
+                           "moe_attention_backward_s", "moe_expert_bias_forward_per_expert_s", "moe_expert_bias_backward_per_expert_s",
+                           "cuda_graph_replay_s"});
+    c.host.cuda_graph_replay_s = in_range(h, "cuda_graph_replay_s", c.host.cuda_graph_replay_s, 0, 1, "seconds per CUDA graph replay");
     c.host.moe_forward_s = in_range(h, "moe_forward_s", c.host.moe_forward_s, 0, 1, "seconds per MoE layer forward");
     c.host.moe_forward_fixed_s = in_range(h, "moe_forward_fixed_s", c.host.moe_forward_fixed_s, 0, 1, "seconds per MoE layer forward");
     c.host.moe_forward_per_expert_s =
@@ -226,7 +228,8 @@ json calibration_to_json(const Calibration& c) {
             {"moe_attention_forward_s", c.host.moe_attention_forward_s},
             {"moe_attention_backward_s", c.host.moe_attention_backward_s},
             {"moe_expert_bias_forward_per_expert_s", c.host.moe_expert_bias_forward_per_expert_s},
-            {"moe_expert_bias_backward_per_expert_s", c.host.moe_expert_bias_backward_per_expert_s}}}};
+            {"moe_expert_bias_backward_per_expert_s", c.host.moe_expert_bias_backward_per_expert_s},
+            {"cuda_graph_replay_s", c.host.cuda_graph_replay_s}}}};
 }
 
 }  // namespace strata

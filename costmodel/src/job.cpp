@@ -52,6 +52,41 @@ std::optional<unsigned> recompute_modules_from_string(const std::string& names) 
   return bits;
 }
 
+std::optional<unsigned> cuda_graph_modules_from_string(const std::string& names) {
+  static constexpr std::pair<const char*, unsigned> kNames[] = {
+      {"attn", kCudaGraphAttn},
+      {"mlp", kCudaGraphMlp},
+      {"moe", kCudaGraphMoe},
+      {"moe_router", kCudaGraphMoeRouter},
+      {"moe_preprocess", kCudaGraphMoePreprocess},
+      {"full", kCudaGraphWholeLayer},
+      {"full_iteration", kCudaGraphWholeLayer}};
+  unsigned bits = 0;
+  std::string word;
+  for (std::size_t i = 0; i <= names.size(); ++i) {
+    const char c = i < names.size() ? names[i] : ' ';
+    if (c != ' ' && c != ',' && c != '\t') {
+      word += c;
+      continue;
+    }
+    if (word.empty()) continue;
+    const auto it = std::find_if(std::begin(kNames), std::end(kNames), [&](const auto& e) { return word == e.first; });
+    if (it == std::end(kNames)) return std::nullopt;
+    bits |= it->second;
+    word.clear();
+  }
+  return bits == 0 ? kCudaGraphWholeLayer : bits;
+}
+
+std::vector<std::string> cuda_graph_module_names(unsigned modules) {
+  if (modules == kCudaGraphWholeLayer) return {};
+  std::vector<std::string> out;
+  for (const auto& [name, bit] : {std::pair<const char*, unsigned>{"attn", kCudaGraphAttn}, {"mlp", kCudaGraphMlp}, {"moe", kCudaGraphMoe},
+                                  {"moe_router", kCudaGraphMoeRouter}, {"moe_preprocess", kCudaGraphMoePreprocess}})
+    if (modules & bit) out.emplace_back(name);
+  return out;
+}
+
 std::vector<std::string> recompute_module_names(unsigned modules) {
   std::vector<std::string> out;
   for (const auto& [name, bit] : kRecomputeModuleNames)
@@ -266,6 +301,38 @@ int cp_a2a_group_size(const Job& job) {
   return best;
 }
 
+namespace {
+
+// CUDA graphs replace the host time of the parts they capture with one replay each way
+// (Megatron-Core cuda_graphs.py / Transformer Engine make_graphed_callables). A dropless layer's
+// synchronisation cannot be captured: with moe_preprocess in the graphs the dispatcher moves its
+// device-to-host copy behind the permutation ("before_ep_alltoall", token_dispatcher.py) and the
+// host still waits there once per layer, so the graphs take the attention block and the part of
+// the MoE block before the synchronisation (`presync`, `presync_backward`: its backward share,
+// taken in the forward's proportion; not measured apart). Only the router or only the
+// preprocessing in a graph: half of that part each, a guess. The experts and the combine stay
+// eager.
+void apply_cuda_graphs(unsigned modules, double replay, double presync, double presync_backward, MoeHostTime& t) {
+  if (modules == 0) return;
+  if (modules & kCudaGraphAttn) {
+    t.attention_forward_s = replay;
+    t.attention_backward_s = replay;
+    ++t.graph_replays;
+  }
+  // The whole MoE block in a graph (drop-and-pad only; a dropless one cannot be captured past its
+  // synchronisation) counts as its router and preprocessing here.
+  const bool router = modules & (kCudaGraphMoeRouter | kCudaGraphMoe), preprocess = modules & (kCudaGraphMoePreprocess | kCudaGraphMoe);
+  if (!router && !preprocess) return;
+  const int graphs = (router ? 1 : 0) + (preprocess ? 1 : 0);
+  const double share = graphs == 2 ? 1.0 : 0.5;
+  t.forward_s += graphs * replay - share * presync;
+  t.forward_presync_s += graphs * replay - share * presync;
+  t.backward_s = std::max(0.0, t.backward_s + graphs * replay - share * presync_backward);
+  t.graph_replays += graphs;
+}
+
+}  // namespace
+
 bool moe_dispatcher_syncs_host(const RuntimeOptions& rt) {
   return rt.framework == Framework::megatron && !rt.moe_pad_to_capacity;
 }
@@ -294,6 +361,8 @@ MoeHostTime moe_layer_host_time(const Job& job) {
   // with it.
   t.attention_forward_s = scale * h.moe_attention_forward_s;
   t.attention_backward_s = scale * h.moe_attention_backward_s;
+  apply_cuda_graphs(job.runtime.cuda_graph_modules, scale * h.cuda_graph_replay_s, scale * line_presync,
+                    scale * h.moe_forward_presync_fraction * h.moe_backward_fixed_s, t);
   return t;
 }
 

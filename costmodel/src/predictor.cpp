@@ -6,6 +6,7 @@
 
 #include <fmt/compile.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "costmodel/comm_model.h"
 #include "costmodel/kernel_model.h"
@@ -915,6 +916,15 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
                                                      : " (the calibration's host line is zero; the dispatcher synchronises the "
                                                        "host once per layer for its token counts, so the host cannot run ahead of "
                                                        "small expert kernels)"));
+  if (m.moe && m.num_moe_layers() > 0 && moe_host_bound && moe_host.graph_replays > 0) {
+    const std::vector<std::string> names = cuda_graph_module_names(job.runtime.cuda_graph_modules);
+    pred.notes.push_back(fmt::format(
+        FMT_COMPILE("MoE: CUDA graphs capture {} of each layer: the host replays {} graph(s) each way in place of their eager ops, "
+                    "{:.2f} ms per replay (a guess, not measured: calibration host.cuda_graph_replay_s); the experts and the "
+                    "combine after the synchronisation stay eager"),
+        names.empty() ? std::string("the whole layer") : fmt::format("{}", fmt::join(names, ", ")), moe_host.graph_replays,
+        1e3 * job.calibration.host.cuda_graph_replay_s));
+  }
   if (m.moe && m.num_moe_layers() > 0 && m.moe->num_experts > p.ep)
     pred.notes.push_back(job.runtime.moe_grouped_gemm
                              ? "MoE: the local experts are timed as Transformer Engine's grouped GEMM (--moe-grouped-gemm), four "

@@ -188,3 +188,16 @@ TEST_CASE("interleaved_microbatch_group: pp by default, else the smallest group 
   CHECK(microbatch_group_problem(37, 8, 36) != "");
 }
 }
+
+TEST_SUITE("costmodel") {
+TEST_CASE("cuda_graph_modules_from_string: Megatron's module names, none listed being the whole layer") {
+  CHECK(cuda_graph_modules_from_string("attn moe_router,moe_preprocess") == (kCudaGraphAttn | kCudaGraphMoeRouter | kCudaGraphMoePreprocess));
+  CHECK(cuda_graph_modules_from_string("") == kCudaGraphWholeLayer);
+  CHECK(cuda_graph_modules_from_string("full") == kCudaGraphWholeLayer);
+  CHECK(cuda_graph_modules_from_string("full_iteration") == kCudaGraphWholeLayer);
+  CHECK_FALSE(cuda_graph_modules_from_string("attn mamba"));
+  CHECK(cuda_graph_module_names(kCudaGraphMlp | kCudaGraphAttn) == std::vector<std::string>{"attn", "mlp"});
+  CHECK(cuda_graph_module_names(kCudaGraphWholeLayer).empty());
+  CHECK(cuda_graph_modules_from_string("") == cuda_graph_modules_from_string("attn mlp moe moe_router moe_preprocess"));
+}
+}

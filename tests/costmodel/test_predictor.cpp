@@ -824,6 +824,37 @@ TEST_CASE("MoE: the measured Megatron-Core host line over the local experts bind
     CHECK(note_has(p, "router and dispatcher only"));
     CHECK(note_has(p, "lower bound"));
   }
+  SUBCASE("CUDA graphs: the captured attention, router and preprocessing cost one replay each way; the rest stays eager") {
+    job.calibration.host = line;
+    const double replay = line.cuda_graph_replay_s, presync = line.moe_forward_presync_fraction * line.moe_forward_fixed_s;
+    const MoeHostTime eager = moe_layer_host_time(job);
+    const Prediction before = predict(job);
+    job.runtime.cuda_graph_modules = kCudaGraphAttn | kCudaGraphMoeRouter | kCudaGraphMoePreprocess;
+    const MoeHostTime t = moe_layer_host_time(job);
+    CHECK(t.graph_replays == 3);
+    CHECK(t.attention_forward_s == replay);
+    CHECK(t.attention_backward_s == replay);
+    CHECK(t.forward_presync_s == doctest::Approx(2 * replay));
+    // What follows the synchronisation (dispatch, experts, combine) is unchanged.
+    CHECK(t.forward_s - t.forward_presync_s == doctest::Approx(eager.forward_s - eager.forward_presync_s));
+    CHECK(t.backward_s == doctest::Approx(eager.backward_s - line.moe_forward_presync_fraction * line.moe_backward_fixed_s + 2 * replay));
+    const Prediction graphed = predict(job);
+    REQUIRE(graphed.feasible);
+    CHECK(graphed.breakdown.moe_host_s < before.breakdown.moe_host_s);
+    CHECK(graphed.iteration_time_s < before.iteration_time_s);
+    CHECK(note_has(graphed, "CUDA graphs capture attn, moe_router, moe_preprocess"));
+    CHECK(note_has(graphed, "a guess, not measured"));
+    CHECK_FALSE(note_has(before, "CUDA graphs"));
+    // The router alone: half of the part before the synchronisation, a guess.
+    job.runtime.cuda_graph_modules = kCudaGraphMoeRouter;
+    const MoeHostTime router = moe_layer_host_time(job);
+    CHECK(router.attention_forward_s == eager.attention_forward_s);
+    CHECK(router.forward_presync_s == doctest::Approx(presync / 2 + replay));
+    // A dense layer's MLP in a graph changes nothing of an MoE layer's host time.
+    job.runtime.cuda_graph_modules = kCudaGraphMlp;
+    CHECK(moe_layer_host_time(job).forward_s == eager.forward_s);
+    CHECK(moe_layer_host_time(job).graph_replays == 0);
+  }
   SUBCASE("grouped GEMM with biased experts: each local expert's eager fc2 bias adds its ops' host time") {
     job.calibration.host = line;
     job.model.add_linear_bias = true;  // as GPT-OSS's experts

@@ -74,7 +74,9 @@ TEST_CASE("plan_from_json") {
     job.runtime.lazy_module_loading = false;
     job.runtime.attention_kernel = AttentionKernel::cudnn;
     job.runtime.cross_entropy = CrossEntropyKernel::eager;
+    job.runtime.cuda_graph_modules = kCudaGraphAttn | kCudaGraphMoeRouter | kCudaGraphMoePreprocess;
     job.calibration = default_calibration(job.cluster.gpu);
+    job.calibration.host.cuda_graph_replay_s = 2e-4;
     job.calibration.kernel.gemm_efficiency = 0.61;
     job.calibration.host.moe_forward_s = 0.004;
     job.calibration.source = "fit from profiles";

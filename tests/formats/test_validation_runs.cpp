@@ -775,14 +775,29 @@ TEST_CASE("load_validation_runs: settings in any spelling a source uses (recipe 
     CHECK(off.job->plan.zero_stage == 0);
     CHECK_FALSE(any_contains(off.assumptions, "Megatron-FSDP"));
   }
-  SUBCASE("CUDA graphs a recipe turns on are said to be left out, not silently ignored") {
-    const ValidationRun graphs =
-        deepseek_with_notes("knobs {\"cuda_graph_impl\": \"transformer_engine\", \"cuda_graph_scope\": [\"attn\", \"moe_router\"]}");
-    CHECK(any_contains(graphs.assumptions, "CUDA graphs (cuda_graph_impl transformer_engine) are not modelled"));
-    CHECK(any_contains(graphs.assumptions, "pessimistic"));
-    CHECK(any_contains(deepseek_with_notes("knobs {\"cuda_graphs\": true}").assumptions, "CUDA graphs (cuda_graph_impl on)"));
-    CHECK_FALSE(any_contains(deepseek_with_notes("knobs {\"cuda_graphs\": false, \"etp\": 1}").assumptions, "CUDA graphs"));
+  SUBCASE("CUDA graphs a recipe turns on: the modules it captures, in the spellings recipes and launches use") {
+    const ValidationRun graphs = deepseek_with_notes(
+        "knobs {\"cuda_graph_impl\": \"transformer_engine\", \"cuda_graph_scope\": [\"attn\", \"moe_router\", \"moe_preprocess\"], \"etp\": 1}");
+    CHECK(graphs.job->runtime.cuda_graph_modules == (kCudaGraphAttn | kCudaGraphMoeRouter | kCudaGraphMoePreprocess));
+    CHECK(any_contains(graphs.assumptions, "CUDA graphs (transformer_engine, attn, moe_router, moe_preprocess)"));
+    CHECK(any_contains(graphs.assumptions, "one graph replay of host time each way"));
+    // Megatron's flags, followed by prose: the list ends at the first word that is not a module.
+    CHECK(deepseek_with_notes("ran with --cuda-graph-impl transformer_engine --cuda-graph-modules moe_router moe_preprocess and EP 8")
+              .job->runtime.cuda_graph_modules == (kCudaGraphMoeRouter | kCudaGraphMoePreprocess));
+    // No modules (Bridge's older "cuda_graphs": true, an empty scope, full_iteration): the whole layer.
+    CHECK(deepseek_with_notes("knobs {\"cuda_graphs\": true}").job->runtime.cuda_graph_modules == kCudaGraphWholeLayer);
+    CHECK(deepseek_with_notes("knobs {\"cuda_graph_impl\": \"local\", \"cuda_graph_scope\": []}").job->runtime.cuda_graph_modules ==
+          kCudaGraphWholeLayer);
+    CHECK(deepseek_with_notes("knobs {\"cuda_graph_impl\": \"full_iteration\"}").job->runtime.cuda_graph_modules == kCudaGraphWholeLayer);
+    CHECK(deepseek_with_notes("knobs {\"cuda_graphs\": false, \"etp\": 1}").job->runtime.cuda_graph_modules == 0);
     CHECK_FALSE(any_contains(deepseek_with_notes("knobs {\"cuda_graph_impl\": \"none\"}").assumptions, "CUDA graphs"));
+    // A module strata does not know is refused, naming the knob.
+    const auto mamba = load_validation_runs(
+        nlohmann::json::array({deepseek_record("knobs {\"cuda_graph_impl\": \"transformer_engine\", \"cuda_graph_scope\": [\"mamba\"]}")}),
+        "runs.json", test::catalog());
+    REQUIRE(mamba.size() == 1);
+    CHECK_FALSE(mamba[0].job);
+    CHECK(mamba[0].error.find("/notes (cuda_graph_scope): expected CUDA graph modules") != std::string::npos);
   }
   SUBCASE("a negated phrase is not the phrase") {
     CHECK(deepseek_with_notes("routing is force-balanced").job->runtime.moe_load_imbalance == 1.0);

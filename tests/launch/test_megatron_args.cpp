@@ -283,6 +283,11 @@ TEST_CASE("megatron_args") {
     job.runtime.moe_grouped_gemm = true;
     CHECK(megatron_args(job).empty());
     CHECK(megatron_launch(job).refused.find("--moe-grouped-gemm") != std::string::npos);
+    // Nor one timed with CUDA graphs over its MoE layers (strata does not write them).
+    job.runtime.moe_grouped_gemm = false;
+    job.runtime.cuda_graph_modules = kCudaGraphMoeRouter | kCudaGraphMoePreprocess;
+    CHECK(megatron_args(job).empty());
+    CHECK(megatron_launch(job).refused.find("--cuda-graph-impl") != std::string::npos);
   }
   SUBCASE("multi-token prediction: --mtp-num-layers, and its layers beside the loss in a layout") {
     Job job = test::gpt3_175b_job();

@@ -524,13 +524,20 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
     CHECK_NOTHROW(read("echo not pretrain_bert.py\ntorchrun pretrain_gpt.py " + base));
     CHECK(has(error_of("echo x\ntorchrun pretrain_gpt.py " + base + "--hybrid-layer-pattern M*"), "--hybrid-layer-pattern: a hybrid"));
     const MegatronLaunch dense = read("torchrun pretrain_gpt.py " + base + "--cuda-graph-impl transformer_engine --first-last-layers-bf16");
-    CHECK(has_note(dense, "CUDA graphs (--cuda-graph-impl transformer_engine) are not modelled"));
+    CHECK(dense.runtime.cuda_graph_modules == kCudaGraphWholeLayer);  // no modules: the whole layer
+    CHECK_FALSE(has_note(dense, "CUDA graphs"));  // a dense layer's prediction does not depend on them
     CHECK(has_note(dense, "--first-last-layers-bf16 without --fp8-format or --fp4-format"));  // modelled with fp8 (below)
-    CHECK(has_note(read(base + "--enable-cuda-graph"), "CUDA graphs (--cuda-graph-impl local)"));
-    CHECK_FALSE(has_note(read(base + "--cuda-graph-impl none"), "CUDA graphs"));
+    CHECK(read(base + "--enable-cuda-graph").runtime.cuda_graph_modules == kCudaGraphWholeLayer);
+    CHECK(read(base + "--cuda-graph-impl none --cuda-graph-modules attn").runtime.cuda_graph_modules == 0);
+    CHECK(has(error_of(base + "--cuda-graph-impl eager"), "--cuda-graph-impl: expected none, local, transformer_engine or full_iteration"));
+    CHECK(has(error_of(base + "--cuda-graph-impl local --cuda-graph-modules mamba"), "--cuda-graph-modules: expected attn, mlp"));
     const MegatronLaunch moe = read(base + "--num-experts 8 --moe-router-topk 2 --moe-token-dispatcher-type alltoall "
-                                           "--moe-shared-expert-intermediate-size 512 --moe-shared-expert-overlap --cuda-graph-impl local");
-    CHECK(has_note(moe, "measure it with graphs on"));
+                                           "--moe-shared-expert-intermediate-size 512 --moe-shared-expert-overlap --cuda-graph-impl "
+                                           "transformer_engine --cuda-graph-modules attn moe_router moe_preprocess");
+    CHECK(moe.runtime.cuda_graph_modules == (kCudaGraphAttn | kCudaGraphMoeRouter | kCudaGraphMoePreprocess));
+    CHECK(has_note(moe, "one graph replay of host time each way"));
+    CHECK(read(base + "--num-experts 8 --moe-router-topk 2 --cuda-graph-impl local --cuda-graph-scope moe_router moe_preprocess")
+              .runtime.cuda_graph_modules == (kCudaGraphMoeRouter | kCudaGraphMoePreprocess));
     CHECK(has_note(moe, "--moe-shared-expert-overlap: the shared expert's overlap"));
   }
 

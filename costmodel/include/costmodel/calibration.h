@@ -158,6 +158,11 @@ struct HostCoefficients {
   // synchronisation. From the profiled H100 MoE layers (scripts/eager_op_host.py).
   double moe_expert_bias_forward_per_expert_s = 3.5e-05;
   double moe_expert_bias_backward_per_expert_s = 4.86e-05;
+  // Host time of one CUDA graph replay (runtime.cuda_graph_modules), each direction: Transformer
+  // Engine's graphed callable copies its inputs into the static buffers and launches the graph
+  // (cudaGraphLaunch) under an autograd Function. A guess, not measured: 0.1 ms, a few kernel
+  // launches and a Python call or two.
+  double cuda_graph_replay_s = 1e-4;
   bool operator==(const HostCoefficients&) const = default;
 };
 

@@ -44,6 +44,26 @@ std::optional<unsigned> recompute_modules_from_string(const std::string& names);
 // The bits' names in Megatron's spelling, in the order above.
 std::vector<std::string> recompute_module_names(unsigned modules);
 
+// Parts of a decoder layer Megatron-Core replays as CUDA graphs (--cuda-graph-impl local or
+// transformer_engine with --cuda-graph-modules; TransformerConfig.cuda_graph_modules): the host
+// launches each captured part with one graph replay instead of op by op.
+enum CudaGraphModule : unsigned {
+  kCudaGraphAttn = 1u << 0,           // TransformerLayer._forward_attention()
+  kCudaGraphMlp = 1u << 1,            // a dense layer's MLP
+  kCudaGraphMoe = 1u << 2,            // an MoE layer's whole MLP block (drop-and-pad MoE only)
+  kCudaGraphMoeRouter = 1u << 3,      // an MoE layer's MLP block up to the router
+  kCudaGraphMoePreprocess = 1u << 4,  // MoELayer.preprocess(): the dispatcher's preprocessing and permutation
+  // No modules listed: the whole layer (Megatron's default, and what "full" meant); full_iteration
+  // captures the whole forward-backward.
+  kCudaGraphWholeLayer = kCudaGraphAttn | kCudaGraphMlp | kCudaGraphMoe | kCudaGraphMoeRouter | kCudaGraphMoePreprocess,
+};
+// Megatron's module names ("attn", "mlp", "moe", "moe_router", "moe_preprocess"; "full" and
+// "full_iteration" for the whole layer) separated by spaces or commas, as bits; an empty list is
+// the whole layer. nullopt for an unknown name ("mamba": strata has no Mamba layers).
+std::optional<unsigned> cuda_graph_modules_from_string(const std::string& names);
+// The bits' names in Megatron's spelling.
+std::vector<std::string> cuda_graph_module_names(unsigned modules);
+
 struct ParallelPlan {
   int tp = 1;
   int pp = 1;
@@ -208,6 +228,10 @@ struct RuntimeOptions {
   // of one after another (SequentialMLP, Megatron's default without the flag, and what a launch
   // strata writes runs: see planner/launch megatron_args.cpp).
   bool moe_grouped_gemm = false;
+  // CUDA graphs: the CudaGraphModule bits captured in every layer; 0 without CUDA graphs. Only the
+  // host time of a dropless MoE layer depends on it (moe_layer_host_time): elsewhere strata takes
+  // the host to keep ahead of the GPU, which graphs only make more true.
+  unsigned cuda_graph_modules = 0;
   double memory_reserve_GiB = 0;     // set aside for CUDA context, NCCL, allocator slack (see memory model)
   // Host-side cost of one training step outside the GPU work the model times: Python dispatch of
   // the optimizer and gradient clipping, host synchronizations (fp16 overflow check, grad-norm and
@@ -272,6 +296,7 @@ struct MoeHostTime {
   int experts_counted = 0;    // local experts the per-expert term counted (0 with a grouped GEMM)
   int biased_experts = 0;     // local experts whose eager bias path was counted (grouped GEMM, biased experts)
   bool measured_override = false;  // from host.moe_forward_s
+  int graph_replays = 0;           // CUDA graphs replayed per layer forward in place of the captured parts' ops
 };
 MoeHostTime moe_layer_host_time(const Job& job);
 

@@ -92,6 +92,8 @@ nlohmann::json plan_to_json(const Job& job, const Prediction& prediction) {
   if (p.optimizer_instances > 1) j["parallel"]["distributed_optimizer_instances"] = p.optimizer_instances;
   if (job.runtime.fp8_param_gather) j["runtime"]["fp8_param_gather"] = true;
   if (job.runtime.grad_reduce_in_bf16) j["runtime"]["grad_reduce_in_bf16"] = true;
+  // Megatron's --cuda-graph-modules: an empty list is the whole layer.
+  if (job.runtime.cuda_graph_modules != 0) j["runtime"]["cuda_graph_modules"] = cuda_graph_module_names(job.runtime.cuda_graph_modules);
   if (!job.runtime.lazy_module_loading) j["runtime"]["lazy_module_loading"] = false;
   if (job.runtime.cp_comm_type != CpCommType::p2p) j["runtime"]["cp_comm_type"] = to_string(job.runtime.cp_comm_type);
   if (job.runtime.attention_kernel != AttentionKernel::automatic) j["runtime"]["attention_kernel"] = to_string(job.runtime.attention_kernel);
@@ -203,7 +205,7 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
                             "step_overhead_s", "moe_load_imbalance", "moe_capacity_factor", "moe_pad_to_capacity", "moe_a2a_overlap",
                             "moe_token_dedup", "moe_allgather_dispatch", "moe_grouped_gemm", "fp8_param_gather", "grad_reduce_in_bf16", "cp_comm_type",
                             "cp_a2a_size", "bf16_first_layers", "bf16_last_layers", "lazy_module_loading", "attention_kernel",
-                            "cross_entropy"});
+                            "cross_entropy", "cuda_graph_modules"});
     if (rt.has("framework")) {
       auto fw = parse_framework(rt.get_string("framework"));
       if (!fw) rt.fail("framework", "expected megatron, deepspeed or fsdp");
@@ -217,6 +219,13 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
     job.runtime.fp8_param_gather = rt.opt_bool("fp8_param_gather", false);
     job.runtime.grad_reduce_in_bf16 = rt.opt_bool("grad_reduce_in_bf16", false);
     job.runtime.lazy_module_loading = rt.opt_bool("lazy_module_loading", true);
+    if (rt.has("cuda_graph_modules")) {
+      std::string names;
+      for (const std::string& n : rt.opt_string_list("cuda_graph_modules")) names += n + " ";
+      const auto modules = cuda_graph_modules_from_string(names);
+      if (!modules) rt.fail("cuda_graph_modules", "expected a list of attn, mlp, moe, moe_router, moe_preprocess (empty: the whole layer)");
+      job.runtime.cuda_graph_modules = *modules;
+    }
     if (rt.has("cp_comm_type")) {
       auto cp = cp_comm_type_from_string(rt.get_string("cp_comm_type"));
       if (!cp) rt.fail("cp_comm_type", "expected p2p, a2a, allgather or a2a+p2p");

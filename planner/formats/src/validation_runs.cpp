@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <optional>
 #include <regex>
@@ -345,6 +346,49 @@ std::optional<std::string> knob_string(const std::string& text, const std::strin
   }
   return std::nullopt;
 }
+
+// A list-valued knob: `"key": ["a", "b"]`, `key=[a, b]`, or a Megatron flag and the words after it
+// (`--key a b`, as many words as `item` accepts); its items separated by spaces ("" for an empty
+// list). A single value reads as a list of one. nullopt when the text does not name it.
+std::optional<std::string> knob_list(const std::string& text, const std::string& key,
+                                     const std::function<bool(const std::string&)>& item) {
+  const auto v = knob_string(text, key);
+  if (!v) return std::nullopt;
+  auto items = [](std::string list) {
+    for (char& c : list)
+      if (c == ',' || c == '"' || c == '\'' || c == '=') c = ' ';
+    return list;
+  };
+  for (const std::string& name : {"\"" + key + "\"", "'" + key + "'", key}) {
+    const std::size_t at = text.find(name);
+    if (at == std::string::npos) continue;
+    std::size_t i = at + name.size();
+    while (i < text.size() && (text[i] == ' ' || text[i] == ':' || text[i] == '=')) ++i;
+    if (i < text.size() && text[i] == '[') {
+      const std::size_t close = text.find(']', i);
+      if (close == std::string::npos || close - i > 1024) return std::nullopt;
+      return items(text.substr(i + 1, close - i - 1));
+    }
+  }
+  // A flag: its words up to the first that is not a list item (a flag, prose, the next field).
+  const std::string flag = flag_of(key) + " ";
+  if (const std::size_t at = text.find(flag); at != std::string::npos) {
+    std::string list;
+    std::size_t i = at + flag.size();
+    while (i < text.size()) {
+      std::size_t end = i;
+      while (end < text.size() && (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_')) ++end;
+      if (end == i || !item(text.substr(i, end - i))) break;
+      list += text.substr(i, end - i) + " ";
+      i = end;
+      while (i < text.size() && (text[i] == ' ' || text[i] == ',')) ++i;
+    }
+    return list;
+  }
+  return items(*v);
+}
+
+void read_cuda_graphs(const std::string& stated, const std::string& where, Job& job, std::vector<std::string>& as);
 
 // The knob as a whole number (at most 6 digits), if stated as one.
 std::optional<int> knob_int(const std::string& text, const std::string& key) {
@@ -905,14 +949,38 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
                              "activations count on the GPU, so memory is overstated and a completion may add recompute the run did "
                              "not need",
                              *layers));
-  // CUDA graphs, as a recipe knob ("cuda_graph_impl": "transformer_engine", "cuda_graphs": true) or
-  // Megatron's flag: not modelled, said as `--megatron-args` says it (megatron_import.cpp).
-  const std::string graphs = lower(knob_string(stated, "cuda_graph_impl").value_or(knob_bool(stated, "cuda_graphs").value_or(false) ? "on" : "none"));
-  if (graphs != "none" && graphs != "null" && graphs != "false")
-    as.push_back(fmt::format("CUDA graphs (cuda_graph_impl {}) are not modelled: the host time of the captured parts counts as if "
-                             "issued op by op{}",
-                             graphs, m.moe ? ", so where a dropless MoE layer's host time binds the prediction is pessimistic" : ""));
+  read_cuda_graphs(stated, where, job, as);
   return job;
+}
+
+// CUDA graphs, as recipe knobs (Megatron-Bridge: "cuda_graph_impl": "transformer_engine",
+// "cuda_graph_scope": ["attn", "moe_router", "moe_preprocess"]; its older "cuda_graphs": true) or
+// Megatron's flags (--cuda-graph-impl, --cuda-graph-modules, the older --cuda-graph-scope and
+// --enable-cuda-graph). No modules listed: the whole layer, Megatron's default.
+void read_cuda_graphs(const std::string& stated, const std::string& where, Job& job, std::vector<std::string>& as) {
+  std::string impl = lower(knob_string(stated, "cuda_graph_impl").value_or(""));
+  if (impl.empty() && (knob_bool(stated, "cuda_graphs").value_or(false) || knob_bool(stated, "enable_cuda_graph").value_or(false)))
+    impl = "local";
+  if (impl.empty() || impl == "none" || impl == "null" || impl == "false") return;
+  auto module = [](const std::string& w) { return cuda_graph_modules_from_string(w).has_value(); };
+  std::optional<std::string> names = knob_list(stated, "cuda_graph_modules", module);
+  if (!names) names = knob_list(stated, "cuda_graph_scope", module);
+  if (names) {  // trimmed, for the message below
+    const std::size_t from = names->find_first_not_of(' '), to = names->find_last_not_of(' ');
+    names = from == std::string::npos ? std::string() : names->substr(from, to - from + 1);
+  }
+  if (impl == "full_iteration") names = "full_iteration";
+  const auto modules = cuda_graph_modules_from_string(lower(names.value_or("")));
+  if (!modules)
+    throw InputError(where, "/notes (cuda_graph_scope)",
+                     "expected CUDA graph modules among attn, mlp, moe, moe_router, moe_preprocess (full, full_iteration), found \"" +
+                         names.value_or("") + "\"");
+  job.runtime.cuda_graph_modules = *modules;
+  const std::vector<std::string> list = cuda_graph_module_names(*modules);
+  as.push_back(fmt::format("CUDA graphs ({}, {}) from the recipe knobs{}", impl,
+                           list.empty() ? std::string("the whole layer") : fmt::format("{}", fmt::join(list, ", ")),
+                           job.model.moe ? ": the captured parts of each MoE layer cost one graph replay of host time each way"
+                                         : "; strata takes the host to keep ahead of the GPU with or without them"));
 }
 
 // The text entries of a record's uncertain_fields (none when it is not a list).

@@ -342,6 +342,13 @@ std::optional<std::string> megatron_launch_refusal(const Job& job) {
            "the GPU's compute capability, which a launch cannot be verified for without the GPU): plan without --moe-grouped-gemm "
            "(the experts one after another, Megatron's default, as strata's launch runs them), or add --moe-grouped-gemm to "
            "that launch yourself";
+  // The graphs change a dropless MoE layer's predicted host time (moe_layer_host_time); elsewhere the
+  // prediction does not depend on them, and the launch runs without.
+  if (job.model.moe && job.runtime.cuda_graph_modules != 0)
+    return "the plan times its MoE layers with CUDA graphs (--cuda-graph-impl), which strata does not write (Transformer "
+           "Engine captures them on the GPU, and Megatron checks them against the allocator and NCCL settings of the machine): "
+           "predict without CUDA graphs for strata's launch, or add --cuda-graph-impl and --cuda-graph-modules to that launch "
+           "yourself";
   if (p.recompute.granularity == RecomputeGranularity::selective && (p.recompute.modules & kRecomputeMoeAct))
     return "recomputing the experts' activation (moe_act) needs Megatron's grouped-GEMM experts (--moe-grouped-gemm), which "
            "strata does not write (Megatron checks it against the GPU's compute capability, which a launch cannot be "

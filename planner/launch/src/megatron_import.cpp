@@ -88,8 +88,10 @@ constexpr FlagSpec kFlags[] = {
     {"--deepspeed", false}, {"--zero-stage", true},
     // Model structure strata does not cost (refused) and runtime features it does not model (noted).
     {"--hybrid-layer-pattern", true}, {"--hybrid-override-pattern", true}, {"--experimental-attention-variant", true},
-    {"--heterogeneous-layers-config-path", true}, {"--yaml-cfg", true}, {"--cuda-graph-impl", true},
-    {"--enable-cuda-graph", false}, {"--external-cuda-graph", false}, {"--first-last-layers-bf16", false},
+    {"--heterogeneous-layers-config-path", true}, {"--yaml-cfg", true}, {"--first-last-layers-bf16", false},
+    // CUDA graphs (a dropless MoE layer's host time).
+    {"--cuda-graph-impl", true}, {"--cuda-graph-modules", true}, {"--cuda-graph-scope", true},
+    {"--enable-cuda-graph", false}, {"--external-cuda-graph", false},
     {"--num-layers-at-start-in-bf16", true}, {"--num-layers-at-end-in-bf16", true},
     {"--moe-shared-expert-overlap", false},
     // torchrun / torch.distributed.launch, and the deepspeed launcher.
@@ -181,7 +183,8 @@ class Flags {
       } else if (i + 1 < words.size() && !words[i + 1].starts_with("--")) {
         value = words[++i];
         // Megatron's list-valued flags (nargs='*') take every word up to the next flag.
-        if (name == "--recompute-modules" || name == "--cp-comm-type" || name == "--hierarchical-context-parallel-sizes")
+        if (name == "--recompute-modules" || name == "--cp-comm-type" || name == "--hierarchical-context-parallel-sizes" ||
+            name == "--cuda-graph-modules" || name == "--cuda-graph-scope")
           while (i + 1 < words.size() && !words[i + 1].starts_with("--") && !words[i + 1].ends_with(".py")) value += " " + words[++i];
       } else {
         throw InputError(where, name, "expects a value after it");
@@ -945,15 +948,31 @@ void refuse_unmodelled_models(const ScriptWords& script, const Flags& f, const s
     throw InputError(where, "--yaml-cfg", "the arguments are in the YAML file, which strata does not read: pass them as flags");
 }
 
+// CUDA graphs: --cuda-graph-impl local|transformer_engine|full_iteration (the deprecated
+// --enable-cuda-graph and --external-cuda-graph name the first two) with --cuda-graph-modules (the
+// deprecated --cuda-graph-scope); no modules is the whole layer (arguments.py, TransformerConfig).
+void read_cuda_graphs(const Flags& f, const std::string& where, bool moe, RuntimeOptions& rt, std::vector<std::string>& notes) {
+  std::string impl = f.text("--cuda-graph-impl").value_or("none");
+  if (f.has("--enable-cuda-graph")) impl = "local";
+  if (f.has("--external-cuda-graph")) impl = "transformer_engine";
+  if (impl == "none") return;
+  if (impl != "local" && impl != "transformer_engine" && impl != "full_iteration")
+    throw InputError(where, "--cuda-graph-impl", "expected none, local, transformer_engine or full_iteration, found \"" + impl + "\"");
+  const std::string flag = f.has("--cuda-graph-modules") ? "--cuda-graph-modules" : "--cuda-graph-scope";
+  const std::string names = impl == "full_iteration" ? std::string("full_iteration") : f.text(flag).value_or("");
+  const auto modules = cuda_graph_modules_from_string(names);
+  if (!modules)
+    throw InputError(where, flag, "expected attn, mlp, moe, moe_router or moe_preprocess, found \"" + names + "\"");
+  rt.cuda_graph_modules = *modules;
+  if (moe)
+    notes.push_back("CUDA graphs (--cuda-graph-impl " + impl +
+                    "): each captured part of an MoE layer costs one graph replay of host time each way (a guess: calibration "
+                    "host.cuda_graph_replay_s); the dispatcher's synchronisation and what follows it stay eager");
+}
+
 // Runtime features the launch turns on that the cost model leaves out: said, so a measured step
 // that differs is not a surprise.
-void note_unmodelled_runtime(const Flags& f, bool moe, std::vector<std::string>& notes) {
-  const std::string graphs = f.raw("--cuda-graph-impl").value_or(f.has("--enable-cuda-graph") || f.has("--external-cuda-graph") ? "local" : "none");
-  if (graphs != "none")
-    notes.push_back("CUDA graphs (--cuda-graph-impl " + graphs + ") are not modelled: strata assumes the host keeps ahead of the GPU" +
-                    std::string(moe ? "; what graphs of the MoE router and preprocessing save of a dropless dispatcher's per-layer "
-                                      "host time is in the measured host.moe_forward_s, so measure it with graphs on"
-                                    : ", which graphs only make more true"));
+void note_unmodelled_runtime(const Flags& f, std::vector<std::string>& notes) {
   if (f.has("--moe-shared-expert-overlap"))
     notes.push_back("--moe-shared-expert-overlap: the shared expert's overlap with the token dispatch is not modelled (costed "
                     "one after the other)");
@@ -1054,7 +1073,8 @@ MegatronLaunch read_megatron_launch(const std::string& text, const std::string& 
   rt.tp_comm_overlap = f.has("--tp-comm-overlap");
   rt.moe_capacity_factor = f.number("--moe-expert-capacity-factor", 0, 1024).value_or(0);
   if (out.model.moe) read_moe_runtime(f, where, rt, out.notes);
-  note_unmodelled_runtime(f, out.model.moe.has_value(), out.notes);
+  note_unmodelled_runtime(f, out.notes);
+  read_cuda_graphs(f, where, out.model.moe.has_value(), rt, out.notes);
   rt.fp8_param_gather = f.has("--fp8-param-gather") || f.has("--fp4-param-gather");
   // 16-bit gradient reduction: asked for in bf16 (--grad-reduce-in-bf16), Megatron's default in fp16
   // (the main_grad buffer takes the parameters' dtype without --accumulate-allreduce-grads-in-fp32).
