@@ -52,15 +52,21 @@ std::optional<unsigned> recompute_modules_from_string(const std::string& names) 
   return bits;
 }
 
+namespace {
+
+// Megatron's CudaGraphModule names; "full" and "full_iteration" (the whole layer) are read, not written.
+constexpr std::pair<const char*, unsigned> kCudaGraphModuleNames[] = {
+    {"attn", kCudaGraphAttn},
+    {"mlp", kCudaGraphMlp},
+    {"moe", kCudaGraphMoe},
+    {"moe_router", kCudaGraphMoeRouter},
+    {"moe_preprocess", kCudaGraphMoePreprocess},
+    {"full", kCudaGraphWholeLayer},
+    {"full_iteration", kCudaGraphWholeLayer}};
+
+}  // namespace
+
 std::optional<unsigned> cuda_graph_modules_from_string(const std::string& names) {
-  static constexpr std::pair<const char*, unsigned> kNames[] = {
-      {"attn", kCudaGraphAttn},
-      {"mlp", kCudaGraphMlp},
-      {"moe", kCudaGraphMoe},
-      {"moe_router", kCudaGraphMoeRouter},
-      {"moe_preprocess", kCudaGraphMoePreprocess},
-      {"full", kCudaGraphWholeLayer},
-      {"full_iteration", kCudaGraphWholeLayer}};
   unsigned bits = 0;
   std::string word;
   for (std::size_t i = 0; i <= names.size(); ++i) {
@@ -70,8 +76,9 @@ std::optional<unsigned> cuda_graph_modules_from_string(const std::string& names)
       continue;
     }
     if (word.empty()) continue;
-    const auto it = std::find_if(std::begin(kNames), std::end(kNames), [&](const auto& e) { return word == e.first; });
-    if (it == std::end(kNames)) return std::nullopt;
+    const auto it = std::find_if(std::begin(kCudaGraphModuleNames), std::end(kCudaGraphModuleNames),
+                                 [&](const auto& e) { return word == e.first; });
+    if (it == std::end(kCudaGraphModuleNames)) return std::nullopt;
     bits |= it->second;
     word.clear();
   }
@@ -81,9 +88,8 @@ std::optional<unsigned> cuda_graph_modules_from_string(const std::string& names)
 std::vector<std::string> cuda_graph_module_names(unsigned modules) {
   if (modules == kCudaGraphWholeLayer) return {};
   std::vector<std::string> out;
-  for (const auto& [name, bit] : {std::pair<const char*, unsigned>{"attn", kCudaGraphAttn}, {"mlp", kCudaGraphMlp}, {"moe", kCudaGraphMoe},
-                                  {"moe_router", kCudaGraphMoeRouter}, {"moe_preprocess", kCudaGraphMoePreprocess}})
-    if (modules & bit) out.emplace_back(name);
+  for (const auto& [name, bit] : kCudaGraphModuleNames)
+    if (bit != kCudaGraphWholeLayer && (modules & bit)) out.emplace_back(name);
   return out;
 }
 

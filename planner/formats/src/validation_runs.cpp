@@ -348,8 +348,8 @@ std::optional<std::string> knob_string(const std::string& text, const std::strin
 }
 
 // A list-valued knob: `"key": ["a", "b"]`, `key=[a, b]`, or a Megatron flag and the words after it
-// (`--key a b`, as many words as `item` accepts); its items separated by spaces ("" for an empty
-// list). A single value reads as a list of one. nullopt when the text does not name it.
+// (`--key a b`, as many words as `item` accepts); its items separated by spaces, trimmed
+// ("" for an empty list). A single value reads as a list of one. nullopt when the text does not name it.
 std::optional<std::string> knob_list(const std::string& text, const std::string& key,
                                      const std::function<bool(const std::string&)>& item) {
   const auto v = knob_string(text, key);
@@ -357,7 +357,8 @@ std::optional<std::string> knob_list(const std::string& text, const std::string&
   auto items = [](std::string list) {
     for (char& c : list)
       if (c == ',' || c == '"' || c == '\'' || c == '=') c = ' ';
-    return list;
+    const std::size_t from = list.find_first_not_of(' '), to = list.find_last_not_of(' ');
+    return from == std::string::npos ? std::string() : list.substr(from, to - from + 1);
   };
   for (const std::string& name : {"\"" + key + "\"", "'" + key + "'", key}) {
     const std::size_t at = text.find(name);
@@ -383,7 +384,7 @@ std::optional<std::string> knob_list(const std::string& text, const std::string&
       i = end;
       while (i < text.size() && (text[i] == ' ' || text[i] == ',')) ++i;
     }
-    return list;
+    return items(list);
   }
   return items(*v);
 }
@@ -965,10 +966,6 @@ void read_cuda_graphs(const std::string& stated, const std::string& where, Job& 
   auto module = [](const std::string& w) { return cuda_graph_modules_from_string(w).has_value(); };
   std::optional<std::string> names = knob_list(stated, "cuda_graph_modules", module);
   if (!names) names = knob_list(stated, "cuda_graph_scope", module);
-  if (names) {  // trimmed, for the message below
-    const std::size_t from = names->find_first_not_of(' '), to = names->find_last_not_of(' ');
-    names = from == std::string::npos ? std::string() : names->substr(from, to - from + 1);
-  }
   if (impl == "full_iteration") names = "full_iteration";
   const auto modules = cuda_graph_modules_from_string(lower(names.value_or("")));
   if (!modules)
