@@ -352,6 +352,11 @@ TEST_CASE("load_validation_runs: precision text, fp8 recipes and fp8 parameters"
   CHECK(precision_of("FP8-SC").recipe == LowPrecisionRecipe::blockwise);
   CHECK(precision_of("FP8-DS").recipe == LowPrecisionRecipe::delayed);
   CHECK(precision_of("FP8-CS").recipe == LowPrecisionRecipe::tensorwise);
+  CHECK(precision_of("FP8 per-block scaling (1x128 activations, 128x128 weights)").recipe == LowPrecisionRecipe::blockwise);
+  CHECK(precision_of("fp8 block-wise").recipe == LowPrecisionRecipe::blockwise);
+  // TF32 runs fp32 tensors on the TF32 tensor cores, not on the fp32 CUDA cores.
+  CHECK(precision_of("TF32").precision == Precision::tf32);
+  CHECK(precision_of("fp32 (no mixed precision)").precision == Precision::fp32);
   // Layers kept in bf16, as records word them.
   auto bf16_layers = [&](const char* precision, const char* notes) {
     nlohmann::json c = h100;

@@ -151,8 +151,11 @@ PrecisionReading read_precision_text(const std::string& prec) {
     // Megatron-Bridge's recipe names: fp8_cs, fp8_sc (sub-channel, i.e. TE's blockwise recipe,
     // fp8_recipe = "blockwise" in its DeepSeek-V3 FP8-SC recipe), fp8_ds (delayed scaling).
     // Blockwise first: Transformer Engine's Float8BlockScaling recipe also says "float8".
-    if (has("blockwise") || has("block scaling") || has("block-scaling") || has("blockscaling") || has("deepseek") ||
-        has("fp8-sc") || has("fp8_sc") || has("sub-channel") || has("subchannel"))
+    // DeepSeek-V3's scaling (1x128 activation tiles, 128x128 weight blocks) is also written
+    // "per-block" or "block-wise".
+    if (has("blockwise") || has("block-wise") || has("per-block") || has("per block") || has("block scaling") ||
+        has("block-scaling") || has("blockscaling") || has("deepseek") || has("128x128") || has("fp8-sc") ||
+        has("fp8_sc") || has("sub-channel") || has("subchannel"))
       out.recipe = LowPrecisionRecipe::blockwise;
     else if (has("fp8-cs") || has("fp8_cs") || has("current scaling") || has("tensorwise") || has("float8") ||
              has("dynamic scaling") || has("per-tensor dynamic") || has("per-tensor current"))
@@ -166,7 +169,9 @@ PrecisionReading read_precision_text(const std::string& prec) {
     out.precision = Precision::bf16;
   } else if (has("fp16") || has("float16")) {  // "fp16 or bf16" reads as fp16, the older default
     out.precision = Precision::fp16;
-  } else if (has("fp32") || has("tf32")) {
+  } else if (has("tf32")) {  // fp32 tensors, GEMMs on the TF32 tensor cores
+    out.precision = Precision::tf32;
+  } else if (has("fp32")) {
     out.precision = Precision::fp32;
   } else {
     out.stated = false;
