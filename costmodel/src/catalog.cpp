@@ -46,6 +46,11 @@ std::string singular(const std::string& kind) { return kind.substr(0, kind.size(
 // variant of the part: "A100 80GB PCIe" extends "A100-80GB" (the SXM4 module) but is the PCIe card,
 // with other clocks, power and links. `extra` is the normalized text beyond the matched name.
 bool names_other_variant(const std::string& extra, const std::vector<std::string>& entry_names) {
+  // A memory size right after the name ("h200-100gb", "gh200 120GB") is another part than the
+  // matched one, whose name would have carried its own size.
+  std::size_t digits = 0;
+  while (digits < extra.size() && std::isdigit(static_cast<unsigned char>(extra[digits]))) ++digits;
+  if (digits > 0 && extra.compare(digits, 2, "gb") == 0) return true;
   for (const char* word : {"pcie", "sxm", "nvl", "oam", "mxm", "nvlink"}) {
     if (extra.find(word) == std::string::npos) continue;
     bool entry_has_it = false;

@@ -55,6 +55,11 @@ TEST_CASE("Catalog::gpu") {
     CHECK(input_error([&] { c.gpu("NVIDIA A100 80GB PCIe"); }).find("unknown gpu") != std::string::npos);
     CHECK(input_error([&] { c.gpu("NVIDIA H100 NVL"); }).find("unknown gpu") != std::string::npos);
     CHECK(input_error([&] { c.gpu("NVIDIA"); }).find("unknown gpu") != std::string::npos);
+    // A memory size right after a part's name is another part: never the listed size.
+    CHECK(input_error([&] { c.gpu("h200-100gb"); }).find("unknown gpu") != std::string::npos);
+    CHECK(input_error([&] { c.gpu("GH200 120GB"); }).find("unknown gpu") != std::string::npos);
+    CHECK(c.gpu("GH200 144GB").name == "GH200-H100-144GB");
+    CHECK(c.gpu("NVIDIA GH200 Grace Hopper Superchip").name == "GH200-H100-96GB");
   }
   SUBCASE("the H800 is the H100 SXM with its NVLink cut to 400 GB/s both ways") {
     const GpuSpec h800 = c.gpu("NVIDIA H800"), h100 = c.gpu("h100-sxm");

@@ -407,6 +407,15 @@ TEST_CASE("load_validation_runs: published GPU names, Llama defaults, stated ove
   CHECK(read_modified({{"gpu_type", "NVIDIA B200 180GB"}, {"gpu_memory_gb", nullptr}}).job->cluster.gpu.name == "B200-SXM-180GB");
   CHECK(read_modified({{"gpu_type", "NVIDIA H100 80GB HBM3"}}).job->cluster.gpu.name == "H100-SXM5-80GB");
   CHECK(read_modified({{"gpu_type", "AMD Instinct MI300X"}, {"gpu_memory_gb", 192}}).job->cluster.gpu.vendor == "amd");
+  // Grace Hopper: the quad-GH200 node (4 GPUs on NVLink, one 200 Gb/s NIC each) unless the record says otherwise.
+  const ClusterSpec gh = read_modified({{"gpu_type", "NVIDIA GH200 (96GB HBM3)"}, {"gpu_memory_gb", nullptr}, {"gpus_per_node", 4},
+                                       {"nvlink_domain", 4}, {"interconnect", "not stated"}})
+                             .job->cluster;
+  CHECK(gh.gpu.name == "GH200-H100-96GB");
+  CHECK(gh.gpus_per_node == 4);
+  CHECK(gh.nics_per_node == 4);
+  CHECK(gh.nic_Gbps == 200);
+  CHECK(read_modified({{"gpu_type", "GH200"}, {"gpu_memory_gb", 144}}).job->cluster.name == "gh200-144gb-quad");
 
   // A Llama-family record that names no architecture details gets Llama's.
   const ValidationRun llama = read_modified({{"model_family", "llama"}, {"arch_notes", "Llama-3-70B shape truncated to 12 layers"}});
@@ -915,7 +924,7 @@ TEST_CASE("load_validation_runs: precision, recompute and framework texts as sou
 
 TEST_CASE("load_validation_runs: NICs quoted per GPU or per NVL72 compute tray, and other spellings of a rate") {
   auto cluster = [](const nlohmann::json& changes) { return read_modified(changes).job->cluster; };
-  const nlohmann::json nvl72 = {{"gpu_type", "GB200 (NVL72)"}, {"nvlink_domain", 72}, {"gpus_per_node", 72}};
+  const nlohmann::json nvl72 = {{"gpu_type", "GB200 (NVL72)"}, {"nvlink_domain", 72}, {"gpus_per_node", 72}, {"gpu_memory_gb", nullptr}};
   auto with = [&](const std::string& interconnect) {
     nlohmann::json c = nvl72;
     c["interconnect"] = interconnect;
@@ -936,7 +945,7 @@ TEST_CASE("load_validation_runs: NICs quoted per GPU or per NVL72 compute tray, 
 
 TEST_CASE("load_validation_runs: a GPU variant strata does not list is refused, never read as its SXM part") {
   const std::string path = test::data_file("validation_runs_small.json");
-  for (const char* gpu : {"NVIDIA H100 NVL", "H200 NVL", "H100-SXM5-94GB"}) {
+  for (const char* gpu : {"NVIDIA H100 NVL", "H200 NVL", "H100-SXM5-94GB", "GH200 (120GB)"}) {
     CAPTURE(gpu);
     nlohmann::json rec = load_json_file(path).at(0);
     rec["gpu_type"] = gpu;
