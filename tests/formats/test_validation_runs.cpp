@@ -334,6 +334,23 @@ ValidationRun read_modified(const nlohmann::json& changes) {
 
 }  // namespace
 
+TEST_CASE("load_validation_runs: what a record says of flash attention, in any of its free-text fields") {
+  auto read = [](const nlohmann::json& changes) { return read_modified(changes); };
+  // Megatron-DeepSpeed's flash attention is opt-in: unstated, it is off, and the output says so.
+  const ValidationRun ds = read({{"framework", "Megatron-DeepSpeed"}, {"source", "a 2024 report"}});
+  CHECK_FALSE(ds.job->runtime.flash_attention);
+  CHECK(any_contains(ds.assumptions, "attention kernel not stated"));
+  // Named in the framework text or the notes, it is on.
+  CHECK(read({{"framework", "Megatron-DeepSpeed (--use-flash-attn-v2)"}}).job->runtime.flash_attention);
+  const ValidationRun noted = read({{"framework", "Megatron-DeepSpeed"}, {"notes", "FlashAttention-2 enabled."}});
+  CHECK(noted.job->runtime.flash_attention);
+  CHECK_FALSE(any_contains(noted.assumptions, "attention kernel not stated"));
+  // A negation is not a mention.
+  CHECK_FALSE(read({{"framework", "Megatron-LM 2024"}, {"arch_notes", "GPT, no flash attention (unfused softmax)"}})
+                  .job->runtime.flash_attention);
+  CHECK_FALSE(read({{"framework", "Megatron-LM 2024"}, {"notes", "unfused attention"}}).job->runtime.flash_attention);
+}
+
 TEST_CASE("load_validation_runs: precision text, fp8 recipes and fp8 parameters") {
   const nlohmann::json h100 = {{"gpu_type", "H100-SXM5-80GB"}, {"framework", "NeMo 24.07"}};
   auto precision_of = [&](const char* text) {
@@ -664,7 +681,6 @@ TEST_CASE("load_validation_runs: what the measured memory counts, and the CUDA c
   }
 }
 }
-
 
 namespace {
 

@@ -30,6 +30,18 @@ std::string lower(std::string s) {
 
 bool contains(const std::string& hay, const std::string& needle) { return lower(hay).find(lower(needle)) != std::string::npos; }
 
+// What a record's free text says of fused (flash) attention: used ("FlashAttention-2",
+// "--use-flash-attn"), not used ("no flash attention", "without flash", "unfused attention"), or
+// nothing.
+std::optional<bool> stated_flash_attention(const std::string& text) {
+  const std::string t = lower(text);
+  for (const char* off : {"no flash", "without flash", "non-flash", "flash attention off", "flash attention disabled",
+                          "unfused attention", "no fused attention"})
+    if (t.find(off) != std::string::npos) return false;
+  if (t.find("flash") != std::string::npos || t.find("fused attention") != std::string::npos) return true;
+  return std::nullopt;
+}
+
 std::string text_of(const nlohmann::json& r, const char* key) {
   auto it = r.find(key);
   return (it != r.end() && it->is_string()) ? it->get<std::string>() : std::string();
@@ -821,7 +833,12 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   if (year == 0) year = container_year(fwtext);
   if (year == 0 && r.contains("source") && r["source"].is_string()) year = publication_year(r["source"].get<std::string>());
   const bool modern = year == 0 ? rt.framework == Framework::megatron : year >= 2023;
-  rt.flash_attention = contains(arch, "flash") || rt.framework == Framework::fsdp || (modern && rt.framework == Framework::megatron);
+  const std::optional<bool> flash = stated_flash_attention(arch + " ; " + fwtext + " ; " + text_of(r, "parallelism_style") + " ; " +
+                                                           text_of(r, "notes"));
+  rt.flash_attention = flash.value_or(rt.framework == Framework::fsdp || (modern && rt.framework == Framework::megatron));
+  if (!flash && rt.framework == Framework::deepspeed)
+    as.push_back("attention kernel not stated: unfused, Megatron-DeepSpeed's default (--use-flash-attn is opt-in); say \"flash "
+                 "attention\" in the record's notes for a run that used it");
   // Transformer Engine prefers cuDNN's fused attention on Hopper since 1.2 (December 2023; "Select
   // FusedAttention on sm90", attention.py); a 2023 stack ran flash-attn there.
   if (rt.flash_attention && rt.framework == Framework::megatron && year > 0 && year <= 2023 &&
