@@ -54,7 +54,7 @@ std::optional<unsigned> recompute_modules_from_string(const std::string& names) 
 
 namespace {
 
-// Megatron's CudaGraphModule names; "full" and "full_iteration" (the whole layer) are read, not written.
+// Megatron's CudaGraphModule names; "full" (the whole layer) is read, not written.
 constexpr std::pair<const char*, unsigned> kCudaGraphModuleNames[] = {
     {"attn", kCudaGraphAttn},
     {"mlp", kCudaGraphMlp},
@@ -62,7 +62,7 @@ constexpr std::pair<const char*, unsigned> kCudaGraphModuleNames[] = {
     {"moe_router", kCudaGraphMoeRouter},
     {"moe_preprocess", kCudaGraphMoePreprocess},
     {"full", kCudaGraphWholeLayer},
-    {"full_iteration", kCudaGraphWholeLayer}};
+    {"full_iteration", kCudaGraphWholeLayer | kCudaGraphFullIteration}};
 
 }  // namespace
 
@@ -86,10 +86,11 @@ std::optional<unsigned> cuda_graph_modules_from_string(const std::string& names)
 }
 
 std::vector<std::string> cuda_graph_module_names(unsigned modules) {
+  if (modules & kCudaGraphFullIteration) return {"full_iteration"};
   if (modules == kCudaGraphWholeLayer) return {};
   std::vector<std::string> out;
   for (const auto& [name, bit] : kCudaGraphModuleNames)
-    if (bit != kCudaGraphWholeLayer && (modules & bit)) out.emplace_back(name);
+    if (bit != kCudaGraphWholeLayer && !(bit & kCudaGraphFullIteration) && (modules & bit)) out.emplace_back(name);
   return out;
 }
 
@@ -325,7 +326,15 @@ void apply_cuda_graphs(unsigned modules, double replay, double presync, double p
     t.attention_backward_s = replay;
     ++t.graph_replays;
   }
-  // The whole MoE block in a graph (drop-and-pad only; a dropless one cannot be captured past its
+  // Without a synchronisation (padded to capacity, or a per-rank budget) the whole MoE block can
+  // be one graph.
+  if (!t.synchronises && (modules & kCudaGraphMoe)) {
+    t.forward_s = t.backward_s = replay;
+    t.forward_presync_s = 0;
+    ++t.graph_replays;
+    return;
+  }
+  // The whole MoE block in a graph of a dropless layer (which cannot be captured past its
   // synchronisation) counts as its router and preprocessing here.
   const bool router = modules & (kCudaGraphMoeRouter | kCudaGraphMoe), preprocess = modules & (kCudaGraphMoePreprocess | kCudaGraphMoe);
   if (!router && !preprocess) return;
@@ -340,12 +349,15 @@ void apply_cuda_graphs(unsigned modules, double replay, double presync, double p
 }  // namespace
 
 bool moe_dispatcher_syncs_host(const RuntimeOptions& rt) {
-  return rt.framework == Framework::megatron && !rt.moe_pad_to_capacity;
+  return rt.framework == Framework::megatron && !rt.moe_pad_to_capacity && !(rt.moe_rank_capacity_factor > 0);
 }
 
 MoeHostTime moe_layer_host_time(const Job& job) {
   MoeHostTime t;
-  if (!job.model.moe || job.model.num_moe_layers() == 0 || !moe_dispatcher_syncs_host(job.runtime)) return t;
+  if (!job.model.moe || job.model.num_moe_layers() == 0 || job.runtime.framework != Framework::megatron ||
+      (job.runtime.cuda_graph_modules & kCudaGraphFullIteration))
+    return t;
+  t.synchronises = moe_dispatcher_syncs_host(job.runtime);
   const HostCoefficients& h = job.calibration.host;
   const int local_experts = std::max(1, job.model.moe->num_experts / std::max(1, job.plan.ep));
   t.experts_counted = job.runtime.moe_grouped_gemm ? 0 : local_experts;
@@ -376,7 +388,7 @@ bool moe_host_time_unmodelled(const Job& job) {
   if (!job.model.moe || job.model.num_moe_layers() == 0) return false;
   if (job.runtime.framework != Framework::megatron) return true;
   const MoeHostTime t = moe_layer_host_time(job);
-  return moe_dispatcher_syncs_host(job.runtime) && t.forward_s <= 0 && t.backward_s <= 0 && t.attention_forward_s <= 0 &&
+  return t.synchronises && t.forward_s <= 0 && t.backward_s <= 0 && t.attention_forward_s <= 0 &&
          t.attention_backward_s <= 0;
 }
 
@@ -387,6 +399,8 @@ bool combined_1f1b(const Job& job) {
 double effective_moe_imbalance(const RuntimeOptions& rt) {
   double f = std::max(1.0, rt.moe_load_imbalance);
   if (rt.moe_capacity_factor > 0) f = std::min(f, std::max(1.0, rt.moe_capacity_factor));
+  // HybridEP's per-rank budget drops what a rank receives beyond it.
+  if (rt.moe_rank_capacity_factor > 0) f = std::min(f, std::max(1.0, rt.moe_rank_capacity_factor));
   // Padding to capacity makes every expert process exactly its capacity.
   if (rt.moe_pad_to_capacity && rt.moe_capacity_factor > 0) f = std::max(1.0, rt.moe_capacity_factor);
   return f;

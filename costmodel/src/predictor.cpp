@@ -237,6 +237,10 @@ std::string check_plan(const Job& job) {
                          "TransformerConfig)", m.mtp_layers);
     if (p.tp > 1 && !p.sequence_parallel)
       return "MoE layers with tp > 1 need sequence parallelism (Megatron-Core MoELayer.forward refuses to train without it)";
+    // A graph of the whole step cannot hold the dispatcher's wait for its token counts.
+    if ((job.runtime.cuda_graph_modules & kCudaGraphFullIteration) && moe_dispatcher_syncs_host(job.runtime))
+      return "a full-iteration CUDA graph cannot capture a dropless MoE dispatcher, which waits on the host for its token counts "
+             "in every layer: give HybridEP a per-rank budget (moe_expert_rank_capacity_factor) or pad the experts to capacity";
   } else if (p.ep != 1 || p.etp != 1) {
     return "ep > 1 needs a mixture-of-experts model (so does etp > 1)";
   }
@@ -447,7 +451,18 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
         lc.bwd_ep = exposed(2 * a2a, lc.fwd_compute);
       }
     }
-    if (kind.moe && m.moe && moe_host_bound) {
+    if (kind.moe && m.moe && moe_host_bound && !moe_host.synchronises) {
+      // No synchronisation (experts padded to capacity, or HybridEP's per-rank budget): the host
+      // issues ahead of the GPU, across layers and between forward and backward, and binds only as
+      // a rate: where it issues a layer's forward and backward slower than the GPU runs them, the
+      // GPU waits for the difference (a queue fed slower than it drains).
+      const double h_fwd = moe_host.attention_forward_s + moe_host.forward_s;
+      const double h_bwd = moe_host.attention_backward_s + moe_host.backward_s;
+      const double gpu = lc.fwd_compute + lc.fwd_tp + lc.fwd_cp + lc.fwd_ep + lc.bwd_compute + lc.bwd_tp + lc.bwd_cp + lc.bwd_ep;
+      const double excess = std::max(0.0, h_fwd + h_bwd - gpu);
+      lc.fwd_host = h_fwd + h_bwd > 0 ? excess * h_fwd / (h_fwd + h_bwd) : 0.0;
+      lc.bwd_host = excess - lc.fwd_host;
+    } else if (kind.moe && m.moe && moe_host_bound) {
       // The dispatcher's host synchronisation drains the GPU's queue once per MoE layer forward:
       // the synchronisation splits the layer. After it the host issues this layer's experts and
       // combine (`post`), then the next layer's attention block, router and permutation (`pre`),
@@ -884,19 +899,21 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     pred.notes.push_back(fmt::format(FMT_COMPILE("MoE: the busiest expert-parallel rank is assumed to get {:g}x the mean routed tokens, a default "
                                      "guess for auxiliary-loss balanced routing (--moe-load-imbalance; 1 for force-balanced routing)"),
                                      job.runtime.moe_load_imbalance));
+  const char* host_binding = moe_host.synchronises
+                                 ? "the dropless dispatcher synchronises the host once per layer, so the GPU waits for it"
+                                 : "the dispatcher does not synchronise (fixed sizes), so the host runs ahead and the GPU waits only "
+                                   "where the host issues a layer slower than the GPU runs it";
   if (m.moe && m.num_moe_layers() > 0 && moe_host_bound)
     pred.notes.push_back(
         moe_host.measured_override
             ? fmt::format(FMT_COMPILE("MoE: the host issues each MoE block in {:.2f} ms forward (calibration host.moe_forward_s, "
                                       "--moe-forward-host-ms) and {:.2f} ms backward (in the measured line's proportion), and its layer's "
-                                      "attention block in {:.2f} ms and {:.2f} ms; the dropless dispatcher synchronises the host once per "
-                                      "layer, so the GPU waits for it: {:.3f} s of the iteration"),
+                                      "attention block in {:.2f} ms and {:.2f} ms; {}: {:.3f} s of the iteration"),
                           1e3 * moe_host.forward_s, 1e3 * moe_host.backward_s, 1e3 * moe_host.attention_forward_s,
-                          1e3 * moe_host.attention_backward_s, bd.moe_host_s)
+                          1e3 * moe_host.attention_backward_s, host_binding, bd.moe_host_s)
             : fmt::format(FMT_COMPILE("MoE: the host issues each MoE block in {:.2f} ms forward and {:.2f} ms backward ({}), as "
                                       "Megatron-Core's MoE layer measured on an H100 machine's CPU, and its layer's attention block in "
-                                      "{:.2f} ms and {:.2f} ms (measured without Transformer Engine); the dropless dispatcher synchronises "
-                                      "the host once per layer, so the GPU waits for it: {:.3f} s of the iteration. A property of the "
+                                      "{:.2f} ms and {:.2f} ms (measured without Transformer Engine); {}: {:.3f} s of the iteration. A property of the "
                                       "stack and the CPU: measure yours (--moe-forward-host-ms, README \"The host time of a MoE layer\")"),
                           1e3 * moe_host.forward_s, 1e3 * moe_host.backward_s,
                           moe_host.experts_counted > 0
@@ -906,7 +923,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
                                             moe_host.biased_experts > 0
                                                 ? fmt::format(", and the eager fc2 bias of {} local experts", moe_host.biased_experts)
                                                 : std::string(" only")),
-                          1e3 * moe_host.attention_forward_s, 1e3 * moe_host.attention_backward_s, bd.moe_host_s));
+                          1e3 * moe_host.attention_forward_s, 1e3 * moe_host.attention_backward_s, host_binding, bd.moe_host_s));
   else if (moe_host_time_unmodelled(job))
     // (Padded to capacity, Megatron's dispatcher never waits on the host: nothing is left out.)
     pred.notes.push_back(fmt::format(
@@ -916,6 +933,13 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
                                                      : " (the calibration's host line is zero; the dispatcher synchronises the "
                                                        "host once per layer for its token counts, so the host cannot run ahead of "
                                                        "small expert kernels)"));
+  if (m.moe && m.num_moe_layers() > 0 && job.runtime.moe_rank_capacity_factor > 0)
+    pred.notes.push_back(fmt::format(
+        FMT_COMPILE("MoE: a static per-rank token budget ({:g} x the mean, moe_expert_rank_capacity_factor): the dispatcher never "
+                    "waits on the host for its token counts{}; a rank receiving more drops the excess"),
+        job.runtime.moe_rank_capacity_factor,
+        (job.runtime.cuda_graph_modules & kCudaGraphFullIteration) ? ", and the whole step replays as one CUDA graph: no MoE host time"
+                                                                   : ""));
   if (m.moe && m.num_moe_layers() > 0 && moe_host_bound && moe_host.graph_replays > 0) {
     const std::vector<std::string> names = cuda_graph_module_names(job.runtime.cuda_graph_modules);
     pred.notes.push_back(fmt::format(

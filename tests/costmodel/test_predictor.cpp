@@ -674,6 +674,9 @@ TEST_CASE("MoE: a measured host time per MoE layer forward bounds that forward f
   const int layers = job.model.num_layers;
   const double fwd_per_layer = gpu_only.stages[0].forward_s / layers;  // with the embedding and the loss: an upper bound
   const double mbs = static_cast<double>(job.num_micro_batches());
+  auto note_has = [](const Prediction& p, const std::string& part) {
+    return std::any_of(p.notes.begin(), p.notes.end(), [&](const std::string& n) { return contains(n, part); });
+  };
 
   SUBCASE("a host time below the GPU time of the experts' part changes nothing") {
     job.calibration.host.moe_forward_s = 0.01 * fwd_per_layer;
@@ -706,16 +709,27 @@ TEST_CASE("MoE: a measured host time per MoE layer forward bounds that forward f
     REQUIRE(q.feasible);
     CHECK(q.breakdown.moe_host_s < p.breakdown.moe_host_s);
   }
-  SUBCASE("token dropping padded to capacity keeps the sizes static: no host synchronisation") {
+  SUBCASE("token dropping padded to capacity keeps the sizes static: the host runs ahead and binds only as a rate") {
     job.calibration.host.moe_forward_s = 3 * fwd_per_layer;
     job.runtime.moe_capacity_factor = 1.0;
-    CHECK(predict(job).breakdown.moe_host_s > 0);  // dropping alone still brings the output size to the host
+    const Prediction dropped = predict(job);
+    CHECK(dropped.breakdown.moe_host_s > 0);  // dropping alone still brings the output size to the host
     job.runtime.moe_pad_to_capacity = true;
     REQUIRE(check_plan(job).empty());
+    CHECK_FALSE(moe_layer_host_time(job).synchronises);
     const Prediction padded = predict(job);
-    CHECK(padded.breakdown.moe_host_s == 0);
-    // Nor does the prediction warn that a host time is left out: none applies.
-    CHECK(std::none_of(padded.notes.begin(), padded.notes.end(), [](const std::string& n) { return contains(n, "host time"); }));
+    // Without the wait the host's forward overlaps the GPU's backward: less host time exposed.
+    CHECK(padded.breakdown.moe_host_s < dropped.breakdown.moe_host_s);
+    CHECK(note_has(padded, "the dispatcher does not synchronise"));
+    // A host that issues each layer faster than the GPU runs its forward and backward costs nothing,
+    // though it takes longer than the forward alone (which a synchronising dispatcher would expose).
+    job.calibration.host.moe_forward_s = 1.2 * fwd_per_layer;
+    CHECK(predict(job).breakdown.moe_host_s == 0);
+    job.runtime.moe_pad_to_capacity = false;
+    CHECK(predict(job).breakdown.moe_host_s > 0);
+    job.runtime.moe_pad_to_capacity = true;
+    // Nor does the prediction warn that a host time is left out: none is.
+    CHECK_FALSE(note_has(padded, "not modelled"));
     job.runtime.moe_capacity_factor = 0;  // padding needs a capacity
     CHECK(contains(check_plan(job), "--moe-pad-expert-input-to-capacity requires --moe-expert-capacity-factor"));
   }
@@ -881,13 +895,36 @@ TEST_CASE("MoE: the measured Megatron-Core host line over the local experts bind
     CHECK(t.backward_s == doctest::Approx(0.02 * line_bwd / line_fwd));
     CHECK(note_has(predict(job), "(calibration host.moe_forward_s, --moe-forward-host-ms)"));
   }
-  SUBCASE("padded to capacity, or another framework: the line does not apply") {
+  SUBCASE("padded to capacity or a per-rank budget: the line binds as a rate; another framework or a whole-step graph: not at all") {
     job.calibration.host = line;
+    const Prediction synchronised = predict(job);
     job.runtime.moe_capacity_factor = 1.0;
     job.runtime.moe_pad_to_capacity = true;
+    const MoeHostTime padded = moe_layer_host_time(job);
+    CHECK_FALSE(padded.synchronises);
+    CHECK(padded.forward_s == line.moe_forward_fixed_s);
+    const Prediction p = predict(job);
+    CHECK(p.breakdown.moe_host_s < synchronised.breakdown.moe_host_s);
+    CHECK_FALSE(moe_host_time_unmodelled(job));
+    // HybridEP's static per-rank budget: the same, and it caps the busiest rank's tokens.
+    job.runtime.moe_capacity_factor = 0;
+    job.runtime.moe_pad_to_capacity = false;
+    job.runtime.moe_token_dedup = true;
+    job.runtime.moe_load_imbalance = 2.0;
+    job.runtime.moe_rank_capacity_factor = 1.5;
+    CHECK_FALSE(moe_layer_host_time(job).synchronises);
+    CHECK(effective_moe_imbalance(job.runtime) == 1.5);
+    CHECK(note_has(predict(job), "static per-rank token budget (1.5 x the mean"));
+    // The whole step in one CUDA graph: no host time at all, and only where nothing waits on the host.
+    job.runtime.cuda_graph_modules = kCudaGraphWholeLayer | kCudaGraphFullIteration;
+    REQUIRE(check_plan(job).empty());
     CHECK(moe_layer_host_time(job).forward_s == 0);
     CHECK(predict(job).breakdown.moe_host_s == 0);
-    CHECK_FALSE(moe_host_time_unmodelled(job));
+    job.runtime.moe_rank_capacity_factor = 0;
+    CHECK(contains(check_plan(job), "a full-iteration CUDA graph cannot capture a dropless MoE dispatcher"));
+    job.runtime.cuda_graph_modules = 0;
+    job.runtime.framework = Framework::fsdp;
+    CHECK(moe_layer_host_time(job).forward_s == 0);
   }
   SUBCASE("a zeroed line is left out, and said to be") {
     CHECK(moe_host_time_unmodelled(job));

@@ -75,12 +75,18 @@ TEST_CASE("plan_from_json") {
     job.runtime.attention_kernel = AttentionKernel::cudnn;
     job.runtime.cross_entropy = CrossEntropyKernel::eager;
     job.runtime.cuda_graph_modules = kCudaGraphAttn | kCudaGraphMoeRouter | kCudaGraphMoePreprocess;
+    job.runtime.moe_rank_capacity_factor = 1.5;
     job.calibration = default_calibration(job.cluster.gpu);
     job.calibration.host.cuda_graph_replay_s = 2e-4;
     job.calibration.kernel.gemm_efficiency = 0.61;
     job.calibration.host.moe_forward_s = 0.004;
     job.calibration.source = "fit from profiles";
     check_same_job(round_trip(job), job);
+    // A graph of the whole step is written as its name and read back so.
+    Job whole_step = job;
+    whole_step.runtime.cuda_graph_modules = kCudaGraphWholeLayer | kCudaGraphFullIteration;
+    CHECK(plan_of(whole_step).at("runtime").at("cuda_graph_modules") == nlohmann::json::array({"full_iteration"}));
+    check_same_job(round_trip(whole_step), whole_step);
     // Hierarchical CP: the group size the plan resolved is written, so the file says it.
     job.runtime.framework = Framework::megatron;
     job.runtime.cp_comm_type = CpCommType::a2a_p2p;

@@ -818,7 +818,16 @@ TEST_CASE("load_validation_runs: settings in any spelling a source uses (recipe 
     CHECK(deepseek_with_notes("knobs {\"cuda_graphs\": true}").job->runtime.cuda_graph_modules == kCudaGraphWholeLayer);
     CHECK(deepseek_with_notes("knobs {\"cuda_graph_impl\": \"local\", \"cuda_graph_scope\": []}").job->runtime.cuda_graph_modules ==
           kCudaGraphWholeLayer);
-    CHECK(deepseek_with_notes("knobs {\"cuda_graph_impl\": \"full_iteration\"}").job->runtime.cuda_graph_modules == kCudaGraphWholeLayer);
+    // A graph of the whole step, with HybridEP's static per-rank budget that lets it capture the MoE layers.
+    const ValidationRun whole = deepseek_with_notes(
+        "knobs {\"cuda_graph_impl\": \"full_iteration\", \"moe_flex_dispatcher_backend\": \"hybridep\", "
+        "\"moe_expert_rank_capacity_factor\": 1.5}");
+    CHECK(whole.job->runtime.cuda_graph_modules == (kCudaGraphWholeLayer | kCudaGraphFullIteration));
+    CHECK(whole.job->runtime.moe_rank_capacity_factor == 1.5);
+    CHECK(any_contains(whole.assumptions, "CUDA graphs (full_iteration, the whole step)"));
+    // The budget is HybridEP's: beside DeepEP it is not read.
+    CHECK(deepseek_with_notes("knobs {\"moe_flex_dispatcher_backend\": \"deepep\", \"moe_expert_rank_capacity_factor\": 1.5}")
+              .job->runtime.moe_rank_capacity_factor == 0);
     CHECK(deepseek_with_notes("knobs {\"cuda_graphs\": false, \"etp\": 1}").job->runtime.cuda_graph_modules == 0);
     CHECK_FALSE(any_contains(deepseek_with_notes("knobs {\"cuda_graph_impl\": \"none\"}").assumptions, "CUDA graphs"));
     // A module strata does not know is refused, naming the knob.

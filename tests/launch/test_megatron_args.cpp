@@ -288,6 +288,13 @@ TEST_CASE("megatron_args") {
     job.runtime.cuda_graph_modules = kCudaGraphMoeRouter | kCudaGraphMoePreprocess;
     CHECK(megatron_args(job).empty());
     CHECK(megatron_launch(job).refused.find("--cuda-graph-impl") != std::string::npos);
+    // Nor HybridEP's static per-rank budget (strata's launch dispatches with DeepEP).
+    job.runtime.cuda_graph_modules = 0;
+    job.runtime.moe_token_dedup = true;
+    REQUIRE_FALSE(megatron_args(job).empty());
+    job.runtime.moe_rank_capacity_factor = 1.5;
+    CHECK(megatron_args(job).empty());
+    CHECK(megatron_launch(job).refused.find("--moe-expert-rank-capacity-factor") != std::string::npos);
   }
   SUBCASE("multi-token prediction: --mtp-num-layers, and its layers beside the loss in a layout") {
     Job job = test::gpt3_175b_job();

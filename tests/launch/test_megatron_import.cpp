@@ -538,6 +538,21 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
     CHECK(has_note(moe, "one graph replay of host time each way"));
     CHECK(read(base + "--num-experts 8 --moe-router-topk 2 --cuda-graph-impl local --cuda-graph-scope moe_router moe_preprocess")
               .runtime.cuda_graph_modules == (kCudaGraphMoeRouter | kCudaGraphMoePreprocess));
+    // HybridEP's static per-rank budget, which a full-iteration graph needs to capture the MoE layers.
+    const std::string moe8 = base + "--num-experts 8 --moe-router-topk 2 ";
+    const MegatronLaunch budget = read(moe8 + "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep "
+                                              "--moe-expert-rank-capacity-factor 1.5 --cuda-graph-impl full_iteration");
+    CHECK(budget.runtime.moe_rank_capacity_factor == 1.5);
+    CHECK(budget.runtime.cuda_graph_modules == (kCudaGraphWholeLayer | kCudaGraphFullIteration));
+    CHECK_FALSE(has_note(budget, "one graph replay"));
+    // Megatron-Core refuses it beside DeepEP (the flex dispatcher's default backend); the other
+    // dispatchers ignore it.
+    CHECK(has(error_of(moe8 + "--moe-token-dispatcher-type flex --moe-expert-rank-capacity-factor 1.5"),
+              "--moe-expert-rank-capacity-factor: needs --moe-flex-dispatcher-backend hybridep or ncclep"));
+    const MegatronLaunch ignored =
+        read(moe8 + "--moe-token-dispatcher-type alltoall --moe-flex-dispatcher-backend hybridep --moe-expert-rank-capacity-factor 2");
+    CHECK(ignored.runtime.moe_rank_capacity_factor == 0);
+    CHECK(has_note(ignored, "the alltoall dispatcher ignores it"));
     CHECK(has_note(moe, "--moe-shared-expert-overlap: the shared expert's overlap"));
   }
 

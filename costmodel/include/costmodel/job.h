@@ -53,13 +53,15 @@ enum CudaGraphModule : unsigned {
   kCudaGraphMoe = 1u << 2,            // an MoE layer's whole MLP block (drop-and-pad MoE only)
   kCudaGraphMoeRouter = 1u << 3,      // an MoE layer's MLP block up to the router
   kCudaGraphMoePreprocess = 1u << 4,  // MoELayer.preprocess(): the dispatcher's preprocessing and permutation
-  // No modules listed: the whole layer (Megatron's default, and what "full" meant); full_iteration
-  // captures the whole forward-backward.
+  // No modules listed: the whole layer (Megatron's default, and what "full" meant).
   kCudaGraphWholeLayer = kCudaGraphAttn | kCudaGraphMlp | kCudaGraphMoe | kCudaGraphMoeRouter | kCudaGraphMoePreprocess,
+  // --cuda-graph-impl full_iteration: the whole forward-backward of a step in one graph
+  // (FullCudaGraphWrapper), every layer with it; it captures only what never waits on the host.
+  kCudaGraphFullIteration = 1u << 5,
 };
-// Megatron's module names ("attn", "mlp", "moe", "moe_router", "moe_preprocess"; "full" and
-// "full_iteration" for the whole layer) separated by spaces or commas, as bits; an empty list is
-// the whole layer. nullopt for an unknown name ("mamba": strata has no Mamba layers).
+// Megatron's module names ("attn", "mlp", "moe", "moe_router", "moe_preprocess"; "full" for the
+// whole layer, "full_iteration" for the whole step) separated by spaces or commas, as bits; an
+// empty list is the whole layer. nullopt for an unknown name ("mamba": strata has no Mamba layers).
 std::optional<unsigned> cuda_graph_modules_from_string(const std::string& names);
 // The bits' names in Megatron's spelling.
 std::vector<std::string> cuda_graph_module_names(unsigned modules);
@@ -213,6 +215,12 @@ struct RuntimeOptions {
   // the dispatcher never brings token counts to the host (Calibration::host does not apply).
   // Without padding, dropped or not, it synchronises the host in every MoE layer forward.
   bool moe_pad_to_capacity = false;
+  // A static per-rank token budget for the flex dispatcher (Megatron --moe-expert-rank-capacity-factor,
+  // HybridEP or NCCL-EP): its receive buffer holds tokens x top-k x this factor, sized in advance, so
+  // the dispatcher never brings token counts to the host (_HybridEPManager.setup_metadata, Megatron-Core
+  // token_dispatcher.py); tokens beyond the budget are dropped. 0: dynamic shapes, one host
+  // synchronisation per MoE layer forward.
+  double moe_rank_capacity_factor = 0;
   // Overlap of the MoE all-to-all with computation (Megatron --overlap-moe-expert-parallel-comm,
   // DeepSeek-V3's dual-batch overlap): off unless set.
   bool moe_a2a_overlap = false;
@@ -280,15 +288,19 @@ int cp_a2a_group_size(const Job& job);
 
 // Whether Megatron-Core's MoE dispatcher brings token counts to the host in every MoE layer forward
 // (the all-to-all splits, the experts' sizes, a dropped output's size): always, except when every
-// expert is padded to a fixed capacity (RuntimeOptions::moe_pad_to_capacity). Other frameworks: no.
+// expert is padded to a fixed capacity (RuntimeOptions::moe_pad_to_capacity) or the flex dispatcher
+// has a static per-rank budget (moe_rank_capacity_factor). Other frameworks: no.
 bool moe_dispatcher_syncs_host(const RuntimeOptions& rt);
 
-// The host's time to issue one MoE layer of this job where it binds (a synchronising dispatcher),
-// from the calibration's HostCoefficients: the measured line over the GPU's local experts (the
-// fixed part alone with a grouped GEMM), or a measured forward time (host.moe_forward_s) with the
-// backward in the line's proportion; with it, the part of the forward issued before the
-// dispatcher's synchronisation, and the host time of the layer's attention block. Zero where
-// nothing binds.
+// The host's time to issue one MoE layer of this job (Megatron-Core's dispatchers), from the
+// calibration's HostCoefficients: the measured line over the GPU's local experts (the fixed part
+// alone with a grouped GEMM), or a measured forward time (host.moe_forward_s) with the backward in
+// the line's proportion; with it, the part of the forward issued before the dispatcher's
+// synchronisation, and the host time of the layer's attention block. `synchronises`: the
+// dispatcher waits for its token counts in every layer forward (moe_dispatcher_syncs_host), so the
+// host cannot run ahead there; without it the host runs ahead and binds only where it issues the
+// layer slower than the GPU runs it. Zero for other frameworks and under a full-iteration CUDA
+// graph, which replays the whole step.
 struct MoeHostTime {
   double forward_s = 0, backward_s = 0;  // the MoE block
   double forward_presync_s = 0;          // the part of forward_s issued before the synchronisation
@@ -297,6 +309,7 @@ struct MoeHostTime {
   int biased_experts = 0;     // local experts whose eager bias path was counted (grouped GEMM, biased experts)
   bool measured_override = false;  // from host.moe_forward_s
   int graph_replays = 0;           // CUDA graphs replayed per layer forward in place of the captured parts' ops
+  bool synchronises = false;       // the dispatcher waits on the host in every layer forward
 };
 MoeHostTime moe_layer_host_time(const Job& job);
 

@@ -128,6 +128,9 @@ void add_workload_options(CLI::App& app, JobOptions& o) {
   app.add_flag("--moe-pad-to-capacity", o.moe_pad_to_capacity,
                "MoE: with --moe-capacity-factor, pad every expert's input to its capacity (Megatron "
                "--moe-pad-expert-input-to-capacity): fixed sizes, no host synchronisation per MoE layer");
+  app.add_option("--moe-rank-capacity-factor", o.moe_rank_capacity_factor,
+                 "MoE: HybridEP's static per-rank token budget over the mean (Megatron --moe-expert-rank-capacity-factor, with "
+                 "--moe-token-dedup): fixed buffers, no host synchronisation per MoE layer; default 0 = dynamic");
   app.add_option("--mtp-layers", o.mtp_layers,
                  "Multi-token prediction modules trained with the model (Megatron --mtp-num-layers; default: the model's, "
                  "e.g. 1 for DeepSeek-V3's num_nextn_predict_layers; 0 trains none)");
@@ -344,6 +347,12 @@ Job build_workload(const JobOptions& o, const Catalog& catalog) {
     throw InputError(kCmd, "--moe-pad-to-capacity", "needs --moe-capacity-factor (Megatron: --moe-pad-expert-input-to-capacity "
                                                     "requires --moe-expert-capacity-factor)");
   job.runtime.moe_pad_to_capacity = o.moe_pad_to_capacity;
+  if (!(o.moe_rank_capacity_factor >= 0 && o.moe_rank_capacity_factor <= 1024))
+    throw InputError(kCmd, "--moe-rank-capacity-factor", "expected 0 (dynamic) or a budget factor up to 1024");
+  if (o.moe_rank_capacity_factor > 0 && !o.moe_token_dedup)
+    throw InputError(kCmd, "--moe-rank-capacity-factor", "needs --moe-token-dedup: the budget is HybridEP's (Megatron-Core "
+                                                         "TransformerConfig), the flex dispatcher's");
+  job.runtime.moe_rank_capacity_factor = o.moe_rank_capacity_factor;
   job.runtime.moe_a2a_overlap = o.moe_a2a_overlap;
   job.runtime.moe_token_dedup = o.moe_token_dedup;
   job.runtime.moe_allgather_dispatch = o.moe_allgather_dispatch;
@@ -375,7 +384,7 @@ MegatronLaunch read_launch_file(const JobOptions& o, const Catalog& catalog) {
       {!o.exp_avg_sq_dtype.empty(), "--exp-avg-sq-dtype"}, {o.optimizer_offload_fraction != 0, "--optimizer-offload-fraction"},
       {!o.cp_comm_type.empty(), "--cp-comm-type"}, {o.cp_a2a_size.has_value(), "--cp-a2a-size"},
       {o.bf16_first_layers != 0, "--num-layers-at-start-in-bf16"}, {o.bf16_last_layers != 0, "--num-layers-at-end-in-bf16"}, {o.moe_capacity_factor != 0, "--moe-capacity-factor"},
-      {o.moe_pad_to_capacity, "--moe-pad-to-capacity"},
+      {o.moe_pad_to_capacity, "--moe-pad-to-capacity"}, {o.moe_rank_capacity_factor != 0, "--moe-rank-capacity-factor"},
       {o.moe_a2a_overlap, "--moe-a2a-overlap"}, {o.moe_token_dedup, "--moe-token-dedup"},
       {o.moe_allgather_dispatch, "--moe-allgather-dispatch"}, {o.moe_grouped_gemm, "--moe-grouped-gemm"}, {o.mtp_layers.has_value(), "--mtp-layers"},
       {!o.framework.empty(), "--framework"}, {o.no_flash_attention, "--no-flash-attention"},

@@ -416,6 +416,14 @@ std::optional<int> knob_int(const std::string& text, const std::string& key) {
   return std::stoi(*v);
 }
 
+// The knob as a decimal number ("1.5"), if stated as one.
+std::optional<double> knob_number(const std::string& text, const std::string& key) {
+  static const std::regex decimal("[0-9]{1,6}(\\.[0-9]{1,6})?");
+  const auto v = knob_string(text, key);
+  if (!v || !std::regex_match(*v, decimal)) return std::nullopt;
+  return std::stod(*v);
+}
+
 // The knob as a truth value ("true"/"True"/"1", or a bare flag), if stated as one. A Megatron
 // flag followed by prose ("--tp-comm-overlap and ...") is a switch: it is on.
 std::optional<bool> knob_bool(const std::string& text, const std::string& key) {
@@ -521,6 +529,9 @@ void apply_moe_runtime(const nlohmann::json& r, Job& job, std::vector<std::strin
                        knob_bool(notes, "overlap_moe_expert_parallel_comm").value_or(false);
   const std::string backend = lower(knob_string(notes, "moe_flex_dispatcher_backend").value_or(""));
   rt.moe_token_dedup = backend == "deepep" || backend == "hybridep" || knob_bool(notes, "moe_enable_deepep").value_or(false);
+  // HybridEP's static per-rank budget (Megatron-Bridge's full-iteration CUDA graph recipes set it).
+  if (auto budget = knob_number(notes, "moe_expert_rank_capacity_factor"); budget && *budget > 0 && backend == "hybridep")
+    rt.moe_rank_capacity_factor = *budget;
   // Grouped expert GEMMs unless the record says otherwise: published MoE runs use them
   // (Megatron-LM's MoE examples pass --moe-grouped-gemm; NeMo's and Megatron-Bridge's MoE recipes
   // set moe_grouped_gemm = True), though Megatron's own default is one expert after another.
@@ -996,10 +1007,13 @@ void read_cuda_graphs(const std::string& stated, const std::string& where, Job& 
                          names.value_or("") + "\"");
   job.runtime.cuda_graph_modules = *modules;
   const std::vector<std::string> list = cuda_graph_module_names(*modules);
+  const bool whole_step = *modules & kCudaGraphFullIteration;
   as.push_back(fmt::format("CUDA graphs ({}, {}) from the recipe knobs{}", impl,
-                           list.empty() ? std::string("the whole layer") : fmt::format("{}", fmt::join(list, ", ")),
-                           job.model.moe ? ": the captured parts of each MoE layer cost one graph replay of host time each way"
-                                         : "; strata takes the host to keep ahead of the GPU with or without them"));
+                           whole_step       ? std::string("the whole step")
+                           : list.empty()   ? std::string("the whole layer")
+                                            : fmt::format("{}", fmt::join(list, ", ")),
+                           job.model.moe && !whole_step ? ": the captured parts of each MoE layer cost one graph replay of host time each way"
+                                                        : "; strata takes the host to keep ahead of the GPU with or without them"));
 }
 
 // The text entries of a record's uncertain_fields (none when it is not a list).

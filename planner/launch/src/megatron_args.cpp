@@ -349,6 +349,11 @@ std::optional<std::string> megatron_launch_refusal(const Job& job) {
            "Engine captures them on the GPU, and Megatron checks them against the allocator and NCCL settings of the machine): "
            "predict without CUDA graphs for strata's launch, or add --cuda-graph-impl and --cuda-graph-modules to that launch "
            "yourself";
+  if (job.model.moe && job.runtime.moe_rank_capacity_factor > 0)
+    return "the plan times HybridEP's static per-rank token budget (--moe-expert-rank-capacity-factor), which strata does not "
+           "write (it needs HybridEP and Transformer Engine's op fuser where the job runs; strata's launch dispatches with "
+           "DeepEP's dynamic shapes): predict without the budget for strata's launch, or add --moe-flex-dispatcher-backend "
+           "hybridep and the budget to that launch yourself";
   if (p.recompute.granularity == RecomputeGranularity::selective && (p.recompute.modules & kRecomputeMoeAct))
     return "recomputing the experts' activation (moe_act) needs Megatron's grouped-GEMM experts (--moe-grouped-gemm), which "
            "strata does not write (Megatron checks it against the GPU's compute capability, which a launch cannot be "

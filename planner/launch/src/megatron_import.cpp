@@ -45,6 +45,7 @@ constexpr FlagSpec kFlags[] = {
     {"--qk-head-dim", true}, {"--qk-pos-emb-head-dim", true}, {"--v-head-dim", true},
     {"--moe-shared-expert-intermediate-size", true}, {"--moe-shared-expert-gate", false}, {"--moe-layer-freq", true}, {"--moe-router-score-function", true},
     {"--moe-router-enable-expert-bias", false}, {"--expert-tensor-parallel-size", true}, {"--moe-expert-capacity-factor", true},
+    {"--moe-expert-rank-capacity-factor", true},
     {"--moe-token-dispatcher-type", true}, {"--moe-flex-dispatcher-backend", true}, {"--moe-enable-deepep", false},
     {"--overlap-moe-expert-parallel-comm", false}, {"--moe-router-force-load-balancing", false},
     {"--moe-pad-expert-input-to-capacity", false}, {"--moe-grouped-gemm", false}, {"--mtp-num-layers", true},
@@ -827,6 +828,15 @@ void read_moe_runtime(const Flags& f, const std::string& where, RuntimeOptions& 
   if (f.has("--moe-router-force-load-balancing")) rt.moe_load_imbalance = 1.0;
   rt.moe_pad_to_capacity = f.has("--moe-pad-expert-input-to-capacity") && rt.moe_capacity_factor > 0;
   if (rt.moe_pad_to_capacity) rt.moe_load_imbalance = std::max(1.0, rt.moe_capacity_factor);
+  // HybridEP's (or NCCL-EP's) static per-rank budget; Megatron-Core refuses it with any other
+  // backend (TransformerConfig.__post_init__).
+  const double budget = f.number("--moe-expert-rank-capacity-factor", 0, 1024).value_or(0);
+  if (budget > 0 && backend == "deepep")
+    throw InputError(where, "--moe-expert-rank-capacity-factor",
+                     "needs --moe-flex-dispatcher-backend hybridep or ncclep (Megatron-Core TransformerConfig), found deepep");
+  if (budget > 0 && dispatcher != "flex")
+    notes.push_back("--moe-expert-rank-capacity-factor acts only in the flex dispatcher; the " + dispatcher + " dispatcher ignores it");
+  rt.moe_rank_capacity_factor = dispatcher == "flex" ? budget : 0;
 }
 
 // The optimizer and its state (Megatron's OptimizerConfig): which optimizer, the precision-aware
@@ -964,7 +974,7 @@ void read_cuda_graphs(const Flags& f, const std::string& where, bool moe, Runtim
   if (!modules)
     throw InputError(where, flag, "expected attn, mlp, moe, moe_router or moe_preprocess, found \"" + names + "\"");
   rt.cuda_graph_modules = *modules;
-  if (moe)
+  if (moe && impl != "full_iteration")
     notes.push_back("CUDA graphs (--cuda-graph-impl " + impl +
                     "): each captured part of an MoE layer costs one graph replay of host time each way (a guess: calibration "
                     "host.cuda_graph_replay_s); the dispatcher's synchronisation and what follows it stay eager");

@@ -56,6 +56,7 @@ struct JobOptions {
   // MoE routing (RuntimeOptions::moe_load_imbalance / moe_capacity_factor): documented defaults.
   double moe_load_imbalance = RuntimeOptions::kDefaultMoeLoadImbalance;
   double moe_capacity_factor = 0;
+  double moe_rank_capacity_factor = 0;
   bool moe_pad_to_capacity = false;
   bool moe_a2a_overlap = false;
   bool moe_token_dedup = false;
