@@ -1,6 +1,7 @@
 #include "costmodel/job.h"
 
 #include <algorithm>
+#include <bit>
 #include <iterator>
 #include <numeric>
 #include <utility>
@@ -90,7 +91,7 @@ std::vector<std::string> cuda_graph_module_names(unsigned modules) {
   if (modules == kCudaGraphWholeLayer) return {};
   std::vector<std::string> out;
   for (const auto& [name, bit] : kCudaGraphModuleNames)
-    if (bit != kCudaGraphWholeLayer && !(bit & kCudaGraphFullIteration) && (modules & bit)) out.emplace_back(name);
+    if (std::has_single_bit(bit) && (modules & bit)) out.emplace_back(name);  // not "full" nor "full_iteration"
   return out;
 }
 
