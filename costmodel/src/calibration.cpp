@@ -156,7 +156,8 @@ Calibration calibration_from_json(const json& j, const std::string& where, const
   if (r.has("host")) {
     JsonReader h = r.child("host");
     h.reject_unknown_keys({"moe_forward_s", "moe_forward_fixed_s", "moe_forward_per_expert_s", "moe_backward_fixed_s",
-                           "moe_backward_per_expert_s", "moe_forward_presync_fraction", "moe_attention_forward_s",
+                           "moe_backward_per_expert_s", "moe_allgather_forward_fixed_s", "moe_allgather_forward_per_expert_s",
+                           "moe_allgather_backward_fixed_s", "moe_allgather_backward_per_expert_s", "moe_forward_presync_fraction", "moe_attention_forward_s",
                            "moe_attention_backward_s", "moe_expert_bias_forward_per_expert_s", "moe_expert_bias_backward_per_expert_s",
                            "cuda_graph_replay_s"});
     c.host.cuda_graph_replay_s = in_range(h, "cuda_graph_replay_s", c.host.cuda_graph_replay_s, 0, 1, "seconds per CUDA graph replay");
@@ -167,6 +168,15 @@ Calibration calibration_from_json(const json& j, const std::string& where, const
     c.host.moe_backward_fixed_s = in_range(h, "moe_backward_fixed_s", c.host.moe_backward_fixed_s, 0, 1, "seconds per MoE layer backward");
     c.host.moe_backward_per_expert_s =
         in_range(h, "moe_backward_per_expert_s", c.host.moe_backward_per_expert_s, 0, 1, "seconds per local expert, backward");
+    c.host.moe_allgather_forward_fixed_s = in_range(h, "moe_allgather_forward_fixed_s", c.host.moe_allgather_forward_fixed_s, 0, 1,
+                                                    "seconds per MoE layer forward (allgather dispatcher)");
+    c.host.moe_allgather_forward_per_expert_s = in_range(h, "moe_allgather_forward_per_expert_s", c.host.moe_allgather_forward_per_expert_s,
+                                                         0, 1, "seconds per local expert, forward (allgather dispatcher)");
+    c.host.moe_allgather_backward_fixed_s = in_range(h, "moe_allgather_backward_fixed_s", c.host.moe_allgather_backward_fixed_s, 0, 1,
+                                                     "seconds per MoE layer backward (allgather dispatcher)");
+    c.host.moe_allgather_backward_per_expert_s = in_range(h, "moe_allgather_backward_per_expert_s",
+                                                          c.host.moe_allgather_backward_per_expert_s, 0, 1,
+                                                          "seconds per local expert, backward (allgather dispatcher)");
     c.host.moe_forward_presync_fraction = in_range(h, "moe_forward_presync_fraction", c.host.moe_forward_presync_fraction, 0, 1,
                                                    "share of the fixed forward host time issued before the synchronisation");
     c.host.moe_attention_forward_s =
@@ -224,6 +234,10 @@ json calibration_to_json(const Calibration& c) {
             {"moe_forward_per_expert_s", c.host.moe_forward_per_expert_s},
             {"moe_backward_fixed_s", c.host.moe_backward_fixed_s},
             {"moe_backward_per_expert_s", c.host.moe_backward_per_expert_s},
+            {"moe_allgather_forward_fixed_s", c.host.moe_allgather_forward_fixed_s},
+            {"moe_allgather_forward_per_expert_s", c.host.moe_allgather_forward_per_expert_s},
+            {"moe_allgather_backward_fixed_s", c.host.moe_allgather_backward_fixed_s},
+            {"moe_allgather_backward_per_expert_s", c.host.moe_allgather_backward_per_expert_s},
             {"moe_forward_presync_fraction", c.host.moe_forward_presync_fraction},
             {"moe_attention_forward_s", c.host.moe_attention_forward_s},
             {"moe_attention_backward_s", c.host.moe_attention_backward_s},

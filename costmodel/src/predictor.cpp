@@ -912,7 +912,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
                           1e3 * moe_host.forward_s, 1e3 * moe_host.backward_s, 1e3 * moe_host.attention_forward_s,
                           1e3 * moe_host.attention_backward_s, host_binding, bd.moe_host_s)
             : fmt::format(FMT_COMPILE("MoE: the host issues each MoE block in {:.2f} ms forward and {:.2f} ms backward ({}), as "
-                                      "Megatron-Core's MoE layer measured on an H100 machine's CPU, and its layer's attention block in "
+                                      "Megatron-Core's MoE layer with {} measured on an H100 machine's CPU, and its layer's attention block in "
                                       "{:.2f} ms and {:.2f} ms (measured without Transformer Engine); {}: {:.3f} s of the iteration. A property of the "
                                       "stack and the CPU: measure yours (--moe-forward-host-ms, README \"The host time of a MoE layer\")"),
                           1e3 * moe_host.forward_s, 1e3 * moe_host.backward_s,
@@ -923,6 +923,11 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
                                             moe_host.biased_experts > 0
                                                 ? fmt::format(", and the eager fc2 bias of {} local experts", moe_host.biased_experts)
                                                 : std::string(" only")),
+                          moe_host.allgather_line ? "the allgather dispatcher"
+                          : job.runtime.moe_token_dedup
+                              ? "the alltoall dispatcher (DeepEP/HybridEP fuse its permutation and all-to-all into fewer calls; "
+                                "not measured, so the dispatcher's part is an upper bound)"
+                              : "the alltoall dispatcher",
                           1e3 * moe_host.attention_forward_s, 1e3 * moe_host.attention_backward_s, host_binding, bd.moe_host_s));
   else if (moe_host_time_unmodelled(job))
     // (Padded to capacity, Megatron's dispatcher never waits on the host: nothing is left out.)

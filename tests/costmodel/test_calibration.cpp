@@ -125,20 +125,21 @@ TEST_CASE("calibration_from_json") {
     c.host.moe_backward_per_expert_s = 2e-4;
     c.host.moe_forward_presync_fraction = 0.5;
     c.host.moe_attention_backward_s = 3e-3;
+    c.host.moe_allgather_backward_per_expert_s = 4e-4;
     CHECK(calibration_from_json(calibration_to_json(c), "cal.json").host == c.host);
   }
 }
 
 TEST_CASE("the MoE host-time defaults are the least-squares line of the committed measurement") {
   // configs/measurements/h100-2026-11-27.moe-layer-host.json: Megatron-Core's MoELayer, alltoall
-  // dispatcher, the tiny-token twin of each sweep case (its wall time is the host's), the median
-  // of the runs per local-expert count; scripts/fit_moe_host.py prints the same fit.
+  // and allgather dispatchers, the tiny-token twin of each sweep case (its wall time is the
+  // host's), the median of the runs per local-expert count; scripts/fit_moe_host.py prints the same fit.
   const json file = load_json_file(std::string(STRATA_SOURCE_DIR) + "/configs/measurements/h100-2026-11-27.moe-layer-host.json");
-  auto fit = [&](const char* key) {
+  auto fit = [&](const char* key, const char* dispatcher = "alltoall") {
     std::map<int, std::vector<double>> samples;
     for (const auto& run : file.at("runs"))
       for (const auto& c : run.at("cases"))
-        if (c.at("dispatcher") == "alltoall" && c.at("case").get<std::string>().rfind("sweep_", 0) == 0)
+        if (c.at("dispatcher") == dispatcher && c.at("case").get<std::string>().rfind("sweep_", 0) == 0)
           samples[c.at("local_experts").get<int>()].push_back(c.at(key).get<double>());
     std::vector<std::pair<double, double>> pts;
     for (auto& [e, v] : samples) {
@@ -161,5 +162,11 @@ TEST_CASE("the MoE host-time defaults are the least-squares line of the committe
   CHECK(h.moe_forward_per_expert_s == doctest::Approx(fwd_slope).epsilon(0.005));
   CHECK(h.moe_backward_fixed_s == doctest::Approx(bwd_fixed).epsilon(0.005));
   CHECK(h.moe_backward_per_expert_s == doctest::Approx(bwd_slope).epsilon(0.005));
+  const auto [ag_fwd_fixed, ag_fwd_slope] = fit("tiny_fwd_s", "allgather");
+  const auto [ag_bwd_fixed, ag_bwd_slope] = fit("tiny_bwd_s", "allgather");
+  CHECK(h.moe_allgather_forward_fixed_s == doctest::Approx(ag_fwd_fixed).epsilon(0.005));
+  CHECK(h.moe_allgather_forward_per_expert_s == doctest::Approx(ag_fwd_slope).epsilon(0.005));
+  CHECK(h.moe_allgather_backward_fixed_s == doctest::Approx(ag_bwd_fixed).epsilon(0.005));
+  CHECK(h.moe_allgather_backward_per_expert_s == doctest::Approx(ag_bwd_slope).epsilon(0.005));
 }
 }

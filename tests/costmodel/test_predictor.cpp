@@ -826,6 +826,24 @@ TEST_CASE("MoE: the measured Megatron-Core host line over the local experts bind
     fewer_ranks.plan.ep = 4;
     CHECK(moe_layer_host_time(fewer_ranks).forward_s > t.forward_s);
   }
+  SUBCASE("each dispatcher its own measured line: allgather, and the flex dispatcher on the alltoall one, said so") {
+    job.runtime.moe_grouped_gemm = false;
+    job.calibration.host = line;
+    Job allgather = job;
+    allgather.runtime.moe_allgather_dispatch = true;
+    const MoeHostTime a2a = moe_layer_host_time(job), ag = moe_layer_host_time(allgather);
+    CHECK_FALSE(a2a.allgather_line);
+    CHECK(ag.allgather_line);
+    CHECK(ag.forward_s == doctest::Approx(line.moe_allgather_forward_fixed_s + 16 * line.moe_allgather_forward_per_expert_s));
+    CHECK(ag.backward_s == doctest::Approx(line.moe_allgather_backward_fixed_s + 16 * line.moe_allgather_backward_per_expert_s));
+    CHECK(ag.forward_presync_s == doctest::Approx(line.moe_forward_presync_fraction * line.moe_allgather_forward_fixed_s));
+    CHECK(ag.forward_s != doctest::Approx(a2a.forward_s));
+    CHECK(note_has(predict(allgather), "with the allgather dispatcher measured"));
+    Job flex = job;
+    flex.runtime.moe_token_dedup = true;
+    CHECK(moe_layer_host_time(flex).forward_s == a2a.forward_s);
+    CHECK(note_has(predict(flex), "DeepEP/HybridEP fuse its permutation"));
+  }
   SUBCASE("grouped GEMM: the router and dispatcher part alone, and the output says it is a lower bound") {
     job.calibration.host = line;
     const MoeHostTime t = moe_layer_host_time(job);

@@ -118,8 +118,8 @@ struct CommCoefficients {
 // and the layer's forward takes at least the host's time to issue it; a backward whose host time
 // exceeds its GPU time leaves the GPU waiting too.
 //
-// The defaults are measured: Megatron-Core's own MoELayer (snapshot of 2026-08, alltoall
-// dispatcher, SequentialMLP experts, PyTorch permutation, bf16) on an H100 machine's CPU (Xeon,
+// The defaults are measured: Megatron-Core's own MoELayer (snapshot of 2026-08, alltoall and
+// allgather dispatchers, one line each, SequentialMLP experts, PyTorch permutation, bf16) on an H100 machine's CPU (Xeon,
 // Emerald Rapids, KVM guest), host time per layer = fixed + per local expert x experts on the GPU:
 // least squares over 1-64 local experts, medians of three runs
 // (configs/measurements/h100-2026-11-27.moe-layer-host.json; scripts/fit_moe_host.py prints the
@@ -149,6 +149,13 @@ struct HostCoefficients {
   double moe_forward_per_expert_s = 0.375e-3;   // each local expert's linears and activation
   double moe_backward_fixed_s = 2.02e-3;
   double moe_backward_per_expert_s = 0.569e-3;
+  // The same line for Megatron-Core's allgather dispatcher (MoEAllGatherTokenDispatcher, Megatron's
+  // default without --moe-token-dispatcher-type: three all-gathers and one local permutation, no
+  // split-size lists or chunk sort), measured in the same runs; used when runtime.moe_allgather_dispatch.
+  double moe_allgather_forward_fixed_s = 2.60e-3;
+  double moe_allgather_forward_per_expert_s = 0.328e-3;
+  double moe_allgather_backward_fixed_s = 2.37e-3;
+  double moe_allgather_backward_per_expert_s = 0.453e-3;
   double moe_forward_presync_fraction = 0.74;   // of the fixed forward part, issued before the synchronisation
   double moe_attention_forward_s = 2.10e-3;     // the rest of an MoE decoder layer (attention block), forward
   double moe_attention_backward_s = 2.41e-3;    // and backward

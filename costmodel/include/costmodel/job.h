@@ -310,6 +310,7 @@ struct MoeHostTime {
   bool measured_override = false;  // from host.moe_forward_s
   int graph_replays = 0;           // CUDA graphs replayed per layer forward in place of the captured parts' ops
   bool synchronises = false;       // the dispatcher waits on the host in every layer forward
+  bool allgather_line = false;     // the allgather dispatcher's measured line (else the alltoall one's)
 };
 MoeHostTime moe_layer_host_time(const Job& job);
 
