@@ -899,7 +899,9 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     pred.notes.push_back(fmt::format(FMT_COMPILE("MoE: the busiest expert-parallel rank is assumed to get {:g}x the mean routed tokens, a default "
                                      "guess for auxiliary-loss balanced routing (--moe-load-imbalance; 1 for force-balanced routing)"),
                                      job.runtime.moe_load_imbalance));
-  const char* host_binding = moe_host.synchronises
+  const char* host_binding = !(bd.moe_host_s > 0)
+                                 ? "the GPU's layers take longer than the host issues them, so the host time is hidden"
+                             : moe_host.synchronises
                                  ? "the dropless dispatcher synchronises the host once per layer, so the GPU waits for it"
                                  : "the dispatcher does not synchronise (fixed sizes), so the host runs ahead and the GPU waits only "
                                    "where the host issues a layer slower than the GPU runs it";
