@@ -900,7 +900,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
                                      "guess for auxiliary-loss balanced routing (--moe-load-imbalance; 1 for force-balanced routing)"),
                                      job.runtime.moe_load_imbalance));
   const char* host_binding = !(bd.moe_host_s > 0)
-                                 ? "the GPU's layers take longer than the host issues them, so the host time is hidden"
+                                 ? "the GPU runs each layer longer than the host takes to issue it, so the host time is hidden"
                              : moe_host.synchronises
                                  ? "the dropless dispatcher synchronises the host once per layer, so the GPU waits for it"
                                  : "the dispatcher does not synchronise (fixed sizes), so the host runs ahead and the GPU waits only "
