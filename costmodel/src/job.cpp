@@ -367,19 +367,21 @@ MoeHostTime moe_layer_host_time(const Job& job) {
   // Each dispatcher has its own measured line (HostCoefficients). The flex dispatcher (DeepEP,
   // HybridEP) is not measured: it takes the alltoall line, whose dispatcher ops it fuses into fewer
   // calls, so its host time is an upper bound (README, "The host time of a MoE layer").
-  const bool allgather = job.runtime.moe_allgather_dispatch;
-  t.allgather_line = allgather;
-  const double fwd_fixed = allgather ? h.moe_allgather_forward_fixed_s : h.moe_forward_fixed_s;
-  const double bwd_fixed = allgather ? h.moe_allgather_backward_fixed_s : h.moe_backward_fixed_s;
-  const double fwd_per_expert = allgather ? h.moe_allgather_forward_per_expert_s : h.moe_forward_per_expert_s;
-  const double bwd_per_expert = allgather ? h.moe_allgather_backward_per_expert_s : h.moe_backward_per_expert_s;
-  const double line_fwd = fwd_fixed + fwd_per_expert * t.experts_counted + h.moe_expert_bias_forward_per_expert_s * t.biased_experts;
-  const double line_bwd = bwd_fixed + bwd_per_expert * t.experts_counted + h.moe_expert_bias_backward_per_expert_s * t.biased_experts;
+  struct Line {
+    double fwd_fixed, fwd_per_expert, bwd_fixed, bwd_per_expert;
+  };
+  t.allgather_line = job.runtime.moe_allgather_dispatch;
+  const Line l = t.allgather_line ? Line{h.moe_allgather_forward_fixed_s, h.moe_allgather_forward_per_expert_s,
+                                         h.moe_allgather_backward_fixed_s, h.moe_allgather_backward_per_expert_s}
+                                  : Line{h.moe_forward_fixed_s, h.moe_forward_per_expert_s, h.moe_backward_fixed_s,
+                                         h.moe_backward_per_expert_s};
+  const double line_fwd = l.fwd_fixed + l.fwd_per_expert * t.experts_counted + h.moe_expert_bias_forward_per_expert_s * t.biased_experts;
+  const double line_bwd = l.bwd_fixed + l.bwd_per_expert * t.experts_counted + h.moe_expert_bias_backward_per_expert_s * t.biased_experts;
   // The router, aux loss and permutation (most of the fixed part) are issued before the
   // synchronisation; the experts, one by one or grouped, after it. The share was measured on the
   // alltoall dispatcher; the allgather one synchronises at the same point (the token counts, after
   // routing and before the local permutation), so it takes the same share.
-  const double line_presync = h.moe_forward_presync_fraction * fwd_fixed;
+  const double line_presync = h.moe_forward_presync_fraction * l.fwd_fixed;
   const double scale = h.moe_forward_s > 0 ? (line_fwd > 0 ? h.moe_forward_s / line_fwd : 0.0) : 1.0;
   t.measured_override = h.moe_forward_s > 0;
   t.forward_s = t.measured_override ? h.moe_forward_s : line_fwd;
@@ -390,7 +392,7 @@ MoeHostTime moe_layer_host_time(const Job& job) {
   t.attention_forward_s = scale * h.moe_attention_forward_s;
   t.attention_backward_s = scale * h.moe_attention_backward_s;
   apply_cuda_graphs(job.runtime.cuda_graph_modules, scale * h.cuda_graph_replay_s, scale * line_presync,
-                    scale * h.moe_forward_presync_fraction * bwd_fixed, t);
+                    scale * h.moe_forward_presync_fraction * l.bwd_fixed, t);
   return t;
 }
 
