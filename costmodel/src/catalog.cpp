@@ -61,14 +61,18 @@ bool names_other_variant(const std::string& extra, const std::vector<std::string
 }
 
 // Published names often lead with the vendor ("NVIDIA H100 80GB HBM3", what torch.cuda's
-// get_device_name prints; "AMD Instinct MI300X") and GPU names with the 8-GPU SXM system that
-// carries the part ("DGX H100", "HGX B200"). The normalized query without those words, tried
-// after the query as given.
+// get_device_name prints; "AMD Instinct MI300X"), and GPU names with the 8-GPU SXM system that
+// carries the part ("DGX H100", "HGX B200") or its architecture ("Blackwell B200"). The normalized
+// query without those words, tried after the query as given.
+bool gpu_only_word(const std::string& word) {
+  return word == "dgx" || word == "hgx" || word == "blackwell" || word == "hopper" || word == "ampere";
+}
+
 std::string without_vendor_words(std::string q, const std::string& kind) {
   for (bool again = true; again;) {
     again = false;
-    for (const std::string word : {"nvidia", "amd", "dgx", "hgx"}) {
-      if ((word == "dgx" || word == "hgx") && kind != "gpus") continue;
+    for (const std::string word : {"nvidia", "amd", "dgx", "hgx", "blackwell", "hopper", "ampere"}) {
+      if (gpu_only_word(word) && kind != "gpus") continue;
       if (q.size() > word.size() && q.starts_with(word)) {
         q.erase(0, word.size());
         again = true;
@@ -76,6 +80,24 @@ std::string without_vendor_words(std::string q, const std::string& kind) {
     }
   }
   return q;
+}
+
+// The words of a name, normalized and sorted, without the leading words without_vendor_words
+// drops: "H100 80GB PCIe" and the alias "h100 pcie 80gb" are one part written in two word orders.
+std::vector<std::string> sorted_words(const std::string& name, const std::string& kind) {
+  std::vector<std::string> words;
+  std::string word;
+  for (unsigned char c : name + " ") {
+    if (std::isalnum(c) || c == '.') {  // the characters normalize_name keeps
+      word.push_back(static_cast<char>(std::tolower(c)));
+    } else if (!word.empty()) {
+      const bool vendor = word == "nvidia" || word == "amd" || (kind == "gpus" && gpu_only_word(word));
+      if (!vendor || !words.empty()) words.push_back(word);
+      word.clear();
+    }
+  }
+  std::sort(words.begin(), words.end());
+  return words;
 }
 
 }  // namespace
@@ -128,6 +150,19 @@ std::string Catalog::resolve(const std::string& kind, const std::string& query, 
     for (const auto& e : entries)
       for (const auto& n : names_of(e))
         if (!n.empty() && normalize_name(n) == wanted) return e.path;
+  // The same words in another order ("H100 80GB PCIe" for the alias "h100 pcie 80gb"): only when
+  // the query has two words or more, and it names one entry.
+  if (const std::vector<std::string> words = sorted_words(query, kind); words.size() >= 2) {
+    const Entry* found = nullptr;
+    bool several = false;
+    for (const auto& e : entries)
+      for (const auto& n : names_of(e))
+        if (!n.empty() && sorted_words(n, kind) == words && found != &e) {
+          several = several || found != nullptr;
+          found = &e;
+        }
+    if (found && !several) return found->path;
+  }
   // Loose match: the query extends the full name or id of an entry ("H100-SXM5-80GB-HBM3").
   // Short aliases ("a100", "gpt3") never match loosely: "a100-40" or "gpt3-20b" are other parts
   // or models, not spellings of the aliased entry.

@@ -51,6 +51,10 @@ TEST_CASE("Catalog::gpu") {
     CHECK(c.gpu("AMD Instinct MI300X").name == "MI300X");
     CHECK(c.gpu("NVIDIA GB300 NVL72").name == "GB300-B300-288GB");
     CHECK(c.gpu("GB200 NVL72").name == "GB200-B200-186GB");
+    // The architecture before the part, and an alias's words in another order.
+    CHECK(c.gpu("Blackwell B200").name == "B200-SXM-180GB");
+    CHECK(c.gpu("H100 80GB PCIe").name == "H100-PCIe-80GB");
+    CHECK(c.gpu("NVIDIA H100 80GB PCIe").name == "H100-PCIe-80GB");
     // ... but not the words that name another variant of the part, nor the vendor alone.
     CHECK(input_error([&] { c.gpu("NVIDIA A100 80GB PCIe"); }).find("unknown gpu") != std::string::npos);
     CHECK(input_error([&] { c.gpu("NVIDIA H100 NVL"); }).find("unknown gpu") != std::string::npos);

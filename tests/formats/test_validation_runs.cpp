@@ -905,6 +905,11 @@ TEST_CASE("load_validation_runs: precision, recompute and framework texts as sou
     CHECK_FALSE(runs.at(0).job);
     CHECK(runs.at(0).error.find("/precision") != std::string::npos);
     CHECK(runs.at(0).error.find("MXFP4 training is not modelled") != std::string::npos);
+    // Integer training is refused too, not read as the bf16 a record that states nothing gets.
+    rec["precision"] = "INT8 (SwitchBack)";
+    const auto int8 = load_validation_runs(nlohmann::json::array({rec}), "runs.json", test::catalog());
+    CHECK_FALSE(int8.at(0).job);
+    CHECK(int8.at(0).error.find("INT8 training is not modelled") != std::string::npos);
   }
   SUBCASE("bf16 first and last layers in one phrase") {
     const ValidationRun r = read_modified({{"precision", "FP8 current scaling; first 2 and last 3 layers in BF16"}});

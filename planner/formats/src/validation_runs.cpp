@@ -185,6 +185,10 @@ PrecisionReading read_precision_text(const std::string& prec) {
     out.precision = Precision::tf32;
   } else if (has("fp32")) {
     out.precision = Precision::fp32;
+  } else if (has("int8") || has("int4")) {
+    // Integer GEMMs in training (SwitchBack, Jetfire) have no Transformer Engine recipe; read as
+    // bf16 they would pass for a stated precision.
+    out.unmodelled = has("int8") ? "INT8" : "INT4";
   } else {
     out.stated = false;
   }
