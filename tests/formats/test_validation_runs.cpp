@@ -916,6 +916,39 @@ TEST_CASE("load_validation_runs: precision, recompute and framework texts as sou
     CHECK(r.job->runtime.bf16_first_layers == 2);
     CHECK(r.job->runtime.bf16_last_layers == 3);
   }
+  SUBCASE("shape fields left null get defaults the assumptions name") {
+    const ValidationRun r = read_modified({{"num_kv_heads", nullptr}, {"ffn_hidden_size", nullptr}});
+    CHECK(r.job->model.num_query_groups == r.job->model.num_attention_heads);
+    CHECK(r.job->model.ffn_hidden_size == 4 * r.job->model.hidden_size);
+    CHECK(any_contains(r.assumptions, "num_kv_heads not stated; assumed multi-head attention"));
+    CHECK(any_contains(r.assumptions, "ffn_hidden_size not stated; assumed 4 x hidden"));
+    CHECK_FALSE(any_contains(read_modified({}).assumptions, "not stated; assumed multi-head"));
+  }
+  SUBCASE("recompute said on without a granularity: selective or full, never none") {
+    ValidationRun yes = read_modified({{"recompute", "yes"}});
+    CHECK(yes.unknown.recompute_on);
+    CHECK(yes.job->plan.recompute.granularity == RecomputeGranularity::selective);
+    const Prediction p = predict_validation_run(yes);
+    CHECK(p.iteration_time_s > 0);
+    CHECK(yes.job->plan.recompute.granularity != RecomputeGranularity::none);
+    CHECK(any_contains(yes.assumptions, "recompute granularity"));
+    CHECK(read_modified({{"recompute", "activation checkpointing"}}).unknown.recompute_on);
+    // Megatron's flags name their granularity.
+    const ValidationRun flag = read_modified({{"recompute", "--recompute-activations"}});
+    CHECK(flag.job->plan.recompute.granularity == RecomputeGranularity::selective);
+    CHECK(read_modified({{"recompute", "--checkpoint-activations"}}).job->plan.recompute.granularity == RecomputeGranularity::full);
+    // DeepSpeed checkpoints whole layers.
+    const ValidationRun ds = read_modified({{"recompute", "activation checkpointing"}, {"framework", "DeepSpeed"}});
+    CHECK(ds.job->plan.recompute.granularity == RecomputeGranularity::full);
+    // Words that do not say it is on leave it unknown, tried from none.
+    const ValidationRun unsure = read_modified({{"recompute", "not stated"}});
+    CHECK(unsure.unknown.recompute);
+    CHECK_FALSE(unsure.unknown.recompute_on);
+    // Selective modules in the field itself, as recipes list them.
+    const ValidationRun modules = read_modified({{"recompute", "recompute_modules: [core_attn, mlp]"}});
+    CHECK(modules.job->plan.recompute.granularity == RecomputeGranularity::selective);
+    CHECK(modules.job->plan.recompute.modules == (kRecomputeCoreAttn | kRecomputeMlp));
+  }
   SUBCASE("recompute: a labelled value, Megatron's block method, a list of selective modules") {
     const ValidationRun labelled = read_modified({{"recompute", "activation checkpointing: full"}});
     CHECK(labelled.job->plan.recompute.granularity == RecomputeGranularity::full);
@@ -971,6 +1004,20 @@ TEST_CASE("load_validation_runs: NICs quoted per GPU or per NVL72 compute tray, 
   c = cluster({{"interconnect", "4x 400Gbps RoCE per node"}});
   CHECK(c.nics_per_node == 4);
   CHECK(c.nic_Gbps == 400);
+  // InfiniBand generations after a port count, and rates in Tb/s.
+  c = cluster({{"interconnect", "4x HDR InfiniBand per node"}});
+  CHECK(c.nics_per_node == 4);
+  CHECK(c.nic_Gbps == 200);
+  c = cluster({{"interconnect", "8x ConnectX-7 NDR400 per node"}});
+  CHECK(c.nics_per_node == 8);
+  CHECK(c.nic_Gbps == 400);
+  c = cluster({{"interconnect", "3.2 Tbps per node RoCE"}});
+  CHECK(c.nics_per_node == 1);
+  CHECK(c.nic_Gbps == 3200);
+  // A generation named without a count is no rate: the stated one is read.
+  c = cluster({{"interconnect", "HDR InfiniBand, 2x 200 Gb/s HCAs per node"}});
+  CHECK(c.nics_per_node == 2);
+  CHECK(c.nic_Gbps == 200);
 }
 
 TEST_CASE("load_validation_runs: a GPU variant strata does not list is refused, never read as its SXM part") {

@@ -130,6 +130,21 @@ std::string without_label(const std::string& text) {
   return std::regex_replace(text, label_re, "", std::regex_constants::format_first_only);
 }
 
+// A recompute text that says recompute is on without naming a granularity, and the granularity
+// its words imply: Megatron's --recompute-activations is selective, its older
+// --checkpoint-activations full; plain "yes" or "activation checkpointing" reads as selective, what
+// Megatron's flag turns on (the completion tries full as well, and DeepSpeed's and PyTorch's
+// checkpointing, which wraps whole layers, is full). Empty when the text does not say it is on.
+std::optional<RecomputeGranularity> recompute_said_on(const std::string& text) {
+  auto has = [&](const char* s) { return text.find(s) != std::string::npos; };
+  if (has("recompute-activations") || has("recompute_activations")) return RecomputeGranularity::selective;
+  if (has("checkpoint-activations") || has("checkpoint_activations")) return RecomputeGranularity::full;
+  static const std::regex on_re(
+      "^\\s*(yes|true|on|enabled?|used)\\b|(activation|gradient)s?\\s+(checkpointing|recomputation|recompute)\\b");
+  if (has("not ") || has("unknown") || !std::regex_search(text, on_re)) return std::nullopt;
+  return RecomputeGranularity::selective;
+}
+
 // What a record's free-text precision says: the GEMM precision, and for fp8 the Transformer Engine
 // recipe and whether the parameters themselves are fp8. A low-precision format wins over the
 // "BF16 master" / "--bf16" that fp8 and fp4 runs also mention.
@@ -287,7 +302,37 @@ GpuSpec resolve_gpu(const std::string& text, std::optional<double> memory_gb, co
 // datasheet): the unit a rack's NIC counts are quoted per.
 constexpr int kGpusPerNvl72Tray = 4;
 
-void apply_interconnect(const std::string& text, ClusterSpec& c, std::vector<std::string>& assumptions, const std::string& where) {
+// Rates a record writes as InfiniBand generations after a port count ("8x NDR400", "4x HDR",
+// "8x ConnectX-7 NDR": EDR 100, HDR 200, NDR 400, XDR 800 Gb/s per port, the InfiniBand Trade
+// Association's roadmap) or in Tb/s ("3.2 Tbps per node"), rewritten in Gb/s for the patterns of
+// apply_interconnect.
+std::string rates_in_gbps(const std::string& text) {
+  static const std::regex ib_re("([0-9]+)\\s*x\\s*([A-Za-z0-9 -]*?)\\b(EDR|HDR|NDR|XDR)(?:100|200|400|800)?\\b", std::regex::icase);
+  static const std::regex tbps_re("([0-9]{1,6}(?:\\.[0-9]{1,6})?)\\s*(?:Tb/s|Tbps|Tbit/s)", std::regex::icase);
+  std::string out;
+  auto rewrite = [&](const std::string& in, const std::regex& re, auto&& replacement) {
+    std::string result;
+    auto last = in.cbegin();
+    for (auto it = std::sregex_iterator(in.begin(), in.end(), re); it != std::sregex_iterator(); ++it) {
+      result.append(last, (*it)[0].first);
+      result += replacement(*it);
+      last = (*it)[0].second;
+    }
+    result.append(last, in.cend());
+    return result;
+  };
+  out = rewrite(text, ib_re, [](const std::smatch& m) {
+    const std::string gen = lower(m[3].str());
+    const int rate = gen == "edr" ? 100 : gen == "hdr" ? 200 : gen == "ndr" ? 400 : 800;
+    return m[1].str() + "x (" + std::to_string(rate) + " Gb/s) " + m[2].str();
+  });
+  return rewrite(out, tbps_re, [](const std::smatch& m) {
+    return fmt::format("{:.0f} Gb/s", std::stod(m[1].str()) * 1000);
+  });
+}
+
+void apply_interconnect(const std::string& record_text, ClusterSpec& c, std::vector<std::string>& assumptions, const std::string& where) {
+  const std::string text = rates_in_gbps(record_text);
   // "8x200 Gb/s HCAs per node", "4x OmniPath (100 Gb/s) per node", "inter-node 800 Gb/s per node",
   // "1600 Gb/s node-node RoCE", "intra-node 150 GB/s", "4x 400Gbps", "InfiniBand XDR 800 Gb/s per
   // GPU", "4x 400 Gb/s ConnectX-7 per compute tray (one per GPU)".
@@ -626,8 +671,10 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   m.num_layers = static_cast<int>(rd.get_int("num_layers", 1, 100000));
   m.hidden_size = rd.get_int("hidden_size", 1, 1 << 24);
   m.num_attention_heads = static_cast<int>(rd.get_int("num_attention_heads", 1, 1 << 20));
-  m.num_query_groups = static_cast<int>(rd.opt_int("num_kv_heads", 1, 1 << 20).value_or(m.num_attention_heads));
-  m.ffn_hidden_size = rd.opt_int("ffn_hidden_size", 1, 1 << 24).value_or(4 * m.hidden_size);
+  const auto kv_heads = rd.opt_int("num_kv_heads", 1, 1 << 20);
+  const auto ffn = rd.opt_int("ffn_hidden_size", 1, 1 << 24);
+  m.num_query_groups = static_cast<int>(kv_heads.value_or(m.num_attention_heads));
+  m.ffn_hidden_size = ffn.value_or(4 * m.hidden_size);
   m.vocab_size = rd.get_int("vocab_size", 1, 1 << 24);
   m.max_seq_length = rd.get_int("seq_length", 1, 1 << 24);
   // A Llama-family record ("Llama-3.1-405B shape truncated ...") has Llama's architecture unless
@@ -661,6 +708,11 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   }
 
   std::vector<std::string>& as = run.assumptions;
+  // Shape fields a record leaves null, when no config.json defines them: the defaults say so.
+  if (!r.contains("model_config") || r["model_config"].is_null()) {
+    if (!kv_heads) as.push_back(fmt::format("num_kv_heads not stated; assumed multi-head attention ({} KV heads)", m.num_query_groups));
+    if (!ffn) as.push_back(fmt::format("ffn_hidden_size not stated; assumed 4 x hidden = {}", m.ffn_hidden_size));
+  }
   GpuSpec gpu = resolve_gpu(text_of(r, "gpu_type"), number_of(r, "gpu_memory_gb"), catalog, as, where);
   job.cluster = default_cluster_for(gpu);
   for (const auto& e : catalog.list("clusters")) {
@@ -716,27 +768,47 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
     throw InputError(where, "/num_gpus", "tp*pp*dp*cp = " + std::to_string(p.world_size()) + " differs from num_gpus " + std::to_string(*n));
   std::string rtext = text_of(r, "recompute");
   auto rc = parse_recompute(without_label(rtext));
+  // A recipe's selective modules ("recompute_modules": ["mla_up_proj", "mlp"]), which Megatron runs
+  // only with --recompute-granularity selective.
+  auto modules_knob = [](const std::string& text) -> std::optional<std::string> {
+    const std::size_t at = text.find("recompute_modules"), close = text.find(']', at);
+    if (at == std::string::npos || close == std::string::npos || text.find('[', at) > close || close - at >= 200) return std::nullopt;
+    std::string knob = text.substr(at, close + 1 - at);
+    knob.erase(std::remove_if(knob.begin(), knob.end(), [](char c) { return c == '"' || c == '\'' || c == ':'; }), knob.end());
+    return "selective, " + knob;
+  };
   if (!rc) {
-    // The field does not say, but the recipe knobs quoted in the notes may: its selective modules
-    // ("recompute_modules": ["mla_up_proj", "mlp"]), or its granularity with method and layers.
+    if (auto knob = modules_knob(lower(rtext))) {
+      rtext = *knob;
+      rc = parse_recompute(rtext);
+    }
+  }
+  if (!rc) {
+    // The field does not say, but the recipe knobs quoted in the notes may: its selective modules,
+    // or its granularity with method and layers.
     const std::string notes = lower(text_of(r, "notes"));
-    const std::size_t at = notes.find("recompute_modules"), close = notes.find(']', at);
     const auto granularity = knob_string(notes, "recompute_granularity");
-    if (at != std::string::npos && close != std::string::npos && notes.find('[', at) < close && close - at < 200) {
-      std::string knob = notes.substr(at, close + 1 - at);
-      knob.erase(std::remove_if(knob.begin(), knob.end(), [](char c) { return c == '"' || c == '\'' || c == ':'; }), knob.end());
-      rtext = "selective, " + knob;
+    if (auto knob = modules_knob(notes)) {
+      rtext = *knob;
     } else if (granularity && parse_recompute(*granularity)) {
       rtext = *granularity;
       if (auto method = knob_string(notes, "recompute_method")) rtext += " recompute_method: " + *method;
       if (auto n = knob_int(notes, "recompute_num_layers")) rtext += " recompute_num_layers: " + std::to_string(*n);
     }
-    rc = parse_recompute(rtext);
-    if (rc) as.push_back("recompute not stated in its field; read from the recipe knobs in the notes: " + rtext);
+    if (auto from_notes = parse_recompute(rtext)) {
+      rc = from_notes;
+      as.push_back("recompute not stated in its field; read from the recipe knobs in the notes: " + rtext);
+    }
   }
   if (!rc) {
-    rc = RecomputeGranularity::none;
-    run.unknown.recompute = true;
+    if (const auto on = recompute_said_on(lower(rtext))) {
+      // On, in words that name no granularity: the completion tries selective and full.
+      rc = *on;
+      run.unknown.recompute = run.unknown.recompute_on = true;
+    } else {
+      rc = RecomputeGranularity::none;
+      run.unknown.recompute = true;
+    }
   }
   p.recompute.granularity = *rc;
   if (*rc == RecomputeGranularity::full) {
@@ -823,6 +895,8 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
       as.push_back((fwtext.empty() ? std::string("framework not stated") : "framework \"" + fwtext + "\" is none strata models") +
                    ": costed as Megatron-LM (strata models Megatron-LM/NeMo, DeepSpeed and PyTorch FSDP stacks)");
   }
+  // Only Megatron recomputes selectively: other stacks' checkpointing wraps whole layers.
+  if (run.unknown.recompute_on && rt.framework != Framework::megatron) p.recompute.granularity = RecomputeGranularity::full;
   if (rt.framework != Framework::megatron && m.mtp_layers > 0) {
     // Multi-token prediction is trained by Megatron stacks (Megatron-Core multi_token_prediction.py,
     // Megatron-Bridge's DeepSeek-V3 recipe); the FSDP and DeepSpeed stacks strata models train the
@@ -1133,7 +1207,10 @@ std::string completion_text(const ValidationRun& run, const Job& job) {
 std::string default_completion_text(const ValidationRun& run) {
   std::vector<std::string> parts;
   if (run.unknown.vpp) parts.push_back("vpp 1");
-  if (run.unknown.recompute) parts.push_back("no recompute");
+  if (run.unknown.recompute)
+    parts.push_back(!run.unknown.recompute_on                             ? "no recompute"
+                    : run.job->runtime.framework == Framework::megatron ? "selective recompute"
+                                                                          : "full recompute");
   if (run.unknown.fp8_memory_options) parts.push_back("bf16 weights and fp32 gradients");
   if (run.unknown.optimizer_sharding) parts.push_back("unsharded optimizer");
   return fmt::format("{}", fmt::join(parts, ", "));
@@ -1150,9 +1227,12 @@ Prediction predict_validation_run(ValidationRun& run) {
   if (!run.unknown.any()) return predict(job);
   const std::vector<int> sps = run.unknown.sequence_parallel ? std::vector<int>{1, 0} : std::vector<int>{job.plan.sequence_parallel};
   const std::vector<RecomputeGranularity> all_rcs =
-      run.unknown.recompute ? std::vector<RecomputeGranularity>{RecomputeGranularity::none, RecomputeGranularity::selective,
-                                                                RecomputeGranularity::full}
-                            : std::vector<RecomputeGranularity>{job.plan.recompute.granularity};
+      run.unknown.recompute_on ? (job.runtime.framework == Framework::megatron
+                                      ? std::vector<RecomputeGranularity>{RecomputeGranularity::selective, RecomputeGranularity::full}
+                                      : std::vector<RecomputeGranularity>{RecomputeGranularity::full})
+      : run.unknown.recompute  ? std::vector<RecomputeGranularity>{RecomputeGranularity::none, RecomputeGranularity::selective,
+                                                                   RecomputeGranularity::full}
+                               : std::vector<RecomputeGranularity>{job.plan.recompute.granularity};
   Prediction best;
   Job best_job = job;
   bool have = false;

@@ -29,6 +29,9 @@ struct ValidationRun {
     bool vpp = false;                // only with pp > 1
     bool sequence_parallel = false;  // only with tp > 1
     bool recompute = false;
+    // The record says recompute is on but not which granularity ("yes", "activation
+    // checkpointing"): only selective and full are tried.
+    bool recompute_on = false;
     // fp8 runs on Megatron stacks that say nothing of --fp8-param-gather / --grad-reduce-in-bf16.
     bool fp8_memory_options = false;
     // Megatron-Core / NeMo stacks (2023+) with tp > 1 that do not say whether --tp-comm-overlap is on.
@@ -42,7 +45,8 @@ struct ValidationRun {
     std::string names() const {
       std::string s;
       for (auto [on, name] : {std::pair{micro_batch, "micro_batch_size"}, std::pair{vpp, "vpp"},
-                              std::pair{sequence_parallel, "sequence_parallel"}, std::pair{recompute, "recompute"},
+                              std::pair{sequence_parallel, "sequence_parallel"},
+                              std::pair{recompute, recompute_on ? "recompute granularity" : "recompute"},
                               std::pair{fp8_memory_options, "fp8 parameter/gradient dtypes"},
                               std::pair{tp_comm_overlap, "tp_comm_overlap"}, std::pair{optimizer_sharding, "optimizer sharding"}})
         if (on) s += (s.empty() ? "" : ", ") + std::string(name);
