@@ -48,11 +48,20 @@ double saturating_sms(const GpuSpec& gpu, const KernelCoefficients& c) {
   return gpu.hbm_GBps * 1e9 / (c.sm_load_bytes_per_clock * gpu.boost_clock_MHz * 1e6);
 }
 
+// Special-function results (exp2, rcp, rsqrt, ...) per clock per SM: the CUDA C++ Programming
+// Guide's arithmetic-instruction throughput table gives 16 for compute capabilities 5.x to 9.0,
+// assumed the same on Blackwell. FlashAttention-3 (Shah et al. 2024, §3.1) sets H100 SXM's 3.9 T
+// exponentials/s (132 SMs x 16 x 1.83 GHz) against its 989 TFLOP/s of bf16 matmul; strata takes
+// the clock of the GPU file (boost_clock_MHz).
+constexpr double kSpecialFunctionsPerClockPerSm = 16;
+
 }  // namespace
 
 KernelModel::KernelModel(const GpuSpec& gpu, Precision precision, const KernelCoefficients& coeff, LowPrecisionRecipe recipe)
     : peak_flops_(precision == Precision::fp8 ? gpu.low_precision_peak_flops(recipe) : gpu.peak_flops(precision)),
       half_peak_flops_(precision == Precision::fp8 ? gpu.peak_flops(Precision::bf16) : gpu.peak_flops(precision)),
+      fp8_peak_flops_(gpu.fp8_tflops * 1e12),
+      special_function_rate_(gpu.sm_count * kSpecialFunctionsPerClockPerSm * gpu.boost_clock_MHz * 1e6),
       fp8_gemms_(precision == Precision::fp8 && gpu.low_precision_peak_flops(recipe) > 0),
       hbm_Bps_(gpu.hbm_GBps * 1e9),
       fp32_flops_(gpu.fp32_tflops * 1e12),
@@ -248,7 +257,20 @@ double KernelModel::attention_time(const Op& op, double util, bool backward) con
     eff *= backward ? (cudnn ? c_.cudnn_attention_dropout_bwd_factor : c_.attention_dropout_bwd_factor)
                     : (cudnn ? c_.cudnn_attention_dropout_fwd_factor : c_.attention_dropout_fwd_factor);
   eff = std::min(eff, 1.0);
-  return c_.launch_overhead_us * 1e-6 + op.flops / (half_peak_flops_ * eff);
+  double t = op.flops / (half_peak_flops_ * eff);
+  if (op.fp8_attention && fp8_peak_flops_ > 0 && special_function_rate_ > 0) {
+    // fp8 attention: the kernel's two (forward) or five (backward) products run on the fp8 tensor
+    // cores, at fp8_gemm_factor of the rate ratio as fp8 GEMMs do, while its softmax still takes one
+    // exponential per score on the special-function units, which fp8 does not speed up. The share
+    // of the bf16 kernel's time that is exponentials is taken at the two units' peak rates (as if
+    // the kernel did not overlap them: an upper bound on the share, so a lower bound on the gain).
+    // A model, not measured: strata has no fp8 attention measurement (configs/measurements).
+    const double matmul = op.flops / half_peak_flops_, exps = op.attention_scores / special_function_rate_;
+    const double exp_share = matmul + exps > 0 ? exps / (matmul + exps) : 0.0;
+    const double speedup = fp8_peak_flops_ * c_.fp8_gemm_factor / half_peak_flops_;
+    if (speedup > 1) t *= (1 - exp_share) / speedup + exp_share;
+  }
+  return c_.launch_overhead_us * 1e-6 + t;
 }
 
 KernelTime KernelModel::time(const Op& op) const {

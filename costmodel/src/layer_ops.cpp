@@ -65,7 +65,7 @@ std::vector<Op> selective_recompute_ops(const std::vector<Op>& forward, unsigned
     const std::string_view n(op.name);
     bool take = false;
     if (modules & kRecomputeCoreAttn)
-      take |= in(n, {"flash_attention", "cudnn_attention", "cp_out_correction", "attn_scores", "softmax", "attn_values"});
+      take |= in(n, {"flash_attention", "cudnn_attention", "fp8_cast_qkv", "cp_out_correction", "attn_scores", "softmax", "attn_values"});
     if (modules & kRecomputeLayernorm)
       take |= (m.mla && n == "input_norm") || (kind.moe && n == "post_attn_norm");
     if (modules & kRecomputeMlaUpProj) take |= m.mla && in(n, {"q_up_proj", "kv_up_proj", "rope"});
@@ -209,7 +209,8 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
     a.k = qk_dim;
     a.batch = b * heads;
     // QK^T (qk_dim) and PV (v_dim) over the keys each query sees (Dao 2022).
-    a.flops = 2.0 * b * heads * seq * seq_full * keys_fraction * (qk_dim + v_dim);
+    a.attention_scores = b * heads * seq * seq_full * keys_fraction;
+    a.flops = 2.0 * a.attention_scores * (qk_dim + v_dim);
     a.key_loop_scaling = s.attention_scales_with_seq;
     a.attention_dropout = m.dropout;
     // One kernel's key loop: a sliding window's keys, or under a CP ring one step's K/V block
@@ -221,11 +222,23 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
     if (s.cp_ring > 1) loop_keys = std::min(loop_keys, seq_full / (2.0 * s.cp_ring));
     if (loop_keys < seq_full / 2) a.kernel_keys_per_query = loop_keys;
     a.bytes = (T * (q_out + kv_out) + T * heads * v_dim) * eb;
+    // fp8 attention (Transformer Engine fp8_dpa, cuDNN's fp8 fused kernel): Q, K and V are
+    // quantized before the kernel, which reads them as 1 byte each; backward quantizes O and dO
+    // too. A quantize reads bf16 and writes fp8; current scaling first reads the tensor for its
+    // amax (Transformer Engine's Float8CurrentScalingQuantizer).
+    a.fp8_attention = s.fp8_attention;
+    const double dpa_cast_bytes =
+        s.recipe == LowPrecisionRecipe::tensorwise || s.recipe == LowPrecisionRecipe::nvfp4 ? 2.0 * eb + 1.0 : eb + 1.0;
+    if (s.fp8_attention) {
+      a.bytes = T * (q_out + kv_out) + T * heads * v_dim * eb;
+      attn_fwd.push_back(elementwise("fp8_cast_qkv", T * (q_out + kv_out), dpa_cast_bytes, 2));
+    }
     attn_fwd.push_back(a);
     Op ab = a;
     ab.name = s.cudnn_attention ? "cudnn_attention_bwd" : "flash_attention_bwd";
     ab.flops = a.flops * 2.5;  // 5 matmuls in backward vs 2 forward (FlashAttention-2 §3.2)
     ab.bytes = a.bytes * 2.0;
+    if (s.fp8_attention) attn_bwd.push_back(elementwise("fp8_cast_attention_out_and_grad", 2.0 * T * heads * v_dim, dpa_cast_bytes, 2));
     attn_bwd.push_back(ab);
     if (s.cp_ring > 1) {
       // Transformer Engine's CP ring (AttnFuncWithCPAndKVP2P) merges each step's partial output into

@@ -248,7 +248,12 @@ double layer_activation_bytes(const Job& job, RecomputeGranularity g, LayerKind 
   const bool fp8 = te_fp8(job) && !kind.bf16;
   const double q = quantized_input_bytes(job.training.recipe);
   const double gemm_in = fp8 ? q : eb;
-  const double proj_in = fp8 ? (job.runtime.flash_attention ? eb + q : q) : eb;
+  // fp8 attention (RuntimeOptions::fp8_attention): the kernel keeps its Q, K, V and output for the
+  // backward as fp8, 1 byte each (Transformer Engine FusedAttention's fp8 path saves the quantized
+  // tensors), not in bf16.
+  const bool fp8_dpa = fp8 && job.runtime.fp8_attention && job.runtime.flash_attention;
+  const double attn_saved = fp8_dpa ? 1.0 : eb;
+  const double proj_in = fp8 ? (job.runtime.flash_attention ? attn_saved + q : q) : eb;
   // Attention block (Korthikanti §4.1): norm input, QKV input, Q+K+V, output-projection input,
   // dropout mask.
   double attn = 0;
@@ -263,9 +268,9 @@ double layer_activation_bytes(const Job& job, RecomputeGranularity g, LayerKind 
     const double dv = static_cast<double>(m.mla->v_head_dim);
     attn = eb * sbh / sp + gemm_in * sbh / sp + (eb + gemm_in) * s * b * ql +
            eb * s * b * (kl + static_cast<double>(m.mla->qk_rope_head_dim)) + gemm_in * s * b * kl +
-           eb * s * b * H * (2 * dqk + dv) / t + proj_in * s * b * H * dv / t + mask * sbh / sp;
+           attn_saved * s * b * H * (2 * dqk + dv) / t + proj_in * s * b * H * dv / t + mask * sbh / sp;
   } else {
-    attn = eb * sbh / sp + gemm_in * sbh / sp + eb * s * b * (qh + 2 * kv) / t + proj_in * s * b * qh / t + mask * sbh / sp;
+    attn = eb * sbh / sp + gemm_in * sbh / sp + attn_saved * s * b * (qh + 2 * kv) / t + proj_in * s * b * qh / t + mask * sbh / sp;
   }
   // MLP block: norm input, fc1 input, activation input (2f for gated units), fc2 input, mask.
   const double gate = m.gated_mlp() ? 2 : 1;
@@ -312,7 +317,7 @@ double layer_activation_bytes(const Job& job, RecomputeGranularity g, LayerKind 
   if (modules & kRecomputeLayernorm)  // the MoE norm's output is the MoE block's when that is recomputed whole
     saved += (m.mla ? gemm_in * sbh / sp : 0.0) + (kind.moe && !(modules & kRecomputeMoe) ? eb * sbh / sp : 0.0);
   if ((modules & kRecomputeMlaUpProj) && m.mla)
-    saved += eb * s * b * m.num_attention_heads *
+    saved += attn_saved * s * b * m.num_attention_heads *
              (2.0 * static_cast<double>(m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim) + static_cast<double>(m.mla->v_head_dim)) / t;
   if (kind.moe) {
     if (modules & kRecomputeMoe) {

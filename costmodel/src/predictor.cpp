@@ -126,6 +126,20 @@ std::string check_plan(const Job& job) {
       (m.num_attention_heads % (p.tp * p.cp) != 0 || m.num_query_groups % (p.tp * p.cp) != 0))
     return fmt::format("--cp-comm-type a2a needs the {} heads and {} query groups divisible by tp*cp = {}", m.num_attention_heads,
                        m.num_query_groups, p.tp * p.cp);
+  if (job.runtime.fp8_attention) {
+    // Transformer Engine's fp8 attention is part of its fp8 recipe (fp8_dpa) and runs in cuDNN's
+    // fused kernel; Float8BlockScaling takes no fp8_dpa (Megatron-Core fp8_utils get_fp8_recipe).
+    if (job.training.precision != Precision::fp8) return "fp8 attention needs an fp8 or fp4 run (--precision fp8)";
+    if (job.training.recipe == LowPrecisionRecipe::blockwise)
+      return "the blockwise fp8 recipe (Float8BlockScaling) has no fp8 attention: use delayed, tensorwise or mxfp8 scaling";
+    if (job.runtime.framework != Framework::megatron) return "fp8 attention is Transformer Engine's, as Megatron-Core runs it";
+    if (!job.runtime.flash_attention || resolved_attention_kernel(job.runtime, job.cluster.gpu) != AttentionKernel::cudnn)
+      return "fp8 attention runs in cuDNN's fused attention (Transformer Engine FusedAttention), on Hopper and later";
+    // Transformer Engine turns FusedAttention off for fp8 with sliding windows or learnable
+    // softmax sinks below sm100 (dot_product_attention/utils.py get_attention_backend).
+    if (job.cluster.gpu.architecture == "hopper" && (m.sliding_window > 0 || m.attention_sinks))
+      return "fp8 attention with sliding windows or softmax sinks needs Blackwell (Transformer Engine runs neither in fp8 on Hopper)";
+  }
   if (job.runtime.bf16_first_layers > 0 || job.runtime.bf16_last_layers > 0) {
     // Megatron's TransformerConfig checks (transformer_config.py): not with delayed scaling, and at
     // most one pipeline stage's share of layers at either end.
@@ -337,6 +351,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   // query tile (key_loop_factor). The FSDP and DeepSpeed stacks of the published runs used
   // FlashAttention-2-era kernels, kept at the flat rate of the attention efficiencies.
   shape.cudnn_attention = resolved_attention_kernel(job.runtime, cl.gpu) == AttentionKernel::cudnn;
+  shape.fp8_attention = job.runtime.fp8_attention && shape.cudnn_attention && job.training.precision == Precision::fp8;
   shape.attention_scales_with_seq = job.runtime.framework == Framework::megatron || shape.cudnn_attention;
   shape.vocab = padded_vocab_size(job);
   shape.cross_entropy = resolved_cross_entropy(job.runtime);
@@ -404,8 +419,13 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
         const double q_bytes = tokens * static_cast<double>(m.hidden_size) / p.tp * eb;
         const double a2a = a > 1 ? 2 * comm.all_to_all(q_bytes, inner) + comm.all_to_all(kv_bytes, inner) : 0.0;
         const double ring = (b - 1) * comm.p2p(kv_bytes, outer.spans_nodes());
-        lc.fwd_cp = a2a + std::max(0.0, ring - attn_fwd);
-        lc.bwd_cp = a2a + std::max(0.0, 2 * ring - attn_bwd);
+        // With fp8 attention under delayed or current scaling the ring passes K and V quantized, 1
+        // byte each (AttnFuncWithCPAndKVP2P sends the fp8 data; MXFP8 keeps them in bf16); the
+        // gradients travel back in bf16.
+        const bool fp8_ring = shape.fp8_attention && job.training.recipe != LowPrecisionRecipe::mxfp8;
+        const double kv_ring = fp8_ring ? (b - 1) * comm.p2p(kv_bytes / eb, outer.spans_nodes()) : ring;
+        lc.fwd_cp = a2a + std::max(0.0, kv_ring - attn_fwd);
+        lc.bwd_cp = a2a + std::max(0.0, kv_ring + ring - attn_bwd);
       }
     }
     if (kind.moe && m.moe && p.ep * p.etp > 1) {
@@ -894,6 +914,10 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   if (shape.cudnn_attention && job.runtime.attention_kernel == AttentionKernel::automatic && cl.gpu.architecture == "hopper")
     pred.notes.push_back("attention timed as cuDNN's fused kernel, which Transformer Engine runs on Hopper since 1.2 (1.5-1.8x "
                          "FlashAttention-2's rate); --attention-kernel flash for a stack that runs flash-attn");
+  if (shape.fp8_attention)
+    pred.notes.push_back("fp8 attention: the kernel's products at the fp8 tensor-core rate, its softmax exponentials at the "
+                         "special-function rate, Q, K, V (backward also O and dO) quantized first; a model from the datasheet "
+                         "rates, not measured (no fp8 attention measurement in configs/measurements)");
   if (m.moe && job.runtime.moe_load_imbalance == RuntimeOptions::kDefaultMoeLoadImbalance &&
       effective_moe_imbalance(job.runtime) > 1.0)
     pred.notes.push_back(fmt::format(FMT_COMPILE("MoE: the busiest expert-parallel rank is assumed to get {:g}x the mean routed tokens, a default "

@@ -149,6 +149,13 @@ TEST_CASE("strata predict") {
     auto conflict = run_strata("predict --megatron-args " + script + " --cluster dgx-a100-hdr --tp 4");
     CHECK(conflict.exit_code == 1);
     CHECK(has(conflict.out, "--tp: is set by the launch in --megatron-args " + script + "; change it there"));
+    // Megatron-LM has no flag for fp8 attention: a Megatron launch cannot have it.
+    auto fp8_attention = run_strata("predict --megatron-args " + script + " --cluster dgx-a100-hdr --fp8-attention");
+    CHECK(fp8_attention.exit_code == 1);
+    CHECK(has(fp8_attention.out, "--fp8-attention: a Megatron-LM launch cannot run fp8 attention"));
+    auto bf16_attention = run_strata("predict --model llama3-8b --gpu h100 --gpus 8 --global-batch 64 --fp8-attention");
+    CHECK(bf16_attention.exit_code == 1);
+    CHECK(has(bf16_attention.out, "--fp8-attention: needs --precision fp8"));
     auto both = run_strata("predict --megatron-args " + script + " --plan x.json");
     CHECK(both.exit_code == 1);
     CHECK(has(both.out, "give either --plan or --megatron-args"));

@@ -41,7 +41,8 @@ Op attention(double seq, double keys_per_query, double head_dim, double heads, b
   op.m = op.n = seq;
   op.k = head_dim;
   op.batch = heads;
-  op.flops = 2.0 * heads * seq * keys_per_query * (2 * head_dim);
+  op.attention_scores = heads * seq * keys_per_query;
+  op.flops = 2.0 * op.attention_scores * (2 * head_dim);
   op.bytes = 4.0 * heads * seq * head_dim * 2;
   return op;
 }
@@ -427,5 +428,45 @@ TEST_CASE("attention: cuDNN's fused kernel has its own coefficients, and head di
   const GpuSpec a100 = test::catalog().gpu("a100-80gb");
   const KernelModel ampere(a100, Precision::bf16, default_calibration(a100).kernel);
   CHECK(ampere.time(causal(8192, 128, true)).time_s == doctest::Approx(ampere.time(causal(8192, 128, false)).time_s));
+}
+
+TEST_CASE("attention: fp8 attention runs its products at the fp8 rate, its exponentials at the special-function rate") {
+  auto speedup = [](const GpuSpec& gpu, double head_dim, bool backward) {
+    const KernelCoefficients kc = default_calibration(gpu).kernel;
+    const KernelModel model(gpu, Precision::fp8, kc);
+    Op op = attention(8192, 4096, head_dim, 32, true);
+    if (backward) {
+      op.name = "cudnn_attention_bwd";
+      op.flops *= 2.5;
+    }
+    const double launch = kc.launch_overhead_us * 1e-6;
+    const double bf16 = model.time(op).time_s - launch;
+    op.fp8_attention = true;
+    return bf16 / (model.time(op).time_s - launch);
+  };
+  const GpuSpec h100 = test::catalog().gpu("h100-sxm"), b200 = test::catalog().gpu("b200");
+  const KernelCoefficients kc = default_calibration(h100).kernel;
+  const double tensor_cores = h100.peak_flops(Precision::fp8) / h100.peak_flops(Precision::bf16) * kc.fp8_gemm_factor;
+  // Faster than bf16, slower than the tensor cores' ratio: the exponentials do not speed up.
+  const double fwd = speedup(h100, 128, false), bwd = speedup(h100, 128, true);
+  CHECK(fwd > 1.2);
+  CHECK(fwd < tensor_cores);
+  // The share of exponentials at the datasheet rates: 1 per score against 4 x 128 FLOPs forward,
+  // 132 SMs x 16 per clock at the boost clock against the bf16 peak.
+  const double exps = 1 / (h100.sm_count * 16.0 * h100.boost_clock_MHz * 1e6), mm = 512 / h100.peak_flops(Precision::bf16);
+  const double share = exps / (exps + mm);
+  CHECK(1 / fwd == doctest::Approx((1 - share) / tensor_cores + share).epsilon(1e-6));
+  // Backward has 2.5x the products per exponential: it gains more; a 64-wide head, less.
+  CHECK(bwd > fwd);
+  CHECK(speedup(h100, 64, false) < fwd);
+  // Blackwell doubles the tensor cores' rate per SM but not the special-function units': less gain.
+  CHECK(speedup(b200, 128, false) < fwd);
+  // Without the flag nothing changes, and a GPU without fp8 tensor cores runs it at the bf16 rate.
+  const GpuSpec a100 = test::catalog().gpu("a100-80gb");
+  const KernelModel ampere(a100, Precision::bf16, default_calibration(a100).kernel);
+  Op op = attention(8192, 4096, 128, 32, true);
+  const double t = ampere.time(op).time_s;
+  op.fp8_attention = true;
+  CHECK(ampere.time(op).time_s == doctest::Approx(t).epsilon(1e-12));
 }
 }

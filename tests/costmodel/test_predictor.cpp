@@ -1209,4 +1209,44 @@ TEST_CASE("MFU is against the peak of the format the GEMMs run in: fp4's for NVF
   CHECK(fp4.mfu * fp4.iteration_time_s * job.cluster.gpu.fp4_tflops ==
         doctest::Approx(mx.mfu * mx.iteration_time_s * job.cluster.gpu.fp8_tflops));
 }
+
+TEST_CASE("fp8 attention: faster attention, fp8 K/V on the CP ring, smaller saved inputs, refused where it cannot run") {
+  Job job = test::workload("llama3-8b", "dgx-h100", 64, 32768);
+  job.calibration = test::catalog().calibration_or_default(job.cluster.gpu);
+  job.training.precision = Precision::fp8;
+  job.training.recipe = LowPrecisionRecipe::delayed;
+  job.plan.tp = 2;
+  job.plan.cp = 4;
+  job.plan.dp = 1;
+  job.plan.sequence_parallel = true;
+  job.plan.distributed_optimizer = true;
+  REQUIRE(check_plan(job).empty());
+  const Prediction bf16 = predict(job);
+  job.runtime.fp8_attention = true;
+  REQUIRE(check_plan(job).empty());
+  const Prediction fp8 = predict(job);
+  REQUIRE(bf16.iteration_time_s > 0);
+  REQUIRE(fp8.iteration_time_s > 0);
+  CHECK(fp8.breakdown.compute_s < bf16.breakdown.compute_s * 0.95);  // attention is most of a 32k-token layer
+  CHECK(fp8.iteration_time_s < bf16.iteration_time_s);
+  CHECK(fp8.stages[0].memory.activations_GiB < bf16.stages[0].memory.activations_GiB);
+  CHECK(std::any_of(fp8.notes.begin(), fp8.notes.end(), [](const std::string& n) { return n.starts_with("fp8 attention:"); }));
+  CHECK_FALSE(std::any_of(bf16.notes.begin(), bf16.notes.end(), [](const std::string& n) { return n.starts_with("fp8 attention:"); }));
+  // Where Transformer Engine has no fp8 attention, the plan is refused rather than timed in bf16.
+  Job blockwise = job;
+  blockwise.training.recipe = LowPrecisionRecipe::blockwise;
+  CHECK(check_plan(blockwise).find("no fp8 attention") != std::string::npos);
+  Job bf16_run = job;
+  bf16_run.training.precision = Precision::bf16;
+  CHECK(check_plan(bf16_run).find("fp8 attention needs an fp8") != std::string::npos);
+  Job flash = job;
+  flash.runtime.attention_kernel = AttentionKernel::flash2;
+  CHECK(check_plan(flash).find("cuDNN") != std::string::npos);
+  Job fsdp = job;
+  fsdp.runtime.framework = Framework::fsdp;
+  CHECK(check_plan(fsdp).find("Transformer Engine") != std::string::npos);
+  Job windows = job;
+  windows.model.sliding_window = 4096;
+  CHECK(check_plan(windows).find("needs Blackwell") != std::string::npos);
+}
 }

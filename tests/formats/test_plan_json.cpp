@@ -94,6 +94,12 @@ TEST_CASE("plan_from_json") {
     CHECK(back.runtime.cp_comm_type == CpCommType::a2a_p2p);
     CHECK(back.runtime.cp_a2a_size == 2);  // tp 4 x 2 CP ranks fill a node of 8
     CHECK(plan_to_json(job, predict(job)).at("runtime").at("cp_a2a_size") == 2);
+    // fp8 attention is written only when on, and read back.
+    CHECK_FALSE(plan_of(job).at("runtime").contains("fp8_attention"));
+    job.runtime.flash_attention = true;
+    job.runtime.fp8_attention = true;
+    CHECK(plan_of(job).at("runtime").at("fp8_attention") == true);
+    CHECK(round_trip(job).runtime.fp8_attention);
   }
   SUBCASE("round trip of the optimizer, its state's dtypes and CPU offload; a plain Adam plan writes no optimizer_state") {
     Job job = test::gpt3_175b_job();

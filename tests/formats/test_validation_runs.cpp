@@ -911,6 +911,14 @@ TEST_CASE("load_validation_runs: precision, recompute and framework texts as sou
     CHECK_FALSE(int8.at(0).job);
     CHECK(int8.at(0).error.find("INT8 training is not modelled") != std::string::npos);
   }
+  SUBCASE("fp8 attention as Megatron-Bridge's knob; ignored, and said so, where the run cannot have it") {
+    const ValidationRun on = read_modified({{"precision", "FP8 current scaling"}, {"notes", "knobs {\"fp8_dot_product_attention\": true}"}});
+    CHECK(on.job->runtime.fp8_attention);
+    CHECK_FALSE(read_modified({{"precision", "FP8 current scaling"}}).job->runtime.fp8_attention);
+    const ValidationRun bf16 = read_modified({{"precision", "BF16"}, {"notes", "fp8_dpa: true"}});
+    CHECK_FALSE(bf16.job->runtime.fp8_attention);
+    CHECK(any_contains(bf16.assumptions, "attention timed in bf16"));
+  }
   SUBCASE("bf16 first and last layers in one phrase") {
     const ValidationRun r = read_modified({{"precision", "FP8 current scaling; first 2 and last 3 layers in BF16"}});
     CHECK(r.job->runtime.bf16_first_layers == 2);

@@ -295,6 +295,12 @@ TEST_CASE("megatron_args") {
     job.runtime.moe_rank_capacity_factor = 1.5;
     CHECK(megatron_args(job).empty());
     CHECK(megatron_launch(job).refused.find("--moe-expert-rank-capacity-factor") != std::string::npos);
+    // Nor fp8 attention, which Megatron-LM has no flag for.
+    job.runtime.moe_rank_capacity_factor = 0;
+    REQUIRE_FALSE(megatron_args(job).empty());
+    job.runtime.fp8_attention = true;
+    CHECK(megatron_args(job).empty());
+    CHECK(megatron_launch(job).refused.find("fp8_dot_product_attention") != std::string::npos);
   }
   SUBCASE("multi-token prediction: --mtp-num-layers, and its layers beside the loss in a layout") {
     Job job = test::gpt3_175b_job();

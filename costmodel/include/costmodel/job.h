@@ -168,6 +168,11 @@ struct RuntimeOptions {
   // Float8Tensor parameters): no bf16 weight beside the fp8 copy, and the distributed optimizer's
   // parameter all-gather moves 1 byte per parameter.
   bool fp8_param_gather = false;
+  // fp8 runs: the attention core runs in fp8 too (Transformer Engine's fp8_dpa, Megatron-Core
+  // TransformerConfig.fp8_dot_product_attention, Megatron-Bridge mixed_precision's knob of that
+  // name): cuDNN's fp8 fused attention quantizes Q, K, V (and backward O and dO) and runs both
+  // products on the fp8 tensor cores; the softmax's exponentials stay at the special-function rate.
+  bool fp8_attention = false;
   // Gradients accumulated and reduced in the model's 16-bit dtype rather than fp32 (Megatron
   // --grad-reduce-in-bf16 for bf16 models; for fp16 models Megatron's default, unless
   // --accumulate-allreduce-grads-in-fp32; DistributedDataParallelConfig.grad_reduce_in_fp32 =

@@ -78,6 +78,8 @@ class KernelModel {
 
   double peak_flops_;
   double half_peak_flops_;       // bf16/fp16 peak: fp8 training keeps attention and Op::bf16_under_fp8 GEMMs there
+  double fp8_peak_flops_;        // the fp8 tensor cores' peak, for fp8 attention (Op::fp8_attention); 0: none
+  double special_function_rate_;  // exponentials per second of all SMs (attention_time)
   bool fp8_gemms_;               // GEMMs run in fp8/fp4 (at fp8_gemm_factor of the bf16 efficiency)
   double low_precision_factor_;  // fp8_gemm_factor, times the block-scaled recipe's own factor
   double low_precision_k_overhead_;  // gemm_k_overhead in k elements at the low-precision rate

@@ -30,20 +30,28 @@ struct Op {
   // that is less than a causal kernel over all n keys (n/2): a sliding window
   // (causal_keys_per_query), or one step of a context-parallel ring (LayerShape::cp_ring). 0: n/2.
   double kernel_keys_per_query = 0;
+  // Attention only: the query-key scores the kernel computes (one softmax exponential each, forward
+  // and again backward, where P is recomputed from the log-sum-exp).
+  double attention_scores = 0;
   // Attention only: dropout on the attention probabilities inside the fused kernel (Philox
   // random numbers per score), timed with the kernel's dropout factor.
   bool attention_dropout = false;
-  // GEMM shape (per batch entry): C[m,n] += A[m,k] B[k,n]; batch > 1 for batched GEMMs.
-  double m = 0, n = 0, k = 0;
-  double batch = 1;
+  // Attention only: cuDNN's fp8 fused attention (RuntimeOptions::fp8_attention): both products on
+  // the fp8 tensor cores, the softmax's exponentials at the special-function rate.
+  bool fp8_attention = false;
   // Batch entries in flight at once, each its own kernel with its share of the FLOPs and bytes:
   // rounds of `concurrent` entries whose tiles share the waves. 0: all of them as one kernel (a
   // batched or grouped GEMM); 1: one after another (Megatron-Core SequentialMLP's expert loop);
-  // 4: Transformer Engine's grouped GEMM over its four compute streams.
+  // 4: Transformer Engine's grouped GEMM over its four compute streams. (Beside the flags above:
+  // the fields are ordered so that Op, copied for every kernel of a prediction, stays 88 bytes.)
   int concurrent = 0;
+  // GEMM shape (per batch entry): C[m,n] += A[m,k] B[k,n]; batch > 1 for batched GEMMs.
+  double m = 0, n = 0, k = 0;
+  double batch = 1;
   double flops = 0;
   double bytes = 0;  // DRAM bytes moved, each input read once and each output written once
 };
+static_assert(sizeof(void*) != 8 || sizeof(Op) == 88, "Op grew: keep its flags together (see Op::concurrent)");
 
 struct LayerShape {
   std::int64_t micro_batch = 1;
@@ -80,6 +88,7 @@ struct LayerShape {
   LowPrecisionRecipe recipe = LowPrecisionRecipe::delayed;  // how, when fp8_linears
   bool attention_scales_with_seq = true;  // sets Op::key_loop_scaling on the flash attention ops
   bool cudnn_attention = false;           // sets Op::cudnn_attention (resolved_attention_kernel)
+  bool fp8_attention = false;             // sets Op::fp8_attention, with its quantization casts (RuntimeOptions)
   std::int64_t vocab = 0;  // vocabulary rows incl. framework padding (padded_vocab_size); 0: the model's
   CrossEntropyKernel cross_entropy = CrossEntropyKernel::jit_fused;  // the loss's kernels (resolved_cross_entropy)
   // RecomputeModule bits whose forward ops LayerOps::selective_recompute holds.

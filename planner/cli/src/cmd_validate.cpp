@@ -41,8 +41,8 @@ std::string record_reading(const Job& job) {
                                 rt.overlap_param_gather, rt.tp_comm_overlap);
   out += fmt::format("read as: {}", to_string(job.training.precision));
   if (job.training.precision == Precision::fp8)
-    out += fmt::format(" ({} recipe, fp8 parameters {}, bf16 first/last layers {}/{})", to_string(job.training.recipe),
-                       rt.fp8_param_gather, rt.bf16_first_layers, rt.bf16_last_layers);
+    out += fmt::format(" ({} recipe, fp8 parameters {}, fp8 attention {}, bf16 first/last layers {}/{})", to_string(job.training.recipe),
+                       rt.fp8_param_gather, rt.fp8_attention, rt.bf16_first_layers, rt.bf16_last_layers);
   out += fmt::format(", {} gradients", rt.grad_reduce_in_bf16 ? "16-bit" : "fp32");
   out += fmt::format(", {} cross entropy", to_string(resolved_cross_entropy(rt)));
   if (job.plan.recompute.granularity == RecomputeGranularity::selective)

@@ -67,6 +67,10 @@ void add_workload_options(CLI::App& app, JobOptions& o) {
   app.add_option("--fp8-recipe", o.fp8_recipe,
                  "With --precision fp8: delayed | tensorwise | blockwise | mxfp8 | nvfp4 (Transformer Engine recipe; default delayed)");
   app.add_flag("--fp8-param-gather", o.fp8_param_gather, "fp8 parameters, no bf16 weight copy (Megatron --fp8-param-gather)");
+  app.add_flag("--fp8-attention", o.fp8_attention,
+               "With --precision fp8: the attention core in fp8 too (Transformer Engine fp8_dpa; Megatron-Core "
+               "TransformerConfig.fp8_dot_product_attention, which Megatron-LM has no flag for; Megatron-Bridge "
+               "mixed_precision.fp8_dot_product_attention)");
   app.add_flag("--grad-reduce-in-bf16", o.grad_reduce_in_bf16, "16-bit gradient buffer and reduction (Megatron --grad-reduce-in-bf16; with --precision fp16, Megatron's default, "
                 "which launches get by leaving out --accumulate-allreduce-grads-in-fp32)");
   app.add_option("--optimizer", o.optimizer, "adam | sgd | muon | lion (default adam; Megatron --optimizer)");
@@ -279,6 +283,8 @@ Job build_workload(const JobOptions& o, const Catalog& catalog) {
     job.training.recipe = *recipe;
   }
   job.runtime.fp8_param_gather = o.fp8_param_gather;
+  job.runtime.fp8_attention = o.fp8_attention;
+  if (o.fp8_attention && job.training.precision != Precision::fp8) throw InputError(kCmd, "--fp8-attention", "needs --precision fp8");
   job.runtime.grad_reduce_in_bf16 = o.grad_reduce_in_bf16;
   job.training.optimizer = optimizer_spec(o);
   if (!o.cp_comm_type.empty()) {
@@ -398,6 +404,9 @@ MegatronLaunch read_launch_file(const JobOptions& o, const Catalog& catalog) {
       {!o.stage_layers.empty(), "--stage-layers"}};
   for (const auto& [given, flag] : decided_by_launch)
     if (given) throw InputError(kCmd, flag, "is set by the launch in --megatron-args " + file + "; change it there");
+  if (o.fp8_attention)
+    throw InputError(kCmd, "--fp8-attention", "a Megatron-LM launch cannot run fp8 attention (no flag sets "
+                                              "TransformerConfig.fp8_dot_product_attention); predict it without --megatron-args");
 
   std::optional<ModelSpec> base;
   if (!o.model.empty()) base = catalog.model(o.model);

@@ -92,6 +92,7 @@ nlohmann::json plan_to_json(const Job& job, const Prediction& prediction) {
                                         {"cpu_offload_fraction", o.cpu_offload_fraction}};
   if (p.optimizer_instances > 1) j["parallel"]["distributed_optimizer_instances"] = p.optimizer_instances;
   if (job.runtime.fp8_param_gather) j["runtime"]["fp8_param_gather"] = true;
+  if (job.runtime.fp8_attention) j["runtime"]["fp8_attention"] = true;
   if (job.runtime.grad_reduce_in_bf16) j["runtime"]["grad_reduce_in_bf16"] = true;
   // Megatron's --cuda-graph-modules: an empty list is the whole layer.
   if (job.runtime.cuda_graph_modules != 0) j["runtime"]["cuda_graph_modules"] = cuda_graph_module_names(job.runtime.cuda_graph_modules);
@@ -204,7 +205,7 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
     rt.reject_unknown_keys({"framework", "flash_attention", "overlap_grad_reduce", "overlap_param_gather", "fused_grad_accumulation",
                             "tp_comm_overlap", "async_tp_allreduce", "make_vocab_size_divisible_by", "memory_reserve_GiB",
                             "step_overhead_s", "moe_load_imbalance", "moe_capacity_factor", "moe_pad_to_capacity", "moe_rank_capacity_factor", "moe_a2a_overlap",
-                            "moe_token_dedup", "moe_allgather_dispatch", "moe_grouped_gemm", "fp8_param_gather", "grad_reduce_in_bf16", "cp_comm_type",
+                            "moe_token_dedup", "moe_allgather_dispatch", "moe_grouped_gemm", "fp8_param_gather", "fp8_attention", "grad_reduce_in_bf16", "cp_comm_type",
                             "cp_a2a_size", "bf16_first_layers", "bf16_last_layers", "lazy_module_loading", "attention_kernel",
                             "cross_entropy", "cuda_graph_modules"});
     if (rt.has("framework")) {
@@ -218,6 +219,7 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
     job.runtime.fused_grad_accumulation = rt.opt_bool("fused_grad_accumulation", true);
     job.runtime.tp_comm_overlap = rt.opt_bool("tp_comm_overlap", false);
     job.runtime.fp8_param_gather = rt.opt_bool("fp8_param_gather", false);
+    job.runtime.fp8_attention = rt.opt_bool("fp8_attention", false);
     job.runtime.grad_reduce_in_bf16 = rt.opt_bool("grad_reduce_in_bf16", false);
     job.runtime.lazy_module_loading = rt.opt_bool("lazy_module_loading", true);
     if (rt.has("cuda_graph_modules")) {

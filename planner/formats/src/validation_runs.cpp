@@ -1016,6 +1016,15 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   // that fp8 recipes use to fit; unless the record states them (in its precision text, or as
   // knobs or flags in its notes) they are completed too.
   if (t.precision == Precision::fp8 && knob_bool(stated, "fp8_param_gather").value_or(false)) job.runtime.fp8_param_gather = true;
+  // fp8 attention, as Megatron-Bridge's recipes name it (mixed_precision.fp8_dot_product_attention)
+  // or Transformer Engine's recipe field (fp8_dpa).
+  if (knob_bool(stated, "fp8_dot_product_attention").value_or(false) || knob_bool(stated, "fp8_dpa").value_or(false)) {
+    if (t.precision == Precision::fp8 && t.recipe != LowPrecisionRecipe::blockwise && rt.framework == Framework::megatron)
+      rt.fp8_attention = true;
+    else
+      as.push_back("fp8 attention (fp8_dot_product_attention) stated but not possible for this run's precision, recipe or stack: "
+                   "attention timed in bf16");
+  }
   if (knob_bool(stated, "grad_reduce_in_bf16").value_or(false) || knob_bool(stated, "grad_reduce_in_fp32") == false)
     job.runtime.grad_reduce_in_bf16 = true;
   read_optimizer_state(stated, rt.framework, p, t.optimizer, as, where);

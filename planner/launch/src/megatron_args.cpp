@@ -349,6 +349,11 @@ std::optional<std::string> megatron_launch_refusal(const Job& job) {
            "Engine captures them on the GPU, and Megatron checks them against the allocator and NCCL settings of the machine): "
            "predict without CUDA graphs for strata's launch, or add --cuda-graph-impl and --cuda-graph-modules to that launch "
            "yourself";
+  if (job.runtime.fp8_attention)
+    return "the plan times fp8 attention (Transformer Engine's fp8_dpa), which Megatron-LM has no flag for "
+           "(TransformerConfig.fp8_dot_product_attention is set in code or by Megatron-Bridge's "
+           "mixed_precision.fp8_dot_product_attention): predict without --fp8-attention for strata's launch, or set it in "
+           "the config that builds the model";
   if (job.model.moe && job.runtime.moe_rank_capacity_factor > 0)
     return "the plan times HybridEP's static per-rank token budget (--moe-expert-rank-capacity-factor), which strata does not "
            "write (it needs HybridEP and Transformer Engine's op fuser where the job runs; strata's launch dispatches with "

@@ -25,6 +25,7 @@ struct JobOptions {
   std::string precision;  // empty: bf16
   std::string fp8_recipe;  // empty: delayed (with --precision fp8)
   bool fp8_param_gather = false;
+  bool fp8_attention = false;
   bool grad_reduce_in_bf16 = false;
   std::string optimizer;  // empty: adam
   bool precision_aware_optimizer = false;
