@@ -1,9 +1,11 @@
 #include "costmodel/catalog.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
+#include <string_view>
 
 #include "costmodel/errors.h"
 #include "costmodel/file_io.h"
@@ -62,18 +64,20 @@ bool names_other_variant(const std::string& extra, const std::vector<std::string
 
 // Published names often lead with the vendor ("NVIDIA H100 80GB HBM3", what torch.cuda's
 // get_device_name prints; "AMD Instinct MI300X"), and GPU names with the 8-GPU SXM system that
-// carries the part ("DGX H100", "HGX B200") or its architecture ("Blackwell B200"). The normalized
-// query without those words, tried after the query as given.
-bool gpu_only_word(const std::string& word) {
-  return word == "dgx" || word == "hgx" || word == "blackwell" || word == "hopper" || word == "ampere";
+// carries the part ("DGX H100", "HGX B200") or its architecture ("Blackwell B200"). Whether a
+// word is one of those, for entries of this kind.
+constexpr std::array<std::string_view, 7> kLeadingWords = {"nvidia", "amd", "dgx", "hgx", "blackwell", "hopper", "ampere"};
+bool leading_word(std::string_view word, const std::string& kind) {
+  const bool vendor = word == "nvidia" || word == "amd";
+  return vendor || (kind == "gpus" && std::find(kLeadingWords.begin(), kLeadingWords.end(), word) != kLeadingWords.end());
 }
 
+// The normalized query without its leading words, tried after the query as given.
 std::string without_vendor_words(std::string q, const std::string& kind) {
   for (bool again = true; again;) {
     again = false;
-    for (const std::string word : {"nvidia", "amd", "dgx", "hgx", "blackwell", "hopper", "ampere"}) {
-      if (gpu_only_word(word) && kind != "gpus") continue;
-      if (q.size() > word.size() && q.starts_with(word)) {
+    for (const std::string_view word : kLeadingWords) {
+      if (leading_word(word, kind) && q.size() > word.size() && q.starts_with(word)) {
         q.erase(0, word.size());
         again = true;
       }
@@ -91,8 +95,7 @@ std::vector<std::string> sorted_words(const std::string& name, const std::string
     if (std::isalnum(c) || c == '.') {  // the characters normalize_name keeps
       word.push_back(static_cast<char>(std::tolower(c)));
     } else if (!word.empty()) {
-      const bool vendor = word == "nvidia" || word == "amd" || (kind == "gpus" && gpu_only_word(word));
-      if (!vendor || !words.empty()) words.push_back(word);
+      if (!leading_word(word, kind) || !words.empty()) words.push_back(word);
       word.clear();
     }
   }

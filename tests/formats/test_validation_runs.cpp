@@ -941,10 +941,14 @@ TEST_CASE("load_validation_runs: precision, recompute and framework texts as sou
     CHECK(yes.job->plan.recompute.granularity != RecomputeGranularity::none);
     CHECK(any_contains(yes.assumptions, "recompute granularity"));
     CHECK(read_modified({{"recompute", "activation checkpointing"}}).unknown.recompute_on);
-    // Megatron's flags name their granularity.
+    // Megatron's flags name their granularity: stated, so the completion keeps it.
     const ValidationRun flag = read_modified({{"recompute", "--recompute-activations"}});
     CHECK(flag.job->plan.recompute.granularity == RecomputeGranularity::selective);
-    CHECK(read_modified({{"recompute", "--checkpoint-activations"}}).job->plan.recompute.granularity == RecomputeGranularity::full);
+    CHECK_FALSE(flag.unknown.recompute);
+    CHECK_FALSE(flag.unknown.recompute_on);
+    const ValidationRun old_flag = read_modified({{"recompute", "--checkpoint-activations"}});
+    CHECK(old_flag.job->plan.recompute.granularity == RecomputeGranularity::full);
+    CHECK_FALSE(old_flag.unknown.recompute);
     // DeepSpeed checkpoints whole layers.
     const ValidationRun ds = read_modified({{"recompute", "activation checkpointing"}, {"framework", "DeepSpeed"}});
     CHECK(ds.job->plan.recompute.granularity == RecomputeGranularity::full);

@@ -130,19 +130,23 @@ std::string without_label(const std::string& text) {
   return std::regex_replace(text, label_re, "", std::regex_constants::format_first_only);
 }
 
-// A recompute text that says recompute is on without naming a granularity, and the granularity
-// its words imply: Megatron's --recompute-activations is selective, its older
-// --checkpoint-activations full; plain "yes" or "activation checkpointing" reads as selective, what
-// Megatron's flag turns on (the completion tries full as well, and DeepSpeed's and PyTorch's
-// checkpointing, which wraps whole layers, is full). Empty when the text does not say it is on.
-std::optional<RecomputeGranularity> recompute_said_on(const std::string& text) {
+// Megatron's flags that turn recompute on name its granularity: --recompute-activations is
+// selective (arguments.py sets recompute_granularity = 'selective'), the older
+// --checkpoint-activations full. Empty when the text names neither.
+std::optional<RecomputeGranularity> recompute_flag(const std::string& text) {
   auto has = [&](const char* s) { return text.find(s) != std::string::npos; };
   if (has("recompute-activations") || has("recompute_activations")) return RecomputeGranularity::selective;
   if (has("checkpoint-activations") || has("checkpoint_activations")) return RecomputeGranularity::full;
+  return std::nullopt;
+}
+
+// A recompute text that says recompute is on without naming a granularity: plain "yes" or
+// "activation checkpointing". It reads as selective, what Megatron's flag turns on; the completion
+// tries full as well (and DeepSpeed's and PyTorch's checkpointing, which wraps whole layers, is full).
+bool recompute_said_on(const std::string& text) {
   static const std::regex on_re(
       "^\\s*(yes|true|on|enabled?|used)\\b|(activation|gradient)s?\\s+(checkpointing|recomputation|recompute)\\b");
-  if (has("not ") || has("unknown") || !std::regex_search(text, on_re)) return std::nullopt;
-  return RecomputeGranularity::selective;
+  return text.find("not ") == std::string::npos && text.find("unknown") == std::string::npos && std::regex_search(text, on_re);
 }
 
 // What a record's free-text precision says: the GEMM precision, and for fp8 the Transformer Engine
@@ -800,10 +804,11 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
       as.push_back("recompute not stated in its field; read from the recipe knobs in the notes: " + rtext);
     }
   }
+  if (!rc) rc = recompute_flag(lower(rtext));
   if (!rc) {
-    if (const auto on = recompute_said_on(lower(rtext))) {
+    if (recompute_said_on(lower(rtext))) {
       // On, in words that name no granularity: the completion tries selective and full.
-      rc = *on;
+      rc = RecomputeGranularity::selective;
       run.unknown.recompute = run.unknown.recompute_on = true;
     } else {
       rc = RecomputeGranularity::none;
