@@ -369,6 +369,16 @@ TEST_CASE("load_validation_runs: precision text, fp8 recipes and fp8 parameters"
   CHECK(precision_of("FP8-SC").recipe == LowPrecisionRecipe::blockwise);
   CHECK(precision_of("FP8-DS").recipe == LowPrecisionRecipe::delayed);
   CHECK(precision_of("FP8-CS").recipe == LowPrecisionRecipe::tensorwise);
+  CHECK(precision_of("FP8-MX").recipe == LowPrecisionRecipe::mxfp8);
+  CHECK(precision_of("fp8_mx").recipe == LowPrecisionRecipe::mxfp8);
+  CHECK(precision_of("FP8 (table); recipe *_B200_FP8_MX_V1").recipe == LowPrecisionRecipe::mxfp8);
+  // A table cell naming the run's recipe and an alternative in parentheses: the first is the run's.
+  CHECK(precision_of("FP8-CS (FP8-MX)").recipe == LowPrecisionRecipe::tensorwise);
+  CHECK(precision_of("FP8-MX (FP8-CS)").recipe == LowPrecisionRecipe::mxfp8);
+  CHECK(read_modified({{"precision", "FP8-MX with fp8 params"}}).job->runtime.fp8_param_gather);
+  // A word that only starts like a short name is not one: "fp8_scaling" is not FP8-SC.
+  const auto scaling = precision_of("fp8_scaling delayed, amax history 1024");
+  CHECK(scaling.recipe == LowPrecisionRecipe::delayed);
   CHECK(precision_of("FP8 per-block scaling (1x128 activations, 128x128 weights)").recipe == LowPrecisionRecipe::blockwise);
   CHECK(precision_of("fp8 block-wise").recipe == LowPrecisionRecipe::blockwise);
   // TF32 runs fp32 tensors on the TF32 tensor cores, not on the fp32 CUDA cores.
@@ -918,6 +928,10 @@ TEST_CASE("load_validation_runs: precision, recompute and framework texts as sou
     const ValidationRun bf16 = read_modified({{"precision", "BF16"}, {"notes", "fp8_dpa: true"}});
     CHECK_FALSE(bf16.job->runtime.fp8_attention);
     CHECK(any_contains(bf16.assumptions, "attention timed in bf16"));
+    // In words, in the precision text or the notes; a negated mention is not one.
+    CHECK(read_modified({{"precision", "FP8 current scaling with fp8 dot product attention"}}).job->runtime.fp8_attention);
+    CHECK(read_modified({{"precision", "FP8-CS"}, {"notes", "FP8 attention on"}}).job->runtime.fp8_attention);
+    CHECK_FALSE(read_modified({{"precision", "FP8-CS"}, {"notes", "no fp8 attention"}}).job->runtime.fp8_attention);
   }
   SUBCASE("bf16 first and last layers in one phrase") {
     const ValidationRun r = read_modified({{"precision", "FP8 current scaling; first 2 and last 3 layers in BF16"}});

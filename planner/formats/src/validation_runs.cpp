@@ -162,6 +162,31 @@ struct PrecisionReading {
   std::string unmodelled;  // a format strata has no recipe for (the record is refused, naming it)
 };
 
+// The fp8 recipe a precision text names first by one of Megatron-Bridge's short names (its
+// performance tables and recipe names: FP8-CS current scaling, FP8-MX MXFP8, FP8-DS delayed,
+// FP8-SC sub-channel, i.e. Transformer Engine's blockwise recipe). Empty when it names none.
+std::optional<LowPrecisionRecipe> first_named_fp8_recipe(const std::string& prec) {
+  static constexpr std::pair<const char*, LowPrecisionRecipe> kNames[] = {
+      {"fp8-cs", LowPrecisionRecipe::tensorwise}, {"fp8_cs", LowPrecisionRecipe::tensorwise},
+      {"fp8-mx", LowPrecisionRecipe::mxfp8},      {"fp8_mx", LowPrecisionRecipe::mxfp8},
+      {"mx-fp8", LowPrecisionRecipe::mxfp8},      {"mxfp8", LowPrecisionRecipe::mxfp8},
+      {"fp8-ds", LowPrecisionRecipe::delayed},    {"fp8_ds", LowPrecisionRecipe::delayed},
+      {"fp8-sc", LowPrecisionRecipe::blockwise},  {"fp8_sc", LowPrecisionRecipe::blockwise}};
+  std::optional<LowPrecisionRecipe> first;
+  std::size_t first_at = std::string::npos;
+  for (const auto& [name, recipe] : kNames) {
+    const std::string_view n(name);
+    for (std::size_t at = prec.find(n); at < first_at; at = prec.find(n, at + 1)) {
+      // A whole name: "fp8_cs_v2" and "FP8-CS," are, "fp8_scaling" is not FP8-SC.
+      const std::size_t end = at + n.size();
+      if (end < prec.size() && std::isalpha(static_cast<unsigned char>(prec[end]))) continue;
+      first_at = at;
+      first = recipe;
+    }
+  }
+  return first;
+}
+
 PrecisionReading read_precision_text(const std::string& prec) {
   PrecisionReading out;
   auto has = [&](const char* s) { return prec.find(s) != std::string::npos; };
@@ -172,30 +197,29 @@ PrecisionReading read_precision_text(const std::string& prec) {
   } else if (has("nvfp4") || has("fp4")) {
     out.precision = Precision::fp8;
     out.recipe = LowPrecisionRecipe::nvfp4;
-  } else if (has("mxfp8")) {
+  } else if (const auto named = first_named_fp8_recipe(prec)) {
+    // Megatron-Bridge's short names ("FP8-MX", "FP8-CS"); a table cell can hold two, the run's
+    // first and an alternative in parentheses ("FP8-CS (FP8-MX)"): the first named is the run's.
     out.precision = Precision::fp8;
-    out.recipe = LowPrecisionRecipe::mxfp8;
+    out.recipe = *named;
   } else if (has("fp8") || has("float8")) {
     out.precision = Precision::fp8;
-    // "FP8-CS" and Megatron-Bridge's *_fp8_cs recipes are per-tensor current scaling, as is
-    // torchao's default Float8 training (tensorwise dynamic scaling).
-    // Megatron-Bridge's recipe names: fp8_cs, fp8_sc (sub-channel, i.e. TE's blockwise recipe,
-    // fp8_recipe = "blockwise" in its DeepSeek-V3 FP8-SC recipe), fp8_ds (delayed scaling).
+    // Megatron-Bridge's short recipe names were read above (first_named_fp8_recipe). Per-tensor
+    // current scaling is also torchao's default Float8 training (tensorwise dynamic scaling).
     // Blockwise first: Transformer Engine's Float8BlockScaling recipe also says "float8".
     // DeepSeek-V3's scaling (1x128 activation tiles, 128x128 weight blocks) is also written
     // "per-block" or "block-wise".
     if (has("blockwise") || has("block-wise") || has("per-block") || has("per block") || has("block scaling") ||
-        has("block-scaling") || has("blockscaling") || has("deepseek") || has("128x128") || has("fp8-sc") ||
-        has("fp8_sc") || has("sub-channel") || has("subchannel"))
+        has("block-scaling") || has("blockscaling") || has("deepseek") || has("128x128") || has("sub-channel") ||
+        has("subchannel"))
       out.recipe = LowPrecisionRecipe::blockwise;
-    else if (has("fp8-cs") || has("fp8_cs") || has("current scaling") || has("tensorwise") || has("float8") ||
+    else if (has("current scaling") || has("tensorwise") || has("float8") ||
              has("dynamic scaling") || has("per-tensor dynamic") || has("per-tensor current"))
       out.recipe = LowPrecisionRecipe::tensorwise;
-    else if (has("delayed") || has("amax history") || has("fp8-ds") || has("fp8_ds"))
+    else if (has("delayed") || has("amax history"))
       out.recipe = LowPrecisionRecipe::delayed;
     else
       out.recipe_assumed = true;  // Transformer Engine's default recipe is delayed scaling
-    out.fp8_params = has("fp8 params") || has("fp8-param") || has("fp8_param") || has("fp8 weights");
   } else if ((has("bf16") || has("bfloat16")) && !has("fp16")) {
     out.precision = Precision::bf16;
   } else if (has("fp16") || has("float16")) {  // "fp16 or bf16" reads as fp16, the older default
@@ -211,6 +235,8 @@ PrecisionReading read_precision_text(const std::string& prec) {
   } else {
     out.stated = false;
   }
+  if (out.precision == Precision::fp8 && out.recipe != LowPrecisionRecipe::nvfp4)
+    out.fp8_params = has("fp8 params") || has("fp8-param") || has("fp8_param") || has("fp8 weights");
   out.bf16_grads = has("grad-reduce-in-bf16") || has("bf16 grad");
   return out;
 }
@@ -1023,7 +1049,14 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   if (t.precision == Precision::fp8 && knob_bool(stated, "fp8_param_gather").value_or(false)) job.runtime.fp8_param_gather = true;
   // fp8 attention, as Megatron-Bridge's recipes name it (mixed_precision.fp8_dot_product_attention)
   // or Transformer Engine's recipe field (fp8_dpa).
-  if (knob_bool(stated, "fp8_dot_product_attention").value_or(false) || knob_bool(stated, "fp8_dpa").value_or(false)) {
+  // Or in words, in the precision text or the notes ("FP8 with fp8 dot product attention").
+  const std::string precision_and_stated = run.precision_text + " " + stated;
+  const bool fp8_attention_words = says_unnegated(precision_and_stated, "fp8 attention") ||
+                                   says_unnegated(precision_and_stated, "fp8 dot product attention") ||
+                                   says_unnegated(precision_and_stated, "fp8 dot-product attention") ||
+                                   says_unnegated(precision_and_stated, "fp8 dpa");
+  if (fp8_attention_words || knob_bool(stated, "fp8_dot_product_attention").value_or(false) ||
+      knob_bool(stated, "fp8_dpa").value_or(false)) {
     if (t.precision == Precision::fp8 && t.recipe != LowPrecisionRecipe::blockwise && rt.framework == Framework::megatron)
       rt.fp8_attention = true;
     else
