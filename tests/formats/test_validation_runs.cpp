@@ -932,6 +932,8 @@ TEST_CASE("load_validation_runs: precision, recompute and framework texts as sou
     CHECK(read_modified({{"precision", "FP8 current scaling with fp8 dot product attention"}}).job->runtime.fp8_attention);
     CHECK(read_modified({{"precision", "FP8-CS"}, {"notes", "FP8 attention on"}}).job->runtime.fp8_attention);
     CHECK_FALSE(read_modified({{"precision", "FP8-CS"}, {"notes", "no fp8 attention"}}).job->runtime.fp8_attention);
+    CHECK_FALSE(read_modified({{"precision", "FP8-CS"}, {"notes", "fp8 attention: false"}}).job->runtime.fp8_attention);
+    CHECK_FALSE(read_modified({{"precision", "FP8-CS"}, {"notes", "FP8 attention disabled"}}).job->runtime.fp8_attention);
   }
   SUBCASE("bf16 first and last layers in one phrase") {
     const ValidationRun r = read_modified({{"precision", "FP8 current scaling; first 2 and last 3 layers in BF16"}});

@@ -520,13 +520,17 @@ std::optional<bool> knob_bool(const std::string& text, const std::string& key) {
   return std::nullopt;
 }
 
-// Whether `text` says `phrase` without a negation just before it ("not force-balanced").
+// Whether `text` says `phrase` without a negation just before it ("not force-balanced") or a
+// negative value just after it ("fp8 attention: false", "force balance off").
 bool says_unnegated(const std::string& text, const std::string& phrase) {
+  static const std::regex negative_value(R"(^[\s:="']*(false|off|no|disabled|none|not)\b)");
   const std::string t = lower(text);
   for (std::size_t at = t.find(phrase); at != std::string::npos; at = t.find(phrase, at + 1)) {
     const std::string before = t.substr(at >= 12 ? at - 12 : 0, at >= 12 ? 12 : at);
+    const std::string after = t.substr(at + phrase.size(), 24);
     if (before.find("not ") == std::string::npos && before.find("no ") == std::string::npos &&
-        before.find("without") == std::string::npos && before.find("non-") == std::string::npos)
+        before.find("without") == std::string::npos && before.find("non-") == std::string::npos &&
+        !std::regex_search(after, negative_value))
       return true;
   }
   return false;
