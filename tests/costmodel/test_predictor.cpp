@@ -1233,20 +1233,15 @@ TEST_CASE("fp8 attention: faster attention, fp8 K/V on the CP ring, smaller save
   CHECK(std::any_of(fp8.notes.begin(), fp8.notes.end(), [](const std::string& n) { return n.starts_with("fp8 attention:"); }));
   CHECK_FALSE(std::any_of(bf16.notes.begin(), bf16.notes.end(), [](const std::string& n) { return n.starts_with("fp8 attention:"); }));
   // Where Transformer Engine has no fp8 attention, the plan is refused rather than timed in bf16.
-  Job blockwise = job;
-  blockwise.training.recipe = LowPrecisionRecipe::blockwise;
-  CHECK(check_plan(blockwise).find("no fp8 attention") != std::string::npos);
-  Job bf16_run = job;
-  bf16_run.training.precision = Precision::bf16;
-  CHECK(check_plan(bf16_run).find("fp8 attention needs an fp8") != std::string::npos);
-  Job flash = job;
-  flash.runtime.attention_kernel = AttentionKernel::flash2;
-  CHECK(check_plan(flash).find("cuDNN") != std::string::npos);
-  Job fsdp = job;
-  fsdp.runtime.framework = Framework::fsdp;
-  CHECK(check_plan(fsdp).find("Transformer Engine") != std::string::npos);
-  Job windows = job;
-  windows.model.sliding_window = 4096;
-  CHECK(check_plan(windows).find("needs Blackwell") != std::string::npos);
+  auto refusal_with = [&](auto change) {
+    Job changed = job;
+    change(changed);
+    return check_plan(changed);
+  };
+  CHECK(refusal_with([](Job& j) { j.training.recipe = LowPrecisionRecipe::blockwise; }).find("no fp8 attention") != std::string::npos);
+  CHECK(refusal_with([](Job& j) { j.training.precision = Precision::bf16; }).find("fp8 attention needs an fp8") != std::string::npos);
+  CHECK(refusal_with([](Job& j) { j.runtime.attention_kernel = AttentionKernel::flash2; }).find("cuDNN") != std::string::npos);
+  CHECK(refusal_with([](Job& j) { j.runtime.framework = Framework::fsdp; }).find("Transformer Engine") != std::string::npos);
+  CHECK(refusal_with([](Job& j) { j.model.sliding_window = 4096; }).find("needs Blackwell") != std::string::npos);
 }
 }

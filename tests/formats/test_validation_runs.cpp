@@ -930,10 +930,13 @@ TEST_CASE("load_validation_runs: precision, recompute and framework texts as sou
     CHECK(any_contains(bf16.assumptions, "attention timed in bf16"));
     // In words, in the precision text or the notes; a negated mention is not one.
     CHECK(read_modified({{"precision", "FP8 current scaling with fp8 dot product attention"}}).job->runtime.fp8_attention);
-    CHECK(read_modified({{"precision", "FP8-CS"}, {"notes", "FP8 attention on"}}).job->runtime.fp8_attention);
-    CHECK_FALSE(read_modified({{"precision", "FP8-CS"}, {"notes", "no fp8 attention"}}).job->runtime.fp8_attention);
-    CHECK_FALSE(read_modified({{"precision", "FP8-CS"}, {"notes", "fp8 attention: false"}}).job->runtime.fp8_attention);
-    CHECK_FALSE(read_modified({{"precision", "FP8-CS"}, {"notes", "FP8 attention disabled"}}).job->runtime.fp8_attention);
+    auto fp8_attention_with_notes = [](const char* notes) {
+      return read_modified({{"precision", "FP8-CS"}, {"notes", notes}}).job->runtime.fp8_attention;
+    };
+    CHECK(fp8_attention_with_notes("FP8 attention on"));
+    CHECK_FALSE(fp8_attention_with_notes("no fp8 attention"));
+    CHECK_FALSE(fp8_attention_with_notes("fp8 attention: false"));
+    CHECK_FALSE(fp8_attention_with_notes("FP8 attention disabled"));
   }
   SUBCASE("bf16 first and last layers in one phrase") {
     const ValidationRun r = read_modified({{"precision", "FP8 current scaling; first 2 and last 3 layers in BF16"}});

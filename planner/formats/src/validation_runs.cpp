@@ -1,6 +1,7 @@
 #include "formats/validation_runs.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <functional>
@@ -1055,10 +1056,9 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   // or Transformer Engine's recipe field (fp8_dpa).
   // Or in words, in the precision text or the notes ("FP8 with fp8 dot product attention").
   const std::string precision_and_stated = run.precision_text + " " + stated;
-  const bool fp8_attention_words = says_unnegated(precision_and_stated, "fp8 attention") ||
-                                   says_unnegated(precision_and_stated, "fp8 dot product attention") ||
-                                   says_unnegated(precision_and_stated, "fp8 dot-product attention") ||
-                                   says_unnegated(precision_and_stated, "fp8 dpa");
+  const bool fp8_attention_words =
+      std::ranges::any_of(std::array{"fp8 attention", "fp8 dot product attention", "fp8 dot-product attention", "fp8 dpa"},
+                          [&](const char* phrase) { return says_unnegated(precision_and_stated, phrase); });
   if (fp8_attention_words || knob_bool(stated, "fp8_dot_product_attention").value_or(false) ||
       knob_bool(stated, "fp8_dpa").value_or(false)) {
     if (t.precision == Precision::fp8 && t.recipe != LowPrecisionRecipe::blockwise && rt.framework == Framework::megatron)
