@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <regex>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -212,6 +213,12 @@ std::optional<bool> stated_flash_attention(const std::string& text) {
   return std::nullopt;
 }
 
+// Whether the lower-cased text a record states names any of `phrases` (flags and knobs quoted as they
+// are; says_unnegated is the reading for worded options, which also rejects negations).
+bool mentions(const std::string& stated, std::initializer_list<std::string_view> phrases) {
+  return std::ranges::any_of(phrases, [&](std::string_view phrase) { return stated.find(phrase) != std::string::npos; });
+}
+
 // The framework a record names (framework; the optimizer field's "FSDP" where it names none) and the
 // optimizer sharding it states (zero_or_dist_optimizer, Megatron-FSDP), onto job.runtime and job.plan.
 void read_framework(const nlohmann::json& r, const std::string& where, const std::string& fwtext, const std::string& zero,
@@ -307,7 +314,6 @@ void read_precision_options(const std::string& stated, const std::string& where,
   std::vector<std::string>& as = run.assumptions;
   TrainingSpec& t = job.training;
   RuntimeOptions& rt = job.runtime;
-  auto says = [&](const char* s) { return stated.find(s) != std::string::npos; };
   if (t.precision == Precision::fp8) {
     if (auto bf16 = read_bf16_layers(run.precision_text + " " + stated, where)) {
       rt.bf16_first_layers = bf16->first;
@@ -333,7 +339,7 @@ void read_precision_options(const std::string& stated, const std::string& where,
   // (arguments.py; only bf16 forces fp32), which Megatron's own fp16 example launches leave out
   // (examples/pretrain_gpt3_175B.sh). A record that says it accumulated in fp32 keeps fp32.
   if (rt.framework == Framework::megatron && t.precision == Precision::fp16 && !job.runtime.grad_reduce_in_bf16) {
-    if (says("accumulate-allreduce-grads-in-fp32") || says("fp32 grad")) {
+    if (mentions(stated, {"accumulate-allreduce-grads-in-fp32", "fp32 grad"})) {
       as.push_back("gradients accumulated and reduced in fp32, as stated");
     } else {
       job.runtime.grad_reduce_in_bf16 = true;
@@ -368,12 +374,11 @@ void read_precision_options(const std::string& stated, const std::string& where,
 // The loss's kernels (layer_ops add_cross_entropy_ops), where a record states them; else each
 // stack's own default.
 void read_loss_kernels(const std::string& stated, const std::string& fwtext, RuntimeOptions& rt, std::vector<std::string>& as) {
-  auto says = [&](const char* s) { return stated.find(s) != std::string::npos; };
-  if (says("cross-entropy-fusion-impl te") || says("cross_entropy_fusion_impl te") || says("_cef")) {
+  if (mentions(stated, {"cross-entropy-fusion-impl te", "cross_entropy_fusion_impl te", "_cef"})) {
     // SimuMax's "_cef" cases run --cross-entropy-loss-fusion --cross-entropy-fusion-impl te
     // (SimuMax docs/strategy.md, cross_entropy_loss_fusion).
     rt.cross_entropy = CrossEntropyKernel::single_pass;
-  } else if (says("cross-entropy-loss-fusion") || says("cross_entropy_loss_fusion") || says("cross-entropy fusion")) {
+  } else if (mentions(stated, {"cross-entropy-loss-fusion", "cross_entropy_loss_fusion", "cross-entropy fusion"})) {
     rt.cross_entropy = CrossEntropyKernel::jit_fused;
   } else if (rt.framework == Framework::megatron && contains(fwtext, "bridge")) {
     // Megatron-Bridge: GPTModelProvider.cross_entropy_loss_fusion = True, and its performance
@@ -398,12 +403,11 @@ void read_communication_options(const std::string& stated, const std::string& wh
   std::vector<std::string>& as = run.assumptions;
   ParallelPlan& p = job.plan;
   RuntimeOptions& rt = job.runtime;
-  auto says = [&](const char* s) { return stated.find(s) != std::string::npos; };
   const std::optional<bool> tp_overlap_knob = knob_bool(stated, "tp_comm_overlap");
-  if (says("tp comm overlap explicitly disabled") || says("tp comm overlap disabled") || says("no tp comm overlap") ||
+  if (mentions(stated, {"tp comm overlap explicitly disabled", "tp comm overlap disabled", "no tp comm overlap"}) ||
       tp_overlap_knob == false)
     rt.tp_comm_overlap = false;
-  else if (tp_overlap_knob == true || says("tp communication overlap enabled") || says("tp comm overlap enabled"))
+  else if (tp_overlap_knob == true || mentions(stated, {"tp communication overlap enabled", "tp comm overlap enabled"}))
     rt.tp_comm_overlap = true;
   else
     // Userbuffers TP overlap (Transformer Engine, 2023+) is part of the performance recipes of
@@ -413,7 +417,7 @@ void read_communication_options(const std::string& stated, const std::string& wh
   // Megatron --cp-comm-type as records name it ("CP a2a", "cp-comm-type allgather").
   // "a2a+p2p" (hierarchical CP) first: it also reads as "cp-comm-type a2a".
   const std::string cp_knob = knob_string(stated, "cp_comm_type").value_or("");
-  if (says("a2a+p2p") || says("hierarchical cp") || says("hierarchical context parallel")) {
+  if (mentions(stated, {"a2a+p2p", "hierarchical cp", "hierarchical context parallel"})) {
     rt.cp_comm_type = CpCommType::a2a_p2p;
     // --hierarchical-context-parallel-sizes a b, as flags or a list ("[2, 4]").
     static const std::regex sizes_re("hierarchical[-_ ]context[-_ ]parallel[-_ ]sizes\\W+([0-9]+)\\W+([0-9]+)");
@@ -428,12 +432,12 @@ void read_communication_options(const std::string& stated, const std::string& wh
       as.push_back(fmt::format("hierarchical CP group sizes not stated; the all-to-all over the {} CP ranks within an NVLink domain, "
                                "the ring over the rest", cp_a2a_group_size(job)));
     }
-  } else if (says("cp a2a") || cp_knob == "a2a" || says("ulysses")) {
+  } else if (mentions(stated, {"cp a2a"}) || cp_knob == "a2a" || mentions(stated, {"ulysses"})) {
     rt.cp_comm_type = CpCommType::a2a;
-  } else if (says("cp allgather") || cp_knob == "allgather") {
+  } else if (mentions(stated, {"cp allgather"}) || cp_knob == "allgather") {
     rt.cp_comm_type = CpCommType::allgather;
   }
-  if (says("overlap-grad-reduce/param-gather off") || says("no overlap flags")) {
+  if (mentions(stated, {"overlap-grad-reduce/param-gather off", "no overlap flags"})) {
     rt.overlap_grad_reduce = false;
     rt.overlap_param_gather = false;
   }
