@@ -1,6 +1,7 @@
 #include "costmodel/comm_model.h"
 
 #include <algorithm>
+#include <bit>
 #include <cassert>
 #include <cmath>
 
@@ -37,7 +38,8 @@ double CommModel::effective_bandwidth(double bytes, GroupPlacement g) const {
 double CommModel::latency_s(GroupPlacement g) const {
   // Tree/ring hop latency: log2(n) steps (NCCL switches to trees at scale), each a link latency.
   const double hop = (g.spans_nodes() ? cl_.inter_node_latency_us : cl_.intra_node_latency_us) * 1e-6;
-  return hop * std::ceil(std::log2(static_cast<double>(g.size)));
+  // ceil(log2(n)) of an integer n >= 1 is the bit width of n - 1 (exact, and no libm call).
+  return hop * std::bit_width(static_cast<unsigned>(std::max(1, g.size) - 1));
 }
 
 double CommModel::all_reduce(double bytes, GroupPlacement g) const {

@@ -82,6 +82,17 @@ KernelModel::KernelModel(const GpuSpec& gpu, Precision precision, const KernelCo
   low_precision_k_overhead_ = coeff.gemm_k_overhead * (peak_flops_ / half_peak_flops_);
 }
 
+namespace {
+// std::ceil of a non-negative x, exactly, without the general path of std::ceil (which the
+// compiler cannot turn into one instruction for the baseline x86-64 target, and this runs for
+// every tile shape of every GEMM of every prediction). Every double from 2^52 up is an integer.
+double ceil_non_negative(double x) {
+  if (!(x < 0x1p52)) return x;
+  const double truncated = static_cast<double>(static_cast<std::int64_t>(x));
+  return truncated < x ? truncated + 1 : truncated;
+}
+}  // namespace
+
 double KernelModel::gemm_utilization(double m, double n, double batch, double* tiles_out) const {
   // Tile shapes cuBLAS picks among for large to small problems, with the relative throughput of
   // each tile shape (smaller tiles re-read operands more often). Defaults, not measurements.
@@ -99,8 +110,8 @@ double KernelModel::gemm_utilization(double m, double n, double batch, double* t
   if (!(m > 0 && n > 0 && batch > 0)) return 0;
   double best_eff = 0, best_area = 1, best_tiles = 1;  // area: waves * tm * tn of the best shape
   for (const auto& t : kTiles) {
-    const double tiles = std::ceil(m * (1 / t.tm)) * std::ceil(n * (1 / t.tn)) * batch;
-    const double area = std::ceil(tiles / sms_) * t.tm * t.tn;
+    const double tiles = ceil_non_negative(m * (1 / t.tm)) * ceil_non_negative(n * (1 / t.tn)) * batch;
+    const double area = ceil_non_negative(tiles / sms_) * t.tm * t.tn;
     if (t.eff * best_area > best_eff * area) {
       best_eff = t.eff;
       best_area = area;
