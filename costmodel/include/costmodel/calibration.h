@@ -132,7 +132,7 @@ struct CommCoefficients {
 // permutation) is issued before it, the experts and the combine after it; the next layer's
 // attention block is issued after that, up to the next synchronisation. So that attention's GPU
 // time cannot hide the host time issued ahead of it, and its own host time (norms, QKV, rotary,
-// attention, projection, residuals) adds to the MoE block's (predictor.cpp, "the synchronisation
+// attention, projection, residuals) adds to the MoE block's (layer_cost.cpp, "the synchronisation
 // splits the layer"). Both are measured too: the share before the synchronisation in the profiled
 // H100 layers (configs/measurements/h100-2026-11-27.moe-layer-*.trace.json.gz: 0.78 and 0.70), the
 // attention block's host time as a whole Megatron-Core decoder layer's minus its MoE block's, paired

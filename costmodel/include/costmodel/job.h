@@ -316,6 +316,8 @@ struct MoeHostTime {
   int graph_replays = 0;           // CUDA graphs replayed per layer forward in place of the captured parts' ops
   bool synchronises = false;       // the dispatcher waits on the host in every layer forward
   bool allgather_line = false;     // the allgather dispatcher's measured line (else the alltoall one's)
+  // Any host time to count: else the host never holds the GPU up.
+  bool any() const { return forward_s > 0 || backward_s > 0 || attention_forward_s > 0 || attention_backward_s > 0; }
 };
 MoeHostTime moe_layer_host_time(const Job& job);
 

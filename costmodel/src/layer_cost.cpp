@@ -1,0 +1,215 @@
+#include "layer_cost.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string_view>
+
+namespace strata {
+
+LayerShape micro_batch_shape(const Job& job) {
+  const ModelSpec& m = job.model;
+  const ParallelPlan& p = job.plan;
+  const ClusterSpec& cl = job.cluster;
+  LayerShape shape;
+  shape.micro_batch = p.micro_batch_size;
+  shape.seq = job.training.seq_length;
+  shape.tp = p.tp;
+  shape.cp = p.cp;
+  shape.cp_ring = p.cp > 1 && job.runtime.cp_comm_type != CpCommType::allgather ? p.cp / cp_a2a_group_size(job) : 1;
+  shape.ep = p.ep;
+  shape.etp = p.etp;
+  shape.moe_imbalance = m.moe ? effective_moe_imbalance(job.runtime) : 1.0;
+  shape.moe_sort_chunks = m.moe && p.ep * p.etp > 1 && !job.runtime.moe_token_dedup && !job.runtime.moe_allgather_dispatch &&
+                          job.runtime.framework == Framework::megatron;
+  shape.moe_grouped_gemm = job.runtime.moe_grouped_gemm;
+  shape.moe_dispatcher_pads = job.runtime.moe_token_dedup;
+  shape.sequence_parallel = p.sequence_parallel && p.tp > 1;
+  shape.flash_attention = job.runtime.flash_attention;
+  shape.element_bytes = activation_bytes(job.training.precision);
+  shape.fp8_linears = job.training.precision == Precision::fp8 && cl.gpu.low_precision_peak_flops(job.training.recipe) > 0;
+  shape.recipe = job.training.recipe;
+  // Megatron-Core runs Transformer Engine's attention: cuDNN's fused kernel on Hopper and later,
+  // FlashAttention otherwise (resolved_attention_kernel); the rate of either grows with the keys per
+  // query tile (key_loop_factor). The FSDP and DeepSpeed stacks of the published runs used
+  // FlashAttention-2-era kernels, kept at the flat rate of the attention efficiencies.
+  shape.cudnn_attention = resolved_attention_kernel(job.runtime, cl.gpu) == AttentionKernel::cudnn;
+  shape.fp8_attention = job.runtime.fp8_attention && shape.cudnn_attention && job.training.precision == Precision::fp8;
+  shape.attention_scales_with_seq = job.runtime.framework == Framework::megatron || shape.cudnn_attention;
+  shape.vocab = padded_vocab_size(job);
+  shape.cross_entropy = resolved_cross_entropy(job.runtime);
+  shape.recompute_modules = p.recompute.modules;
+  return shape;
+}
+
+LayerCost decoder_layer_cost(const LayerCostInputs& in, LayerKind kind) {
+  const Job& job = in.job;
+  const ParallelPlan& p = job.plan;
+  const ModelSpec& m = job.model;
+  const Calibration& cal = job.calibration;
+  const LayerShape& shape = in.shape;
+  const CommModel& comm = in.comm;
+  const GroupPlacement cp_g = in.cp_group, ep_g = in.ep_group;
+  const int gpn = job.cluster.gpus_per_node;
+  const int eb = shape.element_bytes;
+  const bool sp = shape.sequence_parallel;
+  const double tokens = in.tokens, tp_collective = in.tp_collective;
+  // --tp-comm-overlap pipelines TP collectives with the GEMMs; assume 80% hidden (a default).
+  const double tp_exposed_frac = job.runtime.tp_comm_overlap ? 0.2 : 1.0;
+  const MoeHostTime& moe_host = in.moe_host;
+  const bool moe_host_bound = moe_host.any();
+  const KernelModel& kernels = kind.bf16 ? *in.bf16_kernels : in.kernels;
+  LayerShape kind_shape = shape;
+  kind_shape.fp8_linears = shape.fp8_linears && !kind.bf16;
+  const LayerOps ops = decoder_layer_ops(m, kind_shape, kind);
+  LayerCost lc;
+  lc.fwd_compute = kernels.total_time(ops.forward);
+  lc.bwd_compute = kernels.total_time(ops.backward);
+  lc.fwd_tp = 2 * tp_collective * tp_exposed_frac;
+  lc.bwd_tp = 2 * tp_collective * tp_exposed_frac;
+  if (job.runtime.async_tp_allreduce && p.tp > 1) {
+    // Each of the two backward collectives hides behind the weight-gradient GEMM of the
+    // column-parallel layer whose input gradient it reduces; overlapped NCCL kernels still slow
+    // the GEMM they share the GPU with (overlap_interference).
+    const double c = tp_collective * tp_exposed_frac;
+    lc.bwd_tp = 0;
+    for (const auto& op : ops.backward)
+      if (op.weight_grad && (std::string_view(op.name) == "qkv_proj" || std::string_view(op.name) == "fc1" ||
+                             std::string_view(op.name) == "q_up_proj" || std::string_view(op.name) == "expert_fc1")) {
+        const double window = kernels.time(op).time_s;
+        lc.bwd_tp += std::max(0.0, c - window) + cal.kernel.overlap_interference * std::min(c, window);
+      }
+  }
+  // CP: ring exchange of K and V blocks, overlapped with the attention blocks it feeds (Liu et al.
+  // 2023 ring attention; Megatron-Core CP); backward also returns dK, dV.
+  if (p.cp > 1) {
+    const double kv_bytes = tokens * 2.0 * static_cast<double>(m.kv_hidden()) / p.tp * eb;
+    double attn_fwd = 0, attn_bwd = 0;
+    for (const auto& op : ops.forward)
+      if (op.kind == OpKind::attention) attn_fwd += kernels.time(op).time_s;
+    for (const auto& op : ops.backward)
+      if (op.kind == OpKind::attention) attn_bwd += kernels.time(op).time_s;
+    if (job.runtime.cp_comm_type == CpCommType::allgather) {
+      // --cp-comm-type allgather (TE AttnFuncWithCPAndKVAllGather): K and V of the whole sequence
+      // are all-gathered before attention, dK and dV reduce-scattered after its backward; the
+      // attention of the local half runs behind the gather of the rest (about half hidden).
+      lc.fwd_cp = std::max(0.0, comm.all_gather(kv_bytes * p.cp, cp_g) - 0.5 * attn_fwd);
+      lc.bwd_cp = std::max(0.0, comm.reduce_scatter(kv_bytes * p.cp, cp_g) - 0.5 * attn_bwd);
+    } else {
+      // p2p, a2a and a2a+p2p are one mechanism over a CP ranks that exchange by all-to-all and
+      // b = cp / a groups on a ring (cp_a2a_group_size: a = 1 for p2p, cp for a2a). The
+      // all-to-alls (DeepSpeed-Ulysses; TE AttnFuncWithCPAndQKVOA2A) turn the sequence-sharded
+      // Q, K, V into head-sharded ones before attention and O back after it, backward the same
+      // for dO and dQ, dK, dV; nothing overlaps them. The ring (TE AttnFuncWithCPAndKVP2P; with
+      // two groups Megatron's --hierarchical-context-parallel-sizes a b) passes K/V blocks of the
+      // same bytes per step behind the attention they feed.
+      const int b = shape.cp_ring, a = p.cp / b;  // the ring, and the all-to-all groups on it
+      const GroupPlacement inner = place_group(a, p.tp, gpn), outer = place_group(b, p.tp * a, gpn);
+      const double q_bytes = tokens * static_cast<double>(m.hidden_size) / p.tp * eb;
+      const double a2a = a > 1 ? 2 * comm.all_to_all(q_bytes, inner) + comm.all_to_all(kv_bytes, inner) : 0.0;
+      const double ring = (b - 1) * comm.p2p(kv_bytes, outer.spans_nodes());
+      // With fp8 attention under delayed or current scaling the ring passes K and V quantized, 1
+      // byte each (AttnFuncWithCPAndKVP2P sends the fp8 data; MXFP8 keeps them in bf16); the
+      // gradients travel back in bf16.
+      const bool fp8_ring = shape.fp8_attention && job.training.recipe != LowPrecisionRecipe::mxfp8;
+      const double kv_ring = fp8_ring ? (b - 1) * comm.p2p(kv_bytes / eb, outer.spans_nodes()) : ring;
+      lc.fwd_cp = a2a + std::max(0.0, kv_ring - attn_fwd);
+      lc.bwd_cp = a2a + std::max(0.0, kv_ring + ring - attn_bwd);
+    }
+  }
+  if (kind.moe && m.moe && p.ep * p.etp > 1) {
+    // Token dispatch and combine: two all-to-alls forward, two backward (GShard; Megatron-Core
+    // MoEAlltoAllTokenDispatcher). Each rank sends its (sequence-parallel) tokens' top_k copies,
+    // times the routing imbalance, over the EP x ETP group; ranks of the group on other nodes
+    // go over the network (the comm model places the group: ep ranks are etp apart,
+    // parallel_state.py's expert grid). With --overlap-moe-expert-parallel-comm the all-to-all
+    // runs behind another micro-batch's compute (Megatron's 1F1B A2A overlap).
+    const double tokens_sp = sp ? tokens / p.tp : tokens;
+    const double token_bytes = tokens_sp * static_cast<double>(m.hidden_size) * eb * shape.moe_imbalance;
+    // Copies of a token that leave for each destination: the top_k experts are spread evenly
+    // over the group's n ranks on n/r nodes (r ranks per node). The plain all-to-all sends one
+    // copy per expert: k(r-1)/n stay on the node, k(n-r)/n cross the network. DeepEP/HybridEP
+    // (moe_token_dedup) send a token once per remote node and fan it out over NVLink there
+    // (DeepSeek-V3 report §3.2.2): (nodes-1)(1-(1-1/nodes)^k) network copies.
+    const double n = ep_g.size, r = std::min<double>(ep_g.ranks_per_node, n), nodes = std::max(1.0, n / r);
+    const double k = m.moe->top_k;
+    const double intra_copies = k * (r - 1) / n;
+    const double inter_copies = job.runtime.moe_token_dedup ? (nodes - 1) * (1 - std::pow(1 - 1 / nodes, k)) : k * (n - r) / n;
+    const double a2a = comm.all_to_all_two_level(token_bytes * intra_copies, token_bytes * inter_copies, ep_g);
+    lc.fwd_ep = 2 * a2a;
+    lc.bwd_ep = 2 * a2a;
+    if (job.runtime.moe_allgather_dispatch) {
+      // The allgather dispatcher moves every token of the group, routed here or not: an
+      // all-gather of the group's tokens before the experts and a reduce-scatter of their outputs
+      // after, mirrored in backward (gather_from/reduce_scatter_to_sequence_parallel_region over
+      // the EP x ETP group).
+      const double gathered = n * tokens_sp * static_cast<double>(m.hidden_size) * eb;
+      lc.fwd_ep = comm.all_gather(gathered, ep_g) + comm.reduce_scatter(gathered, ep_g);
+      lc.bwd_ep = lc.fwd_ep;
+    }
+    if (job.runtime.moe_a2a_overlap) {
+      // The combined 1F1B schedule runs one micro-batch's forward beside another's backward,
+      // layer by layer: "EP A2A in forward step is hidden by the attention/mlp computation in the
+      // backward step, and vice versa" (Megatron-Core pipeline_parallel/combined_1f1b.py). So
+      // compute hides at most its own length of all-to-all; the rest stays exposed, and the
+      // hidden part still slows the compute it shares the GPU with (overlap_interference).
+      auto exposed = [&](double comm_s, double compute_s) {
+        return std::max(0.0, comm_s - compute_s) + cal.kernel.overlap_interference * std::min(comm_s, compute_s);
+      };
+      lc.fwd_ep = exposed(2 * a2a, lc.bwd_compute);
+      lc.bwd_ep = exposed(2 * a2a, lc.fwd_compute);
+    }
+  }
+  if (kind.moe && m.moe && moe_host_bound && !moe_host.synchronises) {
+    // No synchronisation (experts padded to capacity, or HybridEP's per-rank budget): the host
+    // issues ahead of the GPU, across layers and between forward and backward, and binds only as
+    // a rate: where it issues a layer's forward and backward slower than the GPU runs them, the
+    // GPU waits for the difference (a queue fed slower than it drains).
+    const double h_fwd = moe_host.attention_forward_s + moe_host.forward_s;
+    const double h_bwd = moe_host.attention_backward_s + moe_host.backward_s;
+    const double gpu = lc.fwd_compute + lc.fwd_tp + lc.fwd_cp + lc.fwd_ep + lc.bwd_compute + lc.bwd_tp + lc.bwd_cp + lc.bwd_ep;
+    const double excess = std::max(0.0, h_fwd + h_bwd - gpu);
+    lc.fwd_host = h_fwd + h_bwd > 0 ? excess * h_fwd / (h_fwd + h_bwd) : 0.0;
+    lc.bwd_host = excess - lc.fwd_host;
+  } else if (kind.moe && m.moe && moe_host_bound) {
+    // The dispatcher's host synchronisation drains the GPU's queue once per MoE layer forward:
+    // the synchronisation splits the layer. After it the host issues this layer's experts and
+    // combine (`post`), then the next layer's attention block, router and permutation (`pre`),
+    // and waits again. The GPU runs each part as it is issued, so one layer's forward takes
+    //   max(max(G_post, H_post) + G_pre, H_post + H_pre)
+    // (a two-machine flow shop, host then GPU, in issue order): the attention's GPU time hides
+    // none of the host time issued before it, and the host times of both parts add up. (Measured
+    // on whole Megatron-Core decoder layers: their wall time exceeded the larger of their GPU and
+    // host times by 5-60%; HostCoefficients.) The TP collectives are one per part.
+    double pre_compute = 0;
+    for (std::size_t i = 0; i < ops.forward_sync; ++i) pre_compute += kernels.time(ops.forward[i]).time_s;
+    const double g_pre = pre_compute + lc.fwd_cp + 0.5 * lc.fwd_tp;
+    const double g_post = (lc.fwd_compute - pre_compute) + lc.fwd_ep + 0.5 * lc.fwd_tp;
+    const double h_pre = moe_host.attention_forward_s + moe_host.forward_presync_s;
+    const double h_post = moe_host.forward_s - moe_host.forward_presync_s;
+    const double forward = std::max(std::max(g_post, h_post) + g_pre, h_post + h_pre);
+    lc.fwd_host = std::max(0.0, forward - (lc.fwd_compute + lc.fwd_tp + lc.fwd_cp + lc.fwd_ep));
+    // The backward has no synchronisation, but the host issues it layer by layer: where that
+    // takes longer than the layer's GPU time the GPU waits (measured: a Megatron-Core MoE
+    // layer's backward at its real shapes took its host time, 2-3x its kernels' time).
+    lc.bwd_host = std::max(0.0, moe_host.backward_s + moe_host.attention_backward_s -
+                                    (lc.bwd_compute + lc.bwd_tp + lc.bwd_cp + lc.bwd_ep));
+  }
+  switch (p.recompute.granularity) {
+    case RecomputeGranularity::none: break;
+    case RecomputeGranularity::selective:
+      lc.recompute = kernels.total_time(ops.selective_recompute);
+      lc.recompute_flops = total_flops(ops.selective_recompute);
+      // Recomputing a whole MoE block dispatches and combines its tokens again (and synchronises
+      // the host again).
+      if (kind.moe && (p.recompute.modules & kRecomputeMoe)) lc.recompute += lc.fwd_ep + lc.fwd_host;
+      break;
+    case RecomputeGranularity::full:
+      // The whole forward runs again, its TP/CP/EP communication included.
+      lc.recompute = lc.fwd_compute;
+      lc.recompute_flops = total_flops(ops.forward);
+      break;
+  }
+  return lc;
+}
+
+}  // namespace strata

@@ -1,0 +1,227 @@
+// check_plan (predictor.h): whether Megatron-LM would run the plan for this model and batch, and
+// why not. The predictor calls it first; the search uses it to rule out illegal plans.
+#include "costmodel/predictor.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include <fmt/format.h>
+
+namespace strata {
+
+namespace {
+
+// Megatron-LM's checks of the optimizer settings (arguments.py, OptimizerConfig.__post_init__,
+// get_megatron_optimizer).
+std::string optimizer_problem(const Job& job) {
+  const OptimizerSpec& o = job.training.optimizer;
+  if (!(o.cpu_offload_fraction >= 0 && o.cpu_offload_fraction <= 1))
+    return fmt::format("the optimizer's offload fraction must be between 0 and 1, found {:g}", o.cpu_offload_fraction);
+  if (!o.precision_aware) {
+    if (o.main_params != StateDtype::fp32 || o.exp_avg != StateDtype::fp32 || o.exp_avg_sq != StateDtype::fp32)
+      return "main params, exp_avg and exp_avg_sq other than fp32 need the precision-aware optimizer (Megatron "
+             "--use-precision-aware-optimizer)";
+    if (o.cpu_offload_fraction > 0) return "optimizer CPU offload needs the precision-aware optimizer (Megatron's check)";
+    return "";
+  }
+  if (o.kind != OptimizerKind::adam) return fmt::format("the precision-aware optimizer is Adam only, not {}", to_string(o.kind));
+  if (job.runtime.framework != Framework::megatron) return "the precision-aware optimizer is Megatron-LM's (Transformer Engine FusedAdam)";
+  if (!job.plan.distributed_optimizer && job.plan.zero_stage == 0)
+    return "the precision-aware optimizer runs only with the distributed optimizer (Megatron get_megatron_optimizer)";
+  if (o.main_params != StateDtype::fp32 && o.main_params != StateDtype::fp16)
+    return fmt::format("main params are kept in fp32 or fp16 (Megatron --main-params-dtype), not {}", to_string(o.main_params));
+  if (o.cpu_offload_fraction > 0 && job.runtime.fp8_param_gather && job.training.precision == Precision::fp8 &&
+      job.training.recipe != LowPrecisionRecipe::delayed)
+    return "optimizer CPU offload with fp8 parameters needs the delayed-scaling recipe (Megatron's check)";
+  return "";
+}
+
+}  // namespace
+
+std::string check_plan(const Job& job) {
+  const ModelSpec& m = job.model;
+  const ParallelPlan& p = job.plan;
+  const TrainingSpec& t = job.training;
+  if (p.tp < 1 || p.pp < 1 || p.dp < 1 || p.cp < 1 || p.ep < 1 || p.vpp < 1 || p.micro_batch_size < 1)
+    return "tp, pp, dp, cp, ep, vpp and micro-batch size must all be at least 1";
+  if (p.microbatch_group < 0) return "the micro-batch group per virtual pipeline stage must be at least 0 (0: chosen)";
+  if (t.global_batch_size < 1) return "global batch size must be at least 1";
+  if (t.seq_length < 1) return "sequence length must be at least 1";
+  // Llama 4's RoPE layers attend within chunks: up to one chunk that is causal attention; past it
+  // strata would cost attention the model does not run (and Megatron-LM has no chunked attention).
+  if (m.attention_chunk_size > 0 && t.seq_length > m.attention_chunk_size)
+    return fmt::format("a {}-token sequence spans several of the model's {}-token attention chunks (chunked attention, Llama 4's "
+                       "RoPE layers), which strata does not model and Megatron-LM cannot run: use --seq {} or less",
+                       t.seq_length, m.attention_chunk_size, m.attention_chunk_size);
+  if (m.num_attention_heads % p.tp != 0)
+    return fmt::format("tp={} does not divide the {} attention heads", p.tp, m.num_attention_heads);
+  if (m.num_query_groups % p.tp != 0)
+    return fmt::format("tp={} does not divide the {} query groups (GQA)", p.tp, m.num_query_groups);
+  if (m.ffn_hidden_size % p.tp != 0 && (!m.moe || m.num_moe_layers() < m.num_layers))
+    return fmt::format("tp={} does not divide ffn_hidden_size {}", p.tp, m.ffn_hidden_size);
+  if (t.seq_length % p.cp != 0 || (p.cp > 1 && t.seq_length % (2 * p.cp) != 0))
+    return fmt::format("cp={} needs the sequence length {} divisible by 2*cp (load-balanced causal split)", p.cp, t.seq_length);
+  if (p.cp > 1 && job.runtime.cp_comm_type == CpCommType::a2a &&
+      (m.num_attention_heads % (p.tp * p.cp) != 0 || m.num_query_groups % (p.tp * p.cp) != 0))
+    return fmt::format("--cp-comm-type a2a needs the {} heads and {} query groups divisible by tp*cp = {}", m.num_attention_heads,
+                       m.num_query_groups, p.tp * p.cp);
+  if (job.runtime.fp8_attention) {
+    // Transformer Engine's fp8 attention is part of its fp8 recipe (fp8_dpa) and runs in cuDNN's
+    // fused kernel; Float8BlockScaling takes no fp8_dpa (Megatron-Core fp8_utils get_fp8_recipe).
+    if (job.training.precision != Precision::fp8) return "fp8 attention needs an fp8 or fp4 run (--precision fp8)";
+    if (job.training.recipe == LowPrecisionRecipe::blockwise)
+      return "the blockwise fp8 recipe (Float8BlockScaling) has no fp8 attention: use delayed, tensorwise or mxfp8 scaling";
+    if (job.runtime.framework != Framework::megatron) return "fp8 attention is Transformer Engine's, as Megatron-Core runs it";
+    if (!job.runtime.flash_attention || resolved_attention_kernel(job.runtime, job.cluster.gpu) != AttentionKernel::cudnn)
+      return "fp8 attention runs in cuDNN's fused attention (Transformer Engine FusedAttention), on Hopper and later";
+    // Transformer Engine turns FusedAttention off for fp8 with sliding windows or learnable
+    // softmax sinks below sm100 (dot_product_attention/utils.py get_attention_backend).
+    if (job.cluster.gpu.architecture == "hopper" && (m.sliding_window > 0 || m.attention_sinks))
+      return "fp8 attention with sliding windows or softmax sinks needs Blackwell (Transformer Engine runs neither in fp8 on Hopper)";
+  }
+  if (job.runtime.bf16_first_layers > 0 || job.runtime.bf16_last_layers > 0) {
+    // Megatron's TransformerConfig checks (transformer_config.py): not with delayed scaling, and at
+    // most one pipeline stage's share of layers at either end.
+    if (job.training.precision != Precision::fp8) return "bf16 first/last layers need an fp8 or fp4 run";
+    if (job.training.recipe == LowPrecisionRecipe::delayed) return "delayed scaling does not support first / last layers in bf16";
+    const int cap = m.num_layers / std::max(1, p.pp);
+    if (job.runtime.bf16_first_layers < 0 || job.runtime.bf16_first_layers > cap || job.runtime.bf16_last_layers < 0 ||
+        job.runtime.bf16_last_layers > cap)
+      return fmt::format("bf16 layers at the start ({}) and end ({}) must be between 0 and the layers per pipeline stage ({})",
+                         job.runtime.bf16_first_layers, job.runtime.bf16_last_layers, cap);
+  }
+  if (p.cp > 1 && job.runtime.cp_comm_type == CpCommType::a2a_p2p) {
+    const int a = cp_a2a_group_size(job);
+    if (a < 1 || p.cp % a != 0)
+      return fmt::format("--cp-comm-type a2a+p2p needs an all-to-all group size that divides cp={}, found {}", p.cp, a);
+    if (m.num_attention_heads % (p.tp * a) != 0 || m.num_query_groups % (p.tp * a) != 0)
+      return fmt::format("--cp-comm-type a2a+p2p needs the {} heads and {} query groups divisible by tp times the all-to-all group "
+                         "= {}", m.num_attention_heads, m.num_query_groups, p.tp * a);
+  }
+  if (p.sequence_parallel && p.tp > 1 && (t.seq_length / p.cp) % p.tp != 0)
+    return fmt::format("sequence parallelism needs the per-CP sequence {} divisible by tp={}", t.seq_length / p.cp, p.tp);
+  const std::int64_t per_step = static_cast<std::int64_t>(p.dp) * p.micro_batch_size;
+  if (t.global_batch_size % per_step != 0)
+    return fmt::format("global batch {} is not divisible by dp*micro_batch = {}*{}", t.global_batch_size, p.dp, p.micro_batch_size);
+  // Each factor is at most 2^40 / 10^6 / 10^6 (job_options.h limits): compare by division, no overflow.
+  if (job.num_micro_batches() > kMaxSimulatedChunks / (static_cast<std::int64_t>(p.pp) * p.vpp))
+    return fmt::format("{} micro-batches x pp*vpp = {} pipeline steps is more than the {} strata simulates", job.num_micro_batches(),
+                       static_cast<std::int64_t>(p.pp) * p.vpp, kMaxSimulatedChunks);
+  if (p.pp > m.num_layers) return fmt::format("pp={} exceeds the {} layers", p.pp, m.num_layers);
+  // Megatron-LM interleaves model chunks, and so does torch.distributed.pipelining, the pipeline of
+  // FSDP2 stacks (torchtitan's Interleaved1F1B schedule); DeepSpeed's PipelineEngine runs one chunk
+  // per stage.
+  if (p.vpp > 1 && job.runtime.framework == Framework::deepspeed)
+    return fmt::format("vpp={} is an interleaved schedule; the {} pipeline does not interleave", p.vpp,
+                       to_string(job.runtime.framework));
+  if (!p.stage_layers.empty()) {
+    if (static_cast<int>(p.stage_layers.size()) != p.pp)
+      return fmt::format("{} stage layer counts given for pp={}", p.stage_layers.size(), p.pp);
+    if (std::any_of(p.stage_layers.begin(), p.stage_layers.end(), [](int l) { return l < 1; }))
+      return "every pipeline stage needs at least one layer";
+    int sum = std::accumulate(p.stage_layers.begin(), p.stage_layers.end(), 0);
+    if (sum != m.num_layers) return fmt::format("stage layers add up to {}, the model has {}", sum, m.num_layers);
+  }
+  if (p.vpp > 1) {
+    if (p.pp < 2) return "interleaved pipelining (vpp > 1) needs pp >= 2";
+    // Layers that do not divide into pp x vpp chunks run with Megatron's layout that counts the
+    // embedding and loss as layers (standard_stage_layers); an even split may coincide with it.
+    if (p.stage_layers.empty() && m.num_layers % (p.pp * p.vpp) != 0 &&
+        standard_stage_layers(m.num_layers, p.pp, p.vpp, m.mtp_layers) != resolve_stage_layers(p, m.num_layers))
+      return fmt::format("{} layers are not divisible by pp*vpp = {}; give uneven --stage-layers to split them", m.num_layers,
+                         p.pp * p.vpp);
+    for (std::size_t s = 0; s < p.stage_layers.size(); ++s)
+      if (p.stage_layers[s] < min_stage_layers(p.pp, p.vpp, static_cast<int>(s)))
+        return fmt::format("stage {} has {} layers, fewer than its vpp={} model chunks (only the embedding's and the loss's chunk "
+                           "may hold none)", s, p.stage_layers[s], p.vpp);
+    // Megatron-Core's micro-batch groups (interleaved_microbatch_group): pp does not have to divide
+    // the micro-batches, but there must be at least pp of them.
+    const std::int64_t micro_batches = job.num_micro_batches();
+    if (p.microbatch_group > 0) {
+      const std::string problem = microbatch_group_problem(p.microbatch_group, p.pp, micro_batches);
+      if (!problem.empty()) return problem;
+    } else if (interleaved_microbatch_group(p, micro_batches) == 0) {
+      return fmt::format("interleaved pipelining needs at least pp={} micro-batches per step, this one has {}", p.pp, micro_batches);
+    }
+  } else if (p.microbatch_group > 0) {
+    return "a micro-batch group per virtual pipeline stage needs interleaving (vpp > 1)";
+  }
+  if (p.zero_stage < 0 || p.zero_stage > 3) return "ZeRO stage must be 0..3";
+  if (p.distributed_optimizer && p.zero_stage > 0) return "the distributed optimizer and ZeRO are alternatives; use one";
+  if (std::string why = optimizer_problem(job); !why.empty()) return why;
+  if (p.optimizer_instances < 1) return "the distributed optimizer instances must be at least 1";
+  if (p.optimizer_instances > 1) {
+    // Megatron: parallel_state.py's divisibility checks; the copies split the distributed optimizer only.
+    if (!p.distributed_optimizer) return "distributed optimizer instances need the distributed optimizer";
+    if ((p.dp * p.cp) % p.optimizer_instances != 0)
+      return fmt::format("{} distributed optimizer instances do not divide dp*cp = {}", p.optimizer_instances, p.dp * p.cp);
+    if (m.moe && p.expert_data_parallel() % p.optimizer_instances != 0)
+      return fmt::format("{} distributed optimizer instances do not divide the expert-data-parallel size {}", p.optimizer_instances,
+                         p.expert_data_parallel());
+  }
+  if (p.etp < 1) return "etp must be at least 1";
+  if (m.moe) {
+    // Megatron-Core (parallel_state.py initialize_model_parallel): the expert grid etp x ep x edp
+    // must tile the tp*cp*dp ranks of a pipeline stage; each EP rank holds num_experts/ep experts
+    // (moe_layer.py), each split over etp ranks.
+    if (m.moe->num_experts % p.ep != 0) return fmt::format("ep={} does not divide the {} experts", p.ep, m.moe->num_experts);
+    if ((static_cast<std::int64_t>(p.tp) * p.dp * p.cp) % (static_cast<std::int64_t>(p.ep) * p.etp) != 0)
+      return fmt::format("ep*etp = {}*{} must divide tp*dp*cp = {}", p.ep, p.etp, p.tp * p.dp * p.cp);
+    if (m.moe->expert_ffn_hidden_size % p.etp != 0)
+      return fmt::format("etp={} does not divide the expert FFN size {}", p.etp, m.moe->expert_ffn_hidden_size);
+    if (m.moe->shared_expert_ffn_hidden_size % p.tp != 0)
+      return fmt::format("tp={} does not divide the shared-expert FFN size {}", p.tp, m.moe->shared_expert_ffn_hidden_size);
+    if (job.runtime.moe_pad_to_capacity && !(job.runtime.moe_capacity_factor > 0))
+      return "padding the experts' input to capacity needs a capacity factor (Megatron: --moe-pad-expert-input-to-capacity "
+             "requires --moe-expert-capacity-factor)";
+    if (job.runtime.moe_a2a_overlap && p.ep > 1 && p.pp > 1 && p.vpp < 2)
+      return "overlapping the MoE all-to-all with pp > 1 needs vpp > 1 (Megatron-Core TransformerConfig)";
+    if (job.runtime.moe_token_dedup && job.runtime.moe_allgather_dispatch)
+      return "the allgather dispatcher and DeepEP/HybridEP deduplication (the flex dispatcher) exclude each other";
+    if (job.runtime.moe_a2a_overlap && p.ep > 1 && job.runtime.moe_allgather_dispatch)
+      return "overlapping the MoE all-to-all needs the alltoall or flex dispatcher, not allgather (Megatron-Core TransformerConfig)";
+    if (job.runtime.moe_a2a_overlap && p.ep > 1 && p.recompute.granularity == RecomputeGranularity::full)
+      return "overlapping the MoE all-to-all does not run with full recompute (Megatron-Core TransformerConfig)";
+    if (job.runtime.moe_a2a_overlap && p.ep > 1 &&
+        (job.training.precision == Precision::fp32 || job.training.precision == Precision::tf32))
+      return "overlapping the MoE all-to-all needs bf16, fp16 or fp8 training (Megatron-Core TransformerConfig)";
+    if (job.runtime.moe_a2a_overlap && p.ep > 1 && m.mtp_layers > 1)
+      return fmt::format("overlapping the MoE all-to-all supports at most one MTP layer, the model has {} (Megatron-Core "
+                         "TransformerConfig)", m.mtp_layers);
+    if (p.tp > 1 && !p.sequence_parallel)
+      return "MoE layers with tp > 1 need sequence parallelism (Megatron-Core MoELayer.forward refuses to train without it)";
+    // A graph of the whole step cannot hold the dispatcher's wait for its token counts.
+    if ((job.runtime.cuda_graph_modules & kCudaGraphFullIteration) && moe_dispatcher_syncs_host(job.runtime))
+      return "a full-iteration CUDA graph cannot capture a dropless MoE dispatcher, which waits on the host for its token counts "
+             "in every layer: give HybridEP a per-rank budget (moe_expert_rank_capacity_factor) or pad the experts to capacity";
+  } else if (p.ep != 1 || p.etp != 1) {
+    return "ep > 1 needs a mixture-of-experts model (so does etp > 1)";
+  }
+  if (p.recompute.granularity == RecomputeGranularity::selective) {
+    // Megatron-Core TransformerConfig's checks of recompute_modules.
+    const unsigned mods = p.recompute.modules;
+    if (mods == 0) return "selective recompute names no module to recompute";
+    if ((mods & kRecomputeMlaUpProj) && !m.mla) return "recompute module mla_up_proj needs multi-latent attention";
+    if ((mods & (kRecomputeMoeAct | kRecomputeMoe | kRecomputeSharedExperts)) && !m.moe)
+      return "recompute modules moe_act, moe and shared_experts need a mixture-of-experts model";
+    if ((mods & kRecomputeSharedExperts) && m.moe && m.moe->shared_expert_ffn_hidden_size == 0)
+      return "recompute module shared_experts needs shared experts";
+    if ((mods & (kRecomputeMoeAct | kRecomputeLayernorm)) && job.training.precision == Precision::fp8 &&
+        job.training.recipe == LowPrecisionRecipe::delayed)
+      return "fp8 delayed scaling does not support moe_act and layernorm recompute (Megatron-Core TransformerConfig)";
+    if ((mods & kRecomputeMoe) && job.runtime.moe_a2a_overlap && p.ep > 1)
+      return "recomputing whole MoE blocks excludes overlapping the MoE all-to-all (Megatron-Core TransformerConfig)";
+  }
+  if (m.mtp_layers > 0 && job.runtime.framework == Framework::megatron && m.position_embedding != PositionEmbedding::rope)
+    return "multi-token prediction needs rotary position embeddings in Megatron-LM (arguments.py MTP validation)";
+  if (job.training.precision == Precision::fp8) {
+    if (std::string why = job.cluster.gpu.recipe_unsupported(job.training.recipe); !why.empty()) return why;
+  }
+  if (job.cluster.gpu.peak_flops(job.training.precision) <= 0)
+    return fmt::format("{} lists no {} throughput", job.cluster.gpu.name, to_string(job.training.precision));
+  if (p.recompute.granularity == RecomputeGranularity::full && p.recompute.num_layers == 0)
+    return "full recompute with 0 layers: use recompute none";
+  return "";
+}
+
+}  // namespace strata

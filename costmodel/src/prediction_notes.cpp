@@ -1,0 +1,126 @@
+#include "prediction_notes.h"
+
+#include <fmt/compile.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "costmodel/predictor.h"
+
+namespace strata {
+
+void add_prediction_notes(const Job& job, const LayerShape& shape, const MoeHostTime& moe_host, int worst_memory_stage,
+                          Prediction& pred) {
+  const ModelSpec& m = job.model;
+  const ParallelPlan& p = job.plan;
+  const ClusterSpec& cl = job.cluster;
+  const Calibration& cal = job.calibration;
+  const TimeBreakdown& bd = pred.breakdown;
+  const int worst_mem = worst_memory_stage;
+  const StagePrediction& wm = pred.stages[static_cast<std::size_t>(worst_mem)];
+  const bool moe_host_bound = moe_host.any();
+  pred.notes.reserve(10);  // room for every note below: no regrowth per prediction
+  if (m.language_model_of_multimodal)
+    pred.notes.push_back("the model is the language model of a multimodal config (text_config): its vision or audio encoder and "
+                         "projector are not costed, nor the image tokens they add to a sequence");
+  if (job.training.seq_length > m.max_seq_length)
+    pred.notes.push_back(fmt::format(FMT_COMPILE("sequence length {} exceeds the model's max_seq_length {}"), job.training.seq_length, m.max_seq_length));
+  if (wm.memory.total_GiB > kTightMemoryFraction * pred.memory_capacity_GiB)
+    pred.notes.push_back(fmt::format(FMT_COMPILE("stage {} needs {:.1f} GiB, within {:.0f}% of the {:.1f} GiB available: about the memory "
+                                     "model's error on published runs, so it may not fit (keep headroom: --memory-reserve)"),
+                                     worst_mem, wm.memory.total_GiB, 100 * (1 - kTightMemoryFraction), pred.memory_capacity_GiB));
+  if (cal.source.starts_with("defaults")) pred.notes.push_back(
+        "kernel and network efficiencies are uncalibrated defaults (a stack tuned like Megatron-LM's; fit them to yours with "
+        "`strata calibrate --steps` or `--profile`)");
+  else pred.notes.push_back("kernel and network efficiencies calibrated: " + cal.source);
+  if (shape.cudnn_attention && job.runtime.attention_kernel == AttentionKernel::automatic && cl.gpu.architecture == "hopper")
+    pred.notes.push_back("attention timed as cuDNN's fused kernel, which Transformer Engine runs on Hopper since 1.2 (1.5-1.8x "
+                         "FlashAttention-2's rate); --attention-kernel flash for a stack that runs flash-attn");
+  if (shape.fp8_attention)
+    pred.notes.push_back("fp8 attention: the kernel's products at the fp8 tensor-core rate, its softmax exponentials at the "
+                         "special-function rate, Q, K, V (backward also O and dO) quantized first; a model from the datasheet "
+                         "rates, not measured (no fp8 attention measurement in configs/measurements)");
+  if (m.moe && job.runtime.moe_load_imbalance == RuntimeOptions::kDefaultMoeLoadImbalance &&
+      effective_moe_imbalance(job.runtime) > 1.0)
+    pred.notes.push_back(fmt::format(FMT_COMPILE("MoE: the busiest expert-parallel rank is assumed to get {:g}x the mean routed tokens, a default "
+                                     "guess for auxiliary-loss balanced routing (--moe-load-imbalance; 1 for force-balanced routing)"),
+                                     job.runtime.moe_load_imbalance));
+  const char* host_binding = !(bd.moe_host_s > 0)
+                                 ? "the GPU runs each layer longer than the host takes to issue it, so the host time is hidden"
+                             : moe_host.synchronises
+                                 ? "the dropless dispatcher synchronises the host once per layer, so the GPU waits for it"
+                                 : "the dispatcher does not synchronise (fixed sizes), so the host runs ahead and the GPU waits only "
+                                   "where the host issues a layer slower than the GPU runs it";
+  if (m.moe && m.num_moe_layers() > 0 && moe_host_bound)
+    pred.notes.push_back(
+        moe_host.measured_override
+            ? fmt::format(FMT_COMPILE("MoE: the host issues each MoE block in {:.2f} ms forward (calibration host.moe_forward_s, "
+                                      "--moe-forward-host-ms) and {:.2f} ms backward (in the measured line's proportion), and its layer's "
+                                      "attention block in {:.2f} ms and {:.2f} ms; {}: {:.3f} s of the iteration"),
+                          1e3 * moe_host.forward_s, 1e3 * moe_host.backward_s, 1e3 * moe_host.attention_forward_s,
+                          1e3 * moe_host.attention_backward_s, host_binding, bd.moe_host_s)
+            : fmt::format(FMT_COMPILE("MoE: the host issues each MoE block in {:.2f} ms forward and {:.2f} ms backward ({}), as "
+                                      "Megatron-Core's MoE layer with {} measured on an H100 machine's CPU, and its layer's attention block in "
+                                      "{:.2f} ms and {:.2f} ms (measured without Transformer Engine); {}: {:.3f} s of the iteration. A property of the "
+                                      "stack and the CPU: measure yours (--moe-forward-host-ms, README \"The host time of a MoE layer\")"),
+                          1e3 * moe_host.forward_s, 1e3 * moe_host.backward_s,
+                          moe_host.experts_counted > 0
+                              ? fmt::format("router and dispatcher, and {} local experts one after another", moe_host.experts_counted)
+                              : fmt::format("router and dispatcher{}: Transformer Engine's grouped GEMM adds per-expert host work "
+                                            "that was not measured, so this is a lower bound",
+                                            moe_host.biased_experts > 0
+                                                ? fmt::format(", and the eager fc2 bias of {} local experts", moe_host.biased_experts)
+                                                : std::string(" only")),
+                          moe_host.allgather_line ? "the allgather dispatcher"
+                          : job.runtime.moe_token_dedup
+                              ? "the alltoall dispatcher (DeepEP/HybridEP fuse its permutation and all-to-all into fewer calls; "
+                                "not measured, so the dispatcher's part is an upper bound)"
+                              : "the alltoall dispatcher",
+                          1e3 * moe_host.attention_forward_s, 1e3 * moe_host.attention_backward_s, host_binding, bd.moe_host_s));
+  else if (moe_host_time_unmodelled(job))
+    // (Padded to capacity, Megatron's dispatcher never waits on the host: nothing is left out.)
+    pred.notes.push_back(fmt::format(
+        FMT_COMPILE("MoE: the host time of the MoE layers is not modelled{}: read MoE throughput as an upper bound, or calibrate "
+                    "with one measured step (strata calibrate --steps)"),
+        job.runtime.framework != Framework::megatron ? " for this framework's dispatcher"
+                                                     : " (the calibration's host line is zero; the dispatcher synchronises the "
+                                                       "host once per layer for its token counts, so the host cannot run ahead of "
+                                                       "small expert kernels)"));
+  if (m.moe && m.num_moe_layers() > 0 && job.runtime.moe_rank_capacity_factor > 0)
+    pred.notes.push_back(fmt::format(
+        FMT_COMPILE("MoE: a static per-rank token budget ({:g} x the mean, moe_expert_rank_capacity_factor): the dispatcher never "
+                    "waits on the host for its token counts{}; a rank receiving more drops the excess"),
+        job.runtime.moe_rank_capacity_factor,
+        (job.runtime.cuda_graph_modules & kCudaGraphFullIteration) ? ", and the whole step replays as one CUDA graph: no MoE host time"
+                                                                   : ""));
+  if (m.moe && m.num_moe_layers() > 0 && moe_host_bound && moe_host.graph_replays > 0) {
+    const std::vector<std::string> names = cuda_graph_module_names(job.runtime.cuda_graph_modules);
+    pred.notes.push_back(fmt::format(
+        FMT_COMPILE("MoE: CUDA graphs capture {} of each layer: the host replays {} graph(s) each way in place of their eager ops, "
+                    "{:.2f} ms per replay (a guess, not measured: calibration host.cuda_graph_replay_s); the experts and the "
+                    "combine after the synchronisation stay eager"),
+        names.empty() ? std::string("the whole layer") : fmt::format("{}", fmt::join(names, ", ")), moe_host.graph_replays,
+        1e3 * job.calibration.host.cuda_graph_replay_s));
+  }
+  if (m.moe && m.num_moe_layers() > 0 && m.moe->num_experts > p.ep)
+    pred.notes.push_back(job.runtime.moe_grouped_gemm
+                             ? "MoE: the local experts are timed as Transformer Engine's grouped GEMM (--moe-grouped-gemm), four "
+                               "expert GEMMs in flight"
+                             : "MoE: the local experts are timed one after another (Megatron's SequentialMLP, what a launch "
+                               "without --moe-grouped-gemm runs); --moe-grouped-gemm times grouped GEMMs");
+  if (job.training.optimizer.cpu_offload_fraction > 0)
+    pred.notes.push_back(fmt::format(
+        FMT_COMPILE("optimizer: {:g}% of its state is kept and updated on the host (--optimizer-offload-fraction): the gradients "
+                    "and weights of that share cross the {:g} GB/s host link every step (costed), the host's update itself is not"),
+        100 * job.training.optimizer.cpu_offload_fraction, cl.gpu.pcie_GBps));
+  else if (job.training.optimizer.kind == OptimizerKind::muon)
+    pred.notes.push_back("optimizer: Muon is costed as one momentum buffer per parameter (Megatron keeps Adam's two moments for "
+                         "the embeddings and other non-matrix parameters); its Newton-Schulz orthogonalisation is not costed");
+  if (job.runtime.step_overhead_s == RuntimeOptions::kDefaultStepOverheadS) {
+    // Formatted once: most predictions carry this note, and a search makes thousands.
+    static const std::string default_overhead_note = fmt::format(
+        FMT_COMPILE("host-side step overhead is a {:g} s default guess (--step-overhead)"), RuntimeOptions::kDefaultStepOverheadS);
+    pred.notes.push_back(default_overhead_note);
+  }
+}
+
+}  // namespace strata
