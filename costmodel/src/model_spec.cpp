@@ -164,31 +164,44 @@ RopeScalingParams read_rope_scaling_params(const JsonReader& rs, std::int64_t ma
 // Architectures whose layers strata cannot cost (state-space/linear-attention hybrids, sparse
 // attention, encoder-decoder, an MoE under unknown keys) are refused with the model_type and the
 // unsupported feature.
-ModelSpec model_from_hf(const json& top, const std::string& where, const std::string& top_path) {
-  const bool wrapped = top.contains("text_config") && top["text_config"].is_object() && !top.contains("num_hidden_layers");
-  const json& j = wrapped ? top["text_config"] : top;
-  const std::string path = wrapped ? top_path + "/text_config" : top_path;
-  JsonReader r(j, where, path);
-  JsonReader rtop(top, where, top_path);
-  ModelSpec m;
-  auto pick_int = [&](std::initializer_list<const char*> keys, std::int64_t lo, std::int64_t hi,
-                      const char* what) -> std::int64_t {
+// A Hugging Face config.json being read: its decoder's keys (`r`; a multimodal config's
+// text_config) and its top level's (`top`), the model_type, and the decoder family whose
+// architecture the keys describe (a vision-language model's language model is its base family's
+// decoder).
+struct HfConfig {
+  const json& j;  // the decoder's keys
+  JsonReader r, top;
+  std::string where, path;  // the file, and the JSON path of the decoder's keys
+  std::string type, family;
+  bool llama_like = false;  // a family with a gated MLP, RMSNorm, RoPE and bias-free linears (the Llama recipe)
+  bool gemma = false;       // Gemma 1-3
+
+  [[noreturn]] void refuse(const std::string& key, const std::string& what) const {
+    throw InputError(where, path + "/" + key,
+                     "model_type \"" + type + "\": " + what + " is not supported by strata's cost model");
+  }
+  // The first of `keys` the config has, as an integer in [lo, hi].
+  std::int64_t pick_int(std::initializer_list<const char*> keys, std::int64_t lo, std::int64_t hi, const char* what) const {
     for (const char* k : keys)
       if (r.has(k)) return r.get_int(k, lo, hi);
     std::string names;
     for (const char* k : keys) names += std::string(names.empty() ? "" : " or ") + k;
     throw InputError(where, path + "/" + std::string(*keys.begin()), std::string("missing ") + what + " (looked for " + names + ")");
-  };
-  std::string type = lower(rtop.opt_string("model_type").value_or(r.opt_string("model_type").value_or("")));
-  auto refuse = [&](const std::string& key, const std::string& what) {
-    throw InputError(where, path + "/" + key,
-                     "model_type \"" + type + "\": " + what + " is not supported by strata's cost model");
-  };
+  }
+};
+
+// The model_type and the decoder family, refusing the architectures strata does not cost (encoder-
+// decoders, hybrids with state-space or linear-attention layers, sparse attention, per-layer
+// shapes), naming the key that shows them.
+void resolve_family(HfConfig& c, const json& top, bool wrapped, ModelSpec& m) {
+  const JsonReader& r = c.r;
+  const JsonReader& rtop = c.top;
+  std::string& type = c.type;
   if (rtop.has("is_encoder_decoder") && rtop.raw("is_encoder_decoder").is_boolean() && rtop.get_bool("is_encoder_decoder"))
-    refuse("is_encoder_decoder", "an encoder-decoder model");
+    c.refuse("is_encoder_decoder", "an encoder-decoder model");
   for (const char* k : {"layers_block_type", "hybrid_override_pattern", "ssm_cfg", "mamba_d_state",
                         "linear_num_value_heads", "attn_layer_period", "linear_attn_config"})
-    if (r.has(k)) refuse(k, "a hybrid of attention and state-space/linear-attention layers");
+    if (r.has(k)) c.refuse(k, "a hybrid of attention and state-space/linear-attention layers");
   // MiniMax: attn_type_list marks each layer 0 (lightning, a linear attention; MiniMax-Text-01)
   // or 1 (softmax attention). MiniMax-M2 lists only 1s: a plain softmax-attention model.
   if (r.has("attn_type_list")) {
@@ -196,7 +209,7 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
     if (!a.is_array()) r.fail("attn_type_list", "expected a list of 0 (linear) or 1 (softmax attention) per layer");
     for (const auto& e : a)
       if (!(e.is_number_integer() && e.get<std::int64_t>() == 1))
-        refuse("attn_type_list", "a hybrid of softmax and linear (lightning) attention layers");
+        c.refuse("attn_type_list", "a hybrid of softmax and linear (lightning) attention layers");
   }
   // layer_types names each layer's mixer: softmax attention (full, sliding-window, or Llama 4's
   // chunked) is what strata costs; linear attention (Qwen3-Next), short convolutions (LFM2),
@@ -204,26 +217,26 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   if (r.has("layer_types") && r.raw("layer_types").is_array())
     for (const auto& e : r.raw("layer_types")) {
       const std::string v = e.is_string() ? e.get<std::string>() : e.dump();
-      if (v.find("linear") != std::string::npos) refuse("layer_types", "layer type \"" + v + "\" (linear attention)");
+      if (v.find("linear") != std::string::npos) c.refuse("layer_types", "layer type \"" + v + "\" (linear attention)");
       if (!one_of(v, {"full_attention", "sliding_attention", "chunked_attention"}))
-        refuse("layer_types", "layer type \"" + v + "\" (strata costs softmax-attention layers: full, sliding-window or chunked)");
+        c.refuse("layer_types", "layer type \"" + v + "\" (strata costs softmax-attention layers: full, sliding-window or chunked)");
     }
   // Llama-Nemotron (NAS-derived, HF "nemotron-nas"): per-layer block_configs that drop or replace
   // attention and size each FFN differently.
-  if (r.has("block_configs")) refuse("block_configs", "per-layer shapes (attention removed or replaced, FFN sizes per layer)");
+  if (r.has("block_configs")) c.refuse("block_configs", "per-layer shapes (attention removed or replaced, FFN sizes per layer)");
   // MiMo-V2: sliding-window layers with their own number of KV heads, in a per-layer pattern.
   for (const char* k : {"hybrid_layer_pattern", "swa_num_key_value_heads"})
-    if (r.has(k)) refuse(k, "sliding-window layers with their own attention shape");
+    if (r.has(k)) c.refuse(k, "sliding-window layers with their own attention shape");
   // DeepSeek-V3.2: a lightning indexer scores every key and each query attends to its top index_topk
   // keys only (Megatron-Core experimental_attention_variant/dsa.py); strata costs dense attention.
-  if (r.has("index_topk")) refuse("index_topk", "DeepSeek Sparse Attention (an indexer and top-k sparse attention)");
+  if (r.has("index_topk")) c.refuse("index_topk", "DeepSeek Sparse Attention (an indexer and top-k sparse attention)");
   // MiniMax-M3 and others name their block-sparse attention in a sub-object (an indexer and top-k
   // key blocks per query): refused like DeepSeek's, never costed as dense attention.
   if (r.has("sparse_attention_config") && r.raw("sparse_attention_config").is_object()) {
     const json& sa = r.raw("sparse_attention_config");
     const auto on = sa.find("use_sparse_attention");
     if (on == sa.end() || !on->is_boolean() || on->get<bool>())
-      refuse("sparse_attention_config", "sparse attention (top-k key blocks per query)");
+      c.refuse("sparse_attention_config", "sparse attention (top-k key blocks per query)");
   }
   // Encoders beside the decoder, whether the decoder's keys sit in text_config (Llama 4, Gemma 3,
   // Qwen3-VL) or at the top (Qwen2-VL, Qwen2.5-VL).
@@ -232,7 +245,7 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   if (wrapped) {
     if (type.ends_with("_text")) type.resize(type.size() - 5);
   } else if (r.has("vision_config") && !r.has("num_hidden_layers")) {
-    refuse("vision_config", "a vision model without a text_config");
+    c.refuse("vision_config", "a vision model without a text_config");
   }
   if (auto t = r.opt_string("model_type")) {
     std::string inner = lower(*t);
@@ -243,19 +256,19 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   // (global_head_dim) and KV heads, and the small models add per-layer input embeddings and
   // layers that share another's keys and values; strata's layers share one attention shape.
   if (type == "gemma4")
-    refuse("model_type", "per-layer attention shapes (global_head_dim), per-layer input embeddings and shared-KV layers");
+    c.refuse("model_type", "per-layer attention shapes (global_head_dim), per-layer input embeddings and shared-KV layers");
   // Gemma 3n (HF modeling_gemma3n.py): AltUp's parallel streams, the LAuReL low-rank residual,
   // per-layer input embeddings, layers reusing earlier layers' keys and values, and per-layer FFN
   // sizes with activation sparsity.
   if (type == "gemma3n")
-    refuse("model_type", "AltUp streams, LAuReL residuals, per-layer input embeddings and shared-KV layers (Gemma 3n)");
+    c.refuse("model_type", "AltUp streams, LAuReL residuals, per-layer input embeddings and shared-KV layers (Gemma 3n)");
   // LongCat-Flash (HF modeling_longcat_flash.py): each layer runs two attention blocks, two dense
   // MLPs and a shortcut-connected MoE whose router may pick zero-computation (identity) experts;
   // strata's layer is one attention and one MLP or MoE.
   if (type == "longcat_flash")
-    refuse("model_type", "two attention blocks, two MLPs and a shortcut-connected MoE per layer (LongCat-Flash)");
+    c.refuse("model_type", "two attention blocks, two MLPs and a shortcut-connected MoE per layer (LongCat-Flash)");
   if (r.has("zero_expert_num") && r.raw("zero_expert_num").is_number() && r.get_number("zero_expert_num") > 0)
-    refuse("zero_expert_num", "zero-computation (identity) experts among the routed experts");
+    c.refuse("zero_expert_num", "zero-computation (identity) experts among the routed experts");
   // The decoder family whose layers the config describes: a vision-language model's language model
   // is its base family's decoder (transformers Qwen2VLTextModel ~ Qwen2, Qwen3VLTextModel ~ Qwen3
   // with q/k norms, Glm4vTextModel ~ GLM-4-0414, Glm4vMoeTextModel ~ GLM-4.5). The architecture is
@@ -263,14 +276,31 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   static constexpr std::pair<std::string_view, std::string_view> kLanguageModelFamily[] = {
       {"qwen2_vl", "qwen2"}, {"qwen2_5_vl", "qwen2"}, {"qwen3_vl", "qwen3"}, {"qwen3_vl_moe", "qwen3_moe"},
       {"glm4v", "glm4"},     {"glm4v_moe", "glm4_moe"}};
-  std::string family = type;
+  c.family = type;
   for (const auto& [vl, base] : kLanguageModelFamily)
-    if (type == vl) family = base;
+    if (type == vl) c.family = base;
+  c.llama_like = one_of(c.family, {"llama", "llama4", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe",
+                        "deepseek_v2", "deepseek_v3", "kimi_k2", "gpt_oss", "gemma", "gemma2", "gemma3",
+                        "glm", "glm4", "glm4_moe", "phi3", "olmo2", "olmo3", "granite", "granitemoe",
+                        "deepseek", "ernie4_5", "ernie4_5_moe", "smollm3", "exaone4", "minimax", "minimax_m2", "hunyuan",
+                        "hunyuan_v1_dense", "hunyuan_v1_moe", "bailing_moe", "bailing_moe_v2", "dots1", "seed_oss",
+                        "arcee"});
+  c.gemma = one_of(type, {"gemma", "gemma2", "gemma3"});
+}
+
+// Sizes: layers, hidden size, heads and query groups, head dim, FFN, vocabulary, positions.
+void read_sizes(const HfConfig& c, ModelSpec& m) {
+  const JsonReader& r = c.r;
+  const JsonReader& rtop = c.top;
+  const json& j = c.j;
+  const std::string& type = c.type;
+  const std::string& where = c.where;
+  const std::string& path = c.path;
   m.name = rtop.opt_string("_name_or_path").value_or(type.empty() ? where : type);
   m.source = "Hugging Face config.json: " + where;
-  m.num_layers = static_cast<int>(pick_int({"num_hidden_layers", "n_layer", "n_layers", "num_layers"}, 1, kMaxLayers, "the layer count"));
-  m.hidden_size = pick_int({"hidden_size", "n_embd", "d_model"}, 1, kMaxDim, "the hidden size");
-  m.num_attention_heads = static_cast<int>(pick_int({"num_attention_heads", "n_head", "n_heads", "num_heads"}, 1, kMaxDim, "the head count"));
+  m.num_layers = static_cast<int>(c.pick_int({"num_hidden_layers", "n_layer", "n_layers", "num_layers"}, 1, kMaxLayers, "the layer count"));
+  m.hidden_size = c.pick_int({"hidden_size", "n_embd", "d_model"}, 1, kMaxDim, "the hidden size");
+  m.num_attention_heads = static_cast<int>(c.pick_int({"num_attention_heads", "n_head", "n_heads", "num_heads"}, 1, kMaxDim, "the head count"));
   m.num_query_groups = m.num_attention_heads;
   if (r.has("num_key_value_heads")) m.num_query_groups = static_cast<int>(r.get_int("num_key_value_heads", 1, kMaxDim));
   else if (r.has("num_kv_heads")) m.num_query_groups = static_cast<int>(r.get_int("num_kv_heads", 1, kMaxDim));
@@ -301,21 +331,22 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   else m.ffn_hidden_size = 4 * m.hidden_size;  // GPT-2/BLOOM/Falcon convention when absent
   // Gemma-3's text_config leaves the vocabulary at the Gemma3TextConfig default.
   if (type == "gemma3" && !r.has("vocab_size") && !r.has("padded_vocab_size")) m.vocab_size = 262208;
-  else m.vocab_size = pick_int({"vocab_size", "padded_vocab_size"}, 1, kMaxDim, "the vocabulary size");
+  else m.vocab_size = c.pick_int({"vocab_size", "padded_vocab_size"}, 1, kMaxDim, "the vocabulary size");
   // Without a key, the family's config-class default: Gemma3TextConfig's 131072 positions
   // (transformers models/gemma3/configuration_gemma3.py), else 2048.
   m.max_seq_length = type == "gemma3" ? 131072 : 2048;
   for (const char* k : {"max_position_embeddings", "n_positions", "max_seq_len", "seq_length"})
     if (r.has(k)) { m.max_seq_length = r.get_int(k, 1, kMaxDim * 64); break; }
+}
 
-  // Families with a gated MLP, RMSNorm, RoPE and bias-free linears (the Llama recipe).
-  const bool llama_like = one_of(family, {"llama", "llama4", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe",
-                                        "deepseek_v2", "deepseek_v3", "kimi_k2", "gpt_oss", "gemma", "gemma2", "gemma3",
-                                        "glm", "glm4", "glm4_moe", "phi3", "olmo2", "olmo3", "granite", "granitemoe",
-                                        "deepseek", "ernie4_5", "ernie4_5_moe", "smollm3", "exaone4", "minimax", "minimax_m2", "hunyuan",
-                                        "hunyuan_v1_dense", "hunyuan_v1_moe", "bailing_moe", "bailing_moe_v2", "dots1", "seed_oss",
-                                        "arcee"});
-  const bool gemma = one_of(type, {"gemma", "gemma2", "gemma3"});
+// The layer's recipe: activation, norms and where they sit, linear biases, q/k norms, parallel
+// residuals, scalar multipliers, tied embeddings, attention sinks.
+void read_layer_recipe(const HfConfig& c, ModelSpec& m) {
+  const JsonReader& r = c.r;
+  const JsonReader& rtop = c.top;
+  const std::string& type = c.type;
+  const std::string& family = c.family;
+  const bool llama_like = c.llama_like, gemma = c.gemma;
   std::string act = lower(r.opt_string("hidden_activation").value_or(
       r.opt_string("hidden_act").value_or(r.opt_string("activation_function").value_or(""))));
   // transformers ACT2FN: gelu_new, gelu_fast and gelu_pytorch_tanh are tanh approximations of GELU.
@@ -333,7 +364,7 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
     // BitNet gates it (gate_proj, up_proj), which no Megatron flag expresses.
     // Arcee's AFM reuses Nemotron's MLP (HF modular_arcee.py ArceeMLP(NemotronMLP)).
     if (!one_of(type, {"nemotron", "persimmon", "arcee"}))
-      refuse("hidden_act", "squared ReLU (relu2) outside the Nemotron, Persimmon and Arcee MLPs");
+      c.refuse("hidden_act", "squared ReLU (relu2) outside the Nemotron, Persimmon and Arcee MLPs");
     m.activation = Activation::squared_relu;
   }
   else {
@@ -344,7 +375,7 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
     const bool silu_act = act == "silu" || act == "swiglu" || act == "swish";
     if (silu_act || (llama_like && act.empty())) m.activation = Activation::swiglu;
     else if (gelu_act && !llama_like) m.activation = Activation::gelu;
-    else refuse("hidden_act", "the activation \"" + act + "\"" + (llama_like ? " in a gated MLP" : "") +
+    else c.refuse("hidden_act", "the activation \"" + act + "\"" + (llama_like ? " in a gated MLP" : "") +
                               " (strata knows GELU, SiLU/SwiGLU, squared ReLU and GPT-OSS's clamped GeGLU)");
   }
   const bool layernorm_family = one_of(type, {"gpt2", "gpt_neox", "falcon", "bloom", "mpt", "gptj", "opt", "phi", "gpt_bigcode", "stablelm"});
@@ -410,7 +441,14 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   // Megatron-Bridge softmax_type "learnable").
   m.attention_sinks = type == "gpt_oss";
   m.zero_centered_gamma = type == "nemotron";  // HF modeling_nemotron.py NemotronLayerNorm1P
+}
 
+// Positions (rotary, ALiBi or learned), the rotary base, fraction and scaling, and dropout.
+void read_positions(const HfConfig& c, ModelSpec& m) {
+  const JsonReader& r = c.r;
+  const json& j = c.j;
+  const std::string& type = c.type;
+  const bool llama_like = c.llama_like;
   // Transformers 5 keeps the rotary settings in one rope_parameters object (rope_theta, rope_type,
   // partial_rotary_factor and the scaling fields that were rope_scaling's), or in one per attention
   // layer type ({"full_attention": {...}, "sliding_attention": {...}}; Gemma 3 also {"global":
@@ -481,7 +519,12 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   if (m.rope_scaling.empty()) m.rope_params = {};
   for (const char* k : {"hidden_dropout", "resid_pdrop", "attention_dropout", "attn_pdrop"})
     if (r.has(k) && r.raw(k).is_number() && r.get_number(k) > 0) m.dropout = true;
+}
 
+// Which layers attend how: sliding windows, layers without RoPE, Llama 4's attention chunks.
+void read_attention_layers(const HfConfig& c, ModelSpec& m) {
+  const JsonReader& r = c.r;
+  const std::string& type = c.type;
   // ---- sliding-window attention ----
   const bool window_off = r.has("use_sliding_window") && r.raw("use_sliding_window").is_boolean() && !r.get_bool("use_sliding_window");
   if (r.has("sliding_window") && r.raw("sliding_window").is_number() && !window_off) {
@@ -494,7 +537,7 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
         const std::string v = e.is_string() ? e.get<std::string>() : "";
         if (v == "sliding_attention") m.sliding_window_pattern.push_back(1);
         else if (v == "full_attention") m.sliding_window_pattern.push_back(0);
-        else refuse("layer_types", "layer type \"" + v + "\"");
+        else c.refuse("layer_types", "layer type \"" + v + "\"");
       }
     } else if (r.has("sliding_window_pattern") && r.raw("sliding_window_pattern").is_string()) {
       // EXAONE 4.0 (HF Exaone4Config): a string such as "LLLG" repeated over the layers, L a
@@ -543,22 +586,15 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
   // default 8192); its NoPE layers attend over the whole sequence.
   if (type == "llama4" || r.has("attention_chunk_size"))
     m.attention_chunk_size = r.opt_int("attention_chunk_size", 1, kMaxDim * 64).value_or(type == "llama4" ? 8192 : 0);
+}
 
-  // ---- multi-latent attention (DeepSeek-V2/V3, Kimi-K2) ----
-  if (r.has("kv_lora_rank")) {
-    const MlaSpec a = read_mla(r);
-    m.mla = a;
-    m.num_query_groups = m.num_attention_heads;  // MLA up-projects K and V per head
-    m.kv_channels = a.qk_nope_head_dim + a.qk_rope_head_dim;
-    m.add_qkv_bias = false;
-    m.qk_layernorm = true;  // q_a_layernorm (with q_lora_rank) and kv_a_layernorm (HF modeling_deepseek_v3.py)
-  }
-
-  // ---- multi-token prediction (DeepSeek-V3, GLM-4.5, MiMo): trained with the model, as
-  // Megatron-Bridge's DeepSeek-V3 bridge sets mtp_num_layers from num_nextn_predict_layers ----
-  if (r.has("num_nextn_predict_layers") && !r.raw("num_nextn_predict_layers").is_null())
-    m.mtp_layers = static_cast<int>(r.get_int("num_nextn_predict_layers", 0, kMaxMtpLayers));
-
+// Mixture of experts: experts, top-k, expert and shared-expert sizes, the router, and which
+// layers are MoE layers; a config that names experts in a form strata does not read is refused.
+void read_moe(const HfConfig& c, ModelSpec& m) {
+  const JsonReader& r = c.r;
+  const json& j = c.j;
+  const std::string& type = c.type;
+  const std::string& family = c.family;
   // ---- mixture of experts ----
   // DBRX nests its MoE in ffn_config (moe_num_experts, moe_top_k, ffn_hidden_size).
   if (r.has("ffn_config") && r.raw("ffn_config").is_object() && r.raw("ffn_config").contains("moe_num_experts")) {
@@ -573,7 +609,7 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
     m.add_linear_bias = false;
     m.position_embedding = PositionEmbedding::rope;
     m.moe = moe;
-    return m;
+    return;
   }
   std::optional<std::int64_t> experts;
   for (const char* k : {"n_routed_experts", "num_local_experts", "num_experts"})
@@ -587,7 +623,7 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
     if (!k) k = r.opt_int("num_experts_per_token", 1, 1 << 16);  // Kimi
     if (!k) k = int_or_first(r, "moe_topk", 1, 1 << 16);         // Hunyuan: one entry per layer
     if (!k) k = r.opt_int("moe_k", 1, 1 << 16);                  // ERNIE-4.5
-    if (!k) refuse("num_experts_per_tok", "an MoE config without num_experts_per_tok (top-k)");
+    if (!k) c.refuse("num_experts_per_tok", "an MoE config without num_experts_per_tok (top-k)");
     moe.top_k = static_cast<int>(*k);
     if (auto e = int_or_first(r, "moe_intermediate_size", 1, kMaxDim)) moe.expert_ffn_hidden_size = *e;
     else if (r.has("intermediate_size")) moe.expert_ffn_hidden_size = r.get_int("intermediate_size", 1, kMaxDim);
@@ -610,7 +646,7 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
     // dots.llm1 runs DeepSeek-V3's router (HF modular_dots1.py Dots1TopkRouter(DeepseekV3TopkRouter)),
     // sigmoid with the correction bias, whatever its config's scoring_func says.
     if (one_of(family, {"llama4", "glm4_moe", "dots1"})) moe.router_score_function = "sigmoid";
-    if (!one_of(moe.router_score_function, {"softmax", "sigmoid"})) refuse("scoring_func", "router score function \"" + moe.router_score_function + "\"");
+    if (!one_of(moe.router_score_function, {"softmax", "sigmoid"})) c.refuse("scoring_func", "router score function \"" + moe.router_score_function + "\"");
     // An expert bias added to the scores for selection: DeepSeek-V3's noaux_tc, GPT-OSS's router
     // bias, MiniMax-M2's use_routing_bias, ERNIE-4.5's moe_statics correction bias (HF
     // modeling_ernie4_5_moe.py; Megatron-Bridge enables the expert bias for it).
@@ -669,7 +705,7 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
     }
     if (std::find(pattern.begin(), pattern.end(), 0) != pattern.end()) moe.layer_pattern = pattern;
     if (std::find(pattern.begin(), pattern.end(), 1) == pattern.end())
-      refuse("num_hidden_layers", "an MoE config whose layer pattern leaves no MoE layer");
+      c.refuse("num_hidden_layers", "an MoE config whose layer pattern leaves no MoE layer");
     m.moe = moe;
   } else if (!experts) {
     // No expert count strata reads, yet the config names experts: an MoE encoding this reader does
@@ -677,10 +713,40 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
     for (const auto& [key, v] : j.items()) {
       if (lower(key).find("expert") == std::string::npos) continue;
       const bool some = (v.is_number() && v.get<double>() > 0) || (v.is_array() && !v.empty());
-      if (some) refuse(key, "an MoE config in a form strata does not read (no n_routed_experts, num_local_experts, "
+      if (some) c.refuse(key, "an MoE config in a form strata does not read (no n_routed_experts, num_local_experts, "
                             "num_experts or moe_num_experts)");
     }
   }
+}
+
+ModelSpec model_from_hf(const json& top, const std::string& where, const std::string& top_path) {
+  const bool wrapped = top.contains("text_config") && top["text_config"].is_object() && !top.contains("num_hidden_layers");
+  const json& j = wrapped ? top["text_config"] : top;
+  const std::string path = wrapped ? top_path + "/text_config" : top_path;
+  const JsonReader r(j, where, path), rtop(top, where, top_path);
+  HfConfig c{j, r, rtop, where, path, lower(rtop.opt_string("model_type").value_or(r.opt_string("model_type").value_or(""))), ""};
+  ModelSpec m;
+  resolve_family(c, top, wrapped, m);
+  read_sizes(c, m);
+  read_layer_recipe(c, m);
+  read_positions(c, m);
+  read_attention_layers(c, m);
+  // ---- multi-latent attention (DeepSeek-V2/V3, Kimi-K2) ----
+  if (r.has("kv_lora_rank")) {
+    const MlaSpec a = read_mla(r);
+    m.mla = a;
+    m.num_query_groups = m.num_attention_heads;  // MLA up-projects K and V per head
+    m.kv_channels = a.qk_nope_head_dim + a.qk_rope_head_dim;
+    m.add_qkv_bias = false;
+    m.qk_layernorm = true;  // q_a_layernorm (with q_lora_rank) and kv_a_layernorm (HF modeling_deepseek_v3.py)
+  }
+
+  // ---- multi-token prediction (DeepSeek-V3, GLM-4.5, MiMo): trained with the model, as
+  // Megatron-Bridge's DeepSeek-V3 bridge sets mtp_num_layers from num_nextn_predict_layers ----
+  if (r.has("num_nextn_predict_layers") && !r.raw("num_nextn_predict_layers").is_null())
+    m.mtp_layers = static_cast<int>(r.get_int("num_nextn_predict_layers", 0, kMaxMtpLayers));
+
+  read_moe(c, m);
   return m;
 }
 
