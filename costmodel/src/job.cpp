@@ -396,6 +396,21 @@ MoeHostTime moe_layer_host_time(const Job& job) {
   return t;
 }
 
+DenseHostTime dense_layer_host_time(const Job& job) {
+  DenseHostTime t;
+  const RuntimeOptions& rt = job.runtime;
+  if ((rt.framework != Framework::megatron && rt.framework != Framework::deepspeed) || (rt.cuda_graph_modules & kCudaGraphFullIteration))
+    return t;
+  const HostCoefficients& h = job.calibration.host;
+  const bool attention_graph = (rt.cuda_graph_modules & kCudaGraphAttn) != 0, mlp_graph = (rt.cuda_graph_modules & kCudaGraphMlp) != 0;
+  t.forward_s = (attention_graph ? h.cuda_graph_replay_s : h.moe_attention_forward_s) +
+                (mlp_graph ? h.cuda_graph_replay_s : h.moe_forward_per_expert_s);
+  t.backward_s = (attention_graph ? h.cuda_graph_replay_s : h.moe_attention_backward_s) +
+                 (mlp_graph ? h.cuda_graph_replay_s : h.moe_backward_per_expert_s);
+  t.graph_replays = (attention_graph ? 1 : 0) + (mlp_graph ? 1 : 0);
+  return t;
+}
+
 bool moe_host_time_unmodelled(const Job& job) {
   if (!job.model.moe || job.model.num_moe_layers() == 0) return false;
   if (job.runtime.framework != Framework::megatron) return true;

@@ -194,6 +194,22 @@ LayerCost decoder_layer_cost(const LayerCostInputs& in, LayerKind kind) {
     lc.bwd_host = std::max(0.0, moe_host.backward_s + moe_host.attention_backward_s -
                                     (lc.bwd_compute + lc.bwd_tp + lc.bwd_cp + lc.bwd_ep));
   }
+  if (!kind.moe && in.dense_host.any()) {
+    // A dense layer has no synchronisation: the host issues ahead of the GPU, across layers and
+    // between forward and backward, and binds only as a rate. Where it issues a layer's ops slower
+    // than the GPU runs them (small per-GPU shapes: high tp, short micro-batches, fast GPUs), the
+    // GPU waits for the difference, as in the MoE layers above. Full recompute issues the forward
+    // a second time in the backward, its GPU work too. The excess is split between forward and
+    // backward by their host times; the predictor adds the forward's share once more for a
+    // recomputed layer (layer_refwd), which makes up the recompute's part.
+    const double h_fwd = in.dense_host.forward_s, h_bwd = in.dense_host.backward_s;
+    const double again = p.recompute.granularity == RecomputeGranularity::full ? 1.0 : 0.0;
+    const double host = (1 + again) * h_fwd + h_bwd;
+    const double gpu = (1 + again) * (lc.fwd_compute + lc.fwd_tp + lc.fwd_cp) + lc.bwd_compute + lc.bwd_tp + lc.bwd_cp;
+    const double excess = std::max(0.0, host - gpu);
+    lc.fwd_host = excess * h_fwd / host;
+    lc.bwd_host = excess * h_bwd / host;
+  }
   switch (p.recompute.granularity) {
     case RecomputeGranularity::none: break;
     case RecomputeGranularity::selective:

@@ -1,6 +1,6 @@
 #pragma once
 // The predictor's first step: what one decoder layer costs one GPU per micro-batch, its kernels and
-// the TP, CP and EP communication and MoE host time around them, by where the time goes.
+// the TP, CP and EP communication and host time around them, by where the time goes.
 // (Internal to the cost model: predictor.cpp's view of a layer.)
 #include "costmodel/comm_model.h"
 #include "costmodel/job.h"
@@ -22,7 +22,8 @@ struct LayerCost {
   double bwd_ep = 0;
   // Host time beyond the GPU time: a dropless MoE layer's forward cannot be queued ahead of the
   // GPU, and a backward the host issues slower than the GPU runs it waits for the host
-  // (moe_layer_host_time).
+  // (moe_layer_host_time); a dense layer the host issues slower than the GPU runs it makes the GPU
+  // wait for the difference (dense_layer_host_time).
   double fwd_host = 0;
   double bwd_host = 0;
   double recompute_flops = 0;
@@ -39,6 +40,7 @@ struct LayerCostInputs {
   double tokens;                      // one micro-batch's tokens on one CP rank
   double tp_collective;               // one TP collective of the layer's activation (SP: gather + scatter)
   const MoeHostTime& moe_host;        // moe_layer_host_time(job)
+  const DenseHostTime& dense_host;    // dense_layer_host_time(job)
 };
 
 // One micro-batch on one GPU as the job's plan and runtime shape it: the layer op graphs' view

@@ -49,7 +49,7 @@ nlohmann::json prediction_to_json(const Prediction& p) {
             {"tp_comm_s", b.tp_comm_s},
             {"cp_comm_s", b.cp_comm_s},
             {"ep_comm_s", b.ep_comm_s},
-            {"moe_host_s", b.moe_host_s},
+            {"host_s", b.host_s},
             {"pp_comm_s", b.pp_comm_s},
             {"dp_comm_s", b.dp_comm_s},
             {"bubble_s", b.bubble_s},

@@ -8,8 +8,8 @@
 
 namespace strata {
 
-void add_prediction_notes(const Job& job, const LayerShape& shape, const MoeHostTime& moe_host, int worst_memory_stage,
-                          Prediction& pred) {
+void add_prediction_notes(const Job& job, const LayerShape& shape, const MoeHostTime& moe_host, const DenseHostTime& dense_host,
+                          int worst_memory_stage, Prediction& pred) {
   const ModelSpec& m = job.model;
   const ParallelPlan& p = job.plan;
   const ClusterSpec& cl = job.cluster;
@@ -18,7 +18,7 @@ void add_prediction_notes(const Job& job, const LayerShape& shape, const MoeHost
   const int worst_mem = worst_memory_stage;
   const StagePrediction& wm = pred.stages[static_cast<std::size_t>(worst_mem)];
   const bool moe_host_bound = moe_host.any();
-  pred.notes.reserve(10);  // room for every note below: no regrowth per prediction
+  pred.notes.reserve(11);  // room for every note below: no regrowth per prediction
   if (m.language_model_of_multimodal)
     pred.notes.push_back("the model is the language model of a multimodal config (text_config): its vision or audio encoder and "
                          "projector are not costed, nor the image tokens they add to a sequence");
@@ -44,7 +44,7 @@ void add_prediction_notes(const Job& job, const LayerShape& shape, const MoeHost
     pred.notes.push_back(fmt::format(FMT_COMPILE("MoE: the busiest expert-parallel rank is assumed to get {:g}x the mean routed tokens, a default "
                                      "guess for auxiliary-loss balanced routing (--moe-load-imbalance; 1 for force-balanced routing)"),
                                      job.runtime.moe_load_imbalance));
-  const char* host_binding = !(bd.moe_host_s > 0)
+  const char* host_binding = !(bd.host_s > 0)
                                  ? "the GPU runs each layer longer than the host takes to issue it, so the host time is hidden"
                              : moe_host.synchronises
                                  ? "the dropless dispatcher synchronises the host once per layer, so the GPU waits for it"
@@ -57,7 +57,7 @@ void add_prediction_notes(const Job& job, const LayerShape& shape, const MoeHost
                                       "--moe-forward-host-ms) and {:.2f} ms backward (in the measured line's proportion), and its layer's "
                                       "attention block in {:.2f} ms and {:.2f} ms; {}: {:.3f} s of the iteration"),
                           1e3 * moe_host.forward_s, 1e3 * moe_host.backward_s, 1e3 * moe_host.attention_forward_s,
-                          1e3 * moe_host.attention_backward_s, host_binding, bd.moe_host_s)
+                          1e3 * moe_host.attention_backward_s, host_binding, bd.host_s)
             : fmt::format(FMT_COMPILE("MoE: the host issues each MoE block in {:.2f} ms forward and {:.2f} ms backward ({}), as "
                                       "Megatron-Core's MoE layer with {} measured on an H100 machine's CPU, and its layer's attention block in "
                                       "{:.2f} ms and {:.2f} ms (measured without Transformer Engine); {}: {:.3f} s of the iteration. A property of the "
@@ -75,7 +75,7 @@ void add_prediction_notes(const Job& job, const LayerShape& shape, const MoeHost
                               ? "the alltoall dispatcher (DeepEP/HybridEP fuse its permutation and all-to-all into fewer calls; "
                                 "not measured, so the dispatcher's part is an upper bound)"
                               : "the alltoall dispatcher",
-                          1e3 * moe_host.attention_forward_s, 1e3 * moe_host.attention_backward_s, host_binding, bd.moe_host_s));
+                          1e3 * moe_host.attention_forward_s, 1e3 * moe_host.attention_backward_s, host_binding, bd.host_s));
   else if (moe_host_time_unmodelled(job))
     // (Padded to capacity, Megatron's dispatcher never waits on the host: nothing is left out.)
     pred.notes.push_back(fmt::format(
@@ -85,6 +85,18 @@ void add_prediction_notes(const Job& job, const LayerShape& shape, const MoeHost
                                                      : " (the calibration's host line is zero; the dispatcher synchronises the "
                                                        "host once per layer for its token counts, so the host cannot run ahead of "
                                                        "small expert kernels)"));
+  // A dense model whose layers the host issues slower than the GPU runs them (an MoE model's note
+  // above covers its layers).
+  if (!(m.moe && m.num_moe_layers() > 0) && dense_host.any() && bd.host_s > 0)
+    pred.notes.push_back(fmt::format(
+        FMT_COMPILE("host-bound layers: the host issues each decoder layer in {:.2f} ms forward and {:.2f} ms backward{}, longer "
+                    "than the GPU runs it, so the GPU waits {:.3f} s of the iteration. Megatron-Core's attention block and MLP "
+                    "measured on an H200 machine's CPU without Transformer Engine (HostCoefficients): a property of the stack and "
+                    "the CPU; a larger micro-batch or less tensor parallelism gives the GPU more work per op, CUDA graphs "
+                    "(Megatron's --cuda-graph-impl, read from --megatron-args) fewer ops to issue"),
+        1e3 * dense_host.forward_s, 1e3 * dense_host.backward_s,
+        dense_host.graph_replays > 0 ? fmt::format(" ({} part(s) replayed as CUDA graphs)", dense_host.graph_replays) : std::string(),
+        bd.host_s));
   if (m.moe && m.num_moe_layers() > 0 && job.runtime.moe_rank_capacity_factor > 0)
     pred.notes.push_back(fmt::format(
         FMT_COMPILE("MoE: a static per-rank token budget ({:g} x the mean, moe_expert_rank_capacity_factor): the dispatcher never "

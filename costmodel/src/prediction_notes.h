@@ -9,8 +9,8 @@
 namespace strata {
 
 // Appends the notes of a feasible prediction `pred` of `job`, whose stage `worst_memory_stage`
-// needs the most memory; `shape` and `moe_host` as the predictor costed the layers.
-void add_prediction_notes(const Job& job, const LayerShape& shape, const MoeHostTime& moe_host, int worst_memory_stage,
-                          Prediction& pred);
+// needs the most memory; `shape`, `moe_host` and `dense_host` as the predictor costed the layers.
+void add_prediction_notes(const Job& job, const LayerShape& shape, const MoeHostTime& moe_host, const DenseHostTime& dense_host,
+                          int worst_memory_stage, Prediction& pred);
 
 }  // namespace strata

@@ -107,7 +107,9 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   // each becomes an all-gather + reduce-scatter of the same volume (Korthikanti §4.2.2).
   const double tp_collective = p.tp > 1 ? (sp ? 2 * comm.all_gather(act_bytes, tp_g) : comm.all_reduce(act_bytes, tp_g)) : 0;
   const MoeHostTime moe_host = moe_layer_host_time(job);
-  const LayerCostInputs layer_inputs{job, shape, km, km_bf16 ? &*km_bf16 : nullptr, comm, cp_g, ep_g, tokens, tp_collective, moe_host};
+  const DenseHostTime dense_host = dense_layer_host_time(job);
+  const LayerCostInputs layer_inputs{job, shape, km, km_bf16 ? &*km_bf16 : nullptr, comm, cp_g, ep_g, tokens, tp_collective, moe_host,
+                                     dense_host};
   // At most eight kinds of layers: cost each once.
   std::vector<std::pair<LayerKind, LayerCost>> kind_costs;
   kind_costs.reserve(LayerKind::kCount);  // cost_of hands out references: never reallocate
@@ -445,7 +447,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   bd.tp_comm_s = sc[crit].tp * mbs;
   bd.cp_comm_s = sc[crit].cp * mbs;
   bd.ep_comm_s = sc[crit].ep * mbs;
-  bd.moe_host_s = sc[crit].host * mbs;
+  bd.host_s = sc[crit].host * mbs;
   const double idle = std::max(0.0, pr.end_s[crit] - pr.busy_s[crit]);
   bd.pp_comm_s = std::min(idle, pp_exposed) + sc[crit].pp_blocking * mbs;
   bd.bubble_s = idle - std::min(idle, pp_exposed);
@@ -470,7 +472,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   const int slowest = static_cast<int>(std::max_element(pr.busy_s.begin(), pr.busy_s.end()) - pr.busy_s.begin());
   struct Cand { const char* kind; double t; };
   Cand cands[] = {{"bubble", bd.bubble_s - imbalance}, {"tp_comm", bd.tp_comm_s}, {"cp_comm", bd.cp_comm_s}, {"ep_comm", bd.ep_comm_s},
-                  {"moe_host", bd.moe_host_s},
+                  {"host", bd.host_s},
                   {"pp_comm", bd.pp_comm_s}, {"dp_comm", bd.dp_comm_s}, {"recompute", bd.recompute_s},
                   {"optimizer", bd.optimizer_s}, {"stage_time", imbalance}};
   const Cand* top = std::max_element(std::begin(cands), std::end(cands), [](const Cand& a, const Cand& b) { return a.t < b.t; });
@@ -482,7 +484,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   } else {
     pred.bottleneck = {top->kind, std::string_view(top->kind) == "stage_time" ? slowest : crit, top->t, T, {}};
   }
-  add_prediction_notes(job, shape, moe_host, worst_mem, pred);
+  add_prediction_notes(job, shape, moe_host, dense_host, worst_mem, pred);
   return pred;
 }
 

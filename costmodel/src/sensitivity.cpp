@@ -51,6 +51,16 @@ const std::vector<Figure>& figures() {
          j.cluster.intra_node_latency_us *= f;
          j.cluster.inter_node_latency_us *= f;
        }},
+      {"layer_host_time", "host time to issue each layer (measured on one machine's CPU)", true,
+       [](Job& j, double f) {
+         HostCoefficients& h = j.calibration.host;
+         for (double* x : {&h.moe_forward_s, &h.moe_forward_fixed_s, &h.moe_forward_per_expert_s, &h.moe_backward_fixed_s,
+                           &h.moe_backward_per_expert_s, &h.moe_allgather_forward_fixed_s, &h.moe_allgather_forward_per_expert_s,
+                           &h.moe_allgather_backward_fixed_s, &h.moe_allgather_backward_per_expert_s, &h.moe_attention_forward_s,
+                           &h.moe_attention_backward_s, &h.moe_expert_bias_forward_per_expert_s,
+                           &h.moe_expert_bias_backward_per_expert_s, &h.cuda_graph_replay_s})
+           *x *= f;
+       }},
       {"step_overhead_s", "host-side time of each training step", true,
        [](Job& j, double f) { j.runtime.step_overhead_s *= f; }},
   };

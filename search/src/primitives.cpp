@@ -31,10 +31,11 @@ int& dim(ParallelPlan& p, Dim d) {
 // exchange. More TP, PP or CP shard weights and activations (memory, optimizer step).
 bool shrink_relieves(Dim d, const std::string& k) {
   switch (d) {
-    case kTp: return k == "tp_comm" || k == "compute";
+    // Fewer tp or cp ranks give each GPU more work per op the host issues (host).
+    case kTp: return k == "tp_comm" || k == "compute" || k == "host";
     case kPp: return k == "bubble" || k == "pp_comm" || k == "stage_time";
     case kDp: return k == "dp_comm" || k == "memory" || k == "optimizer";
-    case kCp: return k == "cp_comm";
+    case kCp: return k == "cp_comm" || k == "host";
   }
   return false;
 }
@@ -305,8 +306,8 @@ bool move_relieves(const std::string& name, const std::string& k) {
   for (Dim a : {kTp, kPp, kDp, kCp})
     for (Dim c : {kTp, kPp, kDp, kCp})
       if (a != c && name == fmt::format("{}->{}", kDimName[a], kDimName[c])) return shrink_relieves(a, k) || grow_relieves(c, k);
-  // A larger micro-batch also lengthens the GPU work the host issues per MoE layer forward.
-  if (name == "mbs+") return k == "compute" || k == "tp_comm" || k == "pp_comm" || k == "cp_comm" || k == "moe_host";
+  // A larger micro-batch also lengthens the GPU work the host issues per layer.
+  if (name == "mbs+") return k == "compute" || k == "tp_comm" || k == "pp_comm" || k == "cp_comm" || k == "host";
   if (name == "mbs-") return k == "memory" || k == "bubble" || k == "recompute";
   if (name == "vpp+") return k == "bubble";
   if (name == "vpp-") return k == "pp_comm" || k == "memory" || k == "stage_time";

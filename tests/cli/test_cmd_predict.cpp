@@ -208,7 +208,7 @@ TEST_CASE("strata predict") {
     REQUIRE_MESSAGE(host.exit_code == 0, host.out);
     const auto j = nlohmann::json::parse(host.out);
     CHECK(j["calibration"]["host"]["moe_forward_s"].get<double>() == doctest::Approx(0.006));
-    CHECK(j["prediction"]["breakdown"]["moe_host_s"].get<double>() > 0);
+    CHECK(j["prediction"]["breakdown"]["host_s"].get<double>() > 0);
     const auto& notes = j["prediction"]["notes"];
     CHECK(std::any_of(notes.begin(), notes.end(), [](const auto& n) {
       return has(n.template get<std::string>(), "the host issues each MoE block in 6.00 ms forward (calibration host.moe_forward_s");
@@ -218,7 +218,7 @@ TEST_CASE("strata predict") {
     REQUIRE(run_strata(moe + " -o '" + plan.path() + "'").exit_code == 0);
     auto again = run_strata("predict --plan '" + plan.path() + "' --moe-forward-host-ms 6 --json");
     REQUIRE_MESSAGE(again.exit_code == 0, again.out);
-    CHECK(nlohmann::json::parse(again.out)["prediction"]["breakdown"]["moe_host_s"] == j["prediction"]["breakdown"]["moe_host_s"]);
+    CHECK(nlohmann::json::parse(again.out)["prediction"]["breakdown"]["host_s"] == j["prediction"]["breakdown"]["host_s"]);
     auto bad = run_strata(moe + " --moe-forward-host-ms 5000");
     CHECK(bad.exit_code == 1);
     CHECK(has(bad.out, "--moe-forward-host-ms: expected 0..1000 milliseconds per MoE layer forward"));

@@ -71,9 +71,11 @@ TEST_CASE("propose_moves: directed moves follow the bottleneck") {
     CHECK(move_relieves("dp->tp", "dp_comm"));
     CHECK(move_relieves("layer@time 3->4", "stage_time"));
     CHECK(move_relieves("layer@memory 0->1", "memory"));
-    // A host-bound MoE forward: a larger micro-batch gives the host more GPU work to hide behind.
-    CHECK(move_relieves("mbs+", "moe_host"));
-    CHECK_FALSE(move_relieves("mbs-", "moe_host"));
+    // Host-bound layers: a larger micro-batch gives the host more GPU work to hide behind.
+    CHECK(move_relieves("mbs+", "host"));
+    CHECK_FALSE(move_relieves("mbs-", "host"));
+    CHECK(move_relieves("tp->dp", "host"));  // more work per GPU for each op the host issues
+    CHECK_FALSE(move_relieves("dp->tp", "host"));
   }
 }
 

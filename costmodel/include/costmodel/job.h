@@ -242,8 +242,8 @@ struct RuntimeOptions {
   // strata writes runs: see planner/launch megatron_args.cpp).
   bool moe_grouped_gemm = false;
   // CUDA graphs: the CudaGraphModule bits captured in every layer; 0 without CUDA graphs. Only the
-  // host time of a dropless MoE layer depends on it (moe_layer_host_time): elsewhere strata takes
-  // the host to keep ahead of the GPU, which graphs only make more true.
+  // host time of the layers depends on it (moe_layer_host_time, dense_layer_host_time): a graph
+  // replaces the host time of the ops it captures with one replay.
   unsigned cuda_graph_modules = 0;
   double memory_reserve_GiB = 0;     // set aside for CUDA context, NCCL, allocator slack (see memory model)
   // Host-side cost of one training step outside the GPU work the model times: Python dispatch of
@@ -320,6 +320,21 @@ struct MoeHostTime {
   bool any() const { return forward_s > 0 || backward_s > 0 || attention_forward_s > 0 || attention_backward_s > 0; }
 };
 MoeHostTime moe_layer_host_time(const Job& job);
+
+// The host's time to issue one dense decoder layer (attention block, then the MLP) in Megatron's
+// model code, forward and backward, from the calibration's HostCoefficients: the attention block's
+// measured host time (moe_attention_*_s: a whole Megatron-Core decoder layer's minus its MoE
+// block's) plus one MLP's, which is what each SequentialMLP expert is (moe_*_per_expert_s: its
+// fc1, activation and fc2). A CUDA graph of the attention block or of the MLP
+// (cuda_graph_modules attn / mlp) replaces that part with one replay. Zero under a full-iteration
+// graph, and for FSDP runs, whose model code (Hugging Face or llm-foundry modules under FSDP's
+// hooks) was not measured. DeepSpeed runs are read as Megatron-DeepSpeed, Megatron's layer code.
+struct DenseHostTime {
+  double forward_s = 0, backward_s = 0;
+  int graph_replays = 0;  // CUDA graphs replayed per layer forward in place of the captured parts' ops
+  bool any() const { return forward_s > 0 || backward_s > 0; }
+};
+DenseHostTime dense_layer_host_time(const Job& job);
 
 // Whether a prediction of this job leaves out MoE host time that may bind: a synchronising
 // dispatcher with no host time (the calibration's line and host.moe_forward_s all zero), or another

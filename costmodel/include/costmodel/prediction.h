@@ -42,7 +42,7 @@ struct TimeBreakdown {
   double tp_comm_s = 0;  // exposed
   double cp_comm_s = 0;  // exposed
   double ep_comm_s = 0;  // exposed MoE all-to-all (dispatch and combine)
-  double moe_host_s = 0;  // MoE layers waiting on the host to issue them (moe_layer_host_time)
+  double host_s = 0;  // layers waiting on the host to issue them (moe_layer_host_time, dense_layer_host_time)
   double pp_comm_s = 0;  // exposed
   double dp_comm_s = 0;  // exposed
   double bubble_s = 0;

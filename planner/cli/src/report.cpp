@@ -41,7 +41,7 @@ std::string prediction_report(const Job& job, const Prediction& pred) {
   const std::pair<const char*, double> parts[] = {{"compute", b.compute_s},       {"recompute", b.recompute_s},
                                                    {"TP comm (exposed)", b.tp_comm_s}, {"CP comm (exposed)", b.cp_comm_s},
                                                    {"EP comm (exposed)", b.ep_comm_s},
-                                                   {"MoE host (exposed)", b.moe_host_s},
+                                                   {"layer host (exposed)", b.host_s},
                                                    {"PP comm (exposed)", b.pp_comm_s}, {"pipeline bubble", b.bubble_s},
                                                    {"DP comm (exposed)", b.dp_comm_s}, {"optimizer step", b.optimizer_s},
                                                    {"step overhead (host)", b.step_overhead_s}};

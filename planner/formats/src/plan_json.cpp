@@ -127,7 +127,7 @@ std::string prediction_defect(const Prediction& p) {
       {"mfu", p.mfu}, {"hfu", p.hfu}, {"memory_per_gpu_GiB", p.memory_per_gpu_GiB},
       {"memory_capacity_GiB", p.memory_capacity_GiB}, {"breakdown/compute_s", p.breakdown.compute_s},
       {"breakdown/recompute_s", p.breakdown.recompute_s}, {"breakdown/tp_comm_s", p.breakdown.tp_comm_s},
-      {"breakdown/ep_comm_s", p.breakdown.ep_comm_s}, {"breakdown/moe_host_s", p.breakdown.moe_host_s},
+      {"breakdown/ep_comm_s", p.breakdown.ep_comm_s}, {"breakdown/host_s", p.breakdown.host_s},
       {"breakdown/cp_comm_s", p.breakdown.cp_comm_s}, {"breakdown/pp_comm_s", p.breakdown.pp_comm_s},
       {"breakdown/dp_comm_s", p.breakdown.dp_comm_s}, {"breakdown/bubble_s", p.breakdown.bubble_s},
       {"breakdown/optimizer_s", p.breakdown.optimizer_s}, {"breakdown/step_overhead_s", p.breakdown.step_overhead_s}};
