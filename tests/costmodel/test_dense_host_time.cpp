@@ -1,5 +1,8 @@
 // The host's time to issue a dense decoder layer (dense_layer_host_time): it binds only where the
 // host issues a layer slower than the GPU runs it, and then the GPU waits for the difference.
+#include <algorithm>
+#include <string>
+
 #include <doctest/doctest.h>
 
 #include "catalog_util.h"
