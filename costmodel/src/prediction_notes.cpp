@@ -91,7 +91,7 @@ void add_prediction_notes(const Job& job, const LayerShape& shape, const MoeHost
     pred.notes.push_back(fmt::format(
         FMT_COMPILE("host-bound layers: the host issues each decoder layer in {:.2f} ms forward and {:.2f} ms backward{}, longer "
                     "than the GPU runs it, so the GPU waits {:.3f} s of the iteration. Megatron-Core's attention block and MLP "
-                    "measured on an H200 machine's CPU without Transformer Engine (HostCoefficients): a property of the stack and "
+                    "measured on H200 and H100 machines' CPUs without Transformer Engine (HostCoefficients): a property of the stack and "
                     "the CPU; a larger micro-batch or less tensor parallelism gives the GPU more work per op, CUDA graphs "
                     "(Megatron's --cuda-graph-impl, read from --megatron-args) fewer ops to issue"),
         1e3 * dense_host.forward_s, 1e3 * dense_host.backward_s,
