@@ -41,6 +41,25 @@ LayerShape micro_batch_shape(const Job& job) {
   return shape;
 }
 
+namespace {
+
+// The host time a layer exposes when nothing synchronises the host with the GPU: the host issues
+// ahead, across layers and between forward and backward, so it binds only as a rate. Where it
+// issues a layer's forward (h_fwd) and backward (h_bwd) slower than the GPU runs them (g_fwd, g_bwd)
+// the GPU waits for the difference (a queue fed slower than it drains). Under full recompute the
+// forward is issued and run twice. The excess is split between forward and backward by their host
+// times; the predictor adds the forward's share once more for a recomputed layer (layer_refwd),
+// which makes up the recompute's part.
+void rate_bound_host(double h_fwd, double h_bwd, double g_fwd, double g_bwd, bool recomputed, LayerCost& lc) {
+  const double again = recomputed ? 1.0 : 0.0;
+  const double host = (1 + again) * h_fwd + h_bwd;
+  const double excess = std::max(0.0, host - ((1 + again) * g_fwd + g_bwd));
+  lc.fwd_host = host > 0 ? excess * h_fwd / host : 0.0;
+  lc.bwd_host = host > 0 ? excess * h_bwd / host : 0.0;
+}
+
+}  // namespace
+
 LayerCost decoder_layer_cost(const LayerCostInputs& in, LayerKind kind) {
   const Job& job = in.job;
   const ParallelPlan& p = job.plan;
@@ -159,17 +178,15 @@ LayerCost decoder_layer_cost(const LayerCostInputs& in, LayerKind kind) {
       lc.bwd_ep = exposed(2 * a2a, lc.fwd_compute);
     }
   }
+  // Full recompute issues a layer's forward a second time in its backward, host and GPU work both.
+  const bool recomputed = p.recompute.granularity == RecomputeGranularity::full;
   if (kind.moe && m.moe && moe_host_bound && !moe_host.synchronises) {
     // No synchronisation (experts padded to capacity, or HybridEP's per-rank budget): the host
-    // issues ahead of the GPU, across layers and between forward and backward, and binds only as
-    // a rate: where it issues a layer's forward and backward slower than the GPU runs them, the
-    // GPU waits for the difference (a queue fed slower than it drains).
-    const double h_fwd = moe_host.attention_forward_s + moe_host.forward_s;
-    const double h_bwd = moe_host.attention_backward_s + moe_host.backward_s;
-    const double gpu = lc.fwd_compute + lc.fwd_tp + lc.fwd_cp + lc.fwd_ep + lc.bwd_compute + lc.bwd_tp + lc.bwd_cp + lc.bwd_ep;
-    const double excess = std::max(0.0, h_fwd + h_bwd - gpu);
-    lc.fwd_host = h_fwd + h_bwd > 0 ? excess * h_fwd / (h_fwd + h_bwd) : 0.0;
-    lc.bwd_host = excess - lc.fwd_host;
+    // issues ahead of the GPU and binds only as a rate, as in a dense layer (below).
+    const double g_fwd = lc.fwd_compute + lc.fwd_tp + lc.fwd_cp + lc.fwd_ep;
+    const double g_bwd = lc.bwd_compute + lc.bwd_tp + lc.bwd_cp + lc.bwd_ep;
+    rate_bound_host(moe_host.attention_forward_s + moe_host.forward_s, moe_host.attention_backward_s + moe_host.backward_s,
+                    g_fwd, g_bwd, recomputed, lc);
   } else if (kind.moe && m.moe && moe_host_bound) {
     // The dispatcher's host synchronisation drains the GPU's queue once per MoE layer forward:
     // the synchronisation splits the layer. After it the host issues this layer's experts and
@@ -195,20 +212,10 @@ LayerCost decoder_layer_cost(const LayerCostInputs& in, LayerKind kind) {
                                     (lc.bwd_compute + lc.bwd_tp + lc.bwd_cp + lc.bwd_ep));
   }
   if (!kind.moe && in.dense_host.any()) {
-    // A dense layer has no synchronisation: the host issues ahead of the GPU, across layers and
-    // between forward and backward, and binds only as a rate. Where it issues a layer's ops slower
-    // than the GPU runs them (small per-GPU shapes: high tp, short micro-batches, fast GPUs), the
-    // GPU waits for the difference, as in the MoE layers above. Full recompute issues the forward
-    // a second time in the backward, its GPU work too. The excess is split between forward and
-    // backward by their host times; the predictor adds the forward's share once more for a
-    // recomputed layer (layer_refwd), which makes up the recompute's part.
-    const double h_fwd = in.dense_host.forward_s, h_bwd = in.dense_host.backward_s;
-    const double again = p.recompute.granularity == RecomputeGranularity::full ? 1.0 : 0.0;
-    const double host = (1 + again) * h_fwd + h_bwd;
-    const double gpu = (1 + again) * (lc.fwd_compute + lc.fwd_tp + lc.fwd_cp) + lc.bwd_compute + lc.bwd_tp + lc.bwd_cp;
-    const double excess = std::max(0.0, host - gpu);
-    lc.fwd_host = excess * h_fwd / host;
-    lc.bwd_host = excess * h_bwd / host;
+    // A dense layer has no synchronisation: where the host issues its ops slower than the GPU runs
+    // them (small per-GPU shapes: high tp, short micro-batches, fast GPUs), the GPU waits.
+    rate_bound_host(in.dense_host.forward_s, in.dense_host.backward_s, lc.fwd_compute + lc.fwd_tp + lc.fwd_cp,
+                    lc.bwd_compute + lc.bwd_tp + lc.bwd_cp, recomputed, lc);
   }
   switch (p.recompute.granularity) {
     case RecomputeGranularity::none: break;

@@ -733,6 +733,19 @@ TEST_CASE("MoE: a measured host time per MoE layer forward bounds that forward f
     job.runtime.moe_pad_to_capacity = true;
     // Nor does the prediction warn that a host time is left out: none is.
     CHECK_FALSE(note_has(padded, "not modelled"));
+    // Host-bound under full recompute the host issues each forward twice, each backward once: a
+    // millisecond more forward host time is two more per layer and micro-batch, backward one.
+    REQUIRE(job.plan.recompute.granularity == RecomputeGranularity::full);
+    job.calibration.host.moe_forward_s = 0;  // the line: forward and backward host times apart
+    job.calibration.host.moe_forward_fixed_s = 3 * fwd_per_layer;
+    job.calibration.host.moe_backward_fixed_s = 3 * fwd_per_layer;
+    const Prediction bound = predict(job);
+    Job slower_fwd = job, slower_bwd = job;
+    slower_fwd.calibration.host.moe_forward_fixed_s += 0.001;
+    slower_bwd.calibration.host.moe_backward_fixed_s += 0.001;
+    CHECK(predict(slower_fwd).breakdown.host_s - bound.breakdown.host_s == doctest::Approx(2 * mbs * layers * 0.001).epsilon(1e-6));
+    CHECK(predict(slower_bwd).breakdown.host_s - bound.breakdown.host_s == doctest::Approx(mbs * layers * 0.001).epsilon(1e-6));
+    CHECK(breakdown_sum(bound.breakdown) == doctest::Approx(bound.iteration_time_s).epsilon(1e-9));
     job.runtime.moe_capacity_factor = 0;  // padding needs a capacity
     CHECK(contains(check_plan(job), "--moe-pad-expert-input-to-capacity requires --moe-expert-capacity-factor"));
   }
@@ -918,14 +931,19 @@ TEST_CASE("MoE: the measured Megatron-Core host line over the local experts bind
   }
   SUBCASE("padded to capacity or a per-rank budget: the line binds as a rate; another framework or a whole-step graph: not at all") {
     job.calibration.host = line;
-    const Prediction synchronised = predict(job);
+    // Tokens dropped at a capacity: the dispatcher still synchronises (the output size), the GPU's
+    // work is the padded one's.
     job.runtime.moe_capacity_factor = 1.0;
+    const Prediction synchronised = predict(job);
     job.runtime.moe_pad_to_capacity = true;
     const MoeHostTime padded = moe_layer_host_time(job);
     CHECK_FALSE(padded.synchronises);
     CHECK(padded.forward_s == line.moe_forward_fixed_s);
     const Prediction p = predict(job);
-    CHECK(p.breakdown.host_s < synchronised.breakdown.host_s);
+    // This layer's host is slower than its GPU in forward and backward alike: the rate binds as
+    // fully as the synchronisation (a layer it binds less is in "token dropping padded to capacity").
+    CHECK(p.breakdown.host_s > 0);
+    CHECK(p.breakdown.host_s <= synchronised.breakdown.host_s);
     CHECK_FALSE(moe_host_time_unmodelled(job));
     // HybridEP's static per-rank budget: the same, and it caps the busiest rank's tokens.
     job.runtime.moe_capacity_factor = 0;
