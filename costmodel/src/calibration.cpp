@@ -157,7 +157,8 @@ Calibration calibration_from_json(const json& j, const std::string& where, const
     JsonReader h = r.child("host");
     h.reject_unknown_keys({"moe_forward_s", "moe_forward_fixed_s", "moe_forward_per_expert_s", "moe_backward_fixed_s",
                            "moe_backward_per_expert_s", "moe_allgather_forward_fixed_s", "moe_allgather_forward_per_expert_s",
-                           "moe_allgather_backward_fixed_s", "moe_allgather_backward_per_expert_s", "moe_forward_presync_fraction", "moe_attention_forward_s",
+                           "moe_allgather_backward_fixed_s", "moe_allgather_backward_per_expert_s", "moe_forward_presync_fraction", "moe_forward_before_experts_fraction",
+                           "moe_expert_before_activation_fraction", "moe_attention_forward_s",
                            "moe_attention_backward_s", "moe_expert_bias_forward_per_expert_s", "moe_expert_bias_backward_per_expert_s",
                            "cuda_graph_replay_s"});
     c.host.cuda_graph_replay_s = in_range(h, "cuda_graph_replay_s", c.host.cuda_graph_replay_s, 0, 1, "seconds per CUDA graph replay");
@@ -179,6 +180,12 @@ Calibration calibration_from_json(const json& j, const std::string& where, const
                                                           "seconds per local expert, backward (allgather dispatcher)");
     c.host.moe_forward_presync_fraction = in_range(h, "moe_forward_presync_fraction", c.host.moe_forward_presync_fraction, 0, 1,
                                                    "share of the fixed forward host time issued before the synchronisation");
+    c.host.moe_forward_before_experts_fraction =
+        in_range(h, "moe_forward_before_experts_fraction", c.host.moe_forward_before_experts_fraction, 0, 1,
+                 "share of the fixed forward host time after the synchronisation issued before the first expert");
+    c.host.moe_expert_before_activation_fraction =
+        in_range(h, "moe_expert_before_activation_fraction", c.host.moe_expert_before_activation_fraction, 0, 1,
+                 "share of an expert's forward host time issued before its activation");
     c.host.moe_attention_forward_s =
         in_range(h, "moe_attention_forward_s", c.host.moe_attention_forward_s, 0, 1, "seconds per MoE layer's attention block, forward");
     c.host.moe_attention_backward_s =
@@ -239,6 +246,8 @@ json calibration_to_json(const Calibration& c) {
             {"moe_allgather_backward_fixed_s", c.host.moe_allgather_backward_fixed_s},
             {"moe_allgather_backward_per_expert_s", c.host.moe_allgather_backward_per_expert_s},
             {"moe_forward_presync_fraction", c.host.moe_forward_presync_fraction},
+            {"moe_forward_before_experts_fraction", c.host.moe_forward_before_experts_fraction},
+            {"moe_expert_before_activation_fraction", c.host.moe_expert_before_activation_fraction},
             {"moe_attention_forward_s", c.host.moe_attention_forward_s},
             {"moe_attention_backward_s", c.host.moe_attention_backward_s},
             {"moe_expert_bias_forward_per_expert_s", c.host.moe_expert_bias_forward_per_expert_s},

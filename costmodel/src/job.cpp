@@ -332,6 +332,8 @@ void apply_cuda_graphs(unsigned modules, double replay, double presync, double p
   if (!t.synchronises && (modules & kCudaGraphMoe)) {
     t.forward_s = t.backward_s = replay;
     t.forward_presync_s = 0;
+    t.activation_syncs = 0;  // a graph captures no blocking copy: the block replays whole
+    t.forward_before_experts_s = t.experts_forward_s = t.first_activation_s = 0;
     ++t.graph_replays;
     return;
   }
@@ -391,6 +393,14 @@ MoeHostTime moe_layer_host_time(const Job& job) {
   // with it.
   t.attention_forward_s = scale * h.moe_attention_forward_s;
   t.attention_backward_s = scale * h.moe_attention_backward_s;
+  // GPT-OSS's experts run Megatron-Core's fused quick-GeGLU (bias_activation_fusion, on by default in
+  // Megatron-LM, --quick-geglu, and set by Megatron-Bridge's GPT-OSS bridge), which synchronises the
+  // host at every call: once per grouped GEMM (TEGroupedMLP), once per expert (SequentialMLP).
+  if (job.model.activation == Activation::quick_geglu)
+    t.activation_syncs = job.runtime.moe_grouped_gemm ? 1 : local_experts;
+  t.forward_before_experts_s = scale * h.moe_forward_before_experts_fraction * (l.fwd_fixed - line_presync);
+  t.experts_forward_s = scale * (l.fwd_per_expert * t.experts_counted + h.moe_expert_bias_forward_per_expert_s * t.biased_experts);
+  t.first_activation_s = t.experts_counted > 0 ? scale * h.moe_expert_before_activation_fraction * l.fwd_per_expert : 0.0;
   apply_cuda_graphs(job.runtime.cuda_graph_modules, scale * h.cuda_graph_replay_s, scale * line_presync,
                     scale * h.moe_forward_presync_fraction * l.bwd_fixed, t);
   return t;

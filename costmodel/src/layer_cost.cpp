@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <string_view>
 
 namespace strata {
@@ -56,6 +57,24 @@ void rate_bound_host(double h_fwd, double h_bwd, double g_fwd, double g_bwd, boo
   const double excess = std::max(0.0, host - ((1 + again) * g_fwd + g_bwd));
   lc.fwd_host = host > 0 ? excess * h_fwd / host : 0.0;
   lc.bwd_host = host > 0 ? excess * h_bwd / host : 0.0;
+}
+
+// Part of a layer's forward between two host synchronisations, in issue order: its GPU time and
+// the host's time to issue it.
+struct IssuedPart {
+  double gpu, host;
+};
+
+// A stretch of parts issued after a synchronisation (the GPU idle, the host's queue empty): each
+// part's GPU work runs after the previous part's and ends no earlier than the host has issued it,
+// its ops running as they are issued (a two-machine flow shop, host then GPU, in issue order).
+double issued_stretch(std::initializer_list<IssuedPart> parts) {
+  double gpu = 0, host = 0;
+  for (const IssuedPart& part : parts) {
+    host += part.host;
+    gpu = std::max(gpu + part.gpu, host);
+  }
+  return gpu;
 }
 
 }  // namespace
@@ -180,7 +199,8 @@ LayerCost decoder_layer_cost(const LayerCostInputs& in, LayerKind kind) {
   }
   // Full recompute issues a layer's forward a second time in its backward, host and GPU work both.
   const bool recomputed = p.recompute.granularity == RecomputeGranularity::full;
-  if (kind.moe && m.moe && moe_host_bound && !moe_host.synchronises) {
+  const bool activation_syncs = kind.moe && m.moe && moe_host_bound && moe_host.activation_syncs > 0 && ops.experts_end > ops.experts_begin;
+  if (kind.moe && m.moe && moe_host_bound && !moe_host.synchronises && !activation_syncs) {
     // No synchronisation (experts padded to capacity, or HybridEP's per-rank budget): the host
     // issues ahead of the GPU and binds only as a rate, as in a dense layer (below).
     const double g_fwd = lc.fwd_compute + lc.fwd_tp + lc.fwd_cp + lc.fwd_ep;
@@ -193,21 +213,43 @@ LayerCost decoder_layer_cost(const LayerCostInputs& in, LayerKind kind) {
     // combine (`post`), then the next layer's attention block, router and permutation (`pre`),
     // and waits again. The GPU runs each part as it is issued, so one layer's forward takes
     //   max(max(G_post, H_post) + G_pre, H_post + H_pre)
-    // (a two-machine flow shop, host then GPU, in issue order): the attention's GPU time hides
-    // none of the host time issued before it, and the host times of both parts add up. (Measured
-    // on whole Megatron-Core decoder layers: their wall time exceeded the larger of their GPU and
-    // host times by 5-60%; HostCoefficients.) The TP collectives are one per part.
+    // (issued_stretch): the attention's GPU time hides none of the host time issued before it,
+    // and the host times of both parts add up. (Measured on whole Megatron-Core decoder layers:
+    // their wall time exceeded the larger of their GPU and host times by 5-60%; HostCoefficients.)
+    // The TP collectives are one per part.
     double pre_compute = 0;
     for (std::size_t i = 0; i < ops.forward_sync; ++i) pre_compute += kernels.time(ops.forward[i]).time_s;
-    const double g_pre = pre_compute + lc.fwd_cp + 0.5 * lc.fwd_tp;
-    const double g_post = (lc.fwd_compute - pre_compute) + lc.fwd_ep + 0.5 * lc.fwd_tp;
-    const double h_pre = moe_host.attention_forward_s + moe_host.forward_presync_s;
-    const double h_post = moe_host.forward_s - moe_host.forward_presync_s;
-    const double forward = std::max(std::max(g_post, h_post) + g_pre, h_post + h_pre);
+    const IssuedPart pre{pre_compute + lc.fwd_cp + 0.5 * lc.fwd_tp, moe_host.attention_forward_s + moe_host.forward_presync_s};
+    const IssuedPart post{(lc.fwd_compute - pre_compute) + lc.fwd_ep + 0.5 * lc.fwd_tp, moe_host.forward_s - moe_host.forward_presync_s};
+    double forward = issued_stretch({post, pre});
+    if (activation_syncs) {
+      // A synchronisation at each expert activation too (MoeHostTime::activation_syncs: one for a
+      // grouped GEMM, one per SequentialMLP expert) splits `post` after the (first) expert's fc1:
+      // the dispatch all-to-all, sort and fc1 run with no host work queued behind them, and the
+      // activation, fc2 and combine join the next layer's `pre`. Between two SequentialMLP
+      // experts' syncs run one expert's activation and fc2 and the next one's fc1: the experts
+      // taken as alike, each such stretch is the larger of an expert's GPU and host time.
+      const double n = moe_host.activation_syncs;
+      double dispatch_ops = 0, experts = 0;
+      for (std::size_t i = ops.forward_sync; i < ops.experts_begin; ++i) dispatch_ops += kernels.time(ops.forward[i]).time_s;
+      for (std::size_t i = ops.experts_begin; i < ops.experts_end; ++i) experts += kernels.time(ops.forward[i]).time_s;
+      const double fc1 = kernels.time(ops.forward[ops.experts_begin]).time_s / n;
+      const double g_dispatch = dispatch_ops + 0.5 * lc.fwd_ep, g_combine = post.gpu - g_dispatch - experts;
+      const double h_dispatch = moe_host.forward_before_experts_s, h_experts = moe_host.experts_forward_s;
+      const double h_combine = post.host - h_dispatch - h_experts;
+      const IssuedPart first{g_dispatch + fc1, h_dispatch + moe_host.first_activation_s};
+      const IssuedPart last{experts / n - fc1 + g_combine, h_experts / n - moe_host.first_activation_s + h_combine};
+      const double between = (n - 1) * std::max(experts, h_experts) / n;
+      // Without the dispatcher's synchronisation (padded to capacity) the activation's alone
+      // splits the layer: the stretch runs from one layer's activation to the next one's.
+      forward = moe_host.synchronises ? issued_stretch({first}) + between + issued_stretch({last, pre})
+                                      : between + issued_stretch({last, pre, first});
+    }
     lc.fwd_host = std::max(0.0, forward - (lc.fwd_compute + lc.fwd_tp + lc.fwd_cp + lc.fwd_ep));
     // The backward has no synchronisation, but the host issues it layer by layer: where that
     // takes longer than the layer's GPU time the GPU waits (measured: a Megatron-Core MoE
-    // layer's backward at its real shapes took its host time, 2-3x its kernels' time).
+    // layer's backward at its real shapes took its host time, 2-3x its kernels' time). (A
+    // recomputed activation synchronises again in the backward; not modelled apart.)
     lc.bwd_host = std::max(0.0, moe_host.backward_s + moe_host.attention_backward_s -
                                     (lc.bwd_compute + lc.bwd_tp + lc.bwd_cp + lc.bwd_ep));
   }

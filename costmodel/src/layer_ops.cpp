@@ -352,6 +352,7 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
   };
   Op router;
   std::size_t mlp_sync = 0;  // MoE: ops of mlp_fwd issued before the dispatcher's host synchronisation
+  std::size_t experts_begin = 0, experts_end = 0;  // MoE: the routed experts' ops in mlp_fwd
   if (kind.moe && m.moe) {
     const double E = m.moe->num_experts;
     // Router logits on this rank's (sequence-parallel) tokens, kept in bf16 under fp8; then score
@@ -396,7 +397,9 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
     const bool copies_out = grouped_padding || sequential;  // unpadding or concatenation forward, and the input's gradient back
     const double copy_bytes = 2.0 * eb;
     if (pads) mlp_fwd.push_back(elementwise("expert_input_padding", pairs * h, copy_bytes, 0));
+    experts_begin = mlp_fwd.size() + (unfused_quantize ? 1 : 0);  // after quantize_fc1_input
     add_mlp("expert_fc1", "expert_activation", "expert_activation_bwd", "expert_fc2", pairs / local, fe, local, !s.moe_grouped_gemm);
+    experts_end = mlp_fwd.size();
     if (m.add_linear_bias && s.moe_grouped_gemm) add_expert_bias_ops(mlp_fwd, mlp_bwd, pairs * h, local, eb);
     if (copies_out) mlp_fwd.push_back(elementwise(sequential ? "expert_output_concat" : "expert_output_unpadding", pairs * h, copy_bytes, 0));
     if (pads) mlp_bwd.insert(mlp_bwd.begin(), elementwise("expert_output_unpadding_bwd", pairs * h, copy_bytes, 0));
@@ -417,6 +420,10 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
   // The dispatcher synchronises the host after the permutation (MoEAlltoAllTokenDispatcher's
   // before_ep_alltoall sync point): what follows it is issued only once the GPU has drained.
   if (mlp_sync > 0) L.forward_sync = F.size() + mlp_sync;
+  if (experts_end > experts_begin) {
+    L.experts_begin = F.size() + experts_begin;
+    L.experts_end = F.size() + experts_end;
+  }
   F.insert(F.end(), mlp_fwd.begin(), mlp_fwd.end());
   F.push_back(elementwise("bias_dropout_add", T_sp * h, 3.0 * eb + dropout_mask));
 

@@ -18,7 +18,7 @@ void add_prediction_notes(const Job& job, const LayerShape& shape, const MoeHost
   const int worst_mem = worst_memory_stage;
   const StagePrediction& wm = pred.stages[static_cast<std::size_t>(worst_mem)];
   const bool moe_host_bound = moe_host.any();
-  pred.notes.reserve(11);  // room for every note below: no regrowth per prediction
+  pred.notes.reserve(12);  // room for every note below: no regrowth per prediction
   if (m.language_model_of_multimodal)
     pred.notes.push_back("the model is the language model of a multimodal config (text_config): its vision or audio encoder and "
                          "projector are not costed, nor the image tokens they add to a sequence");
@@ -50,6 +50,12 @@ void add_prediction_notes(const Job& job, const LayerShape& shape, const MoeHost
                                  ? "the dropless dispatcher synchronises the host once per layer, so the GPU waits for it"
                                  : "the dispatcher does not synchronise (fixed sizes), so the host runs ahead and the GPU waits only "
                                    "where the host issues a layer slower than the GPU runs it";
+  if (m.moe && m.num_moe_layers() > 0 && moe_host_bound && moe_host.activation_syncs > 0)
+    pred.notes.push_back(fmt::format(
+        FMT_COMPILE("MoE: the experts' fused quick-GeGLU synchronises the host {} per layer forward (Megatron-Core's "
+                    "weighted_bias_quick_geglu_impl builds its offset with a blocking host-to-device copy): the dispatch and fc1 "
+                    "before it run with no host work queued behind them"),
+        moe_host.activation_syncs == 1 ? std::string("once more") : fmt::format("at each of its {} experts", moe_host.activation_syncs)));
   if (m.moe && m.num_moe_layers() > 0 && moe_host_bound)
     pred.notes.push_back(
         moe_host.measured_override

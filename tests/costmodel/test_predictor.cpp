@@ -806,6 +806,70 @@ TEST_CASE("MoE: the synchronisation splits the layer: host time issued before th
   }
 }
 
+TEST_CASE("MoE: GPT-OSS's fused quick-GeGLU synchronises the host at each expert activation") {
+  // Qwen3-30B-A3B's layers at ep 8 (16 local experts, grouped GEMM) with GPT-OSS's activation: the
+  // same GPU work (a gated activation costs the same either way), one more synchronisation.
+  Job job = test::qwen3_30b_ep8_job();
+  job.plan.recompute.granularity = RecomputeGranularity::none;
+  const HostCoefficients line;
+  Job swiglu = job;
+  job.model.activation = Activation::quick_geglu;
+  REQUIRE(check_plan(job).empty());
+  auto forward = [](const Job& j) {
+    const Prediction p = predict(j);
+    REQUIRE_MESSAGE(p.feasible, p.reason);
+    return p.stages[0].forward_s;
+  };
+
+  SUBCASE("one per grouped GEMM, one per SequentialMLP expert, none for SwiGLU; where they fall") {
+    MoeHostTime t = moe_layer_host_time(job);
+    CHECK(t.activation_syncs == 1);
+    CHECK(moe_layer_host_time(swiglu).activation_syncs == 0);
+    const double post_fixed = (1 - line.moe_forward_presync_fraction) * line.moe_forward_fixed_s;
+    CHECK(t.forward_before_experts_s == doctest::Approx(line.moe_forward_before_experts_fraction * post_fixed));
+    CHECK(t.experts_forward_s == 0);  // a grouped GEMM's own host work is not measured
+    CHECK(t.first_activation_s == 0);
+    job.runtime.moe_grouped_gemm = false;
+    t = moe_layer_host_time(job);
+    CHECK(t.activation_syncs == 16);
+    CHECK(t.experts_forward_s == doctest::Approx(16 * line.moe_forward_per_expert_s));
+    CHECK(t.first_activation_s == doctest::Approx(line.moe_expert_before_activation_fraction * line.moe_forward_per_expert_s));
+    CHECK(t.forward_before_experts_s + t.experts_forward_s <= t.forward_s - t.forward_presync_s);
+  }
+  SUBCASE("the dispatch and fc1 no longer run under the host's issue of the next layer") {
+    const double without = forward(swiglu), with = forward(job);
+    CHECK(with > without);
+    // At most the GPU time it takes out from under the host: the layer's whole forward GPU time.
+    Job gpu_only = swiglu;
+    gpu_only.calibration.host = test::no_moe_host_time();
+    CHECK(with - without < forward(gpu_only));
+    // SequentialMLP: a synchronisation per expert, each expert's work no longer overlapping the next.
+    Job sequential = job, sequential_swiglu = swiglu;
+    sequential.runtime.moe_grouped_gemm = sequential_swiglu.runtime.moe_grouped_gemm = false;
+    CHECK(forward(sequential) > forward(sequential_swiglu));
+  }
+  SUBCASE("with no host time it costs nothing; padded to capacity it splits the layer on its own") {
+    Job gpu_only = job, gpu_only_swiglu = swiglu;
+    gpu_only.calibration.host = gpu_only_swiglu.calibration.host = test::no_moe_host_time();
+    CHECK(forward(gpu_only) == doctest::Approx(forward(gpu_only_swiglu)).epsilon(1e-12));
+    Job padded = job, padded_swiglu = swiglu;
+    for (Job* j : {&padded, &padded_swiglu}) {
+      j->runtime.moe_capacity_factor = 1.0;
+      j->runtime.moe_pad_to_capacity = true;
+    }
+    REQUIRE_FALSE(moe_layer_host_time(padded).synchronises);
+    // Without the dispatcher's synchronisation the host runs ahead as a rate (no wait in the
+    // forward at all when the GPU is the slower); with the activation's the layer waits once.
+    CHECK(predict(padded).breakdown.host_s > predict(padded_swiglu).breakdown.host_s);
+  }
+  SUBCASE("a whole MoE block in one CUDA graph (padded: nothing to wait for) replays without it") {
+    job.runtime.moe_capacity_factor = 1.0;
+    job.runtime.moe_pad_to_capacity = true;
+    job.runtime.cuda_graph_modules = kCudaGraphMoe;
+    CHECK(moe_layer_host_time(job).activation_syncs == 0);
+  }
+}
+
 TEST_CASE("MoE: the measured Megatron-Core host line over the local experts binds forward and backward") {
   // Qwen3-30B-A3B at ep 8: 16 local experts per GPU, dropless, one stage, full recompute.
   Job job = test::qwen3_30b_ep8_job();

@@ -3,7 +3,8 @@
 print the values costmodel/include/costmodel/calibration.h states: a change of either side fails here.
 
 - scripts/moe_sync_split.py: the share of the MoE block's fixed forward host time issued before the
-  dispatcher's synchronisation (two profiled H100 layers) and the attention block's host time,
+  dispatcher's synchronisation and where a synchronisation at the experts' activation falls (two
+  profiled H100 layers), and the attention block's host time,
   forward and backward (whole layer minus MoE block on an H200 machine);
 - scripts/eager_op_host.py: the host time of the eager per-expert bias ops of biased experts under a
   grouped GEMM (the same profiled H100 layers);

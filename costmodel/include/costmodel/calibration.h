@@ -157,6 +157,13 @@ struct HostCoefficients {
   double moe_allgather_backward_fixed_s = 2.37e-3;
   double moe_allgather_backward_per_expert_s = 0.453e-3;
   double moe_forward_presync_fraction = 0.74;   // of the fixed forward part, issued before the synchronisation
+  // Where in the rest of the forward a second synchronisation falls, one at the experts' activation
+  // (GPT-OSS's fused quick-GeGLU, MoeHostTime::activation_syncs): the share of the fixed part after
+  // the dispatcher's synchronisation issued before the first expert, and the share of a
+  // SequentialMLP expert's host time issued before its activation. From the same profiled layers
+  // (scripts/moe_sync_split.py; 0.45 and 0.42, and 0.27 and 0.26).
+  double moe_forward_before_experts_fraction = 0.43;
+  double moe_expert_before_activation_fraction = 0.26;
   double moe_attention_forward_s = 2.10e-3;     // the rest of an MoE decoder layer (attention block), forward
   double moe_attention_backward_s = 2.41e-3;    // and backward
   // Biased experts under a grouped GEMM (GPT-OSS; layer_ops add_expert_bias_ops): the fc2 bias is

@@ -316,6 +316,15 @@ struct MoeHostTime {
   int graph_replays = 0;           // CUDA graphs replayed per layer forward in place of the captured parts' ops
   bool synchronises = false;       // the dispatcher waits on the host in every layer forward
   bool allgather_line = false;     // the allgather dispatcher's measured line (else the alltoall one's)
+  // Host synchronisations at the experts' activation per layer forward: GPT-OSS's fused quick-GeGLU
+  // (Megatron-Core fused_bias_geglu.py weighted_bias_quick_geglu_impl) builds its linear offset
+  // with torch.tensor(..., device=cuda) on every call, a blocking host-to-device copy
+  // (cudaStreamSynchronize), once per grouped GEMM or once per SequentialMLP expert. 0: none.
+  int activation_syncs = 0;
+  // Where it falls: the parts of forward_s issued after the dispatcher's synchronisation and before
+  // the first expert, by the experts (per-expert line, or their eager bias path), and by the first
+  // expert before its activation.
+  double forward_before_experts_s = 0, experts_forward_s = 0, first_activation_s = 0;
   // Any host time to count: else the host never holds the GPU up.
   bool any() const { return forward_s > 0 || backward_s > 0 || attention_forward_s > 0 || attention_backward_s > 0; }
 };

@@ -104,6 +104,9 @@ struct LayerOps {
   // MoE layers: the index in `forward` of the first op issued after the token dispatcher's host
   // synchronisation (the one after the permutation); 0 where the forward has none.
   std::size_t forward_sync = 0;
+  // MoE layers: the routed experts' ops in `forward`, [experts_begin, experts_end): the first is
+  // the (first) expert's fc1, the last its (last) fc2; both 0 where the layer has none.
+  std::size_t experts_begin = 0, experts_end = 0;
 };
 
 // One decoder layer of the given kind (MoE or dense MLP, sliding-window or full attention); the
