@@ -333,7 +333,6 @@ void apply_cuda_graphs(unsigned modules, double replay, double presync, double p
     t.forward_s = t.backward_s = replay;
     t.forward_presync_s = 0;
     t.activation_syncs = 0;  // a graph captures no blocking copy: the block replays whole
-    t.forward_before_experts_s = t.experts_forward_s = t.first_activation_s = 0;
     ++t.graph_replays;
     return;
   }

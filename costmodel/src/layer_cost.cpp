@@ -217,8 +217,17 @@ LayerCost decoder_layer_cost(const LayerCostInputs& in, LayerKind kind) {
     // and the host times of both parts add up. (Measured on whole Megatron-Core decoder layers:
     // their wall time exceeded the larger of their GPU and host times by 5-60%; HostCoefficients.)
     // The TP collectives are one per part.
-    double pre_compute = 0;
-    for (std::size_t i = 0; i < ops.forward_sync; ++i) pre_compute += kernels.time(ops.forward[i]).time_s;
+    // One pass over the forward's ops up to the synchronisations: before the dispatcher's, then
+    // (with an activation's) the dispatch part and the experts, the first being the (first) fc1.
+    double pre_compute = 0, dispatch_ops = 0, experts = 0, fc1 = 0;
+    const std::size_t timed = activation_syncs ? ops.experts_end : ops.forward_sync;
+    for (std::size_t i = 0; i < timed; ++i) {
+      const double t = kernels.time(ops.forward[i]).time_s;
+      if (i < ops.forward_sync) pre_compute += t;
+      else if (i < ops.experts_begin) dispatch_ops += t;
+      else experts += t;
+      if (i == ops.experts_begin) fc1 = t;
+    }
     const IssuedPart pre{pre_compute + lc.fwd_cp + 0.5 * lc.fwd_tp, moe_host.attention_forward_s + moe_host.forward_presync_s};
     const IssuedPart post{(lc.fwd_compute - pre_compute) + lc.fwd_ep + 0.5 * lc.fwd_tp, moe_host.forward_s - moe_host.forward_presync_s};
     double forward = issued_stretch({post, pre});
@@ -230,15 +239,11 @@ LayerCost decoder_layer_cost(const LayerCostInputs& in, LayerKind kind) {
       // experts' syncs run one expert's activation and fc2 and the next one's fc1: the experts
       // taken as alike, each such stretch is the larger of an expert's GPU and host time.
       const double n = moe_host.activation_syncs;
-      double dispatch_ops = 0, experts = 0;
-      for (std::size_t i = ops.forward_sync; i < ops.experts_begin; ++i) dispatch_ops += kernels.time(ops.forward[i]).time_s;
-      for (std::size_t i = ops.experts_begin; i < ops.experts_end; ++i) experts += kernels.time(ops.forward[i]).time_s;
-      const double fc1 = kernels.time(ops.forward[ops.experts_begin]).time_s / n;
       const double g_dispatch = dispatch_ops + 0.5 * lc.fwd_ep, g_combine = post.gpu - g_dispatch - experts;
       const double h_dispatch = moe_host.forward_before_experts_s, h_experts = moe_host.experts_forward_s;
       const double h_combine = post.host - h_dispatch - h_experts;
-      const IssuedPart first{g_dispatch + fc1, h_dispatch + moe_host.first_activation_s};
-      const IssuedPart last{experts / n - fc1 + g_combine, h_experts / n - moe_host.first_activation_s + h_combine};
+      const IssuedPart first{g_dispatch + fc1 / n, h_dispatch + moe_host.first_activation_s};
+      const IssuedPart last{(experts - fc1) / n + g_combine, h_experts / n - moe_host.first_activation_s + h_combine};
       const double between = (n - 1) * std::max(experts, h_experts) / n;
       // Without the dispatcher's synchronisation (padded to capacity) the activation's alone
       // splits the layer: the stretch runs from one layer's activation to the next one's.
