@@ -17,8 +17,15 @@
 #include "costmodel/catalog.h"
 #include "costmodel/errors.h"
 #include "costmodel/job.h"
+#include "costmodel/prediction.h"
 
 namespace strata::test {
+
+// Every part of the critical stage's breakdown; a prediction's adds up to its iteration time.
+inline double breakdown_sum(const TimeBreakdown& b) {
+  return b.compute_s + b.recompute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s + b.host_s + b.pp_comm_s + b.dp_comm_s +
+         b.bubble_s + b.imbalance_s + b.optimizer_s + b.step_overhead_s;
+}
 
 // GPT-3 175B on 1024 A100-80GB (the Megatron-LM SC21 / Korthikanti 2022 setting).
 inline Job gpt3_175b_job() {

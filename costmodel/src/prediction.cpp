@@ -53,6 +53,7 @@ nlohmann::json prediction_to_json(const Prediction& p) {
             {"pp_comm_s", b.pp_comm_s},
             {"dp_comm_s", b.dp_comm_s},
             {"bubble_s", b.bubble_s},
+            {"imbalance_s", b.imbalance_s},
             {"optimizer_s", b.optimizer_s},
             {"step_overhead_s", b.step_overhead_s}}},
           {"notes", p.notes}};

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include <fmt/compile.h>
 #include <fmt/format.h>
@@ -450,11 +451,12 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   bd.host_s = sc[crit].host * mbs;
   const double idle = std::max(0.0, pr.end_s[crit] - pr.busy_s[crit]);
   bd.pp_comm_s = std::min(idle, pp_exposed) + sc[crit].pp_blocking * mbs;
-  bd.bubble_s = idle - std::min(idle, pp_exposed);
   // Part of the critical stage's idle time is waiting for a slower stage (imbalance), the rest is
   // the schedule's own fill/drain bubble.
+  const double waiting = idle - std::min(idle, pp_exposed);
   const double max_busy = *std::max_element(pr.busy_s.begin(), pr.busy_s.end());
-  const double imbalance = std::min(bd.bubble_s, max_busy - pr.busy_s[crit]);
+  bd.imbalance_s = std::min(waiting, max_busy - pr.busy_s[crit]);
+  bd.bubble_s = waiting - bd.imbalance_s;
   bd.dp_comm_s = sc[crit].dp_exposed;
   bd.optimizer_s = sc[crit].optimizer;
   bd.step_overhead_s = job.runtime.step_overhead_s;
@@ -470,11 +472,16 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   }
   const double T = pred.iteration_time_s;
   const int slowest = static_cast<int>(std::max_element(pr.busy_s.begin(), pr.busy_s.end()) - pr.busy_s.begin());
+  // What uneven stages cost: the other stages' wait where the critical stage is not the busiest
+  // (its idle share above), else the busiest stage's work beyond the mean, which the critical
+  // path runs and an even split would share out. Not a breakdown part: that stage is busy.
+  const double mean_busy = std::accumulate(pr.busy_s.begin(), pr.busy_s.end(), 0.0) / p.pp;
+  const double stage_time = std::max(bd.imbalance_s, max_busy - mean_busy);
   struct Cand { const char* kind; double t; };
-  Cand cands[] = {{"bubble", bd.bubble_s - imbalance}, {"tp_comm", bd.tp_comm_s}, {"cp_comm", bd.cp_comm_s}, {"ep_comm", bd.ep_comm_s},
+  Cand cands[] = {{"bubble", bd.bubble_s}, {"tp_comm", bd.tp_comm_s}, {"cp_comm", bd.cp_comm_s}, {"ep_comm", bd.ep_comm_s},
                   {"host", bd.host_s},
                   {"pp_comm", bd.pp_comm_s}, {"dp_comm", bd.dp_comm_s}, {"recompute", bd.recompute_s},
-                  {"optimizer", bd.optimizer_s}, {"stage_time", imbalance}};
+                  {"optimizer", bd.optimizer_s}, {"stage_time", stage_time}};
   const Cand* top = std::max_element(std::begin(cands), std::end(cands), [](const Cand& a, const Cand& b) { return a.t < b.t; });
   if (top->t < 0.03 * T) {
     // The host-side step overhead is left out: no plan of this job changes it.

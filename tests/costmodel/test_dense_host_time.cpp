@@ -5,18 +5,13 @@
 
 #include <doctest/doctest.h>
 
-#include "catalog_util.h"
+#include "test_util.h"
 #include "costmodel/calibration.h"
 #include "costmodel/predictor.h"
 
 using namespace strata;
 
 namespace {
-
-double breakdown_sum(const TimeBreakdown& b) {
-  return b.compute_s + b.recompute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s + b.host_s + b.pp_comm_s + b.dp_comm_s +
-         b.bubble_s + b.optimizer_s + b.step_overhead_s;
-}
 
 // GPT-3 1.3B at tp 8 on one H100 node: 2048-wide layers split eight ways run for a fraction of a
 // millisecond, far less than Megatron's Python takes to issue them.
@@ -66,7 +61,7 @@ TEST_CASE("dense layers: a layer the host issues slower than the GPU runs it mak
   CHECK(p.breakdown.host_s > 0);
   // One stage: the host time is the only difference, and the breakdown still adds up.
   CHECK(p.iteration_time_s == doctest::Approx(gpu_only.iteration_time_s + p.breakdown.host_s).epsilon(1e-9));
-  CHECK(breakdown_sum(p.breakdown) == doctest::Approx(p.iteration_time_s).epsilon(1e-9));
+  CHECK(test::breakdown_sum(p.breakdown) == doctest::Approx(p.iteration_time_s).epsilon(1e-9));
   CHECK(p.bottleneck.kind == "host");
   CHECK(std::any_of(p.notes.begin(), p.notes.end(), [](const std::string& n) { return n.starts_with("host-bound layers:"); }));
 
@@ -86,7 +81,7 @@ TEST_CASE("dense layers: a layer the host issues slower than the GPU runs it mak
     slower.calibration.host.moe_attention_forward_s += 0.001;
     const Prediction q = predict(slower);
     CHECK(q.breakdown.host_s - full.breakdown.host_s == doctest::Approx(2 * 0.001 * layers * mbs).epsilon(1e-6));
-    CHECK(breakdown_sum(q.breakdown) == doctest::Approx(q.iteration_time_s).epsilon(1e-9));
+    CHECK(test::breakdown_sum(q.breakdown) == doctest::Approx(q.iteration_time_s).epsilon(1e-9));
   }
   SUBCASE("less tensor parallelism and larger micro-batches give the GPU more work per op the host issues") {
     Job tp2 = job;

@@ -15,11 +15,6 @@ namespace {
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
-double breakdown_sum(const TimeBreakdown& b) {
-  return b.compute_s + b.recompute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s + b.host_s + b.pp_comm_s + b.dp_comm_s +
-         b.bubble_s + b.optimizer_s + b.step_overhead_s;
-}
-
 Job llama3_70b_job() {
   Job job;
   job.model = test::catalog().model("llama3-70b");
@@ -263,9 +258,9 @@ TEST_CASE("predict") {
       CHECK(p.tokens_per_sec_per_gpu * p.iteration_time_s * job.plan.world_size() ==
             doctest::Approx(static_cast<double>(job.training.global_batch_size * job.training.seq_length)).epsilon(1e-12));
       // The breakdown of the critical stage adds up to the iteration time.
-      CHECK(breakdown_sum(p.breakdown) == doctest::Approx(p.iteration_time_s).epsilon(1e-9));
+      CHECK(test::breakdown_sum(p.breakdown) == doctest::Approx(p.iteration_time_s).epsilon(1e-9));
       for (double x : {p.breakdown.compute_s, p.breakdown.recompute_s, p.breakdown.tp_comm_s, p.breakdown.cp_comm_s, p.breakdown.ep_comm_s,
-                       p.breakdown.pp_comm_s, p.breakdown.dp_comm_s, p.breakdown.bubble_s, p.breakdown.optimizer_s,
+                       p.breakdown.pp_comm_s, p.breakdown.dp_comm_s, p.breakdown.bubble_s, p.breakdown.imbalance_s, p.breakdown.optimizer_s,
                        p.breakdown.step_overhead_s})
         CHECK(x >= 0);
       // Utilization is a fraction; hardware FLOPs include the model FLOPs.
@@ -325,6 +320,46 @@ TEST_CASE("predict: interleaving shrinks the bubble") {
   CHECK(p2.stages[0].memory.activations_GiB > p1.stages[0].memory.activations_GiB);
 }
 
+TEST_CASE("predict: uneven stages: waiting on a busier stage is stage imbalance, not bubble, and the busiest stage is the bottleneck") {
+  Job job = test::gpt3_175b_job();  // 192 micro-batches on 16 stages of 6 layers: a small bubble
+  const Prediction even = predict(job);
+  REQUIRE(even.feasible);
+  CHECK(even.bottleneck.kind != "stage_time");
+  auto busy_excess = [](const Prediction& p) {  // the busiest stage's work beyond the mean
+    double most = 0, sum = 0;
+    for (const auto& s : p.stages) { most = std::max(most, s.busy_s); sum += s.busy_s; }
+    return most - sum / static_cast<double>(p.stages.size());
+  };
+  auto predict_moving = [&](int from, int to) {  // four layers of stage `from` moved to stage `to`
+    Job moved = job;
+    moved.plan.stage_layers = std::vector<int>(16, 6);
+    moved.plan.stage_layers[from] -= 4;
+    moved.plan.stage_layers[to] += 4;
+    const Prediction p = predict(moved);
+    REQUIRE(p.feasible);
+    return p;
+  };
+  SUBCASE("an overloaded middle stage: stage 0, which ends the iteration, waits for it") {
+    const Prediction p = predict_moving(15, 14);
+    CHECK(test::breakdown_sum(p.breakdown) == doctest::Approx(p.iteration_time_s).epsilon(1e-9));
+    // The wait is about stage 14's extra work per micro-batch, four layers' worth of 192 micro-batches.
+    CHECK(p.breakdown.imbalance_s > 0.3 * p.iteration_time_s);
+    CHECK(p.breakdown.imbalance_s <= busy_excess(p) + p.stages[14].busy_s - p.stages[0].busy_s);
+    // The schedule's own fill and drain stays about what the even split has.
+    CHECK(p.breakdown.bubble_s < 2 * even.breakdown.bubble_s);
+    CHECK(p.bottleneck.kind == "stage_time");
+    CHECK(p.bottleneck.stage == 14);
+  }
+  SUBCASE("the overloaded stage ends the iteration itself: no idle time to show, still the bottleneck") {
+    const Prediction p = predict_moving(0, 1);
+    CHECK(p.breakdown.imbalance_s == 0);
+    CHECK(p.bottleneck.kind == "stage_time");
+    CHECK(p.bottleneck.stage == 1);
+    CHECK(p.bottleneck.seconds == doctest::Approx(busy_excess(p)).epsilon(1e-9));
+    CHECK(p.bottleneck.seconds > 0.3 * p.iteration_time_s);
+  }
+}
+
 TEST_CASE("predict: uneven stages with interleaving move work between stages without creating or losing any") {
   Job job = test::gpt3_175b_job();
   job.plan.vpp = 2;
@@ -335,7 +370,7 @@ TEST_CASE("predict: uneven stages with interleaving move work between stages wit
   Prediction uneven = predict(job);
   REQUIRE(even.feasible);
   REQUIRE_MESSAGE(uneven.feasible, uneven.reason);
-  CHECK(breakdown_sum(uneven.breakdown) == doctest::Approx(uneven.iteration_time_s).epsilon(1e-9));
+  CHECK(test::breakdown_sum(uneven.breakdown) == doctest::Approx(uneven.iteration_time_s).epsilon(1e-9));
   CHECK(uneven.stages[0].layers == 5);
   CHECK(uneven.stages[0].forward_s < even.stages[0].forward_s);
   CHECK(uneven.stages[1].forward_s > even.stages[1].forward_s);
@@ -361,7 +396,7 @@ TEST_CASE("predict: async backward TP all-reduce hides behind the weight-gradien
   // The forward collectives stay exposed, so at most the backward half is hidden.
   CHECK(async.breakdown.tp_comm_s > 0.45 * blocking.breakdown.tp_comm_s);
   CHECK(async.breakdown.compute_s == doctest::Approx(blocking.breakdown.compute_s));
-  CHECK(breakdown_sum(async.breakdown) == doctest::Approx(async.iteration_time_s).epsilon(1e-9));
+  CHECK(test::breakdown_sum(async.breakdown) == doctest::Approx(async.iteration_time_s).epsilon(1e-9));
   // Without tensor parallelism there is nothing to hide.
   job.plan.tp = 1;
   job.plan.dp = 64;
@@ -409,11 +444,11 @@ TEST_CASE("predict: the breakdown adds up for DeepSpeed pipelines and unfused gr
   job.runtime.framework = Framework::deepspeed;
   job.plan.zero_stage = 1;
   Prediction p = predict(job);
-  CHECK(breakdown_sum(p.breakdown) == doctest::Approx(p.iteration_time_s).epsilon(1e-9));
+  CHECK(test::breakdown_sum(p.breakdown) == doctest::Approx(p.iteration_time_s).epsilon(1e-9));
   Job m = test::gpt3_175b_job();
   m.runtime.fused_grad_accumulation = false;
   Prediction q = predict(m);
-  CHECK(breakdown_sum(q.breakdown) == doctest::Approx(q.iteration_time_s).epsilon(1e-9));
+  CHECK(test::breakdown_sum(q.breakdown) == doctest::Approx(q.iteration_time_s).epsilon(1e-9));
 }
 
 TEST_CASE("predict: an offloaded optimizer share costs its host-link copies instead of its GPU update, and says so") {
@@ -701,7 +736,7 @@ TEST_CASE("MoE: a measured host time per MoE layer forward bounds that forward f
     CHECK(p.stages[0].forward_s > layers * host);
     CHECK(p.breakdown.host_s > 2 * mbs * layers * (host - fwd_per_layer));
     CHECK(p.breakdown.host_s < 2 * mbs * layers * host);
-    CHECK(breakdown_sum(p.breakdown) == doctest::Approx(p.iteration_time_s).epsilon(1e-9));
+    CHECK(test::breakdown_sum(p.breakdown) == doctest::Approx(p.iteration_time_s).epsilon(1e-9));
     CHECK(p.iteration_time_s == doctest::Approx(gpu_only.iteration_time_s + p.breakdown.host_s).epsilon(1e-6));
     CHECK(p.bottleneck.kind == "host");
     // A larger micro-batch gives the host more GPU work per forward to hide behind.
@@ -745,7 +780,7 @@ TEST_CASE("MoE: a measured host time per MoE layer forward bounds that forward f
     slower_bwd.calibration.host.moe_backward_fixed_s += 0.001;
     CHECK(predict(slower_fwd).breakdown.host_s - bound.breakdown.host_s == doctest::Approx(2 * mbs * layers * 0.001).epsilon(1e-6));
     CHECK(predict(slower_bwd).breakdown.host_s - bound.breakdown.host_s == doctest::Approx(mbs * layers * 0.001).epsilon(1e-6));
-    CHECK(breakdown_sum(bound.breakdown) == doctest::Approx(bound.iteration_time_s).epsilon(1e-9));
+    CHECK(test::breakdown_sum(bound.breakdown) == doctest::Approx(bound.iteration_time_s).epsilon(1e-9));
     job.runtime.moe_capacity_factor = 0;  // padding needs a capacity
     CHECK(contains(check_plan(job), "--moe-pad-expert-input-to-capacity requires --moe-expert-capacity-factor"));
   }
@@ -1218,7 +1253,7 @@ TEST_CASE("multi-token prediction: the last stage runs one more layer of the las
   CHECK(extra < 0.5 * without.stages[last].forward_s);
   CHECK(with.stages[last].backward_s > without.stages[last].backward_s);
   CHECK(with.iteration_time_s > without.iteration_time_s);
-  CHECK(breakdown_sum(with.breakdown) == doctest::Approx(with.iteration_time_s).epsilon(1e-9));
+  CHECK(test::breakdown_sum(with.breakdown) == doctest::Approx(with.iteration_time_s).epsilon(1e-9));
   // Its own logits and loss, and its parameters (one routed-expert layer over ep 64).
   CHECK(with.stages[last].memory.logits_GiB == doctest::Approx(2 * without.stages[last].memory.logits_GiB).epsilon(1e-12));
   CHECK(with.stages[last].memory.weights_GiB > without.stages[last].memory.weights_GiB);

@@ -45,7 +45,10 @@ struct TimeBreakdown {
   double host_s = 0;  // layers waiting on the host to issue them (moe_layer_host_time, dense_layer_host_time)
   double pp_comm_s = 0;  // exposed
   double dp_comm_s = 0;  // exposed
-  double bubble_s = 0;
+  double bubble_s = 0;     // the schedule's own fill and drain
+  // Idle time waiting for stages with more work (an uneven layer split, dense and MoE stages, the
+  // embedding or loss stage): the critical stage's idle time up to the busiest stage's excess work.
+  double imbalance_s = 0;
   double optimizer_s = 0;
   double step_overhead_s = 0;  // host-side per-step overhead (RuntimeOptions::step_overhead_s)
   bool operator==(const TimeBreakdown&) const = default;

@@ -43,6 +43,7 @@ std::string prediction_report(const Job& job, const Prediction& pred) {
                                                    {"EP comm (exposed)", b.ep_comm_s},
                                                    {"layer host (exposed)", b.host_s},
                                                    {"PP comm (exposed)", b.pp_comm_s}, {"pipeline bubble", b.bubble_s},
+                                                   {"stage imbalance (idle)", b.imbalance_s},
                                                    {"DP comm (exposed)", b.dp_comm_s}, {"optimizer step", b.optimizer_s},
                                                    {"step overhead (host)", b.step_overhead_s}};
   for (const auto& [name, t] : parts) out += fmt::format("  {:<22} {:9.3f} s {:6.1f}%\n", name, t, pct(t));

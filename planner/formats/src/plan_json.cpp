@@ -130,6 +130,7 @@ std::string prediction_defect(const Prediction& p) {
       {"breakdown/ep_comm_s", p.breakdown.ep_comm_s}, {"breakdown/host_s", p.breakdown.host_s},
       {"breakdown/cp_comm_s", p.breakdown.cp_comm_s}, {"breakdown/pp_comm_s", p.breakdown.pp_comm_s},
       {"breakdown/dp_comm_s", p.breakdown.dp_comm_s}, {"breakdown/bubble_s", p.breakdown.bubble_s},
+      {"breakdown/imbalance_s", p.breakdown.imbalance_s},
       {"breakdown/optimizer_s", p.breakdown.optimizer_s}, {"breakdown/step_overhead_s", p.breakdown.step_overhead_s}};
   for (const auto& [name, v] : top)
     if (!std::isfinite(v)) return std::string(name) + " is " + std::to_string(v);
