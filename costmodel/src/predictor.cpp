@@ -471,17 +471,21 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     return pred;
   }
   const double T = pred.iteration_time_s;
+  // Aceso's bottleneck (Liu et al., EuroSys'24 §4): the busiest stage sets the pace, so what its
+  // layers spend beyond compute (exposed TP/CP/EP communication, host waits, recompute) is read off
+  // that stage; what follows from the schedule (bubble, PP/DP exposure, optimizer) off the stage
+  // that ends the iteration. Uneven stages cost the busiest stage's work beyond the stages' mean,
+  // what an even split would share out (the lighter stages' wait, `imbalance_s`, is larger where
+  // the split cannot be evened, e.g. dense layers before MoE ones, so it is not the measure).
   const int slowest = static_cast<int>(std::max_element(pr.busy_s.begin(), pr.busy_s.end()) - pr.busy_s.begin());
-  // What uneven stages cost: the other stages' wait where the critical stage is not the busiest
-  // (its idle share above), else the busiest stage's work beyond the mean, which the critical
-  // path runs and an even split would share out. Not a breakdown part: that stage is busy.
+  const StageCost& hot = sc[slowest];
   const double mean_busy = std::accumulate(pr.busy_s.begin(), pr.busy_s.end(), 0.0) / p.pp;
-  const double stage_time = std::max(bd.imbalance_s, max_busy - mean_busy);
-  struct Cand { const char* kind; double t; };
-  Cand cands[] = {{"bubble", bd.bubble_s}, {"tp_comm", bd.tp_comm_s}, {"cp_comm", bd.cp_comm_s}, {"ep_comm", bd.ep_comm_s},
-                  {"host", bd.host_s},
-                  {"pp_comm", bd.pp_comm_s}, {"dp_comm", bd.dp_comm_s}, {"recompute", bd.recompute_s},
-                  {"optimizer", bd.optimizer_s}, {"stage_time", stage_time}};
+  struct Cand { const char* kind; double t; int stage; };
+  const Cand cands[] = {{"bubble", bd.bubble_s, crit},          {"tp_comm", hot.tp * mbs, slowest},
+                        {"cp_comm", hot.cp * mbs, slowest},     {"ep_comm", hot.ep * mbs, slowest},
+                        {"host", hot.host * mbs, slowest},      {"pp_comm", bd.pp_comm_s, crit},
+                        {"dp_comm", bd.dp_comm_s, crit},        {"recompute", hot.recompute * mbs, slowest},
+                        {"optimizer", bd.optimizer_s, crit},    {"stage_time", max_busy - mean_busy, slowest}};
   const Cand* top = std::max_element(std::begin(cands), std::end(cands), [](const Cand& a, const Cand& b) { return a.t < b.t; });
   if (top->t < 0.03 * T) {
     // The host-side step overhead is left out: no plan of this job changes it.
@@ -489,7 +493,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
                        std::string("compute-bound: no overhead a plan can change (bubble, communication, recompute, optimizer "
                                    "step, stage imbalance) reaches 3% of the iteration")};
   } else {
-    pred.bottleneck = {top->kind, std::string_view(top->kind) == "stage_time" ? slowest : crit, top->t, T, {}};
+    pred.bottleneck = {top->kind, top->stage, top->t, T, {}};
   }
   add_prediction_notes(job, shape, moe_host, dense_host, worst_mem, pred);
   return pred;

@@ -126,9 +126,8 @@ std::vector<ParallelPlan> initial_plans(Evaluator& ev) {
       if (n % (tp * cp) != 0) continue;
       for (int pp : divisors(n / (tp * cp))) {
         if (pp > w.model.num_layers) break;
-        ParallelPlan p = start_plan(o, tp, pp, cp);
+        ParallelPlan p = start_plan(o, w.model, tp, pp, cp);
         if (w.training.global_batch_size % p.dp != 0) continue;
-        if (w.model.moe) p.ep = std::gcd(w.model.moe->num_experts, p.dp * p.cp);
         // The least recompute that passes the memory pre-check (or the fixed one), else full.
         std::optional<ParallelPlan> pick;
         for (RecomputeGranularity g : {RecomputeGranularity::none, RecomputeGranularity::selective, RecomputeGranularity::full}) {

@@ -17,11 +17,8 @@ EvalPtr leanest_plan(Evaluator& ev) {
       if ((n / tp) % cp != 0) continue;
       for (int pp : divisors(n / (tp * cp))) {
         if (pp > w.model.num_layers) break;
-        ParallelPlan p = start_plan(o, tp, pp, cp);
+        ParallelPlan p = start_plan(o, w.model, tp, pp, cp);
         p.recompute = {o.recompute.value_or(RecomputeGranularity::full), -1};
-        // Experts sharded as widely as Megatron allows (ep divides the experts and tiles dp x cp):
-        // for an MoE model the experts' weights, gradients and optimizer states are most of the memory.
-        if (w.model.moe) p.ep = std::gcd(w.model.moe->num_experts, p.dp * p.cp);
         EvalPtr e = ev.evaluate(p);
         if (!e) continue;
         // Least memory first; among plans that fit, the fastest.

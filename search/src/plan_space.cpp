@@ -27,7 +27,7 @@ std::vector<int> powers_of_two_up_to(int n) {
 
 }  // namespace
 
-ParallelPlan start_plan(const SearchOptions& o, int tp, int pp, int cp) {
+ParallelPlan start_plan(const SearchOptions& o, const ModelSpec& model, int tp, int pp, int cp) {
   ParallelPlan p;
   p.tp = tp;
   p.pp = pp;
@@ -37,6 +37,10 @@ ParallelPlan start_plan(const SearchOptions& o, int tp, int pp, int cp) {
   p.micro_batch_size = o.micro_batch_size.value_or(1);
   p.sequence_parallel = tp > 1 && o.sequence_parallel.value_or(true);
   p.distributed_optimizer = p.dp * p.cp > 1;
+  if (model.moe) {
+    p.ep = o.ep.value_or(std::gcd(model.moe->num_experts, p.dp * p.cp));
+    p.etp = o.etp.value_or(1);
+  }
   return p;
 }
 
@@ -64,6 +68,8 @@ std::string plan_illegal_reason(const Job& job, const SearchOptions& o) {
   if (o.tp && p.tp != *o.tp) return fmt::format("tp is fixed to {} (--tp)", *o.tp);
   if (o.pp && p.pp != *o.pp) return fmt::format("pp is fixed to {} (--pp)", *o.pp);
   if (o.cp && p.cp != *o.cp) return fmt::format("cp is fixed to {} (--cp)", *o.cp);
+  if (o.ep && p.ep != *o.ep) return fmt::format("ep is fixed to {} (--ep)", *o.ep);
+  if (o.etp && p.etp != *o.etp) return fmt::format("etp is fixed to {} (--etp)", *o.etp);
   if (o.vpp && p.vpp != *o.vpp) return fmt::format("vpp is fixed to {} (--vpp)", *o.vpp);
   if (o.micro_batch_size && p.micro_batch_size != *o.micro_batch_size)
     return fmt::format("the micro-batch size is fixed to {} (--mbs)", *o.micro_batch_size);
@@ -145,7 +151,7 @@ std::vector<ParallelPlan> uniform_grid(const Job& w, const SearchOptions& o) {
         for (int ep : eps) {
          // Expert tensor parallelism: experts whole (etp 1) or split like the dense layers (etp tp),
          // the two layouts Megatron-Core recipes use; ep*etp must tile tp*dp*cp (check_plan).
-         for (int etp : (moe && tp > 1) ? std::vector<int>{1, tp} : std::vector<int>{1}) {
+         for (int etp : o.etp ? std::vector<int>{*o.etp} : (moe && tp > 1) ? std::vector<int>{1, tp} : std::vector<int>{1}) {
           if ((static_cast<std::int64_t>(tp) * dp * cp) % (static_cast<std::int64_t>(ep) * etp) != 0) continue;
           for (int vpp : divisors(w.model.num_layers / pp)) {
             if (vpp > 1 && (pp < 2 || w.model.num_layers % (pp * vpp) != 0)) continue;

@@ -88,7 +88,7 @@ SearchResult search_once(const Job& workload, const SearchOptions& options, cons
     const double capacity = workload.cluster.gpu.memory_GiB - workload.runtime.memory_reserve_GiB;
     if (!best) {
       // Say which rule the simplest plan honouring the constraints breaks.
-      ParallelPlan p = start_plan(options, options.tp.value_or(1), options.pp.value_or(1), options.cp.value_or(1));
+      ParallelPlan p = start_plan(options, workload.model, options.tp.value_or(1), options.pp.value_or(1), options.cp.value_or(1));
       p.recompute.granularity = options.recompute.value_or(RecomputeGranularity::none);
       r.infeasible_reason = fmt::format("no legal parallel plan exists for {} GPUs with these constraints (e.g. {})",
                                         options.num_gpus, ev.illegal_reason(p));

@@ -178,6 +178,21 @@ TEST_CASE("strata plan --megatron-args: the overlaps a launch leaves off, and wh
   CHECK_FALSE(nlohmann::json::parse(f.out)["search"]["megatron_launch"]["flag_speedups"].contains("--overlap-moe-expert-parallel-comm"));
 }
 
+TEST_CASE("strata plan: --ep and --etp fix the experts' layout of an MoE model, and are refused for a dense one") {
+  const std::string mixtral = "plan --json --model mixtral-8x7b --cluster dgx-h100-ndr --gpus 64 --global-batch 256 --seq 4096 --quiet";
+  const auto r = test::run_strata(mixtral + " --ep 4 --etp 1");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.out);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  CHECK(j["parallel"]["ep"] == 4);
+  CHECK(j["parallel"]["etp"] == 1);
+  const auto dense = test::run_strata("plan " + kGpt3 + " --ep 8");
+  CHECK(dense.exit_code == 1);
+  CHECK(dense.out.find("--ep: applies to MoE models; gpt3-175b has no experts") != std::string::npos);
+  const auto zero = test::run_strata(mixtral + " --etp 0");
+  CHECK(zero.exit_code == 1);
+  CHECK(zero.out.find("--etp: expected a positive integer, found 0") != std::string::npos);
+}
+
 TEST_CASE("strata plan: constraint flags fix dimensions") {
   const auto r = test::run_strata("plan --json " + kGpt3 + " --tp 8 --pp 16 --mbs 1 --recompute selective");
   REQUIRE_MESSAGE(r.exit_code == 0, r.out);  // a crash shows its report

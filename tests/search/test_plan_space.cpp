@@ -127,6 +127,13 @@ TEST_CASE("plan_illegal_reason: search-level rules, each with its reason") {
     o.num_gpus = 1024;
     o.recompute = RecomputeGranularity::full;
     CHECK(reason(base, o) == "recompute is fixed to full (--recompute)");
+    o = SearchOptions{};
+    o.num_gpus = 1024;
+    o.ep = 8;
+    CHECK(reason(base, o) == "ep is fixed to 8 (--ep)");
+    o.ep.reset();
+    o.etp = 8;
+    CHECK(reason(base, o) == "etp is fixed to 8 (--etp)");
   }
 }
 

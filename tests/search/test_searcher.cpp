@@ -83,6 +83,38 @@ TEST_CASE("search_plans: constraints fix dimensions") {
   CHECK(r.best.job.plan.recompute.granularity == RecomputeGranularity::selective);
 }
 
+TEST_CASE("search_plans: fixed expert parallelism holds in both algorithms, and the start honours it") {
+  // Mixtral 8x7B on 64 H100s: unconstrained, the starts shard the 8 experts as widely as dp allows.
+  const Job w = test::workload("mixtral-8x7b", "dgx-h100-ndr", 256, 4096);
+  const AnalyticalCostModel model;
+  SearchOptions o;
+  o.num_gpus = 64;
+  for (int ep : {2, 4}) {
+    CAPTURE(ep);
+    o.ep = ep;
+    o.etp = 1;
+    for (SearchAlgorithm a : {SearchAlgorithm::bottleneck, SearchAlgorithm::exhaustive}) {
+      o.algorithm = a;
+      const SearchResult r = search_plans(w, o, model);
+      REQUIRE(r.found);
+      CHECK(r.best.job.plan.ep == ep);
+      CHECK(r.best.job.plan.etp == 1);
+      for (const auto& q : r.runners_up) CHECK(q.job.plan.ep == ep);
+    }
+  }
+  // Each expert split over two GPUs, whatever the dense layers' tp (Megatron-Core's
+  // --expert-tensor-parallel-size; ep x etp tiles tp x dp x cp).
+  o = SearchOptions{};
+  o.num_gpus = 64;
+  o.etp = 2;
+  for (SearchAlgorithm a : {SearchAlgorithm::bottleneck, SearchAlgorithm::exhaustive}) {
+    o.algorithm = a;
+    const SearchResult split = search_plans(w, o, model);
+    REQUIRE(split.found);
+    CHECK(split.best.job.plan.etp == 2);
+  }
+}
+
 TEST_CASE("search_plans: bad options are input errors") {
   const AnalyticalCostModel model;
   SearchOptions o;

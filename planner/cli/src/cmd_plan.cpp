@@ -34,7 +34,7 @@ struct PlanArgs {
   bool quiet = false;
   std::string runtime = "megatron";
   bool allow_tp_across_nodes = false;
-  std::optional<int> tp, pp, cp, vpp, mbs;
+  std::optional<int> tp, pp, cp, ep, etp, vpp, mbs;
   std::optional<std::string> recompute;
   std::string out_file;
   std::string launch_dir;
@@ -81,6 +81,8 @@ SearchOptions search_options(const PlanArgs& a, std::optional<int> launched_gpus
   o.tp = positive(a.tp, "--tp");
   o.pp = positive(a.pp, "--pp");
   o.cp = positive(a.cp, "--cp");
+  o.ep = positive(a.ep, "--ep");
+  o.etp = positive(a.etp, "--etp");
   o.vpp = positive(a.vpp, "--vpp");
   o.micro_batch_size = positive(a.mbs, "--mbs");
   if (a.recompute) {
@@ -107,6 +109,8 @@ void register_plan(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--tp", a->tp, "Fix the tensor-parallel size");
   cmd->add_option("--pp", a->pp, "Fix the pipeline-parallel size");
   cmd->add_option("--cp", a->cp, "Fix the context-parallel size");
+  cmd->add_option("--ep", a->ep, "MoE: fix the expert-parallel size");
+  cmd->add_option("--etp", a->etp, "MoE: fix the expert-tensor-parallel size (1: experts whole; the search tries 1 and tp)");
   cmd->add_option("--vpp", a->vpp, "Fix the virtual pipeline size (interleaved 1F1B)");
   cmd->add_option("--mbs", a->mbs, "Fix the micro-batch size");
   cmd->add_option("--recompute", a->recompute, "Fix the recompute granularity: none | selective | full");
@@ -125,6 +129,9 @@ void register_plan(CLI::App& app, CommandContext& ctx) {
     if (!a->job.megatron_args.empty()) launch = build_launch_workload(a->job, catalog, launch_notes, launch_plan_ok);
     const SearchOptions options = search_options(*a, launch ? std::optional<int>(launch->plan.world_size()) : std::nullopt);
     const Job workload = launch ? *launch : build_workload(a->job, catalog);
+    if (!workload.model.moe)
+      for (const auto& [flag, v] : {std::pair{"--ep", options.ep}, std::pair{"--etp", options.etp}})
+        if (v && *v > 1) throw InputError(kCmd, flag, "applies to MoE models; " + workload.model.name + " has no experts");
     const AnalyticalCostModel model;
     const SearchResult result = search_plans(workload, options, model);
     std::optional<LaunchComparison> current;

@@ -25,8 +25,10 @@ void canonicalize(ParallelPlan& plan, int num_layers);
 
 // A plan of shape tp x pp x cp on options.num_gpus GPUs, the rest from the user's fixed options
 // or the search's starting defaults: dp fills the GPUs, micro-batch 1, no interleaving, SP
-// whenever tp > 1, the distributed optimizer when dp*cp > 1. Recompute and ep are the caller's.
-ParallelPlan start_plan(const SearchOptions& options, int tp, int pp, int cp);
+// whenever tp > 1, the distributed optimizer when dp*cp > 1; an MoE model's experts sharded as
+// widely as Megatron allows (ep divides the experts and tiles dp x cp: the experts' weights,
+// gradients and optimizer states are most of its memory), whole (etp 1). Recompute is the caller's.
+ParallelPlan start_plan(const SearchOptions& options, const ModelSpec& model, int tp, int pp, int cp);
 
 // Positive divisors of n in increasing order.
 std::vector<int> divisors(std::int64_t n);

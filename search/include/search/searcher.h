@@ -42,7 +42,7 @@ struct SearchOptions {
   std::string runtime = "megatron";  // plans stock Megatron-LM can run
   bool allow_tp_across_nodes = false;
   // Optional user constraints (fixed values); unset means searched.
-  std::optional<int> tp, pp, cp, vpp, micro_batch_size;
+  std::optional<int> tp, pp, cp, ep, etp, vpp, micro_batch_size;
   std::optional<bool> sequence_parallel;
   std::optional<RecomputeGranularity> recompute;
 };
