@@ -201,5 +201,11 @@ TEST_CASE("strata plan: constraint flags fix dimensions") {
   CHECK(j["parallel"]["pp"] == 16);
   CHECK(j["parallel"]["micro_batch_size"] == 1);
   CHECK(j["recompute"]["granularity"] == "selective");
+  // Megatron runs TP communication overlap only when asked; with tp 8 it would hide some of the
+  // exposed TP all-gathers and reduce-scatters. The gradient and parameter overlaps are on already.
+  const nlohmann::json& flags = j["search"]["flag_speedups"];
+  REQUIRE(flags.contains("--tp-comm-overlap"));
+  CHECK(flags["--tp-comm-overlap"].get<double>() > 1.005);
+  CHECK_FALSE(flags.contains("--overlap-grad-reduce"));
 }
 }

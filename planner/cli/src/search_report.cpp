@@ -100,6 +100,11 @@ std::string search_report(const SearchResult& r, const SearchOptions& o, const s
       out += "      (measure those figures with `strata profile` / `strata calibrate`, or try both plans)\n";
     }
   }
+  const FlagSpeedups flags = overlap_flag_speedups(job, pred);
+  if (!flags.empty()) {
+    out += "  Megatron-LM flags the runtime leaves off, each added alone to this plan (the search kept your runtime):\n";
+    for (const auto& [flag, speedup] : flags) out += fmt::format("      {}: {:.3f}x faster\n", flag, speedup);
+  }
   const LaunchPlan launch = megatron_launch(job, pred.feasible, pred.reason);
   if (launch.megatron_args.empty()) {
     out += "\nNo Megatron-LM launch: " + launch.refused + "\n";
@@ -111,33 +116,43 @@ std::string search_report(const SearchResult& r, const SearchOptions& o, const s
   return out;
 }
 
-LaunchComparison compare_launch(const std::string& file, const Job& launch, std::vector<std::string> notes) {
-  LaunchComparison c{file, launch, predict(launch), {}, std::move(notes)};
-  if (!c.prediction.feasible || launch.runtime.framework != Framework::megatron) return c;
+FlagSpeedups overlap_flag_speedups(const Job& job, const Prediction& prediction) {
+  FlagSpeedups out;
+  if (!prediction.feasible || job.runtime.framework != Framework::megatron) return out;
   // Overlaps Megatron-LM runs only when asked (arguments.py defaults them off).
-  const ParallelPlan& p = launch.plan;
+  const ParallelPlan& p = job.plan;
+  const RuntimeOptions& rt = job.runtime;
   const bool data_parallel = p.dp * p.cp > 1;
+  const bool experts = job.model.moe && p.ep > 1;
   struct Candidate {
     const char* flag;
     bool applies;
     bool RuntimeOptions::*field;
   };
   const Candidate candidates[] = {
-      {"--overlap-grad-reduce", data_parallel && !launch.runtime.overlap_grad_reduce, &RuntimeOptions::overlap_grad_reduce},
-      {"--overlap-param-gather", data_parallel && p.distributed_optimizer && !launch.runtime.overlap_param_gather,
+      {"--overlap-grad-reduce", data_parallel && !rt.overlap_grad_reduce, &RuntimeOptions::overlap_grad_reduce},
+      {"--overlap-param-gather", data_parallel && p.distributed_optimizer && !rt.overlap_param_gather,
        &RuntimeOptions::overlap_param_gather},
-      {"--tp-comm-overlap", p.tp > 1 && p.sequence_parallel && !launch.runtime.tp_comm_overlap, &RuntimeOptions::tp_comm_overlap},
-      {"--overlap-moe-expert-parallel-comm", launch.model.moe && p.ep > 1 && !launch.runtime.moe_a2a_overlap,
-       &RuntimeOptions::moe_a2a_overlap}};
+      {"--tp-comm-overlap", p.tp > 1 && p.sequence_parallel && !rt.tp_comm_overlap, &RuntimeOptions::tp_comm_overlap},
+      {"--overlap-moe-expert-parallel-comm", experts && !rt.moe_a2a_overlap, &RuntimeOptions::moe_a2a_overlap},
+      // The dispatcher the launch writer emits for moe_token_dedup (DeepEP must be installed).
+      {"--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep", experts && !rt.moe_token_dedup && !rt.moe_allgather_dispatch,
+       &RuntimeOptions::moe_token_dedup}};
   for (const Candidate& k : candidates) {
     if (!k.applies) continue;
-    Job with = launch;
+    Job with = job;
     with.runtime.*k.field = true;
-    if (!check_plan(with).empty()) continue;  // Megatron would refuse the flag with this launch
+    if (!check_plan(with).empty()) continue;  // Megatron would refuse the flag with this plan
     const Prediction q = predict(with);
-    const double speedup = c.prediction.iteration_time_s / q.iteration_time_s;
-    if (q.feasible && speedup > 1 + kTimeTie) c.flag_speedups.emplace_back(k.flag, speedup);
+    const double speedup = prediction.iteration_time_s / q.iteration_time_s;
+    if (q.feasible && speedup > 1 + kTimeTie) out.emplace_back(k.flag, speedup);
   }
+  return out;
+}
+
+LaunchComparison compare_launch(const std::string& file, const Job& launch, std::vector<std::string> notes) {
+  LaunchComparison c{file, launch, predict(launch), {}, std::move(notes)};
+  c.flag_speedups = overlap_flag_speedups(launch, c.prediction);
   return c;
 }
 
@@ -193,6 +208,8 @@ nlohmann::json search_to_json(const SearchResult& r, const SearchOptions& o, con
   else j["starts"] = r.starts;
   if (r.with_headroom) j["with_headroom"] = ranked_json(*r.with_headroom);
   if (r.fastest_tied) j["fastest_tied"] = ranked_json(*r.fastest_tied);
+  j["flag_speedups"] = nlohmann::json::object();
+  for (const auto& [flag, speedup] : overlap_flag_speedups(r.best.job, r.best.prediction)) j["flag_speedups"][flag] = speedup;
   if (flips) {
     nlohmann::json a = nlohmann::json::array();
     for (const RankingFlip& f : *flips)

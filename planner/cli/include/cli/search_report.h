@@ -24,13 +24,21 @@ nlohmann::json search_to_json(const SearchResult& result, const SearchOptions& o
                               const std::vector<RankingFlip>* flips = nullptr);
 // The runners-up's jobs, in order: the alternatives ranking_sensitivity compares the winner with.
 std::vector<Job> runner_up_jobs(const SearchResult& result);
+// (Megatron-LM flag, iteration time without it / with it)
+using FlagSpeedups = std::vector<std::pair<std::string, double>>;
+// The Megatron-LM overlap and dispatch flags the job's runtime leaves off, each added alone to the
+// same plan, that Megatron accepts with that plan (check_plan) and that make it faster by more
+// than a tie (kTimeTie): gradient reduce and parameter gather overlap, TP communication overlap
+// (Transformer Engine's userbuffers), the MoE all-to-all overlap, DeepEP's deduplicating dispatch.
+// None for an infeasible prediction or another framework's job.
+FlagSpeedups overlap_flag_speedups(const Job& job, const Prediction& prediction);
 // `strata plan --megatron-args`: the launch's own plan and prediction, the speedup each Megatron
 // overlap flag it leaves off would bring, and how the reading of the launch was resolved.
 struct LaunchComparison {
   std::string file;
   Job job;
   Prediction prediction;
-  std::vector<std::pair<std::string, double>> flag_speedups;  // (flag, launch time / time with it), > 1 + kTimeTie
+  FlagSpeedups flag_speedups;
   std::vector<std::string> notes;
 };
 LaunchComparison compare_launch(const std::string& file, const Job& launch, std::vector<std::string> notes);
