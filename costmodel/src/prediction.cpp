@@ -52,6 +52,7 @@ nlohmann::json prediction_to_json(const Prediction& p) {
             {"host_s", b.host_s},
             {"pp_comm_s", b.pp_comm_s},
             {"dp_comm_s", b.dp_comm_s},
+            {"stage", b.stage},
             {"bubble_s", b.bubble_s},
             {"imbalance_s", b.imbalance_s},
             {"optimizer_s", b.optimizer_s},

@@ -443,6 +443,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   // ---- breakdown of the critical stage ------------------------------------------------------------
   const double mbs = static_cast<double>(micro_batches);
   TimeBreakdown& bd = pred.breakdown;
+  bd.stage = crit;
   bd.compute_s = sc[crit].compute * mbs;
   bd.recompute_s = sc[crit].recompute * mbs;
   bd.tp_comm_s = sc[crit].tp * mbs;

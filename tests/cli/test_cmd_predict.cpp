@@ -78,6 +78,7 @@ TEST_CASE("strata predict") {
     CHECK(p["bottleneck"].contains("kind"));
     CHECK(p["breakdown"].contains("bubble_s"));
     CHECK(p["breakdown"].contains("imbalance_s"));
+    CHECK(p["breakdown"]["stage"] == 0);
     // tokens/s/GPU x iteration time x GPUs = global batch x sequence.
     CHECK(p["tokens_per_sec_per_gpu"].get<double>() * p["iteration_time_s"].get<double>() * 1024 ==
           doctest::Approx(1536.0 * 2048).epsilon(1e-9));

@@ -37,6 +37,7 @@ struct StagePrediction {
 
 // Where the iteration time goes, per GPU of the critical stage, adding up to iteration_time_s.
 struct TimeBreakdown {
+  int stage = 0;  // the critical stage: the one whose step ends last, which ends the iteration
   double compute_s = 0;
   double recompute_s = 0;
   double tp_comm_s = 0;  // exposed

@@ -37,7 +37,7 @@ std::string prediction_report(const Job& job, const Prediction& pred) {
   out += fmt::format("memory    {:.1f} GiB per GPU (largest stage) of {:.1f} GiB\n", pred.memory_per_gpu_GiB, pred.memory_capacity_GiB);
   const auto& b = pred.breakdown;
   auto pct = [&](double t) { return 100 * t / pred.iteration_time_s; };
-  out += "breakdown (critical stage):\n";
+  out += fmt::format("breakdown (critical stage {}: its step ends the iteration):\n", b.stage);
   const std::pair<const char*, double> parts[] = {{"compute", b.compute_s},       {"recompute", b.recompute_s},
                                                    {"TP comm (exposed)", b.tp_comm_s}, {"CP comm (exposed)", b.cp_comm_s},
                                                    {"EP comm (exposed)", b.ep_comm_s},
