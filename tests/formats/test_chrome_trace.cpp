@@ -48,5 +48,15 @@ TEST_CASE("chrome_trace: complete events per stage and lane, in microseconds") {
   bool named = false;
   for (const auto& e : j["traceEvents"]) named |= e["name"] == "F mb3 chunk0" && e["pid"] == 0;
   CHECK(named);
+  // The step's tail (exposed DP sync, optimizer step, host overhead) runs on the critical stage and
+  // ends the iteration.
+  int tails = 0;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["name"] != "step overhead (host)") continue;
+    ++tails;
+    CHECK(e["pid"] == pred.breakdown.stage);
+    CHECK(e["ts"].get<double>() + e["dur"].get<double>() == doctest::Approx(pred.iteration_time_s * 1e6).epsilon(1e-6));
+  }
+  CHECK(tails == 1);
 }
 }

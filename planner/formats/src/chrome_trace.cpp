@@ -93,12 +93,7 @@ nlohmann::json chrome_trace(const Job& job, const Prediction& pred, const std::v
   }
   // The critical stage ends the iteration with its exposed DP synchronization and optimizer step.
   if (!events.empty() && p.pp > 0) {
-    int crit = 0;
-    double best = 1e300;
-    for (int s = 0; s < p.pp; ++s) {
-      const double miss = std::fabs(stage_end[s] + b.dp_comm_s + b.optimizer_s + b.step_overhead_s - pred.iteration_time_s);
-      if (miss < best) { best = miss; crit = s; }
-    }
+    const int crit = std::clamp(b.stage, 0, p.pp - 1);
     if (b.dp_comm_s > 0) ev.push_back(complete("DP grad sync (exposed)", "dp_comm", crit, kCommLane, stage_end[crit], b.dp_comm_s));
     if (b.optimizer_s > 0)
       ev.push_back(complete("optimizer step", "optimizer", crit, kComputeLane, stage_end[crit] + b.dp_comm_s, b.optimizer_s));
