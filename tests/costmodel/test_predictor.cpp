@@ -344,7 +344,7 @@ TEST_CASE("predict: uneven stages: waiting on a busier stage is stage imbalance,
     CHECK(test::breakdown_sum(p.breakdown) == doctest::Approx(p.iteration_time_s).epsilon(1e-9));
     // The wait is about stage 14's extra work per micro-batch, four layers' worth of 192 micro-batches.
     CHECK(p.breakdown.imbalance_s > 0.3 * p.iteration_time_s);
-    CHECK(p.breakdown.imbalance_s <= busy_excess(p) + p.stages[14].busy_s - p.stages[0].busy_s);
+    CHECK(p.breakdown.imbalance_s <= p.stages[14].busy_s - p.stages[0].busy_s + 1e-9);
     CHECK(p.breakdown.stage == 0);  // its last backward ends the iteration
     // The schedule's own fill and drain stays about what the even split has.
     CHECK(p.breakdown.bubble_s < 2 * even.breakdown.bubble_s);
