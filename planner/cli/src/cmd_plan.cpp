@@ -147,7 +147,8 @@ void register_plan(CLI::App& app, CommandContext& ctx) {
     // Would the winner still win if one default figure were 10% off? (costmodel/sensitivity)
     const std::vector<RankingFlip> flips = ranking_sensitivity(result.best.job, runner_up_jobs(result), kTimeTie);
     nlohmann::json plan = plan_to_json(result.best.job, result.best.prediction);
-    plan["search"] = search_to_json(result, options, &flips);
+    const FlagSpeedups flags = overlap_flag_speedups(result.best.job, result.best.prediction);
+    plan["search"] = search_to_json(result, options, &flips, &flags);
     if (current) plan["search"]["megatron_launch"] = launch_to_json(*current, result.best.prediction);
     else if (launch) plan["search"]["megatron_launch"] = {{"file", a->job.megatron_args}, {"feasible", false}, {"notes", launch_notes}};
     if (!a->out_file.empty()) {
@@ -165,7 +166,7 @@ void register_plan(CLI::App& app, CommandContext& ctx) {
       if (!a->quiet) fmt::print(stderr, "strata: search took {:.2f} s\n", result.seconds);
     }
     else {
-      fmt::print("{}", search_report(result, options, &flips));
+      fmt::print("{}", search_report(result, options, &flips, &flags));
       if (current) fmt::print("{}", launch_report(*current, &result.best.prediction));
     }
   });

@@ -54,7 +54,8 @@ std::vector<Job> runner_up_jobs(const SearchResult& r) {
   return jobs;
 }
 
-std::string search_report(const SearchResult& r, const SearchOptions& o, const std::vector<RankingFlip>* flips) {
+std::string search_report(const SearchResult& r, const SearchOptions& o, const std::vector<RankingFlip>* flips,
+                          const FlagSpeedups* flags) {
   const Job& job = r.best.job;
   const Prediction& pred = r.best.prediction;
   std::string out;
@@ -100,10 +101,9 @@ std::string search_report(const SearchResult& r, const SearchOptions& o, const s
       out += "      (measure those figures with `strata profile` / `strata calibrate`, or try both plans)\n";
     }
   }
-  const FlagSpeedups flags = overlap_flag_speedups(job, pred);
-  if (!flags.empty()) {
+  if (flags && !flags->empty()) {
     out += "  Megatron-LM flags the runtime leaves off, each added alone to this plan (the search kept your runtime):\n";
-    for (const auto& [flag, speedup] : flags) out += fmt::format("      {}: {:.3f}x faster\n", flag, speedup);
+    for (const auto& [flag, speedup] : *flags) out += fmt::format("      {}: {:.3f}x faster\n", flag, speedup);
   }
   const LaunchPlan launch = megatron_launch(job, pred.feasible, pred.reason);
   if (launch.megatron_args.empty()) {
@@ -194,7 +194,8 @@ nlohmann::json launch_to_json(const LaunchComparison& c, const Prediction& best)
   return j;
 }
 
-nlohmann::json search_to_json(const SearchResult& r, const SearchOptions& o, const std::vector<RankingFlip>* flips) {
+nlohmann::json search_to_json(const SearchResult& r, const SearchOptions& o, const std::vector<RankingFlip>* flips,
+                              const FlagSpeedups* flags) {
   nlohmann::json ru = nlohmann::json::array();
   for (const RankedPlan& x : r.runners_up) ru.push_back(ranked_json(x));
   nlohmann::json j = {{"algorithm", to_string(o.algorithm)},
@@ -208,8 +209,10 @@ nlohmann::json search_to_json(const SearchResult& r, const SearchOptions& o, con
   else j["starts"] = r.starts;
   if (r.with_headroom) j["with_headroom"] = ranked_json(*r.with_headroom);
   if (r.fastest_tied) j["fastest_tied"] = ranked_json(*r.fastest_tied);
-  j["flag_speedups"] = nlohmann::json::object();
-  for (const auto& [flag, speedup] : overlap_flag_speedups(r.best.job, r.best.prediction)) j["flag_speedups"][flag] = speedup;
+  if (flags) {
+    j["flag_speedups"] = nlohmann::json::object();
+    for (const auto& [flag, speedup] : *flags) j["flag_speedups"][flag] = speedup;
+  }
   if (flips) {
     nlohmann::json a = nlohmann::json::array();
     for (const RankingFlip& f : *flips)

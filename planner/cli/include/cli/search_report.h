@@ -14,16 +14,6 @@ namespace strata {
 
 const char* to_string(SearchAlgorithm a);
 
-// `flips` (ranking_sensitivity of the winner against the runners-up), when given, adds whether the
-// ranking would hold with each default figure 10% off.
-std::string search_report(const SearchResult& result, const SearchOptions& options,
-                          const std::vector<RankingFlip>* flips = nullptr);
-// One line per runner-up in the plan JSON, plus how the search ran. Holds no thread count: the
-// result does not depend on it.
-nlohmann::json search_to_json(const SearchResult& result, const SearchOptions& options,
-                              const std::vector<RankingFlip>* flips = nullptr);
-// The runners-up's jobs, in order: the alternatives ranking_sensitivity compares the winner with.
-std::vector<Job> runner_up_jobs(const SearchResult& result);
 // (Megatron-LM flag, iteration time without it / with it)
 using FlagSpeedups = std::vector<std::pair<std::string, double>>;
 // The Megatron-LM overlap and dispatch flags the job's runtime leaves off, each added alone to the
@@ -32,6 +22,17 @@ using FlagSpeedups = std::vector<std::pair<std::string, double>>;
 // (Transformer Engine's userbuffers), the MoE all-to-all overlap, DeepEP's deduplicating dispatch.
 // None for an infeasible prediction or another framework's job.
 FlagSpeedups overlap_flag_speedups(const Job& job, const Prediction& prediction);
+// `flips` (ranking_sensitivity of the winner against the runners-up), when given, adds whether the
+// ranking would hold with each default figure 10% off; `flags` (overlap_flag_speedups of the
+// winner), when given, the flags that would speed it up.
+std::string search_report(const SearchResult& result, const SearchOptions& options,
+                          const std::vector<RankingFlip>* flips = nullptr, const FlagSpeedups* flags = nullptr);
+// One line per runner-up in the plan JSON, plus how the search ran. Holds no thread count: the
+// result does not depend on it.
+nlohmann::json search_to_json(const SearchResult& result, const SearchOptions& options,
+                              const std::vector<RankingFlip>* flips = nullptr, const FlagSpeedups* flags = nullptr);
+// The runners-up's jobs, in order: the alternatives ranking_sensitivity compares the winner with.
+std::vector<Job> runner_up_jobs(const SearchResult& result);
 // `strata plan --megatron-args`: the launch's own plan and prediction, the speedup each Megatron
 // overlap flag it leaves off would bring, and how the reading of the launch was resolved.
 struct LaunchComparison {
