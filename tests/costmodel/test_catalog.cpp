@@ -73,6 +73,19 @@ TEST_CASE("Catalog::gpu") {
     CHECK(h800.nvlink_GBps == 200);
     CHECK(c.cluster("hgx-h800").gpu.name == h800.name);
   }
+  SUBCASE("the A800 is the A100 80GB SXM with its NVLink cut to 400 GB/s both ways") {
+    const GpuSpec a800 = c.gpu("NVIDIA A800-SXM4-80GB"), a100 = c.gpu("a100-80gb");
+    CHECK(a800.name == "A800-SXM4-80GB");
+    CHECK(a800.bf16_tflops == a100.bf16_tflops);
+    CHECK(a800.hbm_GBps == a100.hbm_GBps);
+    CHECK(a800.memory_GiB == a100.memory_GiB);
+    CHECK(a800.nvlink_GBps == 200);
+    CHECK(a100.nvlink_GBps == 300);
+    CHECK(c.cluster("hgx-a800").gpu.name == a800.name);
+    CHECK(c.cluster("hgx-a800").intra_node_GBps == 200);
+    // The A800's 40GB PCIe card is another part.
+    CHECK(input_error([&] { c.gpu("A800 40GB PCIe"); }).find("unknown gpu") != std::string::npos);
+  }
   SUBCASE("an unknown GPU names the flag and the list command") {
     std::string msg = input_error([&] { c.gpu("tpu-v5p"); });
     CHECK(msg.find("--gpu") != std::string::npos);
