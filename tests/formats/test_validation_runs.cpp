@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "costmodel/json_reader.h"
 #include "costmodel/predictor.h"
 #include "formats/validation_runs.h"
@@ -558,6 +560,41 @@ TEST_CASE("predict_validation_run: null plan fields get the fastest memory-feasi
     const Prediction q = predict(j);
     if (q.feasible) CHECK(q.iteration_time_s >= p.iteration_time_s - 1e-12);
   }
+}
+
+TEST_CASE("predict_validation_run: an unstated recompute may complete as full recompute of only some layers per stage") {
+  // GPT-3 175B, tp 8 pp 16, micro-batch 2 without sequence parallelism: neither no recompute nor
+  // selective fits in 80 GB, full recompute of every layer does; recomputing only some layers of
+  // each stage (Megatron's --recompute-method block) fits too and is faster.
+  const nlohmann::json rec = {{"recompute", "not stated"}, {"vpp", 1}, {"micro_batch_size", 2}, {"sequence_parallel", false}};
+  ValidationRun r = read_modified(rec);
+  REQUIRE(r.unknown.recompute);
+  const Prediction p = predict_validation_run(r);
+  REQUIRE(p.feasible);
+  const RecomputeSpec& chosen = r.job->plan.recompute;
+  CHECK(chosen.granularity == RecomputeGranularity::full);
+  CHECK(chosen.num_layers >= 1);
+  CHECK(chosen.num_layers < 96 / 16);
+  CHECK(any_contains(r.assumptions, fmt::format("recompute full, method block, {} layers of each stage", chosen.num_layers)));
+  // Faster than recomputing every layer, and the next layer kept would not fit.
+  Job all = *r.job;
+  all.plan.recompute.num_layers = -1;
+  CHECK(predict(all).iteration_time_s > p.iteration_time_s);
+  Job fewer = *r.job;
+  fewer.plan.recompute.num_layers = chosen.num_layers - 1;
+  if (fewer.plan.recompute.num_layers >= 1) CHECK_FALSE(predict(fewer).feasible);
+  // Interleaved, Megatron counts the layers per model chunk and the cost model per stage: every layer.
+  nlohmann::json interleaved = rec;
+  interleaved["vpp"] = 2;
+  ValidationRun v = read_modified(interleaved);
+  predict_validation_run(v);
+  CHECK(v.job->plan.recompute.num_layers == -1);
+  // DeepSpeed's pipeline engine checkpoints every layer.
+  nlohmann::json ds = rec;
+  ds["framework"] = "Megatron-DeepSpeed";
+  ValidationRun d = read_modified(ds);
+  predict_validation_run(d);
+  CHECK(d.job->plan.recompute.num_layers == -1);
 }
 
 TEST_SUITE("formats") {

@@ -283,13 +283,46 @@ std::vector<int> vpp_candidates(const ValidationRun& run) {
   return out;
 }
 
+// Recompute settings tried for a record that leaves recompute out (or says only that it is on):
+// each granularity of `granularities`, and full recompute also of only the first n layers of each
+// stage (Megatron's --recompute-method block --recompute-num-layers n, n below the stage's layers),
+// which keeps the activations of the others: the fastest setting that fits is often one of these,
+// and engineers launch it (Korthikanti et al. 2022, section 5: recompute only as many layers as
+// memory requires). Megatron-LM only, and without interleaving: Megatron counts n per model chunk,
+// the cost model per stage (as the plan search's rule, plan_space.cpp).
+std::vector<RecomputeSpec> recompute_candidates(const ValidationRun& run, const Job& job, int vpp,
+                                                const std::vector<RecomputeGranularity>& granularities) {
+  std::vector<RecomputeSpec> out;
+  const bool partial = (run.unknown.recompute || run.unknown.recompute_on) && vpp == 1 &&
+                       job.runtime.framework == Framework::megatron;
+  const std::vector<int> stages = resolve_stage_layers(job.plan, job.model.num_layers);
+  const int stage_layers = stages.empty() ? 0 : *std::max_element(stages.begin(), stages.end());
+  for (RecomputeGranularity g : granularities) {
+    RecomputeSpec r = job.plan.recompute;
+    r.granularity = g;
+    out.push_back(r);
+    if (g != RecomputeGranularity::full || !partial) continue;
+    for (int n = 1; n < stage_layers; ++n) {
+      r.num_layers = n;
+      out.push_back(r);
+    }
+  }
+  return out;
+}
+
+std::string recompute_text(const RecomputeSpec& r) {
+  if (r.granularity == RecomputeGranularity::full && r.num_layers >= 0)
+    return fmt::format("full, method block, {} layer{} of each stage", r.num_layers, r.num_layers == 1 ? "" : "s");
+  return std::string(to_string(r.granularity));
+}
+
 std::string completion_text(const ValidationRun& run, const Job& job) {
   std::vector<std::string> parts;
   const ParallelPlan& p = job.plan;
   if (run.unknown.micro_batch) parts.push_back(fmt::format("micro_batch_size {}", p.micro_batch_size));
   if (run.unknown.vpp) parts.push_back(fmt::format("vpp {}", p.vpp));
   if (run.unknown.sequence_parallel) parts.push_back(fmt::format("sequence_parallel {}", p.sequence_parallel));
-  if (run.unknown.recompute) parts.push_back(fmt::format("recompute {}", to_string(p.recompute.granularity)));
+  if (run.unknown.recompute) parts.push_back(fmt::format("recompute {}", recompute_text(p.recompute)));
   if (run.unknown.fp8_memory_options)
     parts.push_back(fmt::format("fp8_param_gather {}, grad_reduce_in_bf16 {}", job.runtime.fp8_param_gather,
                                 job.runtime.grad_reduce_in_bf16));
@@ -338,7 +371,7 @@ Prediction predict_validation_run(ValidationRun& run) {
     for (int mbs : micro_batch_candidates(run))
       for (int vpp : vpps)
         for (int sp : sps)
-          for (RecomputeGranularity rc : rcs)
+          for (const RecomputeSpec& rc : recompute_candidates(run, job, vpp, rcs))
             for (int fp8_opt : fp8_options)
               for (int overlap : overlaps)
                 for (int shard : shardings) {
@@ -346,7 +379,7 @@ Prediction predict_validation_run(ValidationRun& run) {
             j.plan.micro_batch_size = mbs;
             j.plan.vpp = vpp;
             j.plan.sequence_parallel = sp != 0;
-            j.plan.recompute.granularity = rc;
+            j.plan.recompute = rc;
             // Options the record states stay on; the others are tried off, then on.
             if (run.unknown.fp8_memory_options) {
               j.runtime.fp8_param_gather = job.runtime.fp8_param_gather || fp8_opt != 0;
