@@ -280,6 +280,17 @@ int chunk_layers(const ParallelPlan& plan, int stage, int stage_layers, int chun
   return base + (rank < extra ? 1 : 0);
 }
 
+std::optional<int> recompute_layers_per_chunk(const ParallelPlan& p, int num_layers) {
+  const int n = p.recompute.num_layers;
+  if (p.vpp <= 1) return n;
+  if (n % p.vpp != 0) return std::nullopt;
+  const std::vector<int> stages = resolve_stage_layers(p, num_layers);
+  for (int s = 0; s < p.pp; ++s)
+    for (int c = 0; c < p.vpp; ++c)
+      if (chunk_layers(p, s, stages[static_cast<std::size_t>(s)], c) < n / p.vpp) return std::nullopt;
+  return n / p.vpp;
+}
+
 namespace {
 bool has_bf16_layers(const Job& job) {
   return job.training.precision == Precision::fp8 && (job.runtime.bf16_first_layers > 0 || job.runtime.bf16_last_layers > 0);

@@ -101,10 +101,12 @@ std::string plan_illegal_reason(const Job& job, const SearchOptions& o) {
   if (p.recompute.granularity == RecomputeGranularity::full && p.recompute.num_layers != -1 &&
       (p.recompute.num_layers < 1 || p.recompute.num_layers >= max_stage_layers(p, job.model.num_layers)))
     return "full recompute of every layer is written num_layers = -1";
-  // Megatron-LM's --recompute-method block --recompute-num-layers n counts layers per model chunk,
-  // so with interleaving a stage would recompute n*vpp layers, not the n the prediction assumed.
-  if (o.runtime == "megatron" && p.recompute.granularity == RecomputeGranularity::full && p.recompute.num_layers != -1 && p.vpp > 1)
-    return "recomputing some layers per stage (--recompute-method block) is counted per virtual stage in Megatron-LM: use vpp 1";
+  // Megatron-LM's --recompute-method block --recompute-num-layers k counts layers per model chunk:
+  // with interleaving a stage's n must be k per chunk, vpp dividing it and every chunk holding k.
+  if (o.runtime == "megatron" && p.recompute.granularity == RecomputeGranularity::full && p.recompute.num_layers != -1 &&
+      !recompute_layers_per_chunk(p, job.model.num_layers))
+    return "recomputing some layers per stage (--recompute-method block) is counted per model chunk in Megatron-LM: "
+           "the layers per stage must be a multiple of vpp that every chunk holds";
   if (!p.stage_layers.empty()) {
     ParallelPlan even = p;
     even.stage_layers.clear();

@@ -189,17 +189,23 @@ void virtual_pipeline(Builder& b) {
     ParallelPlan p = f;
     p.vpp = v;
     p.stage_layers = standard;
+    // Partial full recompute keeps its layers per stage, rounded up to whole layers per model chunk
+    // (Megatron counts them per chunk); canonicalize turns "every layer" into -1.
+    if (p.recompute.granularity == RecomputeGranularity::full && p.recompute.num_layers > 0)
+      p.recompute.num_layers = (p.recompute.num_layers + v - 1) / v * v;
     b.add(v > f.vpp ? "vpp+" : "vpp-", p, false);
   }
 }
 
 // The recompute ladder: none, selective, then full recompute of 1, 2, ... layers per stage, up to
-// every layer (Megatron's --recompute-method block --recompute-num-layers n, or uniform).
+// every layer (Megatron's --recompute-method block --recompute-num-layers n, or uniform). With
+// interleaving the rungs are multiples of vpp (Megatron counts the layers per model chunk).
 void recompute(Builder& b) {
   const ParallelPlan& f = b.from.plan;
   const std::vector<int> layers = resolve_stage_layers(f, b.ev.workload().model.num_layers);
   const int lmax = *std::max_element(layers.begin(), layers.end());
-  const int jump = std::max(2, lmax / 4);
+  const int step = std::max(1, f.vpp);
+  const int jump = std::max(2 * step, (lmax / 4) / step * step);
   const auto g = f.recompute.granularity;
   auto with = [&](RecomputeGranularity gr, int n) {
     ParallelPlan p = f;
@@ -209,24 +215,24 @@ void recompute(Builder& b) {
   const auto none = RecomputeGranularity::none, sel = RecomputeGranularity::selective, full = RecomputeGranularity::full;
   if (g == none) {
     b.add("recompute+", with(sel, -1), false);
-    b.add("recompute+", with(full, 1), false);
+    b.add("recompute+", with(full, step), false);
     b.add("recompute+", with(full, jump), false);
     b.add("recompute+", with(full, -1), false);
   } else if (g == sel) {
     b.add("recompute-", with(none, -1), false);
-    b.add("recompute+", with(full, 1), false);
+    b.add("recompute+", with(full, step), false);
     b.add("recompute+", with(full, jump), false);
     b.add("recompute+", with(full, -1), false);
   } else {
     const int n = f.recompute.num_layers < 0 ? lmax : f.recompute.num_layers;
     if (n < lmax) {
-      b.add("recompute+", with(full, n + 1), false);
+      b.add("recompute+", with(full, n + step), false);
       b.add("recompute+", with(full, std::min(lmax, n + jump)), false);
       b.add("recompute+", with(full, -1), false);
     }
-    if (n > 1) {
-      b.add("recompute-", with(full, n - 1), false);
-      b.add("recompute-", with(full, std::max(1, n - jump)), false);
+    if (n > step) {
+      b.add("recompute-", with(full, n - step), false);
+      b.add("recompute-", with(full, std::max(step, n - jump)), false);
     }
     b.add("recompute-", with(sel, -1), false);
     b.add("recompute-", with(none, -1), false);

@@ -583,12 +583,21 @@ TEST_CASE("predict_validation_run: an unstated recompute may complete as full re
   Job fewer = *r.job;
   fewer.plan.recompute.num_layers = chosen.num_layers - 1;
   if (fewer.plan.recompute.num_layers >= 1) CHECK_FALSE(predict(fewer).feasible);
-  // Interleaved, Megatron counts the layers per model chunk and the cost model per stage: every layer.
+  // Interleaved, Megatron counts the layers per model chunk: at pp 8 x vpp 2 (chunks of 6 layers)
+  // the stage recomputes a multiple of 2, k of each chunk, and the assumption says both.
   nlohmann::json interleaved = rec;
   interleaved["vpp"] = 2;
+  interleaved["pp"] = 8;
+  interleaved["dp"] = 16;
+  interleaved["micro_batch_size"] = 1;
   ValidationRun v = read_modified(interleaved);
-  predict_validation_run(v);
-  CHECK(v.job->plan.recompute.num_layers == -1);
+  REQUIRE(predict_validation_run(v).feasible);
+  const RecomputeSpec& vr = v.job->plan.recompute;
+  CHECK(vr.granularity == RecomputeGranularity::full);
+  CHECK(vr.num_layers > 0);
+  CHECK(vr.num_layers % 2 == 0);
+  CHECK(recompute_layers_per_chunk(v.job->plan, 96) == vr.num_layers / 2);
+  CHECK(any_contains(v.assumptions, fmt::format("{} layers of each stage ({} per model chunk)", vr.num_layers, vr.num_layers / 2)));
   // DeepSpeed's pipeline engine checkpoints every layer.
   nlohmann::json ds = rec;
   ds["framework"] = "Megatron-DeepSpeed";

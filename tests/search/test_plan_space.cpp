@@ -115,8 +115,13 @@ TEST_CASE("plan_illegal_reason: search-level rules, each with its reason") {
     CHECK(reason(p) == "full recompute of every layer is written num_layers = -1");
     p.recompute = {RecomputeGranularity::full, 3};
     CHECK(reason(p) == "");
+    // Interleaved, Megatron counts the layers per model chunk: 3 per stage is no whole number over 2
+    // chunks; 4 is 2 per chunk (every chunk of 3 layers holds 2), 6 would be every layer.
     p.vpp = 2;
-    CHECK(reason(p) == "recomputing some layers per stage (--recompute-method block) is counted per virtual stage in Megatron-LM: use vpp 1");
+    CHECK(reason(p) == "recomputing some layers per stage (--recompute-method block) is counted per model chunk in Megatron-LM: "
+                       "the layers per stage must be a multiple of vpp that every chunk holds");
+    p.recompute = {RecomputeGranularity::full, 4};
+    CHECK(reason(p) == "");
   }
   SUBCASE("user constraints") {
     SearchOptions o;

@@ -41,6 +41,39 @@ TEST_CASE("propose_moves: legal, canonical, distinct neighbours") {
   }
 }
 
+TEST_CASE("propose_moves: under interleaving the recompute ladder steps whole layers per model chunk") {
+  // GPT-3 175B at pp 16: 6 layers per stage; with vpp 2, 3 per model chunk. Megatron's
+  // --recompute-num-layers counts per chunk, so a stage recomputes 2 or 4 of its layers, never 1.
+  const AnalyticalCostModel model;
+  SearchOptions o;
+  o.num_gpus = 1024;
+  Evaluator ev(test::gpt3_175b_job(), o, model);
+  ParallelPlan p = test::gpt3_175b_job().plan;
+  p.vpp = 2;
+  p.recompute = {RecomputeGranularity::selective, -1};
+  EvalPtr e = ev.evaluate(p);
+  REQUIRE(e);
+  std::set<int> partial;
+  auto ladder = [](const Move& m) { return m.name.rfind("recompute", 0) == 0; };
+  for (const Move& m : propose_moves(ev, *e, MoveScope::all))
+    if (ladder(m) && m.plan.recompute.granularity == RecomputeGranularity::full && m.plan.recompute.num_layers >= 0)
+      partial.insert(m.plan.recompute.num_layers);
+  CHECK(partial == std::set<int>{2, 4});
+  // From 2 layers per stage the ladder goes to 4 (and to every layer), not to 3.
+  p.recompute = {RecomputeGranularity::full, 2};
+  e = ev.evaluate(p);
+  REQUIRE(e);
+  partial.clear();
+  bool every = false;
+  for (const Move& m : propose_moves(ev, *e, MoveScope::all)) {
+    if (!ladder(m) || m.plan.recompute.granularity != RecomputeGranularity::full) continue;
+    if (m.plan.recompute.num_layers >= 0) partial.insert(m.plan.recompute.num_layers);
+    else every = true;
+  }
+  CHECK(partial == std::set<int>{4});
+  CHECK(every);
+}
+
 TEST_CASE("propose_moves: directed moves follow the bottleneck") {
   const AnalyticalCostModel model;
   SearchOptions o;

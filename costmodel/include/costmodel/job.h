@@ -419,5 +419,10 @@ int chunk_layers(const ParallelPlan& plan, int stage, int stage_layers, int chun
 // first stage's first chunk may hold only the embedding and the last stage's last chunk only the
 // loss (Megatron's layouts "E|t|..." and "...|t|L"; chunk_layers leaves those chunks empty first).
 int min_stage_layers(int pp, int vpp, int stage);
+// Full recompute of `plan.recompute.num_layers` layers per stage (strata's count) as Megatron's
+// --recompute-method block --recompute-num-layers k, which counts per model chunk: k = n / vpp,
+// when vpp divides n and every chunk of every stage holds at least k layers; nullopt otherwise
+// (that per-stage count is no Megatron setting).
+std::optional<int> recompute_layers_per_chunk(const ParallelPlan& plan, int num_layers);
 
 }  // namespace strata

@@ -284,17 +284,16 @@ std::vector<int> vpp_candidates(const ValidationRun& run) {
 }
 
 // Recompute settings tried for a record that leaves recompute out (or says only that it is on):
-// each granularity of `granularities`, and full recompute also of only the first n layers of each
-// stage (Megatron's --recompute-method block --recompute-num-layers n, n below the stage's layers),
-// which keeps the activations of the others: the fastest setting that fits is often one of these,
-// and engineers launch it (Korthikanti et al. 2022, section 5: recompute only as many layers as
-// memory requires). Megatron-LM only, and without interleaving: Megatron counts n per model chunk,
-// the cost model per stage (as the plan search's rule, plan_space.cpp).
+// each granularity of `granularities`, and full recompute also of only some layers of each stage
+// (Megatron's --recompute-method block --recompute-num-layers k, k layers of each model chunk:
+// n = k x vpp per stage, below the stage's layers), which keeps the activations of the others: the
+// fastest setting that fits is often one of these, and engineers launch it (Korthikanti et al.
+// 2022, section 5: recompute only as many layers as memory requires). Megatron-LM only; a count
+// that some chunk cannot hold is dropped by the caller (recompute_layers_per_chunk).
 std::vector<RecomputeSpec> recompute_candidates(const ValidationRun& run, const Job& job, int vpp,
                                                 const std::vector<RecomputeGranularity>& granularities) {
   std::vector<RecomputeSpec> out;
-  const bool partial = (run.unknown.recompute || run.unknown.recompute_on) && vpp == 1 &&
-                       job.runtime.framework == Framework::megatron;
+  const bool partial = (run.unknown.recompute || run.unknown.recompute_on) && job.runtime.framework == Framework::megatron;
   const std::vector<int> stages = resolve_stage_layers(job.plan, job.model.num_layers);
   const int stage_layers = stages.empty() ? 0 : *std::max_element(stages.begin(), stages.end());
   for (RecomputeGranularity g : granularities) {
@@ -302,7 +301,7 @@ std::vector<RecomputeSpec> recompute_candidates(const ValidationRun& run, const 
     r.granularity = g;
     out.push_back(r);
     if (g != RecomputeGranularity::full || !partial) continue;
-    for (int n = 1; n < stage_layers; ++n) {
+    for (int n = vpp; n < stage_layers; n += vpp) {
       r.num_layers = n;
       out.push_back(r);
     }
@@ -310,10 +309,12 @@ std::vector<RecomputeSpec> recompute_candidates(const ValidationRun& run, const 
   return out;
 }
 
-std::string recompute_text(const RecomputeSpec& r) {
-  if (r.granularity == RecomputeGranularity::full && r.num_layers >= 0)
-    return fmt::format("full, method block, {} layer{} of each stage", r.num_layers, r.num_layers == 1 ? "" : "s");
-  return std::string(to_string(r.granularity));
+std::string recompute_text(const ParallelPlan& p) {
+  const RecomputeSpec& r = p.recompute;
+  if (r.granularity != RecomputeGranularity::full || r.num_layers < 0) return std::string(to_string(r.granularity));
+  std::string text = fmt::format("full, method block, {} layer{} of each stage", r.num_layers, r.num_layers == 1 ? "" : "s");
+  if (p.vpp > 1) text += fmt::format(" ({} per model chunk)", r.num_layers / p.vpp);
+  return text;
 }
 
 std::string completion_text(const ValidationRun& run, const Job& job) {
@@ -322,7 +323,7 @@ std::string completion_text(const ValidationRun& run, const Job& job) {
   if (run.unknown.micro_batch) parts.push_back(fmt::format("micro_batch_size {}", p.micro_batch_size));
   if (run.unknown.vpp) parts.push_back(fmt::format("vpp {}", p.vpp));
   if (run.unknown.sequence_parallel) parts.push_back(fmt::format("sequence_parallel {}", p.sequence_parallel));
-  if (run.unknown.recompute) parts.push_back(fmt::format("recompute {}", recompute_text(p.recompute)));
+  if (run.unknown.recompute) parts.push_back(fmt::format("recompute {}", recompute_text(p)));
   if (run.unknown.fp8_memory_options)
     parts.push_back(fmt::format("fp8_param_gather {}, grad_reduce_in_bf16 {}", job.runtime.fp8_param_gather,
                                 job.runtime.grad_reduce_in_bf16));
@@ -392,6 +393,7 @@ Prediction predict_validation_run(ValidationRun& run) {
               else j.plan.zero_stage = 1;
             }
             if (run.unknown.vpp) j.plan.stage_layers = standard_stage_layers(j.model.num_layers, j.plan.pp, vpp, j.model.mtp_layers);
+            if (rc.num_layers >= 0 && !recompute_layers_per_chunk(j.plan, j.model.num_layers)) continue;
             if (!check_plan(j).empty()) continue;
             Prediction p = predict(j);
             // Feasible beats infeasible; among feasible the fastest; among infeasible the smallest.

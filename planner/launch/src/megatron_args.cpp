@@ -235,20 +235,6 @@ void pipeline_split(std::vector<std::string>& a, const Job& job) {
   }
 }
 
-// Megatron counts --recompute-num-layers (method block) per model chunk; strata per stage. Under
-// interleaving, n per stage is n / vpp per chunk when that divides and every chunk holds that many.
-std::optional<int> recompute_layers_per_chunk(const Job& job) {
-  const ParallelPlan& p = job.plan;
-  const int n = p.recompute.num_layers;
-  if (p.vpp == 1) return n;
-  if (n % p.vpp != 0) return std::nullopt;
-  const std::vector<int> stages = resolve_stage_layers(p, job.model.num_layers);
-  for (int s = 0; s < p.pp; ++s)
-    for (int c = 0; c < p.vpp; ++c)
-      if (chunk_layers(p, s, stages[static_cast<std::size_t>(s)], c) < n / p.vpp) return std::nullopt;
-  return n / p.vpp;
-}
-
 // Model details no Megatron-LM flag expresses: a launch would train another model.
 std::optional<std::string> unlaunchable_model_detail(const ModelSpec& m) {
   const RopeScalingParams& p = m.rope_params;
@@ -364,7 +350,7 @@ std::optional<std::string> megatron_launch_refusal(const Job& job) {
            "strata does not write (Megatron checks it against the GPU's compute capability, which a launch cannot be "
            "verified for without the GPU): add --moe-grouped-gemm --recompute-granularity selective --recompute-modules "
            "yourself, or drop moe_act";
-  if (p.recompute.granularity == RecomputeGranularity::full && p.recompute.num_layers >= 0 && !recompute_layers_per_chunk(job))
+  if (p.recompute.granularity == RecomputeGranularity::full && p.recompute.num_layers >= 0 && !recompute_layers_per_chunk(p, job.model.num_layers))
     return fmt::format("Megatron-LM recomputes --recompute-num-layers layers in each of a stage's {} model chunks: {} layers per stage "
                        "is not a whole number per chunk; give a multiple of vpp (or full recompute of every layer)",
                        p.vpp, p.recompute.num_layers);
@@ -430,7 +416,7 @@ std::vector<std::string> megatron_args(const Job& job) {
         opt(a, "--recompute-num-layers", 1);
       } else {
         opt(a, "--recompute-method", "block");
-        opt(a, "--recompute-num-layers", *recompute_layers_per_chunk(job));
+        opt(a, "--recompute-num-layers", *recompute_layers_per_chunk(job.plan, job.model.num_layers));
       }
       break;
   }
