@@ -15,14 +15,24 @@ bool has(const std::vector<Move>& moves, const std::string& name) {
   return std::any_of(moves.begin(), moves.end(), [&](const Move& m) { return m.name == name; });
 }
 
+// GPT-3 175B on 1024 GPUs, the evaluator every test here proposes moves from (the evaluator keeps
+// references to the model and the options, so they live beside it).
+struct Gpt3Search {
+  AnalyticalCostModel model;
+  SearchOptions options = [] {
+    SearchOptions o;
+    o.num_gpus = 1024;
+    return o;
+  }();
+  Evaluator ev{test::gpt3_175b_job(), options, model};
+};
+
 }  // namespace
 
 TEST_SUITE("search") {
 TEST_CASE("propose_moves: legal, canonical, distinct neighbours") {
-  const AnalyticalCostModel model;
-  SearchOptions o;
-  o.num_gpus = 1024;
-  Evaluator ev(test::gpt3_175b_job(), o, model);
+  Gpt3Search search;
+  Evaluator& ev = search.ev;
   EvalPtr from = ev.evaluate(test::gpt3_175b_job().plan);
   REQUIRE(from);
   const auto moves = propose_moves(ev, *from, MoveScope::all);
@@ -44,10 +54,8 @@ TEST_CASE("propose_moves: legal, canonical, distinct neighbours") {
 TEST_CASE("propose_moves: under interleaving the recompute ladder steps whole layers per model chunk") {
   // GPT-3 175B at pp 16: 6 layers per stage; with vpp 2, 3 per model chunk. Megatron's
   // --recompute-num-layers counts per chunk, so a stage recomputes 2 or 4 of its layers, never 1.
-  const AnalyticalCostModel model;
-  SearchOptions o;
-  o.num_gpus = 1024;
-  Evaluator ev(test::gpt3_175b_job(), o, model);
+  Gpt3Search search;
+  Evaluator& ev = search.ev;
   ParallelPlan p = test::gpt3_175b_job().plan;
   p.vpp = 2;
   p.recompute = {RecomputeGranularity::selective, -1};
@@ -75,10 +83,8 @@ TEST_CASE("propose_moves: under interleaving the recompute ladder steps whole la
 }
 
 TEST_CASE("propose_moves: directed moves follow the bottleneck") {
-  const AnalyticalCostModel model;
-  SearchOptions o;
-  o.num_gpus = 1024;
-  Evaluator ev(test::gpt3_175b_job(), o, model);
+  Gpt3Search search;
+  Evaluator& ev = search.ev;
   SUBCASE("memory: recompute more, smaller micro-batches, more model parallelism") {
     ParallelPlan p = test::gpt3_175b_job().plan;
     p.recompute = {RecomputeGranularity::none, -1};
@@ -113,10 +119,8 @@ TEST_CASE("propose_moves: directed moves follow the bottleneck") {
 }
 
 TEST_CASE("propose_moves: a layer leaves the slowest stage, rebalance evens the stages out") {
-  const AnalyticalCostModel model;
-  SearchOptions o;
-  o.num_gpus = 1024;
-  Evaluator ev(test::gpt3_175b_job(), o, model);
+  Gpt3Search search;
+  Evaluator& ev = search.ev;
   ParallelPlan p = test::gpt3_175b_job().plan;
   p.stage_layers = {3, 9, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6};
   EvalPtr e = ev.evaluate(p);
