@@ -1036,8 +1036,18 @@ TEST_CASE("load_validation_runs: precision, recompute and framework texts as sou
     const ValidationRun uniform = read_modified({{"recompute", "full --recompute-method uniform --recompute-num-layers 1"}});
     CHECK(uniform.job->plan.recompute.num_layers < 0);  // every layer
     CHECK(read_modified({{"recompute", "selective (core_attn, mlp)"}}).job->plan.recompute.modules == (kRecomputeCoreAttn | kRecomputeMlp));
-    // A remark in parentheses is not a module list.
-    CHECK(read_modified({{"recompute", "selective (Korthikanti et al. 2022)"}}).job->plan.recompute.modules == kRecomputeCoreAttn);
+    // A remark in parentheses is not a module list: Megatron's default module, and the output says so.
+    const ValidationRun remark = read_modified({{"recompute", "selective (Korthikanti et al. 2022)"}});
+    CHECK(remark.job->plan.recompute.modules == kRecomputeCoreAttn);
+    CHECK(any_contains(remark.assumptions, "selective recompute modules not named; Megatron's default, core_attn"));
+    // Modules named without brackets, as identifiers or in a paper's words, are read, and said.
+    const ValidationRun listed = read_modified({{"recompute", "selective: core_attn, mlp"}});
+    CHECK(listed.job->plan.recompute.modules == (kRecomputeCoreAttn | kRecomputeMlp));
+    CHECK(any_contains(listed.assumptions, "selective recompute modules read from the recompute text: core_attn, mlp"));
+    CHECK(read_modified({{"recompute", "selective recompute of the RMSNorm and the MLP"}}).job->plan.recompute.modules ==
+          (kRecomputeLayernorm | kRecomputeMlp));
+    CHECK(read_modified({{"recompute", "selective (attention core only) + sequence parallelism"}}).job->plan.recompute.modules ==
+          kRecomputeCoreAttn);
     // "no recompute override in the base config": not a statement of no recompute.
     CHECK(read_modified({{"recompute", "no recompute override in the workload base config"}}).unknown.recompute);
   }

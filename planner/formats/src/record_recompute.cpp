@@ -4,6 +4,9 @@
 #include <optional>
 #include <regex>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "costmodel/errors.h"
 #include "formats/plan_input.h"
 #include "record_text.h"
@@ -35,6 +38,30 @@ bool recompute_said_on(const std::string& text) {
   static const std::regex on_re(
       "^\\s*(yes|true|on|enabled?|used)\\b|(activation|gradient)s?\\s+(checkpointing|recomputation|recompute)\\b");
   return text.find("not ") == std::string::npos && text.find("unknown") == std::string::npos && std::regex_search(text, on_re);
+}
+
+// The selective-recompute modules a record names in its own words, beyond a bracketed list:
+// Megatron-Core's module identifiers as written in code (lowercase tokens: "selective: layernorm,
+// mla_up_proj"), and the words papers use for them ("RMSNorm and MLA up-projection", DeepSeek-V3's
+// technical report, section 3.2.3; "attention core"; "the experts' activation"; "shared experts";
+// "MLP"). "MoE" in prose is not read as the moe module (it also qualifies the experts' activation).
+// 0 when it names none.
+unsigned recompute_modules_in_text(const std::string& text) {
+  unsigned bits = 0;
+  static const std::regex token_re("[A-Za-z0-9_]+");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), token_re); it != std::sregex_iterator(); ++it)
+    if (auto m = recompute_modules_from_string(it->str())) bits |= *m;  // exact, case-sensitive identifiers
+  const std::string lt = lower(text);
+  static const std::pair<std::regex, unsigned> prose[] = {
+      {std::regex("\\b(rms ?norm|layer ?norms?)\\b"), kRecomputeLayernorm},
+      {std::regex("\\bup[- ]?projections?\\b"), kRecomputeMlaUpProj},
+      {std::regex("\\b(core attention|attention core|attention scores)\\b"), kRecomputeCoreAttn},
+      {std::regex("\\b(moe|experts?'?) activations?\\b"), kRecomputeMoeAct},
+      {std::regex("\\bshared[- ]experts?\\b"), kRecomputeSharedExperts},
+      {std::regex("\\b(mlps?|feed[- ]forward)\\b"), kRecomputeMlp}};
+  for (const auto& [re, bit] : prose)
+    if (std::regex_search(lt, re)) bits |= bit;
+  return bits;
 }
 
 }  // namespace
@@ -99,12 +126,21 @@ void read_recompute(const nlohmann::json& r, const std::string& where, bool reci
     }
   }
   if (*rc == RecomputeGranularity::selective && !contains(rtext, "recompute_modules")) {
-    // "selective (core_attn, mlp)": a parenthesized list of Megatron-Core's module names; anything
-    // else in parentheses is a remark, and the default module (core_attn) stays.
+    // "selective (core_attn, mlp)": a parenthesized list of Megatron-Core's module names; else the
+    // modules the text names in other words; else Megatron's default module (core_attn), said.
     const auto open = rtext.find('('), close = rtext.find(')', open);
+    std::optional<unsigned> listed;
     if (open != std::string::npos && close != std::string::npos)
-      if (auto modules = recompute_modules_from_string(rtext.substr(open + 1, close - open - 1)))
-        p.recompute.modules = *modules;
+      listed = recompute_modules_from_string(rtext.substr(open + 1, close - open - 1));
+    if (listed) {
+      p.recompute.modules = *listed;
+    } else if (const unsigned named = recompute_modules_in_text(rtext)) {
+      p.recompute.modules = named;
+      as.push_back(fmt::format("selective recompute modules read from the recompute text: {}",
+                               fmt::join(recompute_module_names(named), ", ")));
+    } else if (!run.unknown.recompute) {
+      as.push_back("selective recompute modules not named; Megatron's default, core_attn");
+    }
   }
   if (*rc == RecomputeGranularity::selective && contains(rtext, "recompute_modules")) {
     // Megatron-Core's selective modules, as a recipe lists them: "recompute_modules ['layernorm', 'moe_act']".
