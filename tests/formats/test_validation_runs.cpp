@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "costmodel/json_reader.h"
 #include "costmodel/predictor.h"
@@ -562,48 +563,91 @@ TEST_CASE("predict_validation_run: null plan fields get the fastest memory-feasi
   }
 }
 
-TEST_CASE("predict_validation_run: an unstated recompute may complete as full recompute of only some layers per stage") {
-  // GPT-3 175B, tp 8 pp 16, micro-batch 2 without sequence parallelism: neither no recompute nor
-  // selective fits in 80 GB, full recompute of every layer does; recomputing only some layers of
-  // each stage (Megatron's --recompute-method block) fits too and is faster.
+namespace {
+
+// The recompute settings an unstated recompute may complete with on a Megatron stack: selective
+// recompute of any set of a dense model's modules, full recompute of every layer, or of k layers
+// of each model chunk (k x vpp per stage).
+std::vector<RecomputeSpec> dense_recompute_space(const Job& job) {
+  std::vector<RecomputeSpec> out = {{RecomputeGranularity::full, -1}};
+  for (unsigned sub = 1; sub < 8; ++sub) {
+    RecomputeSpec r{RecomputeGranularity::selective, -1};
+    r.modules = (sub & 1 ? kRecomputeCoreAttn : 0u) | (sub & 2 ? kRecomputeLayernorm : 0u) | (sub & 4 ? kRecomputeMlp : 0u);
+    out.push_back(r);
+  }
+  const int stage = job.model.num_layers / job.plan.pp;
+  for (int n = job.plan.vpp; n < stage; n += job.plan.vpp) out.push_back({RecomputeGranularity::full, n});
+  return out;
+}
+
+// `base` with `changes` written over it.
+nlohmann::json merged(nlohmann::json base, const nlohmann::json& changes) {
+  for (auto it = changes.begin(); it != changes.end(); ++it) base[it.key()] = it.value();
+  return base;
+}
+
+// The completion is the fastest feasible setting of that space (the plan otherwise as completed).
+void check_fastest_recompute(const ValidationRun& r, const Prediction& p) {
+  int feasible = 0;
+  for (const RecomputeSpec& rc : dense_recompute_space(*r.job)) {
+    Job j = *r.job;
+    j.plan.recompute = rc;
+    const Prediction q = predict(j);
+    if (!q.feasible) continue;
+    ++feasible;
+    CHECK(q.iteration_time_s >= p.iteration_time_s);
+  }
+  CHECK(feasible > 1);  // not vacuous: the chosen setting and at least one other fit
+}
+
+}  // namespace
+
+TEST_CASE("predict_validation_run: an unstated recompute completes with the fastest setting that fits, module sets and block counts included") {
+  // GPT-3 175B, tp 8 without sequence parallelism: neither no recompute nor Megatron's default
+  // selective recompute (core_attn) fits in 80 GB at these shapes.
   const nlohmann::json rec = {{"recompute", "not stated"}, {"vpp", 1}, {"micro_batch_size", 2}, {"sequence_parallel", false}};
-  ValidationRun r = read_modified(rec);
-  REQUIRE(r.unknown.recompute);
-  const Prediction p = predict_validation_run(r);
-  REQUIRE(p.feasible);
-  const RecomputeSpec& chosen = r.job->plan.recompute;
-  CHECK(chosen.granularity == RecomputeGranularity::full);
-  CHECK(chosen.num_layers >= 1);
-  CHECK(chosen.num_layers < 96 / 16);
-  CHECK(any_contains(r.assumptions, fmt::format("recompute full, method block, {} layers of each stage", chosen.num_layers)));
-  // Faster than recomputing every layer, and the next layer kept would not fit.
-  Job all = *r.job;
-  all.plan.recompute.num_layers = -1;
-  CHECK(predict(all).iteration_time_s > p.iteration_time_s);
-  Job fewer = *r.job;
-  fewer.plan.recompute.num_layers = chosen.num_layers - 1;
-  if (fewer.plan.recompute.num_layers >= 1) CHECK_FALSE(predict(fewer).feasible);
-  // Interleaved, Megatron counts the layers per model chunk: at pp 8 x vpp 2 (chunks of 6 layers)
-  // the stage recomputes a multiple of 2, k of each chunk, and the assumption says both.
-  nlohmann::json interleaved = rec;
-  interleaved["vpp"] = 2;
-  interleaved["pp"] = 8;
-  interleaved["dp"] = 16;
-  interleaved["micro_batch_size"] = 1;
-  ValidationRun v = read_modified(interleaved);
-  REQUIRE(predict_validation_run(v).feasible);
-  const RecomputeSpec& vr = v.job->plan.recompute;
-  CHECK(vr.granularity == RecomputeGranularity::full);
-  CHECK(vr.num_layers > 0);
-  CHECK(vr.num_layers % 2 == 0);
-  CHECK(recompute_layers_per_chunk(v.job->plan, 96) == vr.num_layers / 2);
-  CHECK(any_contains(v.assumptions, fmt::format("{} layers of each stage ({} per model chunk)", vr.num_layers, vr.num_layers / 2)));
-  // DeepSpeed's pipeline engine checkpoints every layer.
-  nlohmann::json ds = rec;
-  ds["framework"] = "Megatron-DeepSpeed";
-  ValidationRun d = read_modified(ds);
-  predict_validation_run(d);
-  CHECK(d.job->plan.recompute.num_layers == -1);
+  SUBCASE("full recompute of only some layers per stage (pp 8: 12 layers per stage)") {
+    ValidationRun r = read_modified(merged(rec, {{"pp", 8}, {"dp", 16}}));
+    REQUIRE(r.unknown.recompute);
+    const Prediction p = predict_validation_run(r);
+    REQUIRE(p.feasible);
+    const RecomputeSpec& chosen = r.job->plan.recompute;
+    CHECK(chosen.granularity == RecomputeGranularity::full);
+    CHECK(chosen.num_layers >= 1);
+    CHECK(chosen.num_layers < 12);
+    CHECK(any_contains(r.assumptions, fmt::format("recompute full, method block, {} layers of each stage", chosen.num_layers)));
+    check_fastest_recompute(r, p);
+    Job fewer = *r.job;  // one layer fewer recomputed does not fit
+    fewer.plan.recompute.num_layers = chosen.num_layers - 1;
+    if (fewer.plan.recompute.num_layers >= 1) CHECK_FALSE(predict(fewer).feasible);
+  }
+  SUBCASE("selective recompute of more modules than the attention core (pp 16)") {
+    ValidationRun r = read_modified(rec);
+    const Prediction p = predict_validation_run(r);
+    REQUIRE(p.feasible);
+    const RecomputeSpec& chosen = r.job->plan.recompute;
+    CHECK(chosen.granularity == RecomputeGranularity::selective);
+    CHECK(chosen.modules != kRecomputeCoreAttn);
+    CHECK(any_contains(r.assumptions, "recompute selective of " + fmt::format("{}", fmt::join(recompute_module_names(chosen.modules), ", "))));
+    check_fastest_recompute(r, p);
+  }
+  SUBCASE("interleaved: block counts are whole layers per model chunk") {
+    ValidationRun r = read_modified(merged(rec, {{"pp", 8}, {"dp", 16}, {"vpp", 2}, {"micro_batch_size", 1}}));
+    const Prediction p = predict_validation_run(r);
+    REQUIRE(p.feasible);
+    const RecomputeSpec& chosen = r.job->plan.recompute;
+    if (chosen.granularity == RecomputeGranularity::full && chosen.num_layers >= 0) {
+      CHECK(recompute_layers_per_chunk(r.job->plan, 96) == chosen.num_layers / 2);
+      CHECK(any_contains(r.assumptions, fmt::format("({} per model chunk)", chosen.num_layers / 2)));
+    }
+    check_fastest_recompute(r, p);  // over block counts 2, 4, ... per stage
+  }
+  SUBCASE("DeepSpeed's pipeline engine checkpoints whole layers: neither module sets nor block counts") {
+    ValidationRun d = read_modified(merged(rec, {{"framework", "Megatron-DeepSpeed"}}));
+    predict_validation_run(d);
+    CHECK(d.job->plan.recompute.num_layers == -1);
+    CHECK(d.job->plan.recompute.modules == kRecomputeCoreAttn);
+  }
 }
 
 TEST_SUITE("formats") {

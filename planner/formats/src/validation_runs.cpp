@@ -283,27 +283,56 @@ std::vector<int> vpp_candidates(const ValidationRun& run) {
   return out;
 }
 
-// Recompute settings tried for a record that leaves recompute out (or says only that it is on):
-// each granularity of `granularities`, and full recompute also of only some layers of each stage
-// (Megatron's --recompute-method block --recompute-num-layers k, k layers of each model chunk:
-// n = k x vpp per stage, below the stage's layers), which keeps the activations of the others: the
-// fastest setting that fits is often one of these, and engineers launch it (Korthikanti et al.
-// 2022, section 5: recompute only as many layers as memory requires). Megatron-LM only; a count
-// that some chunk cannot hold is dropped by the caller (recompute_layers_per_chunk).
+// Megatron-Core's selective-recompute modules that apply to this model: the attention core and the
+// norms always, the MLA up-projections with MLA, a dense layer's MLP where there is one, and the
+// experts' activation, the whole MoE block and the shared experts with MoE layers.
+unsigned applicable_recompute_modules(const ModelSpec& m) {
+  unsigned bits = kRecomputeCoreAttn | kRecomputeLayernorm;
+  if (m.mla) bits |= kRecomputeMlaUpProj;
+  bool dense = false, moe = false;
+  for (int l = 0; l < m.num_layers; ++l) (m.is_moe_layer(l) ? moe : dense) = true;
+  if (dense) bits |= kRecomputeMlp;
+  if (moe) bits |= kRecomputeMoeAct | kRecomputeMoe;
+  if (moe && m.moe && m.moe->shared_expert_ffn_hidden_size > 0) bits |= kRecomputeSharedExperts;
+  return bits;
+}
+
+// Recompute settings tried for a record that leaves recompute out (or says only that it is on),
+// for each granularity of `granularities`. On Megatron stacks also: selective recompute of each
+// set of the model's applicable modules (Megatron-Core's --recompute-modules; the recipes of
+// today's MoE models recompute the norms, the experts' activation, MLA's up-projections rather than
+// the attention core), and full recompute of only the first k layers of each model chunk
+// (--recompute-method block --recompute-num-layers k: n = k x vpp per stage, below the stage's
+// layers), which keeps the activations of the others. The fastest setting that fits is often one
+// of these, and engineers launch it (Korthikanti et al. 2022, section 5: recompute only as much as
+// memory requires). Sets Megatron refuses are dropped by check_plan, a count some chunk cannot hold
+// by the caller (recompute_layers_per_chunk).
 std::vector<RecomputeSpec> recompute_candidates(const ValidationRun& run, const Job& job, int vpp,
                                                 const std::vector<RecomputeGranularity>& granularities) {
   std::vector<RecomputeSpec> out;
-  const bool partial = (run.unknown.recompute || run.unknown.recompute_on) && job.runtime.framework == Framework::megatron;
+  const bool free = (run.unknown.recompute || run.unknown.recompute_on) && job.runtime.framework == Framework::megatron;
   const std::vector<int> stages = resolve_stage_layers(job.plan, job.model.num_layers);
   const int stage_layers = stages.empty() ? 0 : *std::max_element(stages.begin(), stages.end());
   for (RecomputeGranularity g : granularities) {
     RecomputeSpec r = job.plan.recompute;
     r.granularity = g;
     out.push_back(r);
-    if (g != RecomputeGranularity::full || !partial) continue;
-    for (int n = vpp; n < stage_layers; n += vpp) {
-      r.num_layers = n;
-      out.push_back(r);
+    if (!free) continue;
+    if (g == RecomputeGranularity::selective) {
+      // Every non-empty subset of the applicable modules other than the default already added,
+      // smaller sets first (of two equally fast sets the first found, the smaller, is kept).
+      const unsigned all = applicable_recompute_modules(job.model);
+      for (unsigned sub = (0u - all) & all; sub != 0; sub = (sub - all) & all) {
+        if (sub == r.modules) continue;
+        RecomputeSpec m = r;
+        m.modules = sub;
+        out.push_back(m);
+      }
+    } else if (g == RecomputeGranularity::full) {
+      for (int n = vpp; n < stage_layers; n += vpp) {
+        r.num_layers = n;
+        out.push_back(r);
+      }
     }
   }
   return out;
@@ -311,6 +340,8 @@ std::vector<RecomputeSpec> recompute_candidates(const ValidationRun& run, const 
 
 std::string recompute_text(const ParallelPlan& p) {
   const RecomputeSpec& r = p.recompute;
+  if (r.granularity == RecomputeGranularity::selective)
+    return fmt::format("selective of {}", fmt::join(recompute_module_names(r.modules), ", "));
   if (r.granularity != RecomputeGranularity::full || r.num_layers < 0) return std::string(to_string(r.granularity));
   std::string text = fmt::format("full, method block, {} layer{} of each stage", r.num_layers, r.num_layers == 1 ? "" : "s");
   if (p.vpp > 1) text += fmt::format(" ({} per model chunk)", r.num_layers / p.vpp);
