@@ -280,6 +280,17 @@ int chunk_layers(const ParallelPlan& plan, int stage, int stage_layers, int chun
   return base + (rank < extra ? 1 : 0);
 }
 
+unsigned applicable_recompute_modules(const ModelSpec& m) {
+  unsigned bits = kRecomputeCoreAttn | kRecomputeLayernorm;
+  if (m.mla) bits |= kRecomputeMlaUpProj;
+  bool dense = false, moe = false;
+  for (int l = 0; l < m.num_layers; ++l) (m.is_moe_layer(l) ? moe : dense) = true;
+  if (dense) bits |= kRecomputeMlp;
+  if (moe) bits |= kRecomputeMoeAct | kRecomputeMoe;
+  if (moe && m.moe && m.moe->shared_expert_ffn_hidden_size > 0) bits |= kRecomputeSharedExperts;
+  return bits;
+}
+
 std::optional<int> recompute_layers_per_chunk(const ParallelPlan& p, int num_layers) {
   const int n = p.recompute.num_layers;
   if (p.vpp <= 1) return n;

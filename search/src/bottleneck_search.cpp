@@ -128,13 +128,18 @@ std::vector<ParallelPlan> initial_plans(Evaluator& ev) {
         if (pp > w.model.num_layers) break;
         ParallelPlan p = start_plan(o, w.model, tp, pp, cp);
         if (w.training.global_batch_size % p.dp != 0) continue;
-        // The least recompute that passes the memory pre-check (or the fixed one), else full.
+        // The least recompute that passes the memory pre-check (or the fixed one), else full. A
+        // shape illegal at the start's micro-batch (too many micro-batches for the pipeline steps
+        // strata simulates, at huge batches) starts at the smallest doubling that is legal.
         std::optional<ParallelPlan> pick;
-        for (RecomputeGranularity g : {RecomputeGranularity::none, RecomputeGranularity::selective, RecomputeGranularity::full}) {
-          p.recompute = {g, -1};
-          if (!ev.illegal_reason(p).empty()) continue;
-          pick = p;
-          if (ev.may_fit(p)) break;
+        for (int grow = 0; grow < 8 && !pick; ++grow, p.micro_batch_size *= 2) {
+          if (o.micro_batch_size && grow > 0) break;
+          for (RecomputeGranularity g : {RecomputeGranularity::none, RecomputeGranularity::selective, RecomputeGranularity::full}) {
+            p.recompute = {g, -1};
+            if (!ev.illegal_reason(p).empty()) continue;
+            pick = p;
+            if (ev.may_fit(p)) break;
+          }
         }
         if (pick) shapes.push_back(*pick);
       }

@@ -98,6 +98,8 @@ std::string plan_illegal_reason(const Job& job, const SearchOptions& o) {
   if (p.distributed_optimizer && p.dp * p.cp == 1) return "the distributed optimizer needs a data-parallel group (dp*cp > 1)";
   if (p.recompute.granularity != RecomputeGranularity::full && p.recompute.num_layers != -1)
     return "a recomputed layer count applies to full recompute only";
+  if (p.recompute.granularity != RecomputeGranularity::selective && p.recompute.modules != kRecomputeCoreAttn)
+    return "recompute modules apply to selective recompute only";
   if (p.recompute.granularity == RecomputeGranularity::full && p.recompute.num_layers != -1 &&
       (p.recompute.num_layers < 1 || p.recompute.num_layers >= max_stage_layers(p, job.model.num_layers)))
     return "full recompute of every layer is written num_layers = -1";
@@ -132,6 +134,8 @@ void canonicalize(ParallelPlan& p, int num_layers) {
   }
   if (p.recompute.granularity != RecomputeGranularity::full) p.recompute.num_layers = -1;
   else if (p.recompute.num_layers >= max_stage_layers(p, num_layers)) p.recompute.num_layers = -1;
+  // Module sets mean something only to selective recompute.
+  if (p.recompute.granularity != RecomputeGranularity::selective) p.recompute.modules = kRecomputeCoreAttn;
 }
 
 std::vector<ParallelPlan> uniform_grid(const Job& w, const SearchOptions& o) {
@@ -200,7 +204,7 @@ std::uint64_t plan_hash(const ParallelPlan& p) {
   for (std::int64_t v : {std::int64_t{p.tp}, std::int64_t{p.pp}, std::int64_t{p.dp}, std::int64_t{p.cp}, std::int64_t{p.ep}, std::int64_t{p.etp},
                          std::int64_t{p.sequence_parallel}, std::int64_t{p.vpp}, std::int64_t{p.micro_batch_size},
                          static_cast<std::int64_t>(p.recompute.granularity), std::int64_t{p.recompute.num_layers},
-                         std::int64_t{p.zero_stage}, std::int64_t{p.distributed_optimizer}})
+                         std::int64_t{p.recompute.modules}, std::int64_t{p.zero_stage}, std::int64_t{p.distributed_optimizer}})
     mix(v);
   mix(static_cast<std::int64_t>(p.stage_layers.size()));
   for (int l : p.stage_layers) mix(l);
@@ -210,7 +214,7 @@ std::uint64_t plan_hash(const ParallelPlan& p) {
 bool plan_less(const ParallelPlan& a, const ParallelPlan& b) {
   auto key = [](const ParallelPlan& p) {
     return std::tie(p.tp, p.pp, p.dp, p.cp, p.ep, p.etp, p.sequence_parallel, p.vpp, p.micro_batch_size, p.recompute.granularity,
-                    p.recompute.num_layers, p.zero_stage, p.distributed_optimizer, p.stage_layers);
+                    p.recompute.num_layers, p.recompute.modules, p.zero_stage, p.distributed_optimizer, p.stage_layers);
   };
   return key(a) < key(b);
 }

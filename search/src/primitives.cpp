@@ -197,6 +197,22 @@ void virtual_pipeline(Builder& b) {
   }
 }
 
+// Selective-recompute module sets the search tries beside Megatron's default (the attention core):
+// MLA's up-projections and norms, with and without the core (DeepSeek-V3's recipe, its technical
+// report section 3.2.3: they keep MLA's large projected activations out of memory for little
+// work), and a dense layer's MLP with the core. Not moe_act: it needs grouped-GEMM experts, which
+// strata's launch does not write.
+std::vector<unsigned> selective_rungs(const ModelSpec& m) {
+  const unsigned applicable = applicable_recompute_modules(m);
+  std::vector<unsigned> out = {kRecomputeCoreAttn};
+  if (applicable & kRecomputeMlaUpProj) {
+    out.push_back(kRecomputeLayernorm | kRecomputeMlaUpProj);
+    out.push_back(kRecomputeCoreAttn | kRecomputeLayernorm | kRecomputeMlaUpProj);
+  }
+  if (applicable & kRecomputeMlp) out.push_back(kRecomputeCoreAttn | kRecomputeMlp);
+  return out;
+}
+
 // The recompute ladder: none, selective, then full recompute of 1, 2, ... layers per stage, up to
 // every layer (Megatron's --recompute-method block --recompute-num-layers n, or uniform). With
 // interleaving the rungs are multiples of vpp (Megatron counts the layers per model chunk).
@@ -213,6 +229,19 @@ void recompute(Builder& b) {
     return p;
   };
   const auto none = RecomputeGranularity::none, sel = RecomputeGranularity::selective, full = RecomputeGranularity::full;
+  // Selective recompute of each module set; between two sets, "+" recomputes a superset, "-" a
+  // subset, "~" another set (which may save memory or time).
+  for (unsigned mods : selective_rungs(b.ev.workload().model)) {
+    ParallelPlan p = with(sel, -1);
+    p.recompute.modules = mods;
+    const unsigned cur = f.recompute.modules;
+    const char* name = g == none ? "recompute+"
+                       : g == full ? "recompute-"
+                       : (mods & cur) == cur ? "recompute+"
+                       : (mods & cur) == mods ? "recompute-"
+                                              : "recompute~";
+    b.add(name, p, false);
+  }
   if (g == none) {
     b.add("recompute+", with(sel, -1), false);
     b.add("recompute+", with(full, step), false);
@@ -319,6 +348,7 @@ bool move_relieves(const std::string& name, const std::string& k) {
   if (name == "vpp-") return k == "pp_comm" || k == "memory" || k == "stage_time";
   if (name == "recompute+") return k == "memory";
   if (name == "recompute-") return k == "recompute" || k == "compute" || k == "stage_time";
+  if (name == "recompute~") return k == "memory" || k == "recompute";
   if (name == "sp") return k == "memory" || k == "tp_comm";
   if (name == "dist-opt") return k == "memory" || k == "optimizer" || k == "dp_comm";
   if (name == "ep+") return k == "memory";

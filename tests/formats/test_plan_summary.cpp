@@ -22,5 +22,10 @@ TEST_CASE("plan_summary") {
   p.recompute.num_layers = 2;
   p.stage_layers = {5, 7, 7, 5};
   CHECK(plan_summary(p) == "tp=2 pp=4 dp=2 cp=2 vpp=3 mbs=1 recompute=full(2 layers/stage) zero=1 stages=[5,7,7,5]");
+  // Selective recompute names its modules unless they are Megatron's default (core_attn).
+  p.recompute = {RecomputeGranularity::selective, -1};
+  CHECK(plan_summary(p).find("recompute=selective zero=1") != std::string::npos);
+  p.recompute.modules = kRecomputeLayernorm | kRecomputeMlaUpProj;
+  CHECK(plan_summary(p).find("recompute=selective(layernorm,mla_up_proj) zero=1") != std::string::npos);
 }
 }

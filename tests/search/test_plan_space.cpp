@@ -113,6 +113,9 @@ TEST_CASE("plan_illegal_reason: search-level rules, each with its reason") {
     p = base;
     p.recompute = {RecomputeGranularity::full, 6};
     CHECK(reason(p) == "full recompute of every layer is written num_layers = -1");
+    p.recompute = {RecomputeGranularity::full, -1};
+    p.recompute.modules = kRecomputeMlp;
+    CHECK(reason(p) == "recompute modules apply to selective recompute only");
     p.recompute = {RecomputeGranularity::full, 3};
     CHECK(reason(p) == "");
     // Interleaved, Megatron counts the layers per model chunk: 3 per stage is no whole number over 2

@@ -5,6 +5,7 @@
 
 #include "costmodel/predictor.h"
 #include "search/primitives.h"
+#include "catalog_util.h"
 #include "test_util.h"
 
 using namespace strata;
@@ -80,6 +81,54 @@ TEST_CASE("propose_moves: under interleaving the recompute ladder steps whole la
   }
   CHECK(partial == std::set<int>{4});
   CHECK(every);
+}
+
+TEST_CASE("propose_moves: selective recompute of other module sets than the attention core") {
+  // DeepSeek-V3 (multi-latent attention): MLA's up-projections and norms, with and without the core.
+  Job w = test::workload(test::data_file("hf/deepseek-v3.json"), "dgx-h100-ndr", 8192, 4096);
+  SearchOptions o;
+  o.num_gpus = 1024;
+  const AnalyticalCostModel model;
+  Evaluator ev(w, o, model);
+  ParallelPlan p;
+  p.tp = 8;
+  p.dp = 128;
+  p.ep = 64;
+  p.sequence_parallel = true;
+  p.distributed_optimizer = true;
+  p.recompute = {RecomputeGranularity::selective, -1};
+  EvalPtr e = ev.evaluate(p);
+  REQUIRE_MESSAGE(e, ev.illegal_reason(p));
+  auto named = [&](const std::vector<Move>& moves, unsigned modules) {
+    for (const Move& m : moves)
+      if (m.plan.recompute.granularity == RecomputeGranularity::selective && m.plan.recompute.modules == modules &&
+          m.name.rfind("recompute", 0) == 0)
+        return m.name;
+    return std::string();
+  };
+  auto moves = propose_moves(ev, *e, MoveScope::all);
+  CHECK(named(moves, kRecomputeLayernorm | kRecomputeMlaUpProj) == "recompute~");  // another set than the core
+  CHECK(named(moves, kRecomputeCoreAttn | kRecomputeLayernorm | kRecomputeMlaUpProj) == "recompute+");  // a superset
+  CHECK(named(moves, kRecomputeCoreAttn | kRecomputeMoeAct).empty());  // moe_act: no launch strata writes
+  // From full recompute every set is less recompute; a full plan keeps no module set.
+  p.recompute = {RecomputeGranularity::full, -1};
+  e = ev.evaluate(p);
+  REQUIRE(e);
+  moves = propose_moves(ev, *e, MoveScope::all);
+  CHECK(named(moves, kRecomputeLayernorm | kRecomputeMlaUpProj) == "recompute-");
+  for (const Move& m : moves)
+    if (m.plan.recompute.granularity != RecomputeGranularity::selective) CHECK(m.plan.recompute.modules == kRecomputeCoreAttn);
+  // A dense model without MLA: the core with the MLP, no MLA sets.
+  Gpt3Search gpt3;
+  ParallelPlan q = test::gpt3_175b_job().plan;
+  q.recompute = {RecomputeGranularity::selective, -1};
+  EvalPtr g = gpt3.ev.evaluate(q);
+  REQUIRE(g);
+  const auto dense = propose_moves(gpt3.ev, *g, MoveScope::all);
+  CHECK(named(dense, kRecomputeCoreAttn | kRecomputeMlp) == "recompute+");
+  CHECK(named(dense, kRecomputeLayernorm | kRecomputeMlaUpProj).empty());
+  CHECK(move_relieves("recompute~", "memory"));
+  CHECK(move_relieves("recompute~", "recompute"));
 }
 
 TEST_CASE("propose_moves: directed moves follow the bottleneck") {

@@ -43,6 +43,10 @@ struct RecomputeSpec {
 std::optional<unsigned> recompute_modules_from_string(const std::string& names);
 // The bits' names in Megatron's spelling, in the order above.
 std::vector<std::string> recompute_module_names(unsigned modules);
+// The selective-recompute modules that apply to a model: the attention core and the norms always,
+// MLA's up-projections with MLA, a dense layer's MLP where there is one, the experts' activation
+// and the whole MoE block with MoE layers, the shared experts where there are some.
+unsigned applicable_recompute_modules(const ModelSpec& m);
 
 // Parts of a decoder layer Megatron-Core replays as CUDA graphs (--cuda-graph-impl local or
 // transformer_engine with --cuda-graph-modules; TransformerConfig.cuda_graph_modules): the host

@@ -1,6 +1,7 @@
 #include "formats/plan_summary.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace strata {
 
@@ -15,6 +16,8 @@ std::string plan_summary(const ParallelPlan& p) {
   s += fmt::format(" mbs={} recompute={}", p.micro_batch_size, to_string(p.recompute.granularity));
   if (p.recompute.granularity == RecomputeGranularity::full && p.recompute.num_layers >= 0)
     s += fmt::format("({} layers/stage)", p.recompute.num_layers);
+  if (p.recompute.granularity == RecomputeGranularity::selective && p.recompute.modules != kRecomputeCoreAttn)
+    s += fmt::format("({})", fmt::join(recompute_module_names(p.recompute.modules), ","));
   if (p.distributed_optimizer) s += " dist-opt";
   if (p.distributed_optimizer && p.optimizer_instances > 1) s += "x" + std::to_string(p.optimizer_instances);  // copies of it
   if (p.zero_stage > 0) s += fmt::format(" zero={}", p.zero_stage);

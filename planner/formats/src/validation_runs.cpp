@@ -283,20 +283,6 @@ std::vector<int> vpp_candidates(const ValidationRun& run) {
   return out;
 }
 
-// Megatron-Core's selective-recompute modules that apply to this model: the attention core and the
-// norms always, the MLA up-projections with MLA, a dense layer's MLP where there is one, and the
-// experts' activation, the whole MoE block and the shared experts with MoE layers.
-unsigned applicable_recompute_modules(const ModelSpec& m) {
-  unsigned bits = kRecomputeCoreAttn | kRecomputeLayernorm;
-  if (m.mla) bits |= kRecomputeMlaUpProj;
-  bool dense = false, moe = false;
-  for (int l = 0; l < m.num_layers; ++l) (m.is_moe_layer(l) ? moe : dense) = true;
-  if (dense) bits |= kRecomputeMlp;
-  if (moe) bits |= kRecomputeMoeAct | kRecomputeMoe;
-  if (moe && m.moe && m.moe->shared_expert_ffn_hidden_size > 0) bits |= kRecomputeSharedExperts;
-  return bits;
-}
-
 // Recompute settings tried for a record that leaves recompute out (or says only that it is on),
 // for each granularity of `granularities`. On Megatron stacks also: selective recompute of each
 // set of the model's applicable modules (Megatron-Core's --recompute-modules; the recipes of
