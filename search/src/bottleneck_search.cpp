@@ -132,8 +132,8 @@ std::vector<ParallelPlan> initial_plans(Evaluator& ev) {
         // shape illegal at the start's micro-batch (too many micro-batches for the pipeline steps
         // strata simulates, at huge batches) starts at the smallest doubling that is legal.
         std::optional<ParallelPlan> pick;
-        for (int grow = 0; grow < 8 && !pick; ++grow, p.micro_batch_size *= 2) {
-          if (o.micro_batch_size && grow > 0) break;
+        const int sizes = o.micro_batch_size ? 1 : 8;  // a fixed micro-batch stays fixed
+        for (int i = 0; i < sizes && !pick; ++i, p.micro_batch_size *= 2) {
           for (RecomputeGranularity g : {RecomputeGranularity::none, RecomputeGranularity::selective, RecomputeGranularity::full}) {
             p.recompute = {g, -1};
             if (!ev.illegal_reason(p).empty()) continue;

@@ -229,8 +229,9 @@ void recompute(Builder& b) {
     return p;
   };
   const auto none = RecomputeGranularity::none, sel = RecomputeGranularity::selective, full = RecomputeGranularity::full;
-  // Selective recompute of each module set; between two sets, "+" recomputes a superset, "-" a
-  // subset, "~" another set (which may save memory or time).
+  // Selective recompute of each module set (Megatron's default, the attention core, among them);
+  // between two sets, "+" recomputes a superset, "-" a subset, "~" another set (which may save
+  // memory or time).
   for (unsigned mods : selective_rungs(b.ev.workload().model)) {
     ParallelPlan p = with(sel, -1);
     p.recompute.modules = mods;
@@ -243,7 +244,6 @@ void recompute(Builder& b) {
     b.add(name, p, false);
   }
   if (g == none) {
-    b.add("recompute+", with(sel, -1), false);
     b.add("recompute+", with(full, step), false);
     b.add("recompute+", with(full, jump), false);
     b.add("recompute+", with(full, -1), false);
@@ -263,7 +263,6 @@ void recompute(Builder& b) {
       b.add("recompute-", with(full, n - step), false);
       b.add("recompute-", with(full, std::max(step, n - jump)), false);
     }
-    b.add("recompute-", with(sel, -1), false);
     b.add("recompute-", with(none, -1), false);
   }
 }

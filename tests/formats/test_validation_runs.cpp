@@ -325,10 +325,14 @@ TEST_CASE("MoE and MLA validation records: predicted, and DeepSeek memory within
 namespace {
 
 // The handmade SC21-like record with some fields replaced, read as one run.
+// `base` with `changes` written over it.
+nlohmann::json merged(nlohmann::json base, const nlohmann::json& changes) {
+  for (auto it = changes.begin(); it != changes.end(); ++it) base[it.key()] = it.value();
+  return base;
+}
+
 ValidationRun read_modified(const nlohmann::json& changes) {
-  const std::string path = test::data_file("validation_runs_small.json");
-  nlohmann::json rec = load_json_file(path).at(0);
-  for (auto it = changes.begin(); it != changes.end(); ++it) rec[it.key()] = it.value();
+  const nlohmann::json rec = merged(load_json_file(test::data_file("validation_runs_small.json")).at(0), changes);
   auto runs = load_validation_runs(nlohmann::json::array({rec}), "test", test::catalog());
   REQUIRE(runs.size() == 1);
   REQUIRE_MESSAGE(runs[0].job.has_value(), runs[0].error);
@@ -578,12 +582,6 @@ std::vector<RecomputeSpec> dense_recompute_space(const Job& job) {
   const int stage = job.model.num_layers / job.plan.pp;
   for (int n = job.plan.vpp; n < stage; n += job.plan.vpp) out.push_back({RecomputeGranularity::full, n});
   return out;
-}
-
-// `base` with `changes` written over it.
-nlohmann::json merged(nlohmann::json base, const nlohmann::json& changes) {
-  for (auto it = changes.begin(); it != changes.end(); ++it) base[it.key()] = it.value();
-  return base;
 }
 
 // The completion is the fastest feasible setting of that space (the plan otherwise as completed).
