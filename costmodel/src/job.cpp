@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <functional>
 #include <iterator>
 #include <numeric>
 #include <utility>
@@ -267,17 +268,45 @@ int min_stage_layers(int pp, int vpp, int stage) {
   return v - (stage == 0 ? 1 : 0) - (stage == pp - 1 ? 1 : 0);
 }
 
-int chunk_layers(const ParallelPlan& plan, int stage, int stage_layers, int chunk) {
+int chunk_layers(const ParallelPlan& plan, int stage, int stage_layers, int chunk, int mtp_layers) {
   const int v = std::max(1, plan.vpp);
-  const int base = stage_layers / v, extra = stage_layers % v;
-  if (extra == 0) return base;
-  auto heavy = [&](int c) { return (stage == 0 && c == 0) || (stage == plan.pp - 1 && c == v - 1); };
-  // Rank of `chunk` among the stage's chunks in the order that receives remainder layers: light
-  // chunks first, then heavy ones, each in chunk order.
-  int rank = 0;
-  for (int c = 0; c < v; ++c)
-    if (c != chunk && (heavy(c) == heavy(chunk) ? c < chunk : !heavy(c))) ++rank;
-  return base + (rank < extra ? 1 : 0);
+  if (v == 1) return stage_layers;
+  // What each chunk carries besides decoder layers, counted as layers the way Megatron's layouts
+  // count them: the embedding (first stage, first chunk), the loss and the MTP layers (last stage,
+  // last chunk).
+  auto carried = [&](int c) {
+    return (stage == 0 && c == 0 ? 1 : 0) + (stage == plan.pp - 1 && c == v - 1 ? 1 + std::max(0, mtp_layers) : 0);
+  };
+  auto heavy = [&](int c) { return carried(c) > 0; };
+  // Whole layers as evenly as they go, remainder layers to the chunks that carry nothing first
+  // (the Llama 3 layout), each group in chunk order.
+  std::vector<int> n(static_cast<std::size_t>(v), stage_layers / v);
+  for (int c = 0, given = 0; given < stage_layers % v && c < 2 * v; ++c) {
+    const int k = c % v;
+    if (heavy(k) == (c >= v)) {
+      ++n[static_cast<std::size_t>(k)];
+      ++given;
+    }
+  }
+  // A split Megatron runs from an explicit layout (stages holding different layer counts): layers
+  // then move off a chunk whose load (layers + what it carries) exceeds another's by two or more.
+  // Only the MTP chunk can; it ends holding the loss and MTP layers alone where they weigh as much
+  // as a chunk's layers (DeepSeek-V3's "...|tt|mL", Megatron-Bridge's layout). Equal stages keep
+  // Megatron's even split (--num-layers-per-virtual-pipeline-stage).
+  const bool explicit_layout = std::adjacent_find(plan.stage_layers.begin(), plan.stage_layers.end(), std::not_equal_to<>()) != plan.stage_layers.end();
+  auto layers = [&](int c) -> int& { return n[static_cast<std::size_t>(c)]; };
+  auto load = [&](int c) { return layers(c) + carried(c); };
+  while (explicit_layout) {
+    int hi = -1, lo = 0;  // the most loaded chunk that holds a layer, the least loaded chunk
+    for (int c = 0; c < v; ++c) {
+      if (layers(c) > 0 && (hi < 0 || load(c) > load(hi))) hi = c;
+      if (load(c) < load(lo)) lo = c;
+    }
+    if (hi < 0 || load(hi) - load(lo) < 2) break;
+    --layers(hi);
+    ++layers(lo);
+  }
+  return layers(std::clamp(chunk, 0, v - 1));
 }
 
 unsigned applicable_recompute_modules(const ModelSpec& m) {
@@ -291,14 +320,14 @@ unsigned applicable_recompute_modules(const ModelSpec& m) {
   return bits;
 }
 
-std::optional<int> recompute_layers_per_chunk(const ParallelPlan& p, int num_layers) {
+std::optional<int> recompute_layers_per_chunk(const ParallelPlan& p, const ModelSpec& model) {
   const int n = p.recompute.num_layers;
   if (p.vpp <= 1) return n;
   if (n % p.vpp != 0) return std::nullopt;
-  const std::vector<int> stages = resolve_stage_layers(p, num_layers);
+  const std::vector<int> stages = resolve_stage_layers(p, model.num_layers);
   for (int s = 0; s < p.pp; ++s)
     for (int c = 0; c < p.vpp; ++c)
-      if (chunk_layers(p, s, stages[static_cast<std::size_t>(s)], c) < n / p.vpp) return std::nullopt;
+      if (chunk_layers(p, s, stages[static_cast<std::size_t>(s)], c, model.mtp_layers) < n / p.vpp) return std::nullopt;
   return n / p.vpp;
 }
 
@@ -464,13 +493,13 @@ double effective_moe_imbalance(const RuntimeOptions& rt) {
   return f;
 }
 
-std::vector<int> chunk_layer_ids(const ParallelPlan& plan, int num_layers, int stage, int chunk) {
-  const std::vector<int> stages = resolve_stage_layers(plan, num_layers);
+std::vector<int> chunk_layer_ids(const ParallelPlan& plan, const ModelSpec& model, int stage, int chunk) {
+  const std::vector<int> stages = resolve_stage_layers(plan, model.num_layers);
   const int pp = static_cast<int>(stages.size()), v = std::max(1, plan.vpp);
   int offset = 0;
   for (int vs = 0; vs < pp * v; ++vs) {
     const int c = vs / pp, s = vs % pp;
-    const int n = chunk_layers(plan, s, stages[s], c);
+    const int n = chunk_layers(plan, s, stages[s], c, model.mtp_layers);
     if (s == stage && c == chunk) {
       std::vector<int> ids(std::max(0, n));
       for (int i = 0; i < n; ++i) ids[i] = offset + i;
@@ -481,10 +510,10 @@ std::vector<int> chunk_layer_ids(const ParallelPlan& plan, int num_layers, int s
   return {};
 }
 
-std::vector<int> stage_layer_ids(const ParallelPlan& plan, int num_layers, int stage) {
+std::vector<int> stage_layer_ids(const ParallelPlan& plan, const ModelSpec& model, int stage) {
   std::vector<int> ids;
   for (int c = 0; c < std::max(1, plan.vpp); ++c) {
-    const std::vector<int> part = chunk_layer_ids(plan, num_layers, stage, c);
+    const std::vector<int> part = chunk_layer_ids(plan, model, stage, c);
     ids.insert(ids.end(), part.begin(), part.end());
   }
   return ids;

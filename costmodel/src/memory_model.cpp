@@ -121,7 +121,7 @@ ParamSplit layer_params_per_gpu(const Job& job, int layer) {
 // The stage's layer indices; `layers` differing from the plan's split (a caller asking about a
 // hypothetical stage) takes that many layers from where the stage starts.
 std::vector<int> layer_ids_of(const Job& job, int stage, int layers) {
-  std::vector<int> ids = stage_layer_ids(job.plan, job.model.num_layers, stage);
+  std::vector<int> ids = stage_layer_ids(job.plan, job.model, stage);
   if (static_cast<int>(ids.size()) == layers) return ids;
   const int first = ids.empty() ? 0 : ids.front();
   ids.assign(std::max(0, layers), 0);

@@ -218,8 +218,8 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
       // Uneven stages under interleaving split into chunks of whole layers (chunk_layers); each
       // chunk sums the costs of the layers it holds (dense-first and MoE layers differ).
       // A uniform model's chunk is that many copies of layer 0, with no need to place them.
-      const std::vector<int> ids = uniform ? std::vector<int>{} : chunk_layer_ids(p, m.num_layers, s, c);
-      const int in_chunk = uniform ? std::max(0, chunk_layers(p, s, layers, c)) : static_cast<int>(ids.size());
+      const std::vector<int> ids = uniform ? std::vector<int>{} : chunk_layer_ids(p, m, s, c);
+      const int in_chunk = uniform ? std::max(0, chunk_layers(p, s, layers, c, m.mtp_layers)) : static_cast<int>(ids.size());
       const double accum_chunk = layers > 0 ? accum_stage * in_chunk / layers : 0.0;
       double f = 0, b = 0;
       // `n` layers of cost lc: a uniform chunk adds its layer once, n times over; a mixed one each layer.

@@ -126,20 +126,37 @@ std::vector<ParallelPlan> initial_plans(Evaluator& ev) {
       if (n % (tp * cp) != 0) continue;
       for (int pp : divisors(n / (tp * cp))) {
         if (pp > w.model.num_layers) break;
-        ParallelPlan p = start_plan(o, w.model, tp, pp, cp);
-        if (w.training.global_batch_size % p.dp != 0) continue;
+        const ParallelPlan shape = start_plan(o, w.model, tp, pp, cp);
+        if (w.training.global_batch_size % shape.dp != 0) continue;
         // The least recompute that passes the memory pre-check (or the fixed one), else full. A
         // shape illegal at the start's micro-batch (too many micro-batches for the pipeline steps
-        // strata simulates, at huge batches) starts at the smallest doubling that is legal.
+        // strata simulates, at huge batches) starts at the smallest doubling that is legal; one
+        // illegal without interleaving (Megatron-Core overlaps the MoE all-to-all with pp > 1 only
+        // when interleaved) at the fewest model chunks the search interleaves.
+        std::vector<int> vpps = {shape.vpp};
+        if (!o.vpp && pp >= 2)
+          for (int v = 2; v <= w.model.num_layers / pp; ++v)
+            if (interleaved_stage_layers(w.model, pp, v)) {
+              vpps.push_back(v);
+              break;
+            }
         std::optional<ParallelPlan> pick;
         const int sizes = o.micro_batch_size ? 1 : 8;  // a fixed micro-batch stays fixed
-        for (int i = 0; i < sizes && !pick; ++i, p.micro_batch_size *= 2) {
-          for (RecomputeGranularity g : {RecomputeGranularity::none, RecomputeGranularity::selective, RecomputeGranularity::full}) {
-            p.recompute = {g, -1};
-            if (!ev.illegal_reason(p).empty()) continue;
-            pick = p;
-            if (ev.may_fit(p)) break;
+        for (int v : vpps) {
+          ParallelPlan p = shape;
+          if (v != shape.vpp) {
+            p.vpp = v;
+            p.stage_layers = *interleaved_stage_layers(w.model, pp, v);
           }
+          for (int i = 0; i < sizes && !pick; ++i, p.micro_batch_size *= 2) {
+            for (RecomputeGranularity g : {RecomputeGranularity::none, RecomputeGranularity::selective, RecomputeGranularity::full}) {
+              p.recompute = {g, -1};
+              if (!ev.illegal_reason(p).empty()) continue;
+              pick = p;
+              if (ev.may_fit(p)) break;
+            }
+          }
+          if (pick) break;
         }
         if (pick) shapes.push_back(*pick);
       }
@@ -166,7 +183,7 @@ std::vector<ParallelPlan> initial_plans(Evaluator& ev) {
   return starts;
 }
 
-EvalPtr climb_from(Evaluator& ev, const ParallelPlan& start, std::uint64_t seed, int trials) {
+EvalPtr climb_from(Evaluator& ev, const ParallelPlan& start, std::uint64_t seed, int trials, int kicks) {
   Walker w(ev, trials);
   EvalPtr best = w.score(start);
   if (!best) return nullptr;
@@ -174,7 +191,7 @@ EvalPtr climb_from(Evaluator& ev, const ParallelPlan& start, std::uint64_t seed,
   // Kicks: a short random walk of legal moves away from the local optimum, then descend again
   // (iterated local search); keep what is better.
   SplitMix64 rng{seed};
-  for (int k = 0; k < kKicks && !w.exhausted(); ++k) {
+  for (int k = 0; k < kicks && !w.exhausted(); ++k) {
     ParallelPlan p = best->plan;
     EvalPtr at = best;
     for (int step = 0; step < 2; ++step) {
@@ -204,11 +221,15 @@ BottleneckOutcome bottleneck_search(Evaluator& ev) {
   BottleneckOutcome out;
   out.starts = static_cast<int>(starts.size());
   if (starts.empty()) return out;
-  const int per_start = o.max_trials > 0 ? std::max(10, o.max_trials / out.starts) : kDefaultTrialsPerStart;
+  // Where few starts remain (an MoE model's experts fit only sharded widely, so one shape fits),
+  // they share the trial budget and the kicks of kMinStarts starts.
+  const int budget_starts = std::max(out.starts, kMinStarts);
+  const int per_start = o.max_trials > 0 ? std::max(10, o.max_trials / out.starts) : kDefaultTrialsPerStart * budget_starts / out.starts;
+  const int kicks = (kKicks * budget_starts + out.starts - 1) / out.starts;
   std::vector<EvalPtr> results(starts.size());
   const int n = static_cast<int>(starts.size());
   const int threads = search_threads(o.threads);
-  parallel_for(n, threads, 1, [&](int i) { results[i] = climb_from(ev, starts[i], o.seed + static_cast<std::uint64_t>(i), per_start); });
+  parallel_for(n, threads, 1, [&](int i) { results[i] = climb_from(ev, starts[i], o.seed + static_cast<std::uint64_t>(i), per_start, kicks); });
   for (const EvalPtr& e : results)
     if (e && (!out.best || better(*e, *out.best))) out.best = e;
   return out;

@@ -34,6 +34,8 @@ ParallelPlan start_plan(const SearchOptions& o, const ModelSpec& model, int tp, 
   p.cp = cp;
   p.dp = std::max(1, o.num_gpus / (tp * pp * cp));
   p.vpp = o.vpp.value_or(1);
+  // A fixed vpp the layers do not divide into starts from the split the search interleaves with.
+  if (auto layout = interleaved_stage_layers(model, pp, p.vpp)) p.stage_layers = *layout;
   p.micro_batch_size = o.micro_batch_size.value_or(1);
   p.sequence_parallel = tp > 1 && o.sequence_parallel.value_or(true);
   p.distributed_optimizer = p.dp * p.cp > 1;
@@ -42,6 +44,24 @@ ParallelPlan start_plan(const SearchOptions& o, const ModelSpec& model, int tp, 
     p.etp = o.etp.value_or(1);
   }
   return p;
+}
+
+std::optional<std::vector<int>> interleaved_stage_layers(const ModelSpec& model, int pp, int vpp) {
+  const int L = model.num_layers;
+  if (pp < 2 || vpp < 2) return std::nullopt;
+  // Megatron's own splits: even, or with the embedding and loss counted as layers.
+  auto megatron_split = [&](int v) -> std::optional<std::vector<int>> {
+    if (L % (pp * v) == 0) return std::vector<int>{};
+    std::vector<int> accounted = accounted_stage_layers(L, pp, v);
+    if (!accounted.empty()) return accounted;
+    return std::nullopt;
+  };
+  if (auto split = megatron_split(vpp)) return split;
+  for (int v = 2; v <= (L + 2) / pp; ++v)
+    if (megatron_split(v)) return std::nullopt;
+  std::vector<int> balanced = standard_stage_layers(L, pp, vpp, model.mtp_layers);
+  if (balanced.empty()) return std::nullopt;
+  return balanced;
 }
 
 std::vector<int> divisors(std::int64_t n) {
@@ -106,7 +126,7 @@ std::string plan_illegal_reason(const Job& job, const SearchOptions& o) {
   // Megatron-LM's --recompute-method block --recompute-num-layers k counts layers per model chunk:
   // with interleaving a stage's n must be k per chunk, vpp dividing it and every chunk holding k.
   if (o.runtime == "megatron" && p.recompute.granularity == RecomputeGranularity::full && p.recompute.num_layers != -1 &&
-      !recompute_layers_per_chunk(p, job.model.num_layers))
+      !recompute_layers_per_chunk(p, job.model))
     return "recomputing some layers per stage (--recompute-method block) is counted per model chunk in Megatron-LM: "
            "the layers per stage must be a multiple of vpp that every chunk holds";
   if (!p.stage_layers.empty()) {

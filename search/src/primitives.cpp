@@ -70,17 +70,14 @@ void repair(ParallelPlan& p, const ParallelPlan& before, const Evaluator& ev) {
   if (p.dp > 0 && gbs % p.dp == 0) p.micro_batch_size = divisor_at_most(gbs / p.dp, p.micro_batch_size);
   if (p.vpp > 1) {
     const std::int64_t m = p.dp > 0 ? gbs / (static_cast<std::int64_t>(p.dp) * p.micro_batch_size) : 0;
-    // Interleaving needs an even split, or Megatron's layout with the embedding and loss counted
-    // as layers (accounted_stage_layers) when the layers do not divide. The search keeps to these:
-    // admitting a balanced layout for every vpp (standard_stage_layers) made the GPT-3 175B search
-    // on 1024 GPUs predict 123 plans instead of 84, and bench_search's workloads ended on slower
-    // plans for 7 of them (faster for 1).
-    const std::vector<int> standard = p.pp >= 2 ? accounted_stage_layers(L, p.pp, p.vpp) : std::vector<int>{};
-    const bool layout_ok = p.stage_layers.empty() ? L % (p.pp * p.vpp) == 0 : p.stage_layers == standard;
+    // Interleaving runs on the splits interleaved_stage_layers admits: even, Megatron's with the
+    // embedding and loss counted as layers, or the balanced layout where neither exists.
+    const std::optional<std::vector<int>> layout = interleaved_stage_layers(w.model, p.pp, p.vpp);
+    const bool layout_ok = layout && (p.stage_layers.empty() ? L % (p.pp * p.vpp) == 0 : p.stage_layers == *layout);
     // Micro-batches pp does not divide interleave in larger groups (interleaved_microbatch_group).
     const bool schedulable = p.pp >= 2 && interleaved_microbatch_group(p, m) > 0;
     if (!schedulable || !layout_ok) {
-      if (schedulable && p.stage_layers.empty() && !standard.empty()) p.stage_layers = standard;
+      if (schedulable && p.stage_layers.empty() && layout && !layout->empty()) p.stage_layers = *layout;
       else p.vpp = 1;
     }
   }
@@ -182,13 +179,14 @@ void virtual_pipeline(Builder& b) {
   if (f.pp < 2) return;
   for (int v = 1; v <= L / f.pp; ++v) {
     if (v == f.vpp) continue;
-    // Interleaving needs an even split, or where the layers do not divide, Megatron's layout with
-    // the embedding and loss counted as layers (see repair).
-    const std::vector<int> standard = accounted_stage_layers(L, f.pp, v);
-    if (L % (f.pp * v) != 0 && standard.empty()) continue;
+    // Without interleaving: Megatron's split with the embedding and loss counted where it exists,
+    // else the even one (remainder layers in front).
+    const std::optional<std::vector<int>> layout =
+        v == 1 ? accounted_stage_layers(L, f.pp, 1) : interleaved_stage_layers(b.ev.workload().model, f.pp, v);
+    if (!layout) continue;
     ParallelPlan p = f;
     p.vpp = v;
-    p.stage_layers = standard;
+    p.stage_layers = *layout;
     // Partial full recompute keeps its layers per stage, rounded up to whole layers per model chunk
     // (Megatron counts them per chunk); canonicalize turns "every layer" into -1.
     if (p.recompute.granularity == RecomputeGranularity::full && p.recompute.num_layers > 0)

@@ -25,12 +25,12 @@ TEST_CASE("chunk_layers: whole layers per model chunk, remainders away from the 
   p.stage_layers = std::vector<int>(16, 8);
   p.stage_layers.front() = 7;
   p.stage_layers.back() = 7;
-  CHECK(chunk_layers(p, 0, 7, 0) == 3);   // holds the embedding: the short chunk
-  CHECK(chunk_layers(p, 0, 7, 1) == 4);
-  CHECK(chunk_layers(p, 15, 7, 0) == 4);
-  CHECK(chunk_layers(p, 15, 7, 1) == 3);  // holds the output layer: the short chunk
-  CHECK(chunk_layers(p, 5, 8, 0) == 4);
-  CHECK(chunk_layers(p, 5, 8, 1) == 4);
+  CHECK(chunk_layers(p, 0, 7, 0, 0) == 3);   // holds the embedding: the short chunk
+  CHECK(chunk_layers(p, 0, 7, 1, 0) == 4);
+  CHECK(chunk_layers(p, 15, 7, 0, 0) == 4);
+  CHECK(chunk_layers(p, 15, 7, 1, 0) == 3);  // holds the output layer: the short chunk
+  CHECK(chunk_layers(p, 5, 8, 0, 0) == 4);
+  CHECK(chunk_layers(p, 5, 8, 1, 0) == 4);
   // Every stage's chunks add up to its layers, for any split and chunk count.
   for (int v : {1, 2, 3, 4, 5}) {
     p.vpp = v;
@@ -38,7 +38,7 @@ TEST_CASE("chunk_layers: whole layers per model chunk, remainders away from the 
       for (int s : {0, 7, 15}) {
         int sum = 0, lo = layers, hi = 0;
         for (int c = 0; c < v; ++c) {
-          const int n = chunk_layers(p, s, layers, c);
+          const int n = chunk_layers(p, s, layers, c, 0);
           sum += n;
           lo = std::min(lo, n);
           hi = std::max(hi, n);
@@ -53,9 +53,60 @@ TEST_CASE("chunk_layers: whole layers per model chunk, remainders away from the 
   }
   // A middle stage gives remainder layers to its first chunks.
   p.vpp = 3;
-  CHECK(chunk_layers(p, 4, 7, 0) == 3);
-  CHECK(chunk_layers(p, 4, 7, 1) == 2);
-  CHECK(chunk_layers(p, 4, 7, 2) == 2);
+  CHECK(chunk_layers(p, 4, 7, 0, 0) == 3);
+  CHECK(chunk_layers(p, 4, 7, 1, 0) == 2);
+  CHECK(chunk_layers(p, 4, 7, 2, 0) == 2);
+}
+TEST_CASE("chunk_layers: an MTP model's last chunk gives up layers under an explicit layout, not under the even split") {
+  // DeepSeek-V3 (61 layers, 1 MTP layer) at pp 16 x vpp 2: "Et|(tt|)*30mL", Megatron-Bridge's layout.
+  ParallelPlan p;
+  p.pp = 16;
+  p.vpp = 2;
+  p.stage_layers = standard_stage_layers(61, 16, 2, 1);
+  REQUIRE(p.stage_layers.front() == 3);
+  REQUIRE(p.stage_layers.back() == 2);
+  CHECK(chunk_layers(p, 0, 3, 0, 1) == 1);
+  CHECK(chunk_layers(p, 0, 3, 1, 1) == 2);
+  CHECK(chunk_layers(p, 7, 4, 0, 1) == 2);
+  CHECK(chunk_layers(p, 15, 2, 0, 1) == 2);
+  CHECK(chunk_layers(p, 15, 2, 1, 1) == 0);  // the MTP layer and the loss alone
+  CHECK(chunk_layers(p, 15, 2, 1, 0) == 1);  // without MTP the loss chunk keeps its layer
+  // pp 8 x vpp 4, the same layout: the last rank runs tt|tt|tt|mL.
+  p.pp = 8;
+  p.vpp = 4;
+  p.stage_layers = standard_stage_layers(61, 8, 4, 1);
+  REQUIRE(p.stage_layers.back() == 6);
+  for (int c = 0; c < 3; ++c) CHECK(chunk_layers(p, 7, 6, c, 1) == 2);
+  CHECK(chunk_layers(p, 7, 6, 3, 1) == 0);
+  // Every split adds up, and counting the embedding, the loss and the MTP layers as layers no
+  // chunk carries two layers' worth more than another unless it holds no decoder layer.
+  for (int mtp : {0, 1, 2, 3})
+    for (int v : {2, 3, 4})
+      for (int layers : {2, 3, 5, 6, 8, 11}) {
+        p.vpp = v;
+        int sum = 0, lo = 1 << 20, hi = 0, hi_layers = 0;
+        for (int c = 0; c < v; ++c) {
+          const int n = chunk_layers(p, 7, layers, c, mtp);
+          const int load = n + (c == v - 1 ? 1 + mtp : 0);
+          sum += n;
+          lo = std::min(lo, load);
+          if (load > hi) {
+            hi = load;
+            hi_layers = n;
+          }
+        }
+        CAPTURE(mtp);
+        CAPTURE(v);
+        CAPTURE(layers);
+        CHECK(sum == layers);
+        CHECK((hi - lo <= 1 || hi_layers == 0));
+      }
+  // Equal stages run Megatron's even split (--num-layers-per-virtual-pipeline-stage), MTP or not.
+  p.pp = 8;
+  p.vpp = 2;
+  p.stage_layers.clear();
+  CHECK(chunk_layers(p, 7, 8, 0, 1) == 4);
+  CHECK(chunk_layers(p, 7, 8, 1, 1) == 4);
 }
 TEST_CASE("resolved_attention_kernel: Transformer Engine's choice by GPU, unless the run names one") {
   GpuSpec hopper, ampere, blackwell;
@@ -115,9 +166,9 @@ TEST_CASE("standard_stage_layers: embedding and loss counted as layers when the 
   ParallelPlan p;
   p.pp = 16;
   p.vpp = 4;
-  CHECK(chunk_layers(p, 0, 7, 0) == 1);
-  CHECK(chunk_layers(p, 0, 7, 1) == 2);
-  CHECK(chunk_layers(p, 15, 7, 3) == 1);
+  CHECK(chunk_layers(p, 0, 7, 0, 0) == 1);
+  CHECK(chunk_layers(p, 0, 7, 1, 0) == 2);
+  CHECK(chunk_layers(p, 15, 7, 3, 0) == 1);
   // 94 layers over pp 8 x vpp 4 (Qwen3-235B): 96 = 32 x 3.
   const std::vector<int> qwen = standard_stage_layers(94, 8, 4);
   REQUIRE(qwen.size() == 8);

@@ -635,7 +635,7 @@ TEST_CASE("predict_validation_run: an unstated recompute completes with the fast
     REQUIRE(p.feasible);
     const RecomputeSpec& chosen = r.job->plan.recompute;
     if (chosen.granularity == RecomputeGranularity::full && chosen.num_layers >= 0) {
-      CHECK(recompute_layers_per_chunk(r.job->plan, 96) == chosen.num_layers / 2);
+      CHECK(recompute_layers_per_chunk(r.job->plan, r.job->model) == chosen.num_layers / 2);
       CHECK(any_contains(r.assumptions, fmt::format("({} per model chunk)", chosen.num_layers / 2)));
     }
     check_fastest_recompute(r, p);  // over block counts 2, 4, ... per stage
@@ -690,6 +690,11 @@ TEST_CASE("load_validation_runs: a recipe's pp_layout knob sets vpp and each ran
   expected.back() = 2;
   CHECK(job.plan.stage_layers == expected);
   CHECK(any_contains(loaded[0].assumptions, "pipeline layout \"Et|(tt|)*30mL\" from the recipe: vpp 2"));
+  // Each rank's chunks as the layout gives them, so no approximation is reported.
+  CHECK(chunk_layers(job.plan, 0, 3, 0, 1) == 1);
+  CHECK(chunk_layers(job.plan, 15, 2, 0, 1) == 2);
+  CHECK(chunk_layers(job.plan, 15, 2, 1, 1) == 0);
+  CHECK_FALSE(any_contains(loaded[0].assumptions, "unevenly"));
   CHECK(check_plan(job).empty());
   // fp8 with moe_act recompute and no recipe named: not delayed scaling, which Megatron refuses with it.
   runs[0]["precision"] = "FP8";

@@ -254,6 +254,22 @@ TEST_CASE("megatron_args") {
     // Chunk 0 of stages 0..3, then chunk 1 of stages 0..3; the embedding and loss chunks are short.
     CHECK(*layout == "Et*11|t*13|t*13|t*12|t*12|t*12|t*12|t*11L");
   }
+  SUBCASE("an MTP model's layout gives the loss and MTP layers their own last chunk where they weigh a chunk's layers") {
+    Job job = test::workload("deepseek-v3", "dgx-h100-ndr", 8192, 4096);  // 61 layers, one MTP layer
+    REQUIRE(job.model.mtp_layers == 1);
+    job.plan.tp = 2;
+    job.plan.pp = 16;
+    job.plan.vpp = 2;
+    job.plan.dp = 32;
+    job.plan.ep = 64;
+    job.plan.stage_layers = standard_stage_layers(61, 16, 2, 1);
+    auto layout = value_of(megatron_args(job), "--pipeline-model-parallel-layout");
+    REQUIRE(layout.has_value());
+    // Megatron-Bridge's DeepSeek-V3 layout "Et|(tt|)*30mL", written out.
+    std::string bridge = "Et*1";
+    for (int i = 0; i < 30; ++i) bridge += "|t*2";
+    CHECK(*layout == bridge + "|mL");
+  }
   SUBCASE("selective recompute modules other than Megatron's default core_attn are listed") {
     Job job = test::gpt3_175b_job();
     job.model = test::catalog().model("deepseek-v3");

@@ -172,6 +172,29 @@ TEST_CASE("divisors and smallest_prime_factor") {
   CHECK(smallest_prime_factor(13) == 13);
 }
 
+TEST_CASE("interleaved_stage_layers: Megatron's splits, the balanced layout only where they give a pp no interleaving") {
+  ModelSpec m;
+  m.num_layers = 96;  // GPT-3 175B
+  CHECK(interleaved_stage_layers(m, 16, 2) == std::vector<int>{});    // even: 3 layers per chunk
+  CHECK_FALSE(interleaved_stage_layers(m, 16, 5).has_value());        // pp 16 interleaves evenly at vpp 2, 3, 6
+  CHECK_FALSE(interleaved_stage_layers(m, 1, 2).has_value());
+  CHECK_FALSE(interleaved_stage_layers(m, 16, 1).has_value());
+  m.num_layers = 126;  // Llama 3.1 405B: embedding and loss counted, 64 chunks of 2
+  CHECK(interleaved_stage_layers(m, 16, 4) == accounted_stage_layers(126, 16, 4));
+  m.num_layers = 61;  // DeepSeek-V3: no even or accounted split at pp 8, so the balanced one
+  m.mtp_layers = 1;
+  const auto deepseek = interleaved_stage_layers(m, 8, 4);
+  REQUIRE(deepseek.has_value());
+  std::vector<int> bridge(8, 8);  // "Et|(tt|)*30mL"
+  bridge.front() = 7;
+  bridge.back() = 6;
+  CHECK(*deepseek == bridge);
+  CHECK(*deepseek == standard_stage_layers(61, 8, 4, 1));
+  // pp 2 interleaves DeepSeek-V3 with the embedding and loss counted (62 = 2 x 31 chunks of 1).
+  CHECK(interleaved_stage_layers(m, 2, 31) == accounted_stage_layers(61, 2, 31));
+  CHECK_FALSE(interleaved_stage_layers(m, 2, 4).has_value());
+}
+
 TEST_CASE("uniform_grid: legal, distinct, even, whole-model recompute") {
   Job w = test::gpt3_175b_job();
   SearchOptions o;

@@ -115,6 +115,33 @@ TEST_CASE("search_plans: fixed expert parallelism holds in both algorithms, and 
   }
 }
 
+TEST_CASE("search_plans: DeepSeek-V3's 61 layers interleave on the balanced layout (Megatron-Bridge's)") {
+  // 1024 H100s with the MoE all-to-all overlapped, which Megatron-Core allows with pp > 1 only
+  // when interleaved: before the balanced layout the search had only pp 1 plans.
+  Job w = test::workload("deepseek-v3", "dgx-h100-ndr", 8192, 4096);
+  w.runtime.moe_a2a_overlap = true;
+  const AnalyticalCostModel model;
+  SearchOptions o;
+  o.num_gpus = 1024;
+  o.pp = 8;
+  o.vpp = 4;
+  const SearchResult fixed = search_plans(w, o, model);
+  REQUIRE(fixed.found);
+  const ParallelPlan& p = fixed.best.job.plan;
+  CHECK(p.stage_layers == standard_stage_layers(61, 8, 4, 1));
+  CHECK(chunk_layers(p, 7, p.stage_layers.back(), 3, 1) == 0);  // "...|mL"
+  o.pp.reset();
+  o.vpp.reset();
+  const SearchResult free = search_plans(w, o, model);
+  REQUIRE(free.found);
+  CHECK(free.best.job.plan.pp > 1);
+  o.pp = 1;
+  const SearchResult flat = search_plans(w, o, model);
+  REQUIRE(flat.found);
+  CHECK(free.best.prediction.iteration_time_s < flat.best.prediction.iteration_time_s);
+  CHECK(fixed.best.prediction.iteration_time_s < flat.best.prediction.iteration_time_s);
+}
+
 TEST_CASE("search_plans: bad options are input errors") {
   const AnalyticalCostModel model;
   SearchOptions o;

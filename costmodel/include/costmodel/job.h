@@ -411,14 +411,17 @@ double effective_moe_imbalance(const RuntimeOptions& rt);
 
 // Global decoder-layer indices (0-based) that model chunk `chunk` of pipeline stage `stage` holds
 // (virtual stage chunk*pp + stage, Megatron's interleaved order), and all of a stage's layers.
-std::vector<int> chunk_layer_ids(const ParallelPlan& plan, int num_layers, int stage, int chunk);
-std::vector<int> stage_layer_ids(const ParallelPlan& plan, int num_layers, int stage);
+std::vector<int> chunk_layer_ids(const ParallelPlan& plan, const ModelSpec& model, int stage, int chunk);
+std::vector<int> stage_layer_ids(const ParallelPlan& plan, const ModelSpec& model, int stage);
 
 // Layers of model chunk `chunk` (0..vpp-1) of a stage holding `stage_layers` layers under
-// interleaved 1F1B. The stage's layers split as evenly as possible over its chunks; remainder
-// layers go first to the chunks that hold neither the embedding (stage 0, chunk 0) nor the output
-// layer (last stage, last chunk), since those already carry extra work (the Llama 3 layout).
-int chunk_layers(const ParallelPlan& plan, int stage, int stage_layers, int chunk);
+// interleaved 1F1B, the model training `mtp_layers` multi-token-prediction layers. The stage's
+// layers split as evenly as possible over its chunks; remainder layers go first to the chunks that
+// hold neither the embedding (stage 0, chunk 0) nor the output layer (last stage, last chunk), since
+// those already carry extra work (the Llama 3 layout). Counting the embedding, the loss and each MTP
+// layer as a layer, as Megatron's layouts do, no chunk then carries two or more layers' worth above
+// another: the last chunk of an MTP model gives up decoder layers (DeepSeek-V3's "Et|(tt|)*30mL").
+int chunk_layers(const ParallelPlan& plan, int stage, int stage_layers, int chunk, int mtp_layers);
 // The fewest decoder layers pipeline stage `stage` may hold: one per model chunk, except that the
 // first stage's first chunk may hold only the embedding and the last stage's last chunk only the
 // loss (Megatron's layouts "E|t|..." and "...|t|L"; chunk_layers leaves those chunks empty first).
@@ -427,6 +430,6 @@ int min_stage_layers(int pp, int vpp, int stage);
 // --recompute-method block --recompute-num-layers k, which counts per model chunk: k = n / vpp,
 // when vpp divides n and every chunk of every stage holds at least k layers; nullopt otherwise
 // (that per-stage count is no Megatron setting).
-std::optional<int> recompute_layers_per_chunk(const ParallelPlan& plan, int num_layers);
+std::optional<int> recompute_layers_per_chunk(const ParallelPlan& plan, const ModelSpec& model);
 
 }  // namespace strata

@@ -102,7 +102,7 @@ void register_plan(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("--search", a->algorithm, "bottleneck (default: iterative bottleneck alleviation) | exhaustive (the uniform grid)");
   cmd->add_option("--seed", a->seed, "Seed of the search's random kicks (default 0); same seed, same plan");
   cmd->add_option("--threads", a->threads, "Search threads (default: OpenMP's); the result does not depend on it");
-  cmd->add_option("--max-trials", a->max_trials, "Bound on the plans the bottleneck search scores (default: 400 per start)");
+  cmd->add_option("--max-trials", a->max_trials, "Bound on the plans the bottleneck search scores (default: 400 per start; fewer than 4 starts share 1600)");
   cmd->add_flag("--quiet", a->quiet, "No progress line on stderr");
   cmd->add_option("--runtime", a->runtime, "megatron (default): only plans stock Megatron-LM runs");
   cmd->add_flag("--allow-tp-across-nodes", a->allow_tp_across_nodes, "Allow tensor parallelism beyond one node's NVLink domain");

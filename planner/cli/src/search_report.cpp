@@ -63,7 +63,7 @@ std::string search_report(const SearchResult& r, const SearchOptions& o, const s
                      "ruled out by memory, {:.2f} s",
                      to_string(o.algorithm), o.seed, r.plans_evaluated, r.bound_predictions, r.plans_ruled_out_by_memory, r.seconds);
   out += o.algorithm == SearchAlgorithm::exhaustive ? fmt::format(", grid of {} plans\n", r.grid_size)
-                                                    : fmt::format(", {} starts\n", r.starts);
+                                                    : fmt::format(", {} start{}\n", r.starts, r.starts == 1 ? "" : "s");
   out += prediction_report(job, pred);
   out += "\nwhy it wins:\n";
   out += fmt::format("  it ends on \"{}\": {}\n", pred.bottleneck.kind, pred.bottleneck.detail());

@@ -76,7 +76,7 @@ nlohmann::json plan_to_json(const Job& job, const Prediction& prediction) {
     const std::vector<int> layers = resolve_stage_layers(p, job.model.num_layers);
     for (int s = 0; s < p.pp; ++s) {
       nlohmann::json row = nlohmann::json::array();
-      for (int c = 0; c < p.vpp; ++c) row.push_back(chunk_layers(p, s, layers[static_cast<std::size_t>(s)], c));
+      for (int c = 0; c < p.vpp; ++c) row.push_back(chunk_layers(p, s, layers[static_cast<std::size_t>(s)], c, job.model.mtp_layers));
       chunks.push_back(row);
     }
     j["stage_chunks"] = chunks;

@@ -410,7 +410,7 @@ Prediction predict_validation_run(ValidationRun& run) {
               else j.plan.zero_stage = 1;
             }
             if (run.unknown.vpp) j.plan.stage_layers = standard_stage_layers(j.model.num_layers, j.plan.pp, vpp, j.model.mtp_layers);
-            if (rc.num_layers >= 0 && !recompute_layers_per_chunk(j.plan, j.model.num_layers)) continue;
+            if (rc.num_layers >= 0 && !recompute_layers_per_chunk(j.plan, j.model)) continue;
             if (!check_plan(j).empty()) continue;
             Prediction p = predict(j);
             // Feasible beats infeasible; among feasible the fastest; among infeasible the smallest.

@@ -39,10 +39,10 @@ std::string layout_string(const std::vector<int>& layers, int mtp_layers) {
 
 // Decoder layers of every virtual stage in Megatron's order (chunk-major: all stages' chunk 0,
 // then chunk 1, ...), as strata's schedule places them.
-std::vector<int> virtual_stage_layers(const ParallelPlan& p, const std::vector<int>& stage_layers) {
+std::vector<int> virtual_stage_layers(const ParallelPlan& p, const std::vector<int>& stage_layers, int mtp_layers) {
   std::vector<int> v;
   for (int c = 0; c < p.vpp; ++c)
-    for (int s = 0; s < p.pp; ++s) v.push_back(chunk_layers(p, s, stage_layers[static_cast<std::size_t>(s)], c));
+    for (int s = 0; s < p.pp; ++s) v.push_back(chunk_layers(p, s, stage_layers[static_cast<std::size_t>(s)], c, mtp_layers));
   return v;
 }
 
@@ -213,7 +213,7 @@ void pipeline_split(std::vector<std::string>& a, const Job& job) {
   const std::vector<int> stages = resolve_stage_layers(p, L);
   const bool even = L % p.pp == 0 && std::all_of(stages.begin(), stages.end(), [&](int l) { return l == L / p.pp; });
   if (p.vpp > 1) {
-    const std::vector<int> v = virtual_stage_layers(p, stages);
+    const std::vector<int> v = virtual_stage_layers(p, stages, job.model.mtp_layers);
     const bool even_chunks = even && std::all_of(v.begin(), v.end(), [&](int l) { return l == v.front(); });
     if (even_chunks) opt(a, "--num-layers-per-virtual-pipeline-stage", v.front());
     else opt(a, "--pipeline-model-parallel-layout", layout_string(v, job.model.mtp_layers));  // also sets the virtual pipeline size
@@ -350,7 +350,7 @@ std::optional<std::string> megatron_launch_refusal(const Job& job) {
            "strata does not write (Megatron checks it against the GPU's compute capability, which a launch cannot be "
            "verified for without the GPU): add --moe-grouped-gemm --recompute-granularity selective --recompute-modules "
            "yourself, or drop moe_act";
-  if (p.recompute.granularity == RecomputeGranularity::full && p.recompute.num_layers >= 0 && !recompute_layers_per_chunk(p, job.model.num_layers))
+  if (p.recompute.granularity == RecomputeGranularity::full && p.recompute.num_layers >= 0 && !recompute_layers_per_chunk(p, job.model))
     return fmt::format("Megatron-LM recomputes --recompute-num-layers layers in each of a stage's {} model chunks: {} layers per stage "
                        "is not a whole number per chunk; give a multiple of vpp (or full recompute of every layer)",
                        p.vpp, p.recompute.num_layers);
@@ -416,7 +416,7 @@ std::vector<std::string> megatron_args(const Job& job) {
         opt(a, "--recompute-num-layers", 1);
       } else {
         opt(a, "--recompute-method", "block");
-        opt(a, "--recompute-num-layers", *recompute_layers_per_chunk(job.plan, job.model.num_layers));
+        opt(a, "--recompute-num-layers", *recompute_layers_per_chunk(job.plan, job.model));
       }
       break;
   }

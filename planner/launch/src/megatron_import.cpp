@@ -917,7 +917,7 @@ void apply_pipeline_layout(const std::string& layout, const std::string& where, 
   bool same_chunks = true;
   for (int s = 0; s < p.pp; ++s) {
     if (p.stage_layers[s] < 1) throw InputError(where, field, "pipeline rank " + std::to_string(s) + " holds no decoder layer");
-    for (int c = 0; c < p.vpp; ++c) same_chunks = same_chunks && chunk_layers(p, s, p.stage_layers[s], c) == virtual_stages[c * p.pp + s];
+    for (int c = 0; c < p.vpp; ++c) same_chunks = same_chunks && chunk_layers(p, s, p.stage_layers[s], c, m.mtp_layers) == virtual_stages[c * p.pp + s];
   }
   if (!same_chunks)
     notes.push_back("the layout splits pipeline ranks' layers over their model chunks unevenly; strata spreads each rank's "

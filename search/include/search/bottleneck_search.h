@@ -14,6 +14,7 @@ namespace strata {
 constexpr int kMaxHops = 3;              // primitives applied in sequence before judging
 constexpr int kBeamWidth = 2;            // non-improving plans carried to the next hop
 constexpr int kKicks = 2;                // random restarts from a local optimum, per start
+constexpr int kMinStarts = 4;            // fewer starts explore as much as this many would
 constexpr double kKickSlack = 1.25;      // a kick may land at most this much slower than the best
 constexpr int kDefaultTrialsPerStart = 400;  // distinct plans one start may score
 
@@ -21,9 +22,9 @@ constexpr int kDefaultTrialsPerStart = 400;  // distinct plans one start may sco
 // micro-batch, SP with TP, the distributed optimizer with DP, and the least recompute that fits.
 std::vector<ParallelPlan> initial_plans(Evaluator& ev);
 
-// One start: hill-climbs from `start` and returns the best plan it scored (null if `start` is
-// illegal). `trials` bounds the distinct plans it scores.
-EvalPtr climb_from(Evaluator& ev, const ParallelPlan& start, std::uint64_t seed, int trials);
+// One start: hill-climbs from `start`, kicks `kicks` times, and returns the best plan it scored
+// (null if `start` is illegal). `trials` bounds the distinct plans it scores.
+EvalPtr climb_from(Evaluator& ev, const ParallelPlan& start, std::uint64_t seed, int trials, int kicks = kKicks);
 
 struct BottleneckOutcome {
   EvalPtr best;  // null when no start was legal
