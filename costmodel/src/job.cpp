@@ -271,6 +271,9 @@ int min_stage_layers(int pp, int vpp, int stage) {
 int chunk_layers(const ParallelPlan& plan, int stage, int stage_layers, int chunk, int mtp_layers) {
   const int v = std::max(1, plan.vpp);
   if (v == 1) return stage_layers;
+  if (plan.chunk_layout.size() == static_cast<std::size_t>(plan.pp) * static_cast<std::size_t>(v))
+    return plan.chunk_layout[static_cast<std::size_t>(std::clamp(chunk, 0, v - 1)) * static_cast<std::size_t>(plan.pp) +
+                             static_cast<std::size_t>(std::clamp(stage, 0, plan.pp - 1))];
   // What each chunk carries besides decoder layers, counted as layers the way Megatron's layouts
   // count them: the embedding (first stage, first chunk), the loss and the MTP layers (last stage,
   // last chunk).

@@ -122,6 +122,7 @@ std::string check_plan(const Job& job) {
     int sum = std::accumulate(p.stage_layers.begin(), p.stage_layers.end(), 0);
     if (sum != m.num_layers) return fmt::format("stage layers add up to {}, the model has {}", sum, m.num_layers);
   }
+  if (p.vpp <= 1 && !p.chunk_layout.empty()) return "a virtual-stage layout needs vpp > 1";
   if (p.vpp > 1) {
     if (p.pp < 2) return "interleaved pipelining (vpp > 1) needs pp >= 2";
     // Layers that do not divide into pp x vpp chunks run with Megatron's layout that counts the
@@ -130,6 +131,19 @@ std::string check_plan(const Job& job) {
         standard_stage_layers(m.num_layers, p.pp, p.vpp, m.mtp_layers) != resolve_stage_layers(p, m.num_layers))
       return fmt::format("{} layers are not divisible by pp*vpp = {}; give uneven --stage-layers to split them", m.num_layers,
                          p.pp * p.vpp);
+    if (!p.chunk_layout.empty()) {
+      if (p.chunk_layout.size() != static_cast<std::size_t>(p.pp) * static_cast<std::size_t>(p.vpp))
+        return fmt::format("{} virtual-stage layer counts given for pp*vpp = {}", p.chunk_layout.size(), p.pp * p.vpp);
+      if (std::any_of(p.chunk_layout.begin(), p.chunk_layout.end(), [](int l) { return l < 0; }))
+        return "a virtual stage holds a negative number of layers";
+      const std::vector<int> stages = resolve_stage_layers(p, m.num_layers);
+      for (int s = 0; s < p.pp; ++s) {
+        int held = 0;
+        for (int c = 0; c < p.vpp; ++c) held += p.chunk_layout[static_cast<std::size_t>(c * p.pp + s)];
+        if (held != stages[static_cast<std::size_t>(s)])
+          return fmt::format("the virtual stages of pipeline stage {} hold {} layers, the stage {}", s, held, stages[static_cast<std::size_t>(s)]);
+      }
+    }
     for (std::size_t s = 0; s < p.stage_layers.size(); ++s)
       if (p.stage_layers[s] < min_stage_layers(p.pp, p.vpp, static_cast<int>(s)))
         return fmt::format("stage {} has {} layers, fewer than its vpp={} model chunks (only the embedding's and the loss's chunk "

@@ -142,6 +142,9 @@ std::string plan_illegal_reason(const Job& job, const SearchOptions& o) {
 
 void canonicalize(ParallelPlan& p, int num_layers) {
   if (p.tp == 1) p.sequence_parallel = false;
+  // The search's plans split stages over their chunks by chunk_layers' rule; an explicit layout
+  // describes one launch, not a point the moves can keep consistent.
+  p.chunk_layout.clear();
   // The micro-batch group follows from pp and the micro-batches (interleaved_microbatch_group): a
   // group kept from a plan with another pp or batch would no longer be the one to run.
   p.microbatch_group = 0;

@@ -65,6 +65,20 @@ std::vector<std::pair<std::string, Job>> plan_variants() {
 TEST_SUITE("costmodel") {
 TEST_CASE("check_plan") {
   SUBCASE("the SC21 plan is legal") { CHECK(check_plan(test::gpt3_175b_job()) == ""); }
+  SUBCASE("an explicit chunk layout lists every virtual stage and adds up to each stage's layers") {
+    Job job = test::gpt3_175b_job();  // pp 16, 6 layers a stage
+    job.plan.vpp = 2;
+    job.plan.chunk_layout = std::vector<int>(32, 3);
+    job.plan.chunk_layout[0] = 2;  // stage 0: 2 + 4
+    job.plan.chunk_layout[16] = 4;
+    CHECK(check_plan(job) == "");
+    job.plan.chunk_layout[16] = 3;
+    CHECK(contains(check_plan(job), "the virtual stages of pipeline stage 0 hold 5 layers, the stage 6"));
+    job.plan.chunk_layout.pop_back();
+    CHECK(contains(check_plan(job), "31 virtual-stage layer counts given for pp*vpp = 32"));
+    job.plan.vpp = 1;
+    CHECK(contains(check_plan(job), "a virtual-stage layout needs vpp > 1"));
+  }
   SUBCASE("tp must divide the heads") {
     Job job = test::gpt3_175b_job();
     job.plan.tp = 5;

@@ -130,6 +130,26 @@ TEST_CASE("plan_from_json") {
     CHECK(predict(back).iteration_time_s == predict(job).iteration_time_s);
     CHECK_FALSE(plan_of(test::gpt3_175b_job())["parallel"].contains("microbatch_group_size_per_vp_stage"));  // the default pp
   }
+  SUBCASE("an explicit chunk layout (a launch's --pipeline-model-parallel-layout) is written and read back") {
+    Job job = test::gpt3_175b_job();
+    job.plan.pp = 4;
+    job.plan.dp = 32;
+    job.plan.vpp = 2;
+    job.plan.stage_layers = {23, 25, 25, 23};
+    // Chunk-major: chunk 0 of stages 0..3, then chunk 1; the rule would give 11/12, 13/12, 13/12, 12/11.
+    job.plan.chunk_layout = {8, 13, 13, 12, 15, 12, 12, 11};
+    const nlohmann::json j = plan_of(job);
+    CHECK(j["stage_chunks"][0] == nlohmann::json::array({8, 15}));
+    check_same_job(round_trip(job), job);
+    nlohmann::json wrong = j;
+    wrong["stage_chunks"][0][1] = -1;
+    CHECK(input_error([&] { plan_from_json(wrong, "plan.json"); }).find("/stage_chunks/0/1: expected a layer count >= 0") != std::string::npos);
+    wrong = j;
+    wrong["stage_chunks"][0] = nlohmann::json::array({8, 14});
+    CHECK(input_error([&] { plan_from_json(wrong, "plan.json"); }).find("/stage_chunks/0: the chunks hold 22 layers, the stage 23") != std::string::npos);
+    job.plan.chunk_layout.clear();  // the rule's own split is not stored
+    CHECK(round_trip(job).plan.chunk_layout.empty());
+  }
   SUBCASE("an explicitly even stage list reads back as the even split") {
     Job job = test::gpt3_175b_job();
     job.plan.stage_layers = std::vector<int>(16, 6);

@@ -946,6 +946,22 @@ TEST_CASE("load_validation_runs: settings in any spelling a source uses (recipe 
     const ValidationRun real = deepseek_with_notes("routing is not force-balanced (aux-loss balancing)");
     CHECK(real.job->runtime.moe_load_imbalance == RuntimeOptions::kDefaultMoeLoadImbalance);
   }
+  SUBCASE("a layout's own split of a rank over its chunks is kept (Megatron-Bridge's GB200 DeepSeek-V3 layout)") {
+    nlohmann::json rec = deepseek_record("knobs {\"pp_layout\": \"Et*4|(tttt|)*14tmL\"}", "Megatron-Bridge", "none");
+    rec["pp"] = 4;
+    rec["dp"] = 128;
+    auto runs = load_validation_runs(nlohmann::json::array({rec}), "runs.json", test::catalog());
+    REQUIRE_MESSAGE(runs[0].job, runs[0].error);
+    const Job& job = *runs[0].job;
+    REQUIRE(job.plan.vpp == 4);
+    CHECK(job.plan.stage_layers == std::vector<int>{16, 16, 16, 13});
+    for (int c = 0; c < 3; ++c) CHECK(chunk_layers(job.plan, 3, 13, c, 1) == 4);
+    CHECK(chunk_layers(job.plan, 3, 13, 3, 1) == 1);  // "tmL"
+    CHECK(chunk_layers(job.plan, 0, 16, 0, 1) == 4);  // "Et*4"
+    CHECK_FALSE(any_contains(runs[0].assumptions, "unevenly"));
+    CHECK(check_plan(job).empty());
+    CHECK(job.plan.chunk_layout.size() == 16);  // kept: the rule would give the last rank 4, 4, 3, 2
+  }
   SUBCASE("a pipeline layout as a Megatron flag or a Python keyword") {
     for (const char* notes : {"--pipeline-model-parallel-layout \"Et|(tt|)*30mL\"", "pipeline_model_parallel_layout='Et|(tt|)*30mL'"}) {
       CAPTURE(notes);

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "costmodel/json_reader.h"
+#include "costmodel/predictor.h"
 #include "launch/megatron_args.h"
 #include "test_util.h"
 
@@ -269,6 +270,20 @@ TEST_CASE("megatron_args") {
     std::string bridge = "Et*1";
     for (int i = 0; i < 30; ++i) bridge += "|t*2";
     CHECK(*layout == bridge + "|mL");
+  }
+  SUBCASE("an explicit chunk layout is written as it is (Megatron-Bridge's GB200 DeepSeek-V3 layout)") {
+    Job job = test::workload("deepseek-v3", "dgx-h100-ndr", 8192, 4096);
+    job.plan.pp = 4;
+    job.plan.vpp = 4;
+    job.plan.dp = 256;
+    job.plan.ep = 64;
+    job.plan.stage_layers = {16, 16, 16, 13};
+    job.plan.chunk_layout = std::vector<int>(16, 4);
+    job.plan.chunk_layout.back() = 1;
+    REQUIRE(check_plan(job).empty());
+    std::string layout = "Et*4";
+    for (int i = 0; i < 14; ++i) layout += "|t*4";
+    CHECK(value_of(megatron_args(job), "--pipeline-model-parallel-layout") == layout + "|t*1mL");
   }
   SUBCASE("selective recompute modules other than Megatron's default core_attn are listed") {
     Job job = test::gpt3_175b_job();

@@ -153,7 +153,9 @@ TEST_CASE("canonicalize: one representation per plan") {
   p.distributed_optimizer = true;
   p.stage_layers = {24, 24, 24, 24};
   p.recompute = {RecomputeGranularity::full, 30};
+  p.chunk_layout = {12, 12, 12, 12, 12, 12, 12, 12};  // a launch's layout: the search's plans follow the rule
   canonicalize(p, 96);
+  CHECK(p.chunk_layout.empty());
   CHECK_FALSE(p.sequence_parallel);
   CHECK_FALSE(p.distributed_optimizer);
   CHECK(p.stage_layers.empty());

@@ -97,6 +97,11 @@ struct ParallelPlan {
   int optimizer_instances = 1;
   // Decoder layers of each pipeline stage (pp entries); empty means an even split.
   std::vector<int> stage_layers;
+  // Decoder layers of every virtual stage, chunk-major (all stages' chunk 0, then chunk 1, ...;
+  // pp*vpp entries), where an explicit --pipeline-model-parallel-layout splits stages over their
+  // chunks otherwise than chunk_layers' rule (Megatron-Bridge's GB200 DeepSeek-V3 layout
+  // "Et*4|(tttt|)*14tmL" at pp 4: the last stage's chunks hold 4, 4, 4, 1). Empty: the rule.
+  std::vector<int> chunk_layout;
 
   int world_size() const { return tp * pp * dp * cp; }
   // Ranks that hold the same experts and reduce their gradients: world/(pp*ep*etp).
@@ -421,6 +426,7 @@ std::vector<int> stage_layer_ids(const ParallelPlan& plan, const ModelSpec& mode
 // those already carry extra work (the Llama 3 layout). Counting the embedding, the loss and each MTP
 // layer as a layer, as Megatron's layouts do, no chunk then carries two or more layers' worth above
 // another: the last chunk of an MTP model gives up decoder layers (DeepSeek-V3's "Et|(tt|)*30mL").
+// A plan's explicit chunk_layout overrides the rule.
 int chunk_layers(const ParallelPlan& plan, int stage, int stage_layers, int chunk, int mtp_layers);
 // The fewest decoder layers pipeline stage `stage` may hold: one per model chunk, except that the
 // first stage's first chunk may hold only the embedding and the last stage's last chunk only the

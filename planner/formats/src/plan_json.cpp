@@ -325,6 +325,34 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
       r.fail("stages", std::to_string(layers.size()) + " stage layer counts for pp=" + std::to_string(p.pp) + "; expected one per stage");
     if (layers != resolve_stage_layers(even, job.model.num_layers)) p.stage_layers = layers;
   }
+  // The layers of each stage's model chunks as written (stage_chunks), kept where they differ from
+  // chunk_layers' rule: an explicit layout read from a launch or a record round-trips.
+  if (r.has("stage_chunks") && p.vpp > 1) {
+    const auto& rows = r.raw("stage_chunks");
+    const std::vector<int> stages = resolve_stage_layers(p, job.model.num_layers);
+    if (!rows.is_array() || static_cast<std::int64_t>(rows.size()) != p.pp)
+      r.fail("stage_chunks", "expected one array of per-chunk layer counts per pipeline stage");
+    std::vector<int> layout(static_cast<std::size_t>(p.pp) * static_cast<std::size_t>(p.vpp));
+    bool same = true;
+    for (int s = 0; s < p.pp; ++s) {
+      const auto& row = rows[static_cast<std::size_t>(s)];
+      if (!row.is_array() || static_cast<std::int64_t>(row.size()) != p.vpp)
+        throw InputError(where, "/stage_chunks/" + std::to_string(s), "expected " + std::to_string(p.vpp) + " per-chunk layer counts (vpp)");
+      int held = 0;
+      for (int c = 0; c < p.vpp; ++c) {
+        const auto& n = row[static_cast<std::size_t>(c)];
+        if (!n.is_number_integer() || n.get<std::int64_t>() < 0 || n.get<std::int64_t>() > kMax)
+          throw InputError(where, "/stage_chunks/" + std::to_string(s) + "/" + std::to_string(c), "expected a layer count >= 0");
+        layout[static_cast<std::size_t>(c * p.pp + s)] = n.get<int>();
+        same = same && n.get<int>() == chunk_layers(p, s, stages[static_cast<std::size_t>(s)], c, job.model.mtp_layers);
+        held += n.get<int>();
+      }
+      if (held != stages[static_cast<std::size_t>(s)])
+        throw InputError(where, "/stage_chunks/" + std::to_string(s),
+                         "the chunks hold " + std::to_string(held) + " layers, the stage " + std::to_string(stages[static_cast<std::size_t>(s)]));
+    }
+    if (!same) p.chunk_layout = std::move(layout);
+  }
   if (auto problem = check_plan_input(job)) {
     std::string path = "/parallel/" + problem->field;
     if (problem->field == "gpus") path = "/parallel";
