@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "cli/job_options.h"
+#include "costmodel/predictor.h"
 #include "test_util.h"
 
 using namespace strata;
@@ -191,6 +192,25 @@ TEST_CASE("build_job") {
       std::string msg = input_error([&] { build_job(o, test::catalog()); });
       CHECK(msg.find("--stage-layers: expected comma-separated positive layer counts") != std::string::npos);
     }
+  }
+  SUBCASE("a pipeline layout sets vpp and every chunk's layers; it excludes --stage-layers and another --vpp") {
+    JobOptions o = sc21_options();  // GPT-3 175B, 96 layers
+    o.pp = 4;
+    o.pipeline_layout = "Et*8|t*13|t*13|t*12|t*15|t*12|t*12|t*11L";  // chunk-major: chunk 0 of ranks 0..3, then chunk 1
+    const Job job = build_job(o, test::catalog());
+    CHECK(job.plan.vpp == 2);
+    CHECK(job.plan.stage_layers == std::vector<int>{23, 25, 25, 23});
+    CHECK(chunk_layers(job.plan, 0, 23, 0, 0) == 8);
+    CHECK(chunk_layers(job.plan, 0, 23, 1, 0) == 15);
+    CHECK(check_plan(job).empty());
+    o.stage_layers = "23,25,25,23";
+    CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--pipeline-layout: give either") != std::string::npos);
+    o.stage_layers.clear();
+    o.vpp = 3;
+    CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--vpp: 3 differs from the 2 model chunks") != std::string::npos);
+    o.vpp.reset();
+    o.pipeline_layout = "Et*8|t*13|t*13|t*12|t*15|t*12|t*12|t*10L";
+    CHECK(input_error([&] { build_job(o, test::catalog()); }).find("holds 95 decoder layers, the model has 96") != std::string::npos);
   }
   SUBCASE("recompute") {
     JobOptions o = sc21_options();

@@ -180,6 +180,10 @@ void add_plan_options(CLI::App& app, JobOptions& o) {
                  "shard across the copies (Megatron --num-distributed-optimizer-instances; default 1)");
   app.add_option("--zero", o.zero, "ZeRO stage 0..3");
   app.add_option("--stage-layers", o.stage_layers, "Comma-separated layers per pipeline stage (uneven split)");
+  app.add_option("--pipeline-layout", o.pipeline_layout,
+                 "Megatron-Core's --pipeline-model-parallel-layout: E embedding, t decoder layer (t*N: N of them), m MTP layer, "
+                 "L loss, '|' between virtual stages, (...)*N repeats; sets vpp and the layers of every model chunk over --pp "
+                 "(e.g. \"Et|(tt|)*30mL\", Megatron-Bridge's DeepSeek-V3 at --pp 16)");
 }
 
 CalibrationFile load_calibration_file(const std::string& path, const Catalog& catalog) {
@@ -401,7 +405,7 @@ MegatronLaunch read_launch_file(const JobOptions& o, const Catalog& catalog) {
       {o.microbatch_group.has_value(), "--microbatch-group"}, {o.mbs.has_value(), "--mbs"}, {o.sp, "--sp"}, {!o.recompute.empty(), "--recompute"},
       {o.recompute_layers.has_value(), "--recompute-layers"}, {!o.recompute_modules.empty(), "--recompute-modules"},
       {o.dist_opt, "--dist-opt"}, {o.dist_opt_instances != 1, "--dist-opt-instances"}, {o.zero != 0, "--zero"},
-      {!o.stage_layers.empty(), "--stage-layers"}};
+      {!o.stage_layers.empty(), "--stage-layers"}, {!o.pipeline_layout.empty(), "--pipeline-layout"}};
   for (const auto& [given, flag] : decided_by_launch)
     if (given) throw InputError(kCmd, flag, "is set by the launch in --megatron-args " + file + "; change it there");
   if (o.fp8_attention)
@@ -556,7 +560,14 @@ Job build_job(const JobOptions& o, const Catalog& catalog, std::vector<std::stri
     throw InputError(kCmd, "--tp-comm-overlap",
                      "Megatron-LM overlaps tensor-parallel communication with the GEMMs only under sequence parallelism "
                      "('Tensor parallel communication/GEMM overlap can happen only when sequence parallelism is enabled'): add --sp");
-  if (!o.stage_layers.empty()) {
+  if (!o.pipeline_layout.empty()) {
+    if (!o.stage_layers.empty()) throw InputError(kCmd, "--pipeline-layout", "give either --pipeline-layout or --stage-layers, not both");
+    std::vector<std::string> layout_notes;
+    apply_pipeline_layout(o.pipeline_layout, kCmd, "--pipeline-layout", job.model, p, layout_notes);
+    if (o.vpp && *o.vpp != p.vpp)
+      throw InputError(kCmd, "--vpp", fmt::format("{} differs from the {} model chunks per rank of --pipeline-layout", *o.vpp, p.vpp));
+    if (notes) notes->insert(notes->end(), layout_notes.begin(), layout_notes.end());
+  } else if (!o.stage_layers.empty()) {
     std::stringstream ss(o.stage_layers);
     std::string item;
     while (std::getline(ss, item, ',')) {

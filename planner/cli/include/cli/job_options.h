@@ -76,6 +76,7 @@ struct JobOptions {
   int dist_opt_instances = 1;
   int zero = 0;
   std::string stage_layers;  // "20,20,20,20"
+  std::string pipeline_layout;  // Megatron-Core --pipeline-model-parallel-layout, "Et|(tt|)*30mL"
   // A Megatron-LM launch (script or flags) giving the model, batch, plan and runtime features.
   std::string megatron_args;
 };
