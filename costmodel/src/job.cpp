@@ -268,12 +268,16 @@ int min_stage_layers(int pp, int vpp, int stage) {
   return v - (stage == 0 ? 1 : 0) - (stage == pp - 1 ? 1 : 0);
 }
 
-int chunk_layers(const ParallelPlan& plan, int stage, int stage_layers, int chunk, int mtp_layers) {
+std::vector<int> stage_chunk_layers(const ParallelPlan& plan, int stage, int stage_layers, int mtp_layers) {
   const int v = std::max(1, plan.vpp);
-  if (v == 1) return stage_layers;
-  if (plan.chunk_layout.size() == static_cast<std::size_t>(plan.pp) * static_cast<std::size_t>(v))
-    return plan.chunk_layout[static_cast<std::size_t>(std::clamp(chunk, 0, v - 1)) * static_cast<std::size_t>(plan.pp) +
-                             static_cast<std::size_t>(std::clamp(stage, 0, plan.pp - 1))];
+  if (v == 1) return {stage_layers};
+  std::vector<int> n(static_cast<std::size_t>(v));
+  if (plan.chunk_layout.size() == static_cast<std::size_t>(plan.pp) * static_cast<std::size_t>(v)) {
+    for (int c = 0; c < v; ++c)
+      n[static_cast<std::size_t>(c)] = plan.chunk_layout[static_cast<std::size_t>(c) * static_cast<std::size_t>(plan.pp) +
+                                                         static_cast<std::size_t>(std::clamp(stage, 0, plan.pp - 1))];
+    return n;
+  }
   // What each chunk carries besides decoder layers, counted as layers the way Megatron's layouts
   // count them: the embedding (first stage, first chunk), the loss and the MTP layers (last stage,
   // last chunk).
@@ -281,13 +285,14 @@ int chunk_layers(const ParallelPlan& plan, int stage, int stage_layers, int chun
     return (stage == 0 && c == 0 ? 1 : 0) + (stage == plan.pp - 1 && c == v - 1 ? 1 + std::max(0, mtp_layers) : 0);
   };
   auto heavy = [&](int c) { return carried(c) > 0; };
+  auto layers = [&](int c) -> int& { return n[static_cast<std::size_t>(c)]; };
   // Whole layers as evenly as they go, remainder layers to the chunks that carry nothing first
   // (the Llama 3 layout), each group in chunk order.
-  std::vector<int> n(static_cast<std::size_t>(v), stage_layers / v);
+  for (int c = 0; c < v; ++c) layers(c) = stage_layers / v;
   for (int c = 0, given = 0; given < stage_layers % v && c < 2 * v; ++c) {
     const int k = c % v;
     if (heavy(k) == (c >= v)) {
-      ++n[static_cast<std::size_t>(k)];
+      ++layers(k);
       ++given;
     }
   }
@@ -297,7 +302,6 @@ int chunk_layers(const ParallelPlan& plan, int stage, int stage_layers, int chun
   // as a chunk's layers (DeepSeek-V3's "...|tt|mL", Megatron-Bridge's layout). Equal stages keep
   // Megatron's even split (--num-layers-per-virtual-pipeline-stage).
   const bool explicit_layout = std::adjacent_find(plan.stage_layers.begin(), plan.stage_layers.end(), std::not_equal_to<>()) != plan.stage_layers.end();
-  auto layers = [&](int c) -> int& { return n[static_cast<std::size_t>(c)]; };
   auto load = [&](int c) { return layers(c) + carried(c); };
   while (explicit_layout) {
     int hi = -1, lo = 0;  // the most loaded chunk that holds a layer, the least loaded chunk
@@ -309,7 +313,13 @@ int chunk_layers(const ParallelPlan& plan, int stage, int stage_layers, int chun
     --layers(hi);
     ++layers(lo);
   }
-  return layers(std::clamp(chunk, 0, v - 1));
+  return n;
+}
+
+int chunk_layers(const ParallelPlan& plan, int stage, int stage_layers, int chunk, int mtp_layers) {
+  const int v = std::max(1, plan.vpp);
+  if (v == 1) return stage_layers;
+  return stage_chunk_layers(plan, stage, stage_layers, mtp_layers)[static_cast<std::size_t>(std::clamp(chunk, 0, v - 1))];
 }
 
 unsigned applicable_recompute_modules(const ModelSpec& m) {

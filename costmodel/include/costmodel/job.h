@@ -428,6 +428,8 @@ std::vector<int> stage_layer_ids(const ParallelPlan& plan, const ModelSpec& mode
 // another: the last chunk of an MTP model gives up decoder layers (DeepSeek-V3's "Et|(tt|)*30mL").
 // A plan's explicit chunk_layout overrides the rule.
 int chunk_layers(const ParallelPlan& plan, int stage, int stage_layers, int chunk, int mtp_layers);
+// All vpp chunks of that stage at once (the same rule).
+std::vector<int> stage_chunk_layers(const ParallelPlan& plan, int stage, int stage_layers, int mtp_layers);
 // The fewest decoder layers pipeline stage `stage` may hold: one per model chunk, except that the
 // first stage's first chunk may hold only the embedding and the last stage's last chunk only the
 // loss (Megatron's layouts "E|t|..." and "...|t|L"; chunk_layers leaves those chunks empty first).

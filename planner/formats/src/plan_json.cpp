@@ -332,19 +332,24 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
     const std::vector<int> stages = resolve_stage_layers(p, job.model.num_layers);
     if (!rows.is_array() || static_cast<std::int64_t>(rows.size()) != p.pp)
       r.fail("stage_chunks", "expected one array of per-chunk layer counts per pipeline stage");
-    std::vector<int> layout(static_cast<std::size_t>(p.pp) * static_cast<std::size_t>(p.vpp));
-    bool same = true;
+    // Every row's length first: the layout below is as large as the file's own numbers.
     for (int s = 0; s < p.pp; ++s) {
       const auto& row = rows[static_cast<std::size_t>(s)];
       if (!row.is_array() || static_cast<std::int64_t>(row.size()) != p.vpp)
         throw InputError(where, "/stage_chunks/" + std::to_string(s), "expected " + std::to_string(p.vpp) + " per-chunk layer counts (vpp)");
-      int held = 0;
+    }
+    std::vector<int> layout(static_cast<std::size_t>(p.pp) * static_cast<std::size_t>(p.vpp));
+    bool same = true;
+    for (int s = 0; s < p.pp; ++s) {
+      const auto& row = rows[static_cast<std::size_t>(s)];
+      const std::vector<int> rule = stage_chunk_layers(p, s, stages[static_cast<std::size_t>(s)], job.model.mtp_layers);
+      std::int64_t held = 0;
       for (int c = 0; c < p.vpp; ++c) {
         const auto& n = row[static_cast<std::size_t>(c)];
         if (!n.is_number_integer() || n.get<std::int64_t>() < 0 || n.get<std::int64_t>() > kMax)
           throw InputError(where, "/stage_chunks/" + std::to_string(s) + "/" + std::to_string(c), "expected a layer count >= 0");
         layout[static_cast<std::size_t>(c * p.pp + s)] = n.get<int>();
-        same = same && n.get<int>() == chunk_layers(p, s, stages[static_cast<std::size_t>(s)], c, job.model.mtp_layers);
+        same = same && n.get<int>() == rule[static_cast<std::size_t>(c)];
         held += n.get<int>();
       }
       if (held != stages[static_cast<std::size_t>(s)])
