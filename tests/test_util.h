@@ -45,6 +45,17 @@ inline Job gpt3_175b_job() {
   return job;
 }
 
+// The same on pp 4 x vpp 2 with uneven stages (23, 25, 25, 23 layers): a split Megatron runs only
+// from an explicit --pipeline-model-parallel-layout.
+inline Job gpt3_175b_uneven_interleaved_job() {
+  Job job = gpt3_175b_job();
+  job.plan.pp = 4;
+  job.plan.dp = 32;
+  job.plan.vpp = 2;
+  job.plan.stage_layers = {23, 25, 25, 23};
+  return job;
+}
+
 struct RunResult {
   int exit_code = -1;
   std::string out;  // stdout and stderr together

@@ -268,6 +268,8 @@ int min_stage_layers(int pp, int vpp, int stage) {
   return v - (stage == 0 ? 1 : 0) - (stage == pp - 1 ? 1 : 0);
 }
 
+namespace {
+// All vpp chunks of a stage holding `stage_layers` layers (chunk_layers' rule, job.h).
 std::vector<int> stage_chunk_layers(const ParallelPlan& plan, int stage, int stage_layers, int mtp_layers) {
   const int v = std::max(1, plan.vpp);
   if (v == 1) return {stage_layers};
@@ -316,10 +318,23 @@ std::vector<int> stage_chunk_layers(const ParallelPlan& plan, int stage, int sta
   return n;
 }
 
+}  // namespace
+
 int chunk_layers(const ParallelPlan& plan, int stage, int stage_layers, int chunk, int mtp_layers) {
   const int v = std::max(1, plan.vpp);
   if (v == 1) return stage_layers;
   return stage_chunk_layers(plan, stage, stage_layers, mtp_layers)[static_cast<std::size_t>(std::clamp(chunk, 0, v - 1))];
+}
+
+std::vector<int> virtual_stage_layers(const ParallelPlan& plan, const ModelSpec& model) {
+  const std::vector<int> stages = resolve_stage_layers(plan, model.num_layers);
+  const std::size_t pp = stages.size(), v = static_cast<std::size_t>(std::max(1, plan.vpp));
+  std::vector<int> out(pp * v);
+  for (std::size_t s = 0; s < pp; ++s) {
+    const std::vector<int> chunks = stage_chunk_layers(plan, static_cast<int>(s), stages[s], model.mtp_layers);
+    for (std::size_t c = 0; c < v; ++c) out[c * pp + s] = chunks[c];
+  }
+  return out;
 }
 
 unsigned applicable_recompute_modules(const ModelSpec& m) {
@@ -337,10 +352,8 @@ std::optional<int> recompute_layers_per_chunk(const ParallelPlan& p, const Model
   const int n = p.recompute.num_layers;
   if (p.vpp <= 1) return n;
   if (n % p.vpp != 0) return std::nullopt;
-  const std::vector<int> stages = resolve_stage_layers(p, model.num_layers);
-  for (int s = 0; s < p.pp; ++s)
-    for (int c = 0; c < p.vpp; ++c)
-      if (chunk_layers(p, s, stages[static_cast<std::size_t>(s)], c, model.mtp_layers) < n / p.vpp) return std::nullopt;
+  for (int layers : virtual_stage_layers(p, model))
+    if (layers < n / p.vpp) return std::nullopt;
   return n / p.vpp;
 }
 
@@ -506,29 +519,15 @@ double effective_moe_imbalance(const RuntimeOptions& rt) {
   return f;
 }
 
-std::vector<int> chunk_layer_ids(const ParallelPlan& plan, const ModelSpec& model, int stage, int chunk) {
-  const std::vector<int> stages = resolve_stage_layers(plan, model.num_layers);
-  const int pp = static_cast<int>(stages.size()), v = std::max(1, plan.vpp);
-  int offset = 0;
-  for (int vs = 0; vs < pp * v; ++vs) {
-    const int c = vs / pp, s = vs % pp;
-    const int n = chunk_layers(plan, s, stages[s], c, model.mtp_layers);
-    if (s == stage && c == chunk) {
-      std::vector<int> ids(std::max(0, n));
-      for (int i = 0; i < n; ++i) ids[i] = offset + i;
-      return ids;
-    }
-    offset += n;
-  }
-  return {};
-}
-
 std::vector<int> stage_layer_ids(const ParallelPlan& plan, const ModelSpec& model, int stage) {
+  const std::vector<int> counts = virtual_stage_layers(plan, model);
+  const std::size_t pp = static_cast<std::size_t>(std::max(1, plan.pp));
   std::vector<int> ids;
-  for (int c = 0; c < std::max(1, plan.vpp); ++c) {
-    const std::vector<int> part = chunk_layer_ids(plan, model, stage, c);
-    ids.insert(ids.end(), part.begin(), part.end());
-  }
+  if (stage < 0 || static_cast<std::size_t>(stage) >= pp) return ids;
+  int first = 0;  // global index of virtual stage vs's first layer
+  for (std::size_t vs = 0; vs < counts.size(); first += counts[vs], ++vs)
+    if (vs % pp == static_cast<std::size_t>(stage))
+      for (int i = 0; i < counts[vs]; ++i) ids.push_back(first + i);
   return ids;
 }
 

@@ -206,6 +206,10 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   };
   for (int s = 0; s < p.pp; ++s)
     sc[s].params = like_previous_middle_stage(s) ? sc[s - 1].params : stage_param_split(job, s, stage_layers[s]);
+  // Decoder layers of every virtual stage (chunk-major) and the global index of each one's first.
+  const std::vector<int> chunk_counts = virtual_stage_layers(p, m);
+  std::vector<int> chunk_first(chunk_counts.size(), 0);
+  std::exclusive_scan(chunk_counts.begin(), chunk_counts.end(), chunk_first.begin(), 0);
   for (int s = 0; s < p.pp; ++s) {
     const int layers = stage_layers[s];
     const int nfull = full_layers(layers);
@@ -218,8 +222,8 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
       // Uneven stages under interleaving split into chunks of whole layers (chunk_layers); each
       // chunk sums the costs of the layers it holds (dense-first and MoE layers differ).
       // A uniform model's chunk is that many copies of layer 0, with no need to place them.
-      const std::vector<int> ids = uniform ? std::vector<int>{} : chunk_layer_ids(p, m, s, c);
-      const int in_chunk = uniform ? std::max(0, chunk_layers(p, s, layers, c, m.mtp_layers)) : static_cast<int>(ids.size());
+      const std::size_t vs = static_cast<std::size_t>(c) * static_cast<std::size_t>(p.pp) + static_cast<std::size_t>(s);
+      const int in_chunk = std::max(0, chunk_counts[vs]);
       const double accum_chunk = layers > 0 ? accum_stage * in_chunk / layers : 0.0;
       double f = 0, b = 0;
       // `n` layers of cost lc: a uniform chunk adds its layer once, n times over; a mixed one each layer.
@@ -234,8 +238,8 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
         sc[s].host += n * (lc.fwd_host + lc.bwd_host + (full ? full_frac : 0.0) * lc.fwd_host);
         sc[s].recompute_flops += n * (full ? full_frac : 1.0) * lc.recompute_flops;
       };
-      if (ids.empty()) add_layers(kind_costs.front().second, in_chunk);
-      else for (int id : ids) add_layers(cost_of(id), 1.0);
+      if (uniform) add_layers(kind_costs.front().second, in_chunk);
+      else for (int id = chunk_first[vs]; id < chunk_first[vs] + in_chunk; ++id) add_layers(cost_of(id), 1.0);
       if (s == 0 && c == 0) { f += emb_fwd; b += emb_bwd; }
       if (s == p.pp - 1 && c == v - 1) {
         f += out_fwd + mtp.fwd;

@@ -133,21 +133,17 @@ std::vector<ParallelPlan> initial_plans(Evaluator& ev) {
         // strata simulates, at huge batches) starts at the smallest doubling that is legal; one
         // illegal without interleaving (Megatron-Core overlaps the MoE all-to-all with pp > 1 only
         // when interleaved) at the fewest model chunks the search interleaves.
-        std::vector<int> vpps = {shape.vpp};
-        if (!o.vpp && pp >= 2)
-          for (int v = 2; v <= w.model.num_layers / pp; ++v)
-            if (interleaved_stage_layers(w.model, pp, v)) {
-              vpps.push_back(v);
-              break;
-            }
+        std::vector<ParallelPlan> layouts = {shape};
+        for (int v = 2; !o.vpp && pp >= 2 && v <= w.model.num_layers / pp; ++v)
+          if (auto split = interleaved_stage_layers(w.model, pp, v)) {
+            layouts.push_back(shape);
+            layouts.back().vpp = v;
+            layouts.back().stage_layers = std::move(*split);
+            break;
+          }
         std::optional<ParallelPlan> pick;
         const int sizes = o.micro_batch_size ? 1 : 8;  // a fixed micro-batch stays fixed
-        for (int v : vpps) {
-          ParallelPlan p = shape;
-          if (v != shape.vpp) {
-            p.vpp = v;
-            p.stage_layers = *interleaved_stage_layers(w.model, pp, v);
-          }
+        for (ParallelPlan p : layouts) {
           for (int i = 0; i < sizes && !pick; ++i, p.micro_batch_size *= 2) {
             for (RecomputeGranularity g : {RecomputeGranularity::none, RecomputeGranularity::selective, RecomputeGranularity::full}) {
               p.recompute = {g, -1};

@@ -131,11 +131,7 @@ TEST_CASE("plan_from_json") {
     CHECK_FALSE(plan_of(test::gpt3_175b_job())["parallel"].contains("microbatch_group_size_per_vp_stage"));  // the default pp
   }
   SUBCASE("an explicit chunk layout (a launch's --pipeline-model-parallel-layout) is written and read back") {
-    Job job = test::gpt3_175b_job();
-    job.plan.pp = 4;
-    job.plan.dp = 32;
-    job.plan.vpp = 2;
-    job.plan.stage_layers = {23, 25, 25, 23};
+    Job job = test::gpt3_175b_uneven_interleaved_job();
     // Chunk-major: chunk 0 of stages 0..3, then chunk 1; the rule would give 11/12, 13/12, 13/12, 12/11.
     job.plan.chunk_layout = {8, 13, 13, 12, 15, 12, 12, 11};
     const nlohmann::json j = plan_of(job);

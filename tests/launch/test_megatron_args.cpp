@@ -242,11 +242,7 @@ TEST_CASE("megatron_args") {
     CHECK(*layout == "Et*20|t*30|t*26|t*20L");
   }
   SUBCASE("uneven stages with interleaving: one layout entry per virtual stage, chunk-major") {
-    Job job = test::gpt3_175b_job();
-    job.plan.pp = 4;
-    job.plan.dp = 32;
-    job.plan.vpp = 2;
-    job.plan.stage_layers = {23, 25, 25, 23};
+    Job job = test::gpt3_175b_uneven_interleaved_job();
     auto a = megatron_args(job);
     CHECK_FALSE(has(a, "--num-layers-per-virtual-pipeline-stage"));  // the layout sets the chunks
     CHECK_FALSE(has(a, "--decoder-first-pipeline-num-layers"));

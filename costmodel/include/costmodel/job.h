@@ -414,9 +414,8 @@ CrossEntropyKernel resolved_cross_entropy(const RuntimeOptions& rt);
 // capped by the capacity factor when tokens are dropped (never below 1).
 double effective_moe_imbalance(const RuntimeOptions& rt);
 
-// Global decoder-layer indices (0-based) that model chunk `chunk` of pipeline stage `stage` holds
-// (virtual stage chunk*pp + stage, Megatron's interleaved order), and all of a stage's layers.
-std::vector<int> chunk_layer_ids(const ParallelPlan& plan, const ModelSpec& model, int stage, int chunk);
+// Global decoder-layer indices (0-based) that pipeline stage `stage` holds, over its model chunks
+// (virtual stage chunk*pp + stage holds the next layers in Megatron's interleaved order).
 std::vector<int> stage_layer_ids(const ParallelPlan& plan, const ModelSpec& model, int stage);
 
 // Layers of model chunk `chunk` (0..vpp-1) of a stage holding `stage_layers` layers under
@@ -428,8 +427,9 @@ std::vector<int> stage_layer_ids(const ParallelPlan& plan, const ModelSpec& mode
 // another: the last chunk of an MTP model gives up decoder layers (DeepSeek-V3's "Et|(tt|)*30mL").
 // A plan's explicit chunk_layout overrides the rule.
 int chunk_layers(const ParallelPlan& plan, int stage, int stage_layers, int chunk, int mtp_layers);
-// All vpp chunks of that stage at once (the same rule).
-std::vector<int> stage_chunk_layers(const ParallelPlan& plan, int stage, int stage_layers, int mtp_layers);
+// Decoder layers of every virtual stage of the plan in Megatron's order (chunk-major: all stages'
+// chunk 0, then chunk 1, ...; pp*vpp entries), each stage split once by the rule above.
+std::vector<int> virtual_stage_layers(const ParallelPlan& plan, const ModelSpec& model);
 // The fewest decoder layers pipeline stage `stage` may hold: one per model chunk, except that the
 // first stage's first chunk may hold only the embedding and the last stage's last chunk only the
 // loss (Megatron's layouts "E|t|..." and "...|t|L"; chunk_layers leaves those chunks empty first).

@@ -73,10 +73,10 @@ nlohmann::json plan_to_json(const Job& job, const Prediction& prediction) {
     // Decoder layers of each model chunk of each stage (interleaved 1F1B), as the schedule and the
     // launch's layout place them.
     nlohmann::json chunks = nlohmann::json::array();
-    const std::vector<int> layers = resolve_stage_layers(p, job.model.num_layers);
+    const std::vector<int> layers = virtual_stage_layers(p, job.model);
     for (int s = 0; s < p.pp; ++s) {
       nlohmann::json row = nlohmann::json::array();
-      for (int c = 0; c < p.vpp; ++c) row.push_back(chunk_layers(p, s, layers[static_cast<std::size_t>(s)], c, job.model.mtp_layers));
+      for (int c = 0; c < p.vpp; ++c) row.push_back(layers[static_cast<std::size_t>(c * p.pp + s)]);
       chunks.push_back(row);
     }
     j["stage_chunks"] = chunks;
@@ -339,24 +339,21 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
         throw InputError(where, "/stage_chunks/" + std::to_string(s), "expected " + std::to_string(p.vpp) + " per-chunk layer counts (vpp)");
     }
     std::vector<int> layout(static_cast<std::size_t>(p.pp) * static_cast<std::size_t>(p.vpp));
-    bool same = true;
     for (int s = 0; s < p.pp; ++s) {
       const auto& row = rows[static_cast<std::size_t>(s)];
-      const std::vector<int> rule = stage_chunk_layers(p, s, stages[static_cast<std::size_t>(s)], job.model.mtp_layers);
       std::int64_t held = 0;
       for (int c = 0; c < p.vpp; ++c) {
         const auto& n = row[static_cast<std::size_t>(c)];
         if (!n.is_number_integer() || n.get<std::int64_t>() < 0 || n.get<std::int64_t>() > kMax)
           throw InputError(where, "/stage_chunks/" + std::to_string(s) + "/" + std::to_string(c), "expected a layer count >= 0");
         layout[static_cast<std::size_t>(c * p.pp + s)] = n.get<int>();
-        same = same && n.get<int>() == rule[static_cast<std::size_t>(c)];
         held += n.get<int>();
       }
       if (held != stages[static_cast<std::size_t>(s)])
         throw InputError(where, "/stage_chunks/" + std::to_string(s),
                          "the chunks hold " + std::to_string(held) + " layers, the stage " + std::to_string(stages[static_cast<std::size_t>(s)]));
     }
-    if (!same) p.chunk_layout = std::move(layout);
+    if (layout != virtual_stage_layers(p, job.model)) p.chunk_layout = std::move(layout);
   }
   if (auto problem = check_plan_input(job)) {
     std::string path = "/parallel/" + problem->field;

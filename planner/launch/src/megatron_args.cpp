@@ -37,15 +37,6 @@ std::string layout_string(const std::vector<int>& layers, int mtp_layers) {
   return s;
 }
 
-// Decoder layers of every virtual stage in Megatron's order (chunk-major: all stages' chunk 0,
-// then chunk 1, ...), as strata's schedule places them.
-std::vector<int> virtual_stage_layers(const ParallelPlan& p, const std::vector<int>& stage_layers, int mtp_layers) {
-  std::vector<int> v;
-  for (int c = 0; c < p.vpp; ++c)
-    for (int s = 0; s < p.pp; ++s) v.push_back(chunk_layers(p, s, stage_layers[static_cast<std::size_t>(s)], c, mtp_layers));
-  return v;
-}
-
 // A per-layer 0/1 pattern as the Python list expression Megatron's --moe-layer-freq and
 // --window-attn-skip-freq evaluate (arguments.py moe_freq_type), run-length encoded:
 // [0,0,0,1,1] -> "([0]*3+[1]*2)".
@@ -213,7 +204,7 @@ void pipeline_split(std::vector<std::string>& a, const Job& job) {
   const std::vector<int> stages = resolve_stage_layers(p, L);
   const bool even = L % p.pp == 0 && std::all_of(stages.begin(), stages.end(), [&](int l) { return l == L / p.pp; });
   if (p.vpp > 1) {
-    const std::vector<int> v = virtual_stage_layers(p, stages, job.model.mtp_layers);
+    const std::vector<int> v = virtual_stage_layers(p, job.model);  // as strata's schedule places them
     const bool even_chunks = even && std::all_of(v.begin(), v.end(), [&](int l) { return l == v.front(); });
     if (even_chunks) opt(a, "--num-layers-per-virtual-pipeline-stage", v.front());
     else opt(a, "--pipeline-model-parallel-layout", layout_string(v, job.model.mtp_layers));  // also sets the virtual pipeline size

@@ -917,12 +917,9 @@ void apply_pipeline_layout(const std::string& layout, const std::string& where, 
   // Each rank's chunks as the layout gives them; kept in the plan only where chunk_layers' rule
   // would split the rank otherwise.
   p.chunk_layout.clear();
-  bool same_chunks = true;
-  for (int s = 0; s < p.pp; ++s) {
+  for (int s = 0; s < p.pp; ++s)
     if (p.stage_layers[s] < 1) throw InputError(where, field, "pipeline rank " + std::to_string(s) + " holds no decoder layer");
-    for (int c = 0; c < p.vpp; ++c) same_chunks = same_chunks && chunk_layers(p, s, p.stage_layers[s], c, m.mtp_layers) == virtual_stages[c * p.pp + s];
-  }
-  if (!same_chunks) p.chunk_layout = virtual_stages;
+  if (virtual_stage_layers(p, m) != virtual_stages) p.chunk_layout = virtual_stages;
   const int sum = std::accumulate(p.stage_layers.begin(), p.stage_layers.end(), 0);
   if (sum != L)
     throw InputError(where, field, "holds " + std::to_string(sum) + " decoder layers, the model has " + std::to_string(L) + " (--num-layers)");
