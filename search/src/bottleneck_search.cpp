@@ -94,6 +94,25 @@ EvalPtr directed_step(Walker& w, const EvalPtr& cur) {
   return nullptr;
 }
 
+// The second hop of the whole neighbourhood: the neighbours that only ran out of memory (least
+// over first, kBeamWidth of them) relieved of it by the moves aimed at memory. A change that needs
+// memory it does not have (context parallelism given back to data parallelism, fewer expert
+// ranks) pays off only with recompute or sharding beside it; the directed steps never propose
+// it when it does not address the bottleneck, and one hop alone never fits. Returns the best
+// improving plan, or null.
+EvalPtr relieve_memory(Walker& w, const std::vector<EvalPtr>& neighbours, const EvalPtr& cur) {
+  EvalPtr best;
+  int tried = 0;
+  for (const EvalPtr& n : neighbours) {
+    if (tried == kBeamWidth) break;
+    if (n->feasible || n->bounded) continue;
+    ++tried;
+    std::vector<EvalPtr> scored = w.score_all(propose_moves(w.ev(), *n, MoveScope::directed), cur->time_s);
+    if (!scored.empty() && better(*scored.front(), *cur) && (!best || better(*scored.front(), *best))) best = scored.front();
+  }
+  return best;
+}
+
 // Steepest descent: directed multi-hop steps, then the whole one-hop neighbourhood when those
 // find nothing; stops at a local optimum or when the trial budget is spent.
 EvalPtr descend(Walker& w, EvalPtr cur) {
@@ -102,6 +121,7 @@ EvalPtr descend(Walker& w, EvalPtr cur) {
     if (!next) {
       std::vector<EvalPtr> all = w.score_all(propose_moves(w.ev(), *cur, MoveScope::all), cur->time_s);
       if (!all.empty() && better(*all.front(), *cur)) next = all.front();
+      else next = relieve_memory(w, all, cur);
     }
     if (!next) break;
     cur = std::move(next);
@@ -126,42 +146,47 @@ std::vector<ParallelPlan> initial_plans(Evaluator& ev) {
       if (n % (tp * cp) != 0) continue;
       for (int pp : divisors(n / (tp * cp))) {
         if (pp > w.model.num_layers) break;
-        const ParallelPlan shape = start_plan(o, w.model, tp, pp, cp);
-        if (w.training.global_batch_size % shape.dp != 0) continue;
-        // The least recompute that passes the memory pre-check (or the fixed one), else full. A
-        // shape illegal at the start's micro-batch (too many micro-batches for the pipeline steps
-        // strata simulates, at huge batches) starts at the smallest doubling that is legal; one
-        // illegal without interleaving (Megatron-Core overlaps the MoE all-to-all with pp > 1 only
-        // when interleaved) at the fewest model chunks the search interleaves.
-        std::vector<ParallelPlan> layouts = {shape};
-        for (int v = 2; !o.vpp && pp >= 2 && v <= w.model.num_layers / pp; ++v)
-          if (auto split = interleaved_stage_layers(w.model, pp, v)) {
-            layouts.push_back(shape);
-            layouts.back().vpp = v;
-            layouts.back().stage_layers = std::move(*split);
-            break;
-          }
-        std::optional<ParallelPlan> pick;
-        const int sizes = o.micro_batch_size ? 1 : 8;  // a fixed micro-batch stays fixed
-        for (ParallelPlan p : layouts) {
-          for (int i = 0; i < sizes && !pick; ++i, p.micro_batch_size *= 2) {
-            for (RecomputeGranularity g : {RecomputeGranularity::none, RecomputeGranularity::selective, RecomputeGranularity::full}) {
-              p.recompute = {g, -1};
-              if (!ev.illegal_reason(p).empty()) continue;
-              pick = p;
-              if (ev.may_fit(p)) break;
+        for (const ParallelPlan& shape : start_plans(o, w, tp, pp, cp)) {
+          if (w.training.global_batch_size % shape.dp != 0) continue;
+          // The least recompute that passes the memory pre-check (or the fixed one), else full. A
+          // shape illegal at the start's micro-batch (too many micro-batches for the pipeline steps
+          // strata simulates, at huge batches) starts at the smallest doubling that is legal; one
+          // illegal without interleaving (Megatron-Core overlaps the MoE all-to-all with pp > 1 only
+          // when interleaved) at the fewest model chunks the search interleaves.
+          std::vector<ParallelPlan> layouts = {shape};
+          for (int v = 2; !o.vpp && pp >= 2 && v <= w.model.num_layers / pp; ++v)
+            if (auto split = interleaved_stage_layers(w.model, pp, v)) {
+              layouts.push_back(shape);
+              layouts.back().vpp = v;
+              layouts.back().stage_layers = std::move(*split);
+              break;
             }
+          std::optional<ParallelPlan> pick;
+          const int sizes = o.micro_batch_size ? 1 : 8;  // a fixed micro-batch stays fixed
+          for (ParallelPlan p : layouts) {
+            for (int i = 0; i < sizes && !pick; ++i, p.micro_batch_size *= 2) {
+              for (RecomputeGranularity g : {RecomputeGranularity::none, RecomputeGranularity::selective, RecomputeGranularity::full}) {
+                p.recompute = {g, -1};
+                if (!ev.illegal_reason(p).empty()) continue;
+                pick = p;
+                if (ev.may_fit(p)) break;
+              }
+            }
+            if (pick) break;
           }
-          if (pick) break;
+          if (pick) shapes.push_back(*pick);
         }
-        if (pick) shapes.push_back(*pick);
       }
     }
   }
   // Predict the shapes cheapest-bound first and keep those that could still beat the best start
   // seen: a shape whose busiest stage alone (a bound whatever the interleaving) takes longer than
-  // a start already predicted would only climb back into the region other starts cover. Serial
-  // and in a fixed order, so the set of starts does not depend on threads.
+  // a start already predicted would mostly climb back into the region other starts cover. The
+  // first kMinStarts that fit are kept whatever their bound: a start's bound is at its own
+  // micro-batch and recompute, and where the host issues each layer (GPT-OSS-120B on 64 H100s) a
+  // larger micro-batch makes a shape whose start looked slowest the fastest (4,946 -> 6,457
+  // tokens/s/GPU when the search climbed from one start only). Serial and in a fixed order, so the
+  // set of starts does not depend on threads.
   std::vector<double> bound(shapes.size());
   for (std::size_t i = 0; i < shapes.size(); ++i) bound[i] = ev.busy_lower_bound(shapes[i]);
   std::vector<std::size_t> order(shapes.size());
@@ -169,11 +194,15 @@ std::vector<ParallelPlan> initial_plans(Evaluator& ev) {
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return bound[a] < bound[b]; });
   std::vector<ParallelPlan> starts;
   double best = std::numeric_limits<double>::infinity();
+  int fitting = 0;
   for (std::size_t i : order) {
-    if (bound[i] > best) continue;
+    if (bound[i] > best && fitting >= kMinStarts) continue;
     EvalPtr e = ev.evaluate(shapes[i]);
     if (!e) continue;
-    if (e->feasible) best = std::min(best, e->time_s);
+    if (e->feasible) {
+      best = std::min(best, e->time_s);
+      ++fitting;
+    }
     starts.push_back(e->plan);
   }
   return starts;
@@ -186,19 +215,23 @@ EvalPtr climb_from(Evaluator& ev, const ParallelPlan& start, std::uint64_t seed,
   best = descend(w, best);
   // Kicks: a short random walk of legal moves away from the local optimum, then descend again
   // (iterated local search); keep what is better.
+  // A kick whose first move lands far behind (bound above kKickSlack x the best) is abandoned
+  // unpredicted and does not count: in a rugged landscape (MoE models, where most moves run out of
+  // memory or flood the all-to-all) most random moves do, and counting them ended the search after
+  // a handful of predictions. Up to kKickAttempts tries per kick.
   SplitMix64 rng{seed};
-  for (int k = 0; k < kicks && !w.exhausted(); ++k) {
-    ParallelPlan p = best->plan;
+  for (int k = 0, attempts = 0; k < kicks && attempts < kicks * kKickAttempts && !w.exhausted(); ++attempts) {
     EvalPtr at = best;
     for (int step = 0; step < 2; ++step) {
       std::vector<Move> moves = propose_moves(ev, *at, MoveScope::all);
       if (moves.empty()) break;
-      p = moves[rng.below(moves.size())].plan;
-      // A kick that lands far behind (bound above kKickSlack x the best) is abandoned unpredicted.
+      const ParallelPlan& p = moves[rng.below(moves.size())].plan;
       EvalPtr e = w.score(p, best->feasible ? kKickSlack * best->time_s : std::numeric_limits<double>::infinity());
       if (!e || e->bounded) break;
       at = e;
     }
+    if (at == best) continue;
+    ++k;
     EvalPtr cand = descend(w, at);
     if (better(*cand, *best)) best = cand;
   }

@@ -46,6 +46,20 @@ ParallelPlan start_plan(const SearchOptions& o, const ModelSpec& model, int tp, 
   return p;
 }
 
+std::vector<ParallelPlan> start_plans(const SearchOptions& o, const Job& job, int tp, int pp, int cp) {
+  std::vector<ParallelPlan> out = {start_plan(o, job.model, tp, pp, cp)};
+  const ParallelPlan& wide = out.front();
+  if (!job.model.moe || o.ep) return out;
+  int local = 1;
+  for (int d : divisors(std::gcd(job.model.moe->num_experts, wide.dp * wide.cp)))
+    if (static_cast<std::int64_t>(d) * wide.etp <= job.cluster.gpus_per_node) local = d;
+  if (local != wide.ep) {
+    out.push_back(wide);
+    out.back().ep = local;
+  }
+  return out;
+}
+
 std::optional<std::vector<int>> interleaved_stage_layers(const ModelSpec& model, int pp, int vpp) {
   const int L = model.num_layers;
   if (pp < 2 || vpp < 2) return std::nullopt;

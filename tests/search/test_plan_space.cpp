@@ -197,6 +197,29 @@ TEST_CASE("interleaved_stage_layers: Megatron's splits, the balanced layout only
   CHECK_FALSE(interleaved_stage_layers(m, 2, 4).has_value());
 }
 
+TEST_CASE("start_plans: an MoE shape also starts with its all-to-all inside one NVLink domain") {
+  SearchOptions o;
+  o.num_gpus = 1024;
+  const Job deepseek = test::workload("deepseek-v3", "dgx-h100-ndr", 8192, 4096);  // 256 experts, 8 GPUs a node
+  const std::vector<ParallelPlan> starts = start_plans(o, deepseek, 1, 16, 1);
+  REQUIRE(starts.size() == 2);
+  CHECK(starts[0] == start_plan(o, deepseek.model, 1, 16, 1));
+  CHECK(starts[0].ep == 64);  // as widely as dp 64 allows
+  CHECK(starts[1].ep == 8);   // one node
+  ParallelPlan same = starts[1];
+  same.ep = starts[0].ep;
+  CHECK(same == starts[0]);  // nothing else differs
+  CHECK(start_plans(o, deepseek, 2, 64, 1).size() == 1);  // dp 8: the widest is the node already
+  o.ep = 32;
+  CHECK(start_plans(o, deepseek, 1, 16, 1).size() == 1);  // a fixed ep stays fixed
+  o.ep.reset();
+  o.etp = 2;  // each expert over two GPUs: four expert ranks a node
+  CHECK(start_plans(o, deepseek, 2, 16, 1).back().ep == 4);
+  SearchOptions dense;
+  dense.num_gpus = 1024;
+  CHECK(start_plans(dense, test::gpt3_175b_job(), 8, 16, 1).size() == 1);
+}
+
 TEST_CASE("uniform_grid: legal, distinct, even, whole-model recompute") {
   Job w = test::gpt3_175b_job();
   SearchOptions o;

@@ -31,6 +31,15 @@ void canonicalize(ParallelPlan& plan, int num_layers);
 // gradients and optimizer states are most of its memory), whole (etp 1). Recompute is the caller's.
 ParallelPlan start_plan(const SearchOptions& options, const ModelSpec& model, int tp, int pp, int cp);
 
+// The starts of shape tp x pp x cp the bottleneck search climbs from: start_plan, and for an MoE
+// model whose ep is not fixed also the same shape with the widest expert parallelism whose
+// all-to-all stays inside one NVLink domain (ep x etp <= GPUs per node), where that differs. The
+// two sit in different basins: the widest ep needs the least memory but sends the all-to-all
+// over the network, the node-local one is fast but holds more experts per GPU (recompute or more
+// pipeline stages pay for it), and the moves between them cross plans slower than both (DeepSeek-V3
+// on 1024 H100s: ep 64 at tp 1 x pp 16 starts 85% slower than ep 8 at the same shape).
+std::vector<ParallelPlan> start_plans(const SearchOptions& options, const Job& job, int tp, int pp, int cp);
+
 // The split the search interleaves `vpp` model chunks per stage with at pipeline size pp: an empty
 // vector for Megatron's even split, Megatron's split with the embedding and loss counted as layers
 // (accounted_stage_layers) where the layers do not divide, and, only where neither gives this pp
