@@ -154,7 +154,7 @@ std::vector<ParallelPlan> initial_plans(Evaluator& ev) {
           // illegal without interleaving (Megatron-Core overlaps the MoE all-to-all with pp > 1 only
           // when interleaved) at the fewest model chunks the search interleaves.
           std::vector<ParallelPlan> layouts = {shape};
-          for (int v = 2; !o.vpp && pp >= 2 && v <= w.model.num_layers / pp; ++v)
+          for (int v = 2; !o.vpp && pp >= 2 && v <= max_virtual_stages(w.model, pp); ++v)
             if (auto split = interleaved_stage_layers(w.model, pp, v)) {
               layouts.push_back(shape);
               layouts.back().vpp = v;

@@ -60,6 +60,8 @@ std::vector<ParallelPlan> start_plans(const SearchOptions& o, const Job& job, in
   return out;
 }
 
+int max_virtual_stages(const ModelSpec& model, int pp) { return pp > 0 ? (model.num_layers + 2 + model.mtp_layers) / pp : 0; }
+
 std::optional<std::vector<int>> interleaved_stage_layers(const ModelSpec& model, int pp, int vpp) {
   const int L = model.num_layers;
   if (pp < 2 || vpp < 2) return std::nullopt;
@@ -71,7 +73,7 @@ std::optional<std::vector<int>> interleaved_stage_layers(const ModelSpec& model,
     return std::nullopt;
   };
   if (auto split = megatron_split(vpp)) return split;
-  for (int v = 2; v <= (L + 2) / pp; ++v)
+  for (int v = 2; v <= max_virtual_stages(model, pp); ++v)
     if (megatron_split(v)) return std::nullopt;
   std::vector<int> balanced = standard_stage_layers(L, pp, vpp, model.mtp_layers);
   if (balanced.empty()) return std::nullopt;

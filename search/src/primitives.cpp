@@ -171,13 +171,14 @@ void micro_batch(Builder& b) {
   }
 }
 
-// Every legal virtual pipeline size (they are few: divisors of the layers per stage); the jump
+// Every legal virtual pipeline size (they are few: the chunk counts a stage divides into, up to one
+// layer each with the embedding and loss counted, max_virtual_stages); the jump
 // matters because the bubble shrinks as 1/vpp while each step alone may not pay for its p2p.
 void virtual_pipeline(Builder& b) {
   const ParallelPlan& f = b.from.plan;
   const int L = b.ev.workload().model.num_layers;
   if (f.pp < 2) return;
-  for (int v = 1; v <= L / f.pp; ++v) {
+  for (int v = 1; v <= max_virtual_stages(b.ev.workload().model, f.pp); ++v) {
     if (v == f.vpp) continue;
     // Without interleaving: Megatron's split with the embedding and loss counted where it exists,
     // else the even one (remainder layers in front).

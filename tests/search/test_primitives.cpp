@@ -83,6 +83,35 @@ TEST_CASE("propose_moves: under interleaving the recompute ladder steps whole la
   CHECK(every);
 }
 
+TEST_CASE("propose_moves: interleaving up to one layer per model chunk with the embedding and loss counted") {
+  // Qwen3-235B-A22B's 94 layers at pp 8: with the embedding and the loss counted as layers
+  // (Megatron's accounted split 11, 12, ..., 12, 11), 96 = 8 x 12 chunks of one layer. The moves
+  // stopped at 94 / 8 = 11 chunks per stage, and the search returned vpp 6 or 12 by seed.
+  const AnalyticalCostModel model;
+  SearchOptions o;
+  o.num_gpus = 256;
+  Job w = test::workload("qwen3-235b-a22b", "dgx-h100-ndr", 1024, 4096);
+  ParallelPlan p;
+  p.pp = 8;
+  p.dp = 32;
+  p.ep = 8;
+  p.vpp = 6;
+  p.micro_batch_size = 2;
+  p.distributed_optimizer = true;
+  p.recompute = {RecomputeGranularity::full, -1};
+  p.stage_layers = accounted_stage_layers(94, 8, 6);
+  REQUIRE(p.stage_layers.size() == 8);
+  const Evaluator ev(w, o, model);
+  Evaluation from;
+  from.plan = p;
+  std::set<int> vpps;
+  for (const Move& m : propose_moves(ev, from, MoveScope::all))
+    if (m.name == "vpp+" || m.name == "vpp-") vpps.insert(m.plan.vpp);
+  CHECK(vpps == std::set<int>{1, 2, 3, 4, 12});  // the chunk counts 96 divides into on 8 stages
+  CHECK(max_virtual_stages(w.model, 8) == 12);
+  CHECK(max_virtual_stages(test::gpt3_175b_job().model, 16) == 6);  // 98 / 16
+}
+
 TEST_CASE("propose_moves: selective recompute of other module sets than the attention core") {
   // DeepSeek-V3 (multi-latent attention): MLA's up-projections and norms, with and without the core.
   Job w = test::workload(test::data_file("hf/deepseek-v3.json"), "dgx-h100-ndr", 8192, 4096);

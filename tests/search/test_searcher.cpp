@@ -171,13 +171,15 @@ TEST_CASE("search_plans: MoE searches find the same plan from every seed") {
   // Before the node-local expert starts, the starts kept whatever their bound and the memory hop of
   // the whole neighbourhood, the plan depended on the seed of the kicks: DeepSeek-V3 on 1024 H100s
   // 643-783 tokens/s/GPU over seeds 0-5, 846-958 with the all-to-all overlapped, GPT-OSS-120B on
-  // 64 H100s 4,946-6,457.
+  // 64 H100s 4,946-6,457; before the moves interleaved up to one layer per chunk with the
+  // embedding and loss counted, Qwen3-235B-A22B on 256 H100s 1,288-1,315 (vpp 6 or 12).
   const AnalyticalCostModel model;
   const Job deepseek = test::workload("deepseek-v3", "dgx-h100-ndr", 8192, 4096);
   Job overlapped = deepseek;
   overlapped.runtime.moe_a2a_overlap = true;
   const Job gpt_oss = test::workload("gpt-oss-120b", "dgx-h100-ndr", 1280, 4096);
-  for (const auto& [job, gpus] : {std::pair<const Job*, int>{&deepseek, 1024}, {&overlapped, 1024}, {&gpt_oss, 64}}) {
+  const Job qwen = test::workload("qwen3-235b-a22b", "dgx-h100-ndr", 1024, 4096);
+  for (const auto& [job, gpus] : {std::pair<const Job*, int>{&deepseek, 1024}, {&overlapped, 1024}, {&gpt_oss, 64}, {&qwen, 256}}) {
     CAPTURE(job->model.name);
     CAPTURE(job->runtime.moe_a2a_overlap);
     SearchOptions o;
