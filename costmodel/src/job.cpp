@@ -225,6 +225,8 @@ std::vector<int> accounted_stage_layers(int num_layers, int pp, int vpp) {
   return {};
 }
 
+int max_virtual_stages(const ModelSpec& model, int pp) { return pp > 0 ? (model.num_layers + 2 + model.mtp_layers) / pp : 0; }
+
 std::vector<int> standard_stage_layers(int num_layers, int pp, int vpp, int mtp_layers) {
   const int v = std::max(1, vpp);
   const int mtp = std::max(0, mtp_layers);

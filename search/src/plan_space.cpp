@@ -60,8 +60,6 @@ std::vector<ParallelPlan> start_plans(const SearchOptions& o, const Job& job, in
   return out;
 }
 
-int max_virtual_stages(const ModelSpec& model, int pp) { return pp > 0 ? (model.num_layers + 2 + model.mtp_layers) / pp : 0; }
-
 std::optional<std::vector<int>> interleaved_stage_layers(const ModelSpec& model, int pp, int vpp) {
   const int L = model.num_layers;
   if (pp < 2 || vpp < 2) return std::nullopt;

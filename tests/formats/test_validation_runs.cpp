@@ -567,7 +567,43 @@ TEST_CASE("predict_validation_run: null plan fields get the fastest memory-feasi
   }
 }
 
+TEST_CASE("predict_validation_run: an unstated vpp may interleave down to one layer per model chunk") {
+  // Llama 3.1 405B's 126 layers over pp 16 on 2048 H100s, vpp and recompute left out: with the
+  // embedding and the loss counted as layers, 128 = 16 x 8 chunks of one. The candidates stopped
+  // at 126 / 16 = 7 chunks per stage; the completion is the fastest of every vpp Megatron runs.
+  const nlohmann::json llama = {{"num_layers", 126}, {"hidden_size", 16384}, {"num_attention_heads", 128}, {"num_kv_heads", 8},
+                                {"ffn_hidden_size", 53248}, {"vocab_size", 128256}, {"seq_length", 8192}, {"model_family", "llama"},
+                                {"arch_notes", "Llama 3: GQA, SwiGLU, RoPE, RMSNorm"}, {"gpu_type", "H100-SXM5-80GB"},
+                                {"num_gpus", 2048}, {"tp", 8}, {"pp", 16}, {"dp", 16}, {"sequence_parallel", true}, {"vpp", nullptr},
+                                {"global_batch_size", 256}, {"recompute", "not stated"}, {"precision", "bf16"},
+                                {"zero_or_dist_optimizer", "distributed optimizer"}, {"framework", "Megatron-Core"}};
+  ValidationRun r = read_modified(llama);
+  REQUIRE(r.unknown.vpp);
+  const Prediction p = predict_validation_run(r);
+  REQUIRE(p.feasible);
+  CHECK(max_virtual_stages(r.job->model, 16) == 8);
+  // 16 micro-batches over 16 stages: the bubble dominates, and the most interleaving wins (the
+  // candidates up to 7 chunks completed with vpp 4 and full recompute of 4 layers per stage).
+  CHECK(r.job->plan.vpp == 8);
+  CHECK(any_contains(r.assumptions, "vpp 8"));
+  int feasible = 0;
+  for (int vpp : {1, 2, 4, 8}) {  // with the recompute it chose: no other vpp is faster
+    CAPTURE(vpp);
+    Job j = *r.job;
+    j.plan.vpp = vpp;
+    j.plan.stage_layers = standard_stage_layers(126, 16, vpp);
+    if (!check_plan(j).empty()) continue;
+    const Prediction q = predict(j);
+    if (!q.feasible) continue;
+    ++feasible;
+    CHECK(q.iteration_time_s >= p.iteration_time_s - 1e-12);
+  }
+  CHECK(feasible >= 2);
+}
+
 namespace {
+
+// The recompute settings an unstated recompute may complete with on a Megatron stack:namespace {
 
 // The recompute settings an unstated recompute may complete with on a Megatron stack: selective
 // recompute of any set of a dense model's modules, full recompute of every layer, or of k layers

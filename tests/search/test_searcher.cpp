@@ -179,11 +179,13 @@ TEST_CASE("search_plans: MoE searches find the same plan from every seed") {
   overlapped.runtime.moe_a2a_overlap = true;
   const Job gpt_oss = test::workload("gpt-oss-120b", "dgx-h100-ndr", 1280, 4096);
   const Job qwen = test::workload("qwen3-235b-a22b", "dgx-h100-ndr", 1024, 4096);
-  for (const auto& [job, gpus] : {std::pair<const Job*, int>{&deepseek, 1024}, {&overlapped, 1024}, {&gpt_oss, 64}, {&qwen, 256}}) {
+  // Not a structured binding: clang before 16 cannot capture one in doctest's CAPTURE lambdas.
+  for (const std::pair<const Job*, int>& c : {std::pair<const Job*, int>{&deepseek, 1024}, {&overlapped, 1024}, {&gpt_oss, 64}, {&qwen, 256}}) {
+    const Job* job = c.first;
     CAPTURE(job->model.name);
     CAPTURE(job->runtime.moe_a2a_overlap);
     SearchOptions o;
-    o.num_gpus = gpus;
+    o.num_gpus = c.second;
     std::vector<double> times;
     for (std::uint64_t seed = 0; seed < 4; ++seed) {
       o.seed = seed;

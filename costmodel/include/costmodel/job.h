@@ -383,6 +383,12 @@ std::vector<int> accounted_stage_layers(int num_layers, int pp, int vpp);
 // evenly, or when no layout gives every model chunk a layer (the caller reports it).
 std::vector<int> standard_stage_layers(int num_layers, int pp, int vpp, int mtp_layers = 0);
 
+// The most model chunks a stage of pp stages can hold: one layer each, counting the embedding, the
+// loss and each MTP layer as a layer as Megatron's layouts do (Qwen3-235B-A22B's 94 layers hold 12
+// chunks of one on each of 8 stages with the embedding and loss counted, not 94 / 8 = 11; Llama 3.1
+// 405B's 126 hold 8 on each of 16).
+int max_virtual_stages(const ModelSpec& model, int pp);
+
 // The micro-batch group the interleaved schedule runs with: plan.microbatch_group when set, else
 // Megatron-Core's default pp when pp divides the micro-batches, else the smallest group its schedule
 // accepts (microbatch_group_accepted, pipeline_sim.h), so that a step of micro-batches pp does not

@@ -278,7 +278,7 @@ std::vector<int> vpp_candidates(const ValidationRun& run) {
   if (!run.unknown.vpp || job.runtime.framework != Framework::megatron) return {job.plan.vpp};
   std::vector<int> out = {1};
   const int L = job.model.num_layers, pp = job.plan.pp;
-  for (int v = 2; v <= L / pp; ++v)
+  for (int v = 2; v <= max_virtual_stages(job.model, pp); ++v)
     if (L % (pp * v) == 0 || !standard_stage_layers(L, pp, v, job.model.mtp_layers).empty()) out.push_back(v);
   return out;
 }

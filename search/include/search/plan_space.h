@@ -40,11 +40,6 @@ ParallelPlan start_plan(const SearchOptions& options, const ModelSpec& model, in
 // on 1024 H100s: ep 64 at tp 1 x pp 16 starts 85% slower than ep 8 at the same shape).
 std::vector<ParallelPlan> start_plans(const SearchOptions& options, const Job& job, int tp, int pp, int cp);
 
-// The most model chunks a stage of pp stages can hold: one layer each, counting the embedding, the
-// loss and each MTP layer as a layer as Megatron's layouts do (Qwen3-235B-A22B's 94 layers hold 12
-// chunks of one on each of 8 stages with the embedding and loss counted, not 94 / 8 = 11).
-int max_virtual_stages(const ModelSpec& model, int pp);
-
 // The split the search interleaves `vpp` model chunks per stage with at pipeline size pp: an empty
 // vector for Megatron's even split, Megatron's split with the embedding and loss counted as layers
 // (accounted_stage_layers) where the layers do not divide, and, only where neither gives this pp
