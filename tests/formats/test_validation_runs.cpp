@@ -847,6 +847,64 @@ ValidationRun deepseek_with_notes(const std::string& notes, const std::string& f
 }  // namespace
 
 TEST_SUITE("formats") {
+TEST_CASE("load_validation_runs: a parallel degree left out is what num_gpus or the batch leaves for it") {
+  // The hand-made GPT-3 record: tp 8, pp 16, dp 8 on 1024 GPUs, micro-batch 1, global batch 1536.
+  for (const char* degree : {"tp", "pp", "dp"}) {
+    CAPTURE(degree);
+    const ValidationRun r = read_modified({{degree, nullptr}});
+    CHECK(r.job->plan.tp == 8);
+    CHECK(r.job->plan.pp == 16);
+    CHECK(r.job->plan.dp == 8);
+    CHECK(any_contains(r.assumptions, std::string(degree) + " not published; num_gpus / the other degrees"));
+  }
+  // Without num_gpus, dp from the batch: 1536 / (1 x 192 micro-batches per replica).
+  const ValidationRun b = read_modified({{"dp", nullptr}, {"num_gpus", nullptr}, {"num_microbatches_per_replica", 192}});
+  CHECK(b.job->plan.dp == 8);
+  CHECK(any_contains(b.assumptions, "global_batch_size / (micro_batch_size x num_microbatches_per_replica) = 8"));
+  // Degrees that fill num_gpus as stated: a null one is 1, and the output says so.
+  const ValidationRun one = read_modified({{"cp", nullptr}, {"tp", nullptr}, {"dp", 64}});
+  CHECK(one.job->plan.tp == 1);
+  CHECK(any_contains(one.assumptions, "tp not published; read as 1"));
+  // What cannot be derived is an error naming the field.
+  auto error = [](const nlohmann::json& changes) {
+    const nlohmann::json rec = merged(load_json_file(test::data_file("validation_runs_small.json")).at(0), changes);
+    const auto runs = load_validation_runs(nlohmann::json::array({rec}), "runs.json", test::catalog());
+    REQUIRE(runs.size() == 1);
+    CHECK_FALSE(runs[0].job.has_value());
+    return runs[0].error;
+  };
+  CHECK(error({{"tp", nullptr}, {"pp", nullptr}}) ==
+        "runs.json [0]: /num_gpus: tp*pp*dp*cp = 8 differs from num_gpus 1024 (more than one of tp, pp and dp not published)");
+  CHECK(error({{"dp", nullptr}, {"num_gpus", 1000}}) ==
+        "runs.json [0]: /dp: not published, and num_gpus 1000 is not a multiple of the other degrees' product 128");
+  CHECK(error({{"tp", 1 << 20}, {"pp", 1 << 20}, {"dp", 1 << 24}, {"cp", 1 << 20}}) ==
+        "runs.json [0]: /num_gpus: tp*pp*dp*cp = 2^30 or more differs from num_gpus 1024");
+}
+
+TEST_CASE("load_validation_runs: an MoE record that counts expert parallelism beside data parallelism") {
+  // tp 2 x pp 16 x dp 4 x ep 8 = 1024: Megatron's data-parallel size is 32, the experts' ranks carved from it.
+  nlohmann::json rec = deepseek_record("");
+  rec["dp"] = 4;
+  rec["ep"] = 8;
+  auto runs = load_validation_runs(nlohmann::json::array({rec}), "runs.json", test::catalog());
+  REQUIRE(runs[0].job);
+  CHECK(runs[0].job->plan.dp == 32);
+  CHECK(runs[0].job->plan.ep == 8);
+  CHECK(any_contains(runs[0].assumptions, "read as Megatron's data-parallel size dp x ep = 32"));
+  // Megatron's own convention (dp already counts the expert ranks) is read as it stands.
+  rec["dp"] = 32;
+  runs = load_validation_runs(nlohmann::json::array({rec}), "runs.json", test::catalog());
+  REQUIRE(runs[0].job);
+  CHECK(runs[0].job->plan.dp == 32);
+  CHECK_FALSE(any_contains(runs[0].assumptions, "beside expert parallelism"));
+  // A dense model has no expert ranks to count: the mismatch stays an error.
+  CHECK_FALSE(load_validation_runs(nlohmann::json::array({merged(load_json_file(test::data_file("validation_runs_small.json")).at(0),
+                                                                 {{"dp", 1}, {"ep", 8}})}),
+                                   "runs.json", test::catalog())[0].job.has_value());
+}
+
+
+
 TEST_CASE("load_validation_runs: settings in any spelling a source uses (recipe knob, Megatron flag, TransformerConfig field)") {
   SUBCASE("MoE routing, dispatcher, overlap and expert tensor parallelism") {
     const ValidationRun knob = deepseek_with_notes("knobs {\"moe_a2a_overlap\": true, \"moe_flex_dispatcher_backend\": \"deepep\"}");

@@ -103,6 +103,64 @@ ModelSpec model_from_record(const nlohmann::json& r, const std::string& where, s
   return m;
 }
 
+// The parallel degrees of a record (tp, pp, dp, cp, ep), checked against num_gpus. A degree left
+// null is 1, except that one of tp, pp and dp left out is what num_gpus leaves for it; and a record
+// that counts expert parallelism beside data parallelism (tp x pp x dp x cp x ep = num_gpus, as
+// DeepSpeed-MoE and some reports write it) is read with Megatron's data-parallel size dp x ep,
+// which the experts' ranks are carved from. Each such reading is recorded in `as`.
+void read_parallel_degrees(const nlohmann::json& r, const std::string& where, const ModelSpec& m, ParallelPlan& p,
+                           std::vector<std::string>& as) {
+  JsonReader rd(r, where);
+  const auto tp = rd.opt_int("tp", 1, 1 << 20), pp = rd.opt_int("pp", 1, 1 << 20), dp = rd.opt_int("dp", 1, 1 << 24);
+  p.tp = static_cast<int>(tp.value_or(1));
+  p.pp = static_cast<int>(pp.value_or(1));
+  p.dp = static_cast<int>(dp.value_or(1));
+  p.cp = static_cast<int>(rd.opt_int("cp", 1, 1 << 20).value_or(1));
+  p.ep = static_cast<int>(rd.opt_int("ep", 1, 1 << 20).value_or(1));
+  const auto n = rd.opt_int("num_gpus", 1, 1 << 24);
+  // Each degree is bounded, their product is not (check_plan_input bounds it later): products are
+  // capped above any num_gpus, so hostile degrees cannot overflow.
+  constexpr std::int64_t kCap = std::int64_t{1} << 30;  // above any num_gpus (at most 2^24)
+  auto times = [&](std::int64_t a, std::int64_t b) { return std::min(kCap, a * b); };  // a <= 2^30, b <= 2^24
+  const std::int64_t world = times(times(times(p.tp, p.pp), p.dp), p.cp);
+  // Without num_gpus, dp is what the global batch leaves over the micro-batches of one replica.
+  const auto mbs = rd.opt_int("micro_batch_size", 1, 1 << 20), per_replica = rd.opt_int("num_microbatches_per_replica", 1, 1 << 30);
+  const std::int64_t replica_batch = mbs && per_replica ? times(*mbs, *per_replica) : 0;
+  if (!n && !dp && replica_batch > 0 && r.contains("global_batch_size") && r["global_batch_size"].is_number_integer() &&
+      r["global_batch_size"].get<std::int64_t>() % replica_batch == 0 && r["global_batch_size"].get<std::int64_t>() / replica_batch <= (1 << 24)) {
+    p.dp = static_cast<int>(r["global_batch_size"].get<std::int64_t>() / replica_batch);
+    as.push_back(fmt::format("dp not published; global_batch_size / (micro_batch_size x num_microbatches_per_replica) = {}", p.dp));
+    return;
+  }
+  if (!n || *n == world) {
+    for (auto [stated, name] : {std::pair{tp.has_value(), "tp"}, std::pair{pp.has_value(), "pp"}, std::pair{dp.has_value(), "dp"}})
+      if (!stated) as.push_back(fmt::format("{} not published; read as 1{}", name, n ? " (the other degrees fill num_gpus)" : ""));
+    return;
+  }
+  const int missing = !tp + !pp + !dp;
+  if (missing == 1) {
+    int& degree = !tp ? p.tp : !pp ? p.pp : p.dp;
+    const char* name = !tp ? "tp" : !pp ? "pp" : "dp";
+    const std::int64_t others = world / degree;
+    if (*n % others != 0)
+      throw InputError(where, std::string("/") + name,
+                       fmt::format("not published, and num_gpus {} is not a multiple of the other degrees' product {}", *n, others));
+    degree = static_cast<int>(*n / others);
+    as.push_back(fmt::format("{} not published; num_gpus / the other degrees = {}", name, degree));
+    return;
+  }
+  if (missing == 0 && m.moe && p.ep > 1 && times(world, p.ep) == *n) {
+    as.push_back(fmt::format("tp x pp x dp x cp x ep = num_gpus: dp {} counted beside expert parallelism, read as Megatron's "
+                             "data-parallel size dp x ep = {}, which the expert-parallel ranks divide",
+                             p.dp, std::int64_t{p.dp} * p.ep));
+    p.dp *= p.ep;
+    return;
+  }
+  throw InputError(where, "/num_gpus",
+                   fmt::format("tp*pp*dp*cp = {} differs from num_gpus {}{}", world < kCap ? std::to_string(world) : "2^30 or more", *n,
+                               missing > 1 ? " (more than one of tp, pp and dp not published)" : ""));
+}
+
 Job job_from_record(const nlohmann::json& r, const std::string& where, const Catalog& catalog, ValidationRun& run) {
   JsonReader rd(r, where);
   // The free-text fields are read with std::regex, whose backtracking recurses per character: keep
@@ -135,11 +193,7 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   else if (pr.recipe_assumed) as.push_back("fp8 recipe not stated; assumed Transformer Engine's default delayed scaling");
 
   ParallelPlan& p = job.plan;
-  p.tp = static_cast<int>(rd.opt_int("tp", 1, 1 << 20).value_or(1));
-  p.pp = static_cast<int>(rd.opt_int("pp", 1, 1 << 20).value_or(1));
-  p.dp = static_cast<int>(rd.opt_int("dp", 1, 1 << 24).value_or(1));
-  p.cp = static_cast<int>(rd.opt_int("cp", 1, 1 << 20).value_or(1));
-  p.ep = static_cast<int>(rd.opt_int("ep", 1, 1 << 20).value_or(1));
+  read_parallel_degrees(r, where, m, p, as);
   const auto vpp = rd.opt_int("vpp", 1, 1 << 10);
   p.vpp = static_cast<int>(vpp.value_or(1));
   run.unknown.vpp = !vpp && p.pp > 1;
@@ -154,9 +208,6 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   }
   if (auto problem = check_plan_input(job))
     throw InputError(where, "/" + (problem->field == "gpus" ? std::string("num_gpus") : problem->field), problem->what);
-  // After the bounds check: world_size() multiplies ints.
-  if (auto n = rd.opt_int("num_gpus", 1, 1 << 24); n && *n != p.world_size())
-    throw InputError(where, "/num_gpus", "tp*pp*dp*cp = " + std::to_string(p.world_size()) + " differs from num_gpus " + std::to_string(*n));
   read_recompute(r, where, pr.recipe_assumed, t, p, run);
   // A recipe's explicit pipeline layout (Megatron-Bridge's pp_layout knob, Megatron-Core's
   // pipeline_model_parallel_layout), e.g. DeepSeek-V3's "Et|(tt|)*30mL": it sets vpp and each
