@@ -881,6 +881,37 @@ TEST_CASE("load_validation_runs: a parallel degree left out is what num_gpus or 
         "runs.json [0]: /num_gpus: tp*pp*dp*cp = 2^30 or more differs from num_gpus 1024");
 }
 
+TEST_CASE("predict_validation_run: an MoE record without ep completes with the fastest expert parallelism that fits") {
+  // DeepSeek-V3 on 1024 H100s at tp 2 x pp 8 x dp 64: more than one expert-parallel size fits.
+  nlohmann::json rec = deepseek_record("");
+  rec["ep"] = nullptr;
+  rec["pp"] = 8;
+  rec["dp"] = 64;
+  auto runs = load_validation_runs(nlohmann::json::array({rec}), "runs.json", test::catalog());
+  REQUIRE(runs[0].job);
+  ValidationRun& r = runs[0];
+  CHECK(r.unknown.expert_parallel);
+  const Prediction p = predict_validation_run(r);
+  REQUIRE(p.feasible);
+  CHECK(r.job->plan.ep > 1);  // 256 experts replicated on every GPU do not fit
+  CHECK(any_contains(r.assumptions, fmt::format("ep {}", r.job->plan.ep)));
+  int feasible = 0;
+  for (int ep : {1, 2, 4, 8, 16, 32, 64, 128, 256}) {
+    CAPTURE(ep);
+    Job j = *r.job;
+    j.plan.ep = ep;
+    if (!check_plan(j).empty()) continue;
+    const Prediction q = predict(j);
+    if (!q.feasible) continue;
+    ++feasible;
+    CHECK(q.iteration_time_s >= p.iteration_time_s - 1e-12);
+  }
+  CHECK(feasible >= 2);
+  // A stated ep is not a guess, and dense records have none to complete.
+  CHECK_FALSE(deepseek_with_notes("").unknown.expert_parallel);
+  CHECK_FALSE(read_modified({}).unknown.expert_parallel);
+}
+
 TEST_CASE("load_validation_runs: an MoE record that counts expert parallelism beside data parallelism") {
   // tp 2 x pp 16 x dp 4 x ep 8 = 1024: Megatron's data-parallel size is 32, the experts' ranks carved from it.
   nlohmann::json rec = deepseek_record("");

@@ -197,6 +197,7 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   const auto vpp = rd.opt_int("vpp", 1, 1 << 10);
   p.vpp = static_cast<int>(vpp.value_or(1));
   run.unknown.vpp = !vpp && p.pp > 1;
+  run.unknown.expert_parallel = m.moe && !(r.contains("ep") && r["ep"].is_number());
   const bool sp_stated = r.contains("sequence_parallel") && r["sequence_parallel"].is_boolean();
   p.sequence_parallel = sp_stated && r["sequence_parallel"].get<bool>();
   run.unknown.sequence_parallel = !sp_stated && p.tp > 1;
@@ -323,6 +324,17 @@ std::vector<int> micro_batch_candidates(const ValidationRun& run) {
   return {1, 2, 4, 8, 16, 32, 64};
 }
 
+// Expert-parallel sizes: the divisors of the expert count (check_plan drops those that do not tile
+// the data-parallel ranks).
+std::vector<int> ep_candidates(const ValidationRun& run) {
+  const Job& job = *run.job;
+  if (!run.unknown.expert_parallel || !job.model.moe) return {job.plan.ep};
+  std::vector<int> out;
+  for (int d = 1; d <= job.model.moe->num_experts; ++d)
+    if (job.model.moe->num_experts % d == 0) out.push_back(d);
+  return out;
+}
+
 std::vector<int> vpp_candidates(const ValidationRun& run) {
   const Job& job = *run.job;
   // Only Megatron-LM interleaves; DeepSpeed's pipeline engine runs plain 1F1B.
@@ -389,6 +401,7 @@ std::string completion_text(const ValidationRun& run, const Job& job) {
   std::vector<std::string> parts;
   const ParallelPlan& p = job.plan;
   if (run.unknown.micro_batch) parts.push_back(fmt::format("micro_batch_size {}", p.micro_batch_size));
+  if (run.unknown.expert_parallel) parts.push_back(fmt::format("ep {}", p.ep));
   if (run.unknown.vpp) parts.push_back(fmt::format("vpp {}", p.vpp));
   if (run.unknown.sequence_parallel) parts.push_back(fmt::format("sequence_parallel {}", p.sequence_parallel));
   if (run.unknown.recompute) parts.push_back(fmt::format("recompute {}", recompute_text(p)));
@@ -438,6 +451,7 @@ Prediction predict_validation_run(ValidationRun& run) {
   auto search = [&](const std::vector<int>& vpps, const std::vector<RecomputeGranularity>& rcs, const std::vector<int>& fp8_options,
                     const std::vector<int>& shardings) {
     for (int mbs : micro_batch_candidates(run))
+     for (int ep : ep_candidates(run))
       for (int vpp : vpps)
         for (int sp : sps)
           for (const RecomputeSpec& rc : recompute_candidates(run, job, vpp, rcs))
@@ -446,6 +460,7 @@ Prediction predict_validation_run(ValidationRun& run) {
                 for (int shard : shardings) {
             Job j = job;
             j.plan.micro_batch_size = mbs;
+            j.plan.ep = ep;
             j.plan.vpp = vpp;
             j.plan.sequence_parallel = sp != 0;
             j.plan.recompute = rc;

@@ -39,8 +39,12 @@ struct ValidationRun {
     // Records whose optimizer sharding is "not stated" and read as unsharded: ZeRO-1 (DeepSpeed) or
     // the distributed optimizer (Megatron) is tried when the unsharded run would not fit.
     bool optimizer_sharding = false;
+    // MoE records that leave ep out: tuned freely, like the micro-batch (every large MoE run shards
+    // its experts; Megatron's default of 1 replicates them on every GPU).
+    bool expert_parallel = false;
     bool any() const {
-      return micro_batch || vpp || sequence_parallel || recompute || fp8_memory_options || tp_comm_overlap || optimizer_sharding;
+      return micro_batch || vpp || sequence_parallel || recompute || fp8_memory_options || tp_comm_overlap || optimizer_sharding ||
+             expert_parallel;
     }
     std::string names() const {
       std::string s;
@@ -48,7 +52,8 @@ struct ValidationRun {
                               std::pair{sequence_parallel, "sequence_parallel"},
                               std::pair{recompute, recompute_on ? "recompute granularity" : "recompute"},
                               std::pair{fp8_memory_options, "fp8 parameter/gradient dtypes"},
-                              std::pair{tp_comm_overlap, "tp_comm_overlap"}, std::pair{optimizer_sharding, "optimizer sharding"}})
+                              std::pair{tp_comm_overlap, "tp_comm_overlap"}, std::pair{optimizer_sharding, "optimizer sharding"},
+                              std::pair{expert_parallel, "ep"}})
         if (on) s += (s.empty() ? "" : ", ") + std::string(name);
       return s;
     }
