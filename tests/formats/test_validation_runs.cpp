@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -567,6 +568,28 @@ TEST_CASE("predict_validation_run: null plan fields get the fastest memory-feasi
   }
 }
 
+namespace {
+
+// The completion `p` of run `r` is the fastest of the feasible plans that differ from it in one
+// field, set to each of `values` by `set` (legal ones only), and at least two of them fit.
+void check_fastest_of(const ValidationRun& r, const Prediction& p, std::initializer_list<int> values,
+                      const std::function<void(Job&, int)>& set) {
+  int feasible = 0;
+  for (int v : values) {
+    CAPTURE(v);
+    Job j = *r.job;
+    set(j, v);
+    if (!check_plan(j).empty()) continue;
+    const Prediction q = predict(j);
+    if (!q.feasible) continue;
+    ++feasible;
+    CHECK(q.iteration_time_s >= p.iteration_time_s - 1e-12);
+  }
+  CHECK(feasible >= 2);  // not vacuous
+}
+
+}  // namespace
+
 TEST_CASE("predict_validation_run: an unstated vpp may interleave down to one layer per model chunk") {
   // Llama 3.1 405B's 126 layers over pp 16 on 2048 H100s, vpp and recompute left out: with the
   // embedding and the loss counted as layers, 128 = 16 x 8 chunks of one. The candidates stopped
@@ -586,19 +609,11 @@ TEST_CASE("predict_validation_run: an unstated vpp may interleave down to one la
   // candidates up to 7 chunks completed with vpp 4 and full recompute of 4 layers per stage).
   CHECK(r.job->plan.vpp == 8);
   CHECK(any_contains(r.assumptions, "vpp 8"));
-  int feasible = 0;
-  for (int vpp : {1, 2, 4, 8}) {  // with the recompute it chose: no other vpp is faster
-    CAPTURE(vpp);
-    Job j = *r.job;
+  // With the recompute it chose, no other vpp is faster.
+  check_fastest_of(r, p, {1, 2, 4, 8}, [](Job& j, int vpp) {
     j.plan.vpp = vpp;
     j.plan.stage_layers = standard_stage_layers(126, 16, vpp);
-    if (!check_plan(j).empty()) continue;
-    const Prediction q = predict(j);
-    if (!q.feasible) continue;
-    ++feasible;
-    CHECK(q.iteration_time_s >= p.iteration_time_s - 1e-12);
-  }
-  CHECK(feasible >= 2);
+  });
 }
 
 namespace {
@@ -895,18 +910,7 @@ TEST_CASE("predict_validation_run: an MoE record without ep completes with the f
   REQUIRE(p.feasible);
   CHECK(r.job->plan.ep > 1);  // 256 experts replicated on every GPU do not fit
   CHECK(any_contains(r.assumptions, fmt::format("ep {}", r.job->plan.ep)));
-  int feasible = 0;
-  for (int ep : {1, 2, 4, 8, 16, 32, 64, 128, 256}) {
-    CAPTURE(ep);
-    Job j = *r.job;
-    j.plan.ep = ep;
-    if (!check_plan(j).empty()) continue;
-    const Prediction q = predict(j);
-    if (!q.feasible) continue;
-    ++feasible;
-    CHECK(q.iteration_time_s >= p.iteration_time_s - 1e-12);
-  }
-  CHECK(feasible >= 2);
+  check_fastest_of(r, p, {1, 2, 4, 8, 16, 32, 64, 128, 256}, [](Job& j, int ep) { j.plan.ep = ep; });
   // A stated ep is not a guess, and dense records have none to complete.
   CHECK_FALSE(deepseek_with_notes("").unknown.expert_parallel);
   CHECK_FALSE(read_modified({}).unknown.expert_parallel);
