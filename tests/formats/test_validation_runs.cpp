@@ -1297,6 +1297,25 @@ TEST_CASE("load_validation_runs: NICs quoted per GPU or per NVL72 compute tray, 
   c = cluster({{"interconnect", "HDR InfiniBand, 2x 200 Gb/s HCAs per node"}});
   CHECK(c.nics_per_node == 2);
   CHECK(c.nic_Gbps == 200);
+  // Ethernet port speeds, a per-node total with words between, a cloud instance's total.
+  c = cluster({{"interconnect", "RoCEv2 8x400GbE"}});
+  CHECK(c.nics_per_node == 8);
+  CHECK(c.nic_Gbps == 400);
+  c = cluster({{"interconnect", "NVLink 4 + 3.2 Tbps InfiniBand per node"}});
+  CHECK(c.nics_per_node == 1);
+  CHECK(c.nic_Gbps == 3200);
+  c = cluster({{"interconnect", "8x 400 Gb/s NDR InfiniBand per VM"}});
+  CHECK(c.nics_per_node == 8);
+  // A rate with no count: above any single port the node's total, else each of the preset's NICs.
+  ValidationRun r = read_modified({{"interconnect", "AWS p5.48xlarge, EFA v2 3200 Gbps"}});
+  CHECK(r.job->cluster.nics_per_node == 1);
+  CHECK(r.job->cluster.nic_Gbps == 3200);
+  CHECK(any_contains(r.assumptions, "read as the node's total"));
+  r = read_modified({{"interconnect", "TCP over 25GbE"}});
+  CHECK(r.job->cluster.nic_Gbps == 25);
+  CHECK(r.job->cluster.nics_per_node == 8);  // the DGX A100 preset's
+  CHECK(any_contains(r.assumptions, "read as each NIC's rate, 8 NICs per node"));
+  CHECK_FALSE(any_contains(r.assumptions, "inter-node network not stated"));
 }
 
 TEST_CASE("load_validation_runs: a GPU variant strata does not list is refused, never read as its SXM part") {

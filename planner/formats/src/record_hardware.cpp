@@ -78,11 +78,12 @@ constexpr int kGpusPerNvl72Tray = 4;
 
 // Rates a record writes as InfiniBand generations after a port count ("8x NDR400", "4x HDR",
 // "8x ConnectX-7 NDR": EDR 100, HDR 200, NDR 400, XDR 800 Gb/s per port, the InfiniBand Trade
-// Association's roadmap) or in Tb/s ("3.2 Tbps per node"), rewritten in Gb/s for the patterns of
-// apply_interconnect.
+// Association's roadmap), in Tb/s ("3.2 Tbps per node") or as Ethernet port speeds ("8x400GbE",
+// "25GbE"), rewritten in Gb/s for the patterns of apply_interconnect.
 std::string rates_in_gbps(const std::string& text) {
   static const std::regex ib_re("([0-9]+)\\s*x\\s*([A-Za-z0-9 -]*?)\\b(EDR|HDR|NDR|XDR)(?:100|200|400|800)?\\b", std::regex::icase);
   static const std::regex tbps_re("([0-9]{1,6}(?:\\.[0-9]{1,6})?)\\s*(?:Tb/s|Tbps|Tbit/s)", std::regex::icase);
+  static const std::regex gbe_re("([0-9]{1,6})\\s*(?:GbE|GigE|G Ethernet)\\b", std::regex::icase);
   std::string out;
   auto rewrite = [&](const std::string& in, const std::regex& re, auto&& replacement) {
     std::string result;
@@ -100,10 +101,15 @@ std::string rates_in_gbps(const std::string& text) {
     const int rate = gen == "edr" ? 100 : gen == "hdr" ? 200 : gen == "ndr" ? 400 : 800;
     return m[1].str() + "x (" + std::to_string(rate) + " Gb/s) " + m[2].str();
   });
-  return rewrite(out, tbps_re, [](const std::smatch& m) {
+  out = rewrite(out, tbps_re, [](const std::smatch& m) {
     return fmt::format("{:.0f} Gb/s", std::stod(m[1].str()) * 1000);
   });
+  return rewrite(out, gbe_re, [](const std::smatch& m) { return m[1].str() + " Gb/s Ethernet"; });
 }
+
+// The fastest single port the configs' NICs have (InfiniBand XDR, 800G Ethernet): a bare rate
+// above it can only be a node's total.
+constexpr double kFastestPortGbps = 800;
 
 // The inter-node links (NICs per node and their rate) and the intra-node rate a record's
 // interconnect field states, onto the cluster; the preset's, reported as assumed, where it states none.
@@ -114,8 +120,10 @@ void apply_interconnect(const std::string& record_text, ClusterSpec& c, std::vec
   // GPU", "4x 400 Gb/s ConnectX-7 per compute tray (one per GPU)".
   static const std::string gbps = "\\s*(?:Gb/s|Gbps|Gbit/s)";
   static const std::regex nics_re("([0-9]+)\\s*x\\s*[A-Za-z -]*\\(?\\s*([0-9]+)" + gbps, std::regex::icase);
-  static const std::regex node_re("inter-node\\s*([0-9]+)" + gbps + "|([0-9]+)" + gbps + "\\s*(?:per node|node-node|node-to-node)",
+  static const std::regex node_re("inter-node\\s*([0-9]+)" + gbps + "|([0-9]+)" + gbps +
+                                      "[^;,]*?(?:per node|node-node|node-to-node|per instance|per VM|per host|per server)",
                                   std::regex::icase);
+  static const std::regex bare_re("([0-9]+)" + gbps, std::regex::icase);
   static const std::regex per_gpu_re("([0-9]+)" + gbps + "[^;,]*?(?:per GPU|each GPU)|one per GPU|1 per GPU", std::regex::icase);
   static const std::regex intra_re("intra-node\\s*([0-9]+)\\s*GB/s", std::regex::icase);
   std::smatch m;
@@ -137,6 +145,20 @@ void apply_interconnect(const std::string& record_text, ClusterSpec& c, std::vec
   } else if (std::regex_search(text, m, node_re)) {
     c.nics_per_node = 1;
     c.nic_Gbps = number_in_text(m[m[1].matched ? 1 : 2].str(), 1, 1e6, where, "interconnect", text);
+  } else if (std::regex_search(text, m, bare_re)) {
+    // A rate with no count and no "per node" or "per GPU" ("EFA v2 3200 Gbps", "400 Gb/s
+    // InfiniBand"): above any single port it is the node's total; else one port's rate, on the
+    // preset's count of ports.
+    const double rate = number_in_text(m[1].str(), 1, 1e6, where, "interconnect", text);
+    if (rate > kFastestPortGbps) {
+      c.nics_per_node = 1;
+      c.nic_Gbps = rate;
+      assumptions.push_back(fmt::format("interconnect {:g} Gb/s with no count: above any single port, read as the node's total", rate));
+    } else {
+      c.nic_Gbps = rate;
+      assumptions.push_back(fmt::format("interconnect {:g} Gb/s with no count: read as each NIC's rate, {} NICs per node as {} has",
+                                        rate, c.nics_per_node, c.name));
+    }
   } else {
     assumptions.push_back("inter-node network not stated; assumed " + std::to_string(c.nics_per_node) + "x " +
                           std::to_string(static_cast<int>(c.nic_Gbps)) + " Gb/s per node (" + c.name + ")");
