@@ -1217,6 +1217,18 @@ TEST_CASE("load_validation_runs: precision, recompute and framework texts as sou
     const ValidationRun modules = read_modified({{"recompute", "recompute_modules: [core_attn, mlp]"}});
     CHECK(modules.job->plan.recompute.granularity == RecomputeGranularity::selective);
     CHECK(modules.job->plan.recompute.modules == (kRecomputeCoreAttn | kRecomputeMlp));
+    // Off in other words is stated, not unknown: the completion does not turn it on.
+    for (const char* off : {"disabled", "False", "no activation checkpointing", "not used"}) {
+      CAPTURE(off);
+      const ValidationRun r = read_modified({{"recompute", off}});
+      CHECK(r.job->plan.recompute.granularity == RecomputeGranularity::none);
+      CHECK_FALSE(r.unknown.recompute);
+    }
+    // Megatron's own flags quoted in the field.
+    const ValidationRun flags = read_modified({{"recompute", "--recompute-granularity full --recompute-method uniform --recompute-num-layers 1"}});
+    CHECK(flags.job->plan.recompute.granularity == RecomputeGranularity::full);
+    CHECK(flags.job->plan.recompute.num_layers == -1);
+    CHECK_FALSE(flags.unknown.recompute);
   }
   SUBCASE("recompute: a labelled value, Megatron's block method, a list of selective modules") {
     const ValidationRun labelled = read_modified({{"recompute", "activation checkpointing: full"}});
@@ -1227,6 +1239,11 @@ TEST_CASE("load_validation_runs: precision, recompute and framework texts as sou
     CHECK(block.job->plan.recompute.num_layers == 2);
     const ValidationRun uniform = read_modified({{"recompute", "full --recompute-method uniform --recompute-num-layers 1"}});
     CHECK(uniform.job->plan.recompute.num_layers < 0);  // every layer
+    // The block method in prose, said; a transformer "block" is not the method.
+    const ValidationRun prose = read_modified({{"recompute", "full recompute, block method, 4 layers"}});
+    CHECK(prose.job->plan.recompute.num_layers == 4);
+    CHECK(any_contains(prose.assumptions, "recompute read as Megatron's block method: the first 4 layers of each stage"));
+    CHECK(read_modified({{"recompute", "full (every transformer block, 96 layers)"}}).job->plan.recompute.num_layers < 0);
     CHECK(read_modified({{"recompute", "selective (core_attn, mlp)"}}).job->plan.recompute.modules == (kRecomputeCoreAttn | kRecomputeMlp));
     // A remark in parentheses is not a module list: Megatron's default module, and the output says so.
     const ValidationRun remark = read_modified({{"recompute", "selective (Korthikanti et al. 2022)"}});

@@ -31,6 +31,27 @@ std::optional<RecomputeGranularity> recompute_flag(const std::string& text) {
   return std::nullopt;
 }
 
+// A recompute text that says recompute is off in other words than "none", "no" or "off" (which
+// parse_recompute reads), and nothing else: "disabled", "false", "not used", "no activation
+// checkpointing" (not "no recompute override in the base config", which says nothing of it).
+bool recompute_said_off(const std::string& text) {
+  static const std::regex off_re(
+      "^\\s*(disabled?|false|0|not used|unused|(no|without)\\s+(activation\\s+)?(recompute|recomputation|checkpointing))\\s*$");
+  return std::regex_search(text, off_re);
+}
+
+// The block method in prose ("full recompute, block method, 4 layers"; not "every transformer
+// block"): the first N layers of each stage. Empty when the text does not name the block method
+// with a layer count.
+std::optional<int> block_layers_in_prose(const std::string& text) {
+  static const std::regex block_re("\\bblock\\s+(method|recompute)|\\b(method|recompute)\\W+block\\b");
+  static const std::regex layers_re("\\b([0-9]{1,5})\\s+layers?\\b");
+  std::smatch m;
+  if (!std::regex_search(text, block_re) || !std::regex_search(text, m, layers_re)) return std::nullopt;
+  const int n = std::stoi(m[1].str());
+  return n >= 1 ? std::optional<int>(n) : std::nullopt;
+}
+
 // A recompute text that says recompute is on without naming a granularity: plain "yes" or
 // "activation checkpointing". It reads as selective, what Megatron's flag turns on; the completion
 // tries full as well (and DeepSpeed's and PyTorch's checkpointing, which wraps whole layers, is full).
@@ -103,7 +124,13 @@ void read_recompute(const nlohmann::json& r, const std::string& where, bool reci
       as.push_back("recompute not stated in its field; read from the recipe knobs in the notes: " + rtext);
     }
   }
+  if (!rc) {
+    // The field quoting Megatron's flag or knob itself ("--recompute-granularity full
+    // --recompute-method uniform --recompute-num-layers 1").
+    if (auto granularity = knob_string(lower(rtext), "recompute_granularity")) rc = parse_recompute(*granularity);
+  }
   if (!rc) rc = recompute_flag(lower(rtext));
+  if (!rc && recompute_said_off(lower(rtext))) rc = RecomputeGranularity::none;
   if (!rc) {
     if (recompute_said_on(lower(rtext))) {
       // On, in words that name no granularity: the completion tries selective and full.
@@ -123,6 +150,9 @@ void read_recompute(const nlohmann::json& r, const std::string& where, bool reci
       const auto n = knob_int(lr, "recompute_num_layers");
       if (!n) throw InputError(where, "/recompute", "--recompute-method block needs --recompute-num-layers N, found \"" + rtext + "\"");
       p.recompute.num_layers = *n;
+    } else if (const auto n = block_layers_in_prose(lr)) {
+      p.recompute.num_layers = *n;
+      as.push_back(fmt::format("recompute read as Megatron's block method: the first {} layers of each stage", *n));
     }
   }
   if (*rc == RecomputeGranularity::selective && !contains(rtext, "recompute_modules")) {
