@@ -1263,9 +1263,27 @@ TEST_CASE("load_validation_runs: precision, recompute and framework texts as sou
   SUBCASE("FSDP in the optimizer field beside a Megatron framework is Megatron's sharding") {
     const ValidationRun r = read_modified({{"framework", "Megatron-Core"}, {"zero_or_dist_optimizer", "FSDP-style sharding (ZeRO-1/2-like)"}});
     CHECK(r.job->runtime.framework == Framework::megatron);
-    CHECK(any_contains(r.assumptions, "read as Megatron's sharding, not PyTorch FSDP"));
+    CHECK(any_contains(r.assumptions, "read as Megatron's sharding (the distributed optimizer), not PyTorch FSDP"));
+    CHECK(r.job->plan.distributed_optimizer);
     const ValidationRun plain = read_modified({{"framework", "PyTorch"}, {"zero_or_dist_optimizer", "FSDP FULL_SHARD"}});
     CHECK(plain.job->runtime.framework == Framework::fsdp);
+  }
+  SUBCASE("the distributed optimizer in the words, flags and knobs sources use for it") {
+    for (const char* text : {"--use-distributed-optimizer", "use_distributed_optimizer=True", "dist_opt", "sharded optimizer states",
+                             "optimizer sharding across DP", "Megatron distributed optimizer (ZeRO-1 equivalent)"}) {
+      CAPTURE(text);
+      const ValidationRun r = read_modified({{"framework", "Megatron-Core"}, {"zero_or_dist_optimizer", text}});
+      CHECK(r.job->plan.distributed_optimizer);
+      CHECK_FALSE(r.unknown.optimizer_sharding);
+    }
+    CHECK_FALSE(read_modified({{"framework", "Megatron-Core"}, {"zero_or_dist_optimizer", "use_distributed_optimizer=False"}})
+                    .job->plan.distributed_optimizer);
+    CHECK_FALSE(read_modified({{"framework", "Megatron-Core"}, {"zero_or_dist_optimizer", "without distributed optimizer"}})
+                    .job->plan.distributed_optimizer);
+    // On a DeepSpeed stack the same sharding is ZeRO-1.
+    const ValidationRun ds = read_modified({{"framework", "Megatron-DeepSpeed"}, {"zero_or_dist_optimizer", "sharded optimizer states"}});
+    CHECK(ds.job->plan.zero_stage == 1);
+    CHECK_FALSE(ds.job->plan.distributed_optimizer);
   }
   SUBCASE("a framework strata does not model is costed as Megatron-LM, and says so") {
     const ValidationRun jax = read_modified({{"framework", "MaxText (JAX)"}});

@@ -128,7 +128,13 @@ void read_megatron_fsdp(const nlohmann::json& r, const std::string& where, const
   const bool stated = knob_bool(notes, "use_megatron_fsdp").value_or(false) || std::regex_search(notes, table_column) ||
                       contains(zero, "megatron-fsdp") || contains(zero, "megatron fsdp") || contains(zero, "use_megatron_fsdp");
   if (!stated) {
-    if (contains(zero, "fsdp")) as.push_back("\"" + zero + "\" under " + fwtext + ": read as Megatron's sharding, not PyTorch FSDP");
+    if (contains(zero, "fsdp")) {
+      // "FSDP-style sharding (ZeRO-1/2-like)" on a Megatron stack names its own sharding of the
+      // optimizer state, whatever ZeRO stage the words compare it to.
+      p.distributed_optimizer = true;
+      p.zero_stage = 0;
+      as.push_back("\"" + zero + "\" under " + fwtext + ": read as Megatron's sharding (the distributed optimizer), not PyTorch FSDP");
+    }
     return;
   }
   const std::string strategy = lower(knob_string(notes, "data_parallel_sharding_strategy").value_or("optim_grads_params"));
@@ -255,9 +261,19 @@ void read_framework(const nlohmann::json& r, const std::string& where, const std
   static const std::regex stage_re("(zero|stage)[^0-9]*([0-3])", std::regex::icase);
   std::smatch zm;
   if (rt.framework != Framework::fsdp && std::regex_search(zero, zm, stage_re)) p.zero_stage = std::stoi(zm[2].str());
-  if (zero.find("distributed optimizer") != std::string::npos || zero.find("dist-opt") != std::string::npos) {
-    p.distributed_optimizer = true;
-    p.zero_stage = 0;
+  // Megatron's distributed optimizer in the words, flags and knobs sources use for it, or as
+  // "sharded optimizer states" (on DeepSpeed stacks ZeRO-1, the same sharding).
+  static const std::regex dist_opt_re(
+      "distributed[ _-]optimi[sz]er|dist[-_]opt\\b|sharded optimi[sz]er|optimi[sz]er(?: state)? sharding|optimi[sz]er states? sharded");
+  const bool names_no = zero.find("no distributed") != std::string::npos || zero.find("without") != std::string::npos ||
+                        zero.find("=false") != std::string::npos || zero.find("= false") != std::string::npos;
+  if (std::regex_search(zero, dist_opt_re) && !names_no) {
+    if (rt.framework == Framework::deepspeed) {
+      if (p.zero_stage == 0) p.zero_stage = 1;
+    } else if (rt.framework == Framework::megatron) {
+      p.distributed_optimizer = true;
+      p.zero_stage = 0;
+    }
   }
   if (rt.framework == Framework::megatron) read_megatron_fsdp(r, where, zero, fwtext, p, as);
   if (zero.find("assumed") != std::string::npos) as.push_back("optimizer sharding not stated; read as \"" + zero + "\"");
