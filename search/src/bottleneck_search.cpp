@@ -214,11 +214,11 @@ EvalPtr climb_from(Evaluator& ev, const ParallelPlan& start, std::uint64_t seed,
   if (!best) return nullptr;
   best = descend(w, best);
   // Kicks: a short random walk of legal moves away from the local optimum, then descend again
-  // (iterated local search); keep what is better.
-  // A kick whose first move lands far behind (bound above kKickSlack x the best) is abandoned
-  // unpredicted and does not count: in a rugged landscape (MoE models, where most moves run out of
-  // memory or flood the all-to-all) most random moves do, and counting them ended the search after
-  // a handful of predictions. Up to kKickAttempts tries per kick.
+  // (iterated local search); keep what is better. A kick whose first move lands far behind (bound
+  // above kKickSlack x the best) is abandoned unpredicted and does not count: in a rugged
+  // landscape (MoE models, where most moves run out of memory or flood the all-to-all) most random
+  // moves do, and counting them ended the search after a handful of predictions. Up to
+  // kKickAttempts tries per kick.
   SplitMix64 rng{seed};
   for (int k = 0, attempts = 0; k < kicks && attempts < kicks * kKickAttempts && !w.exhausted(); ++attempts) {
     EvalPtr at = best;

@@ -107,8 +107,9 @@ ModelSpec model_from_record(const nlohmann::json& r, const std::string& where, s
 // null is 1, except that one of tp, pp and dp left out is what num_gpus leaves for it; and a record
 // that counts expert parallelism beside data parallelism (tp x pp x dp x cp x ep = num_gpus, as
 // DeepSpeed-MoE and some reports write it) is read with Megatron's data-parallel size dp x ep,
-// which the experts' ranks are carved from. Each such reading is recorded in `as`.
-void read_parallel_degrees(const nlohmann::json& r, const std::string& where, const ModelSpec& m, ParallelPlan& p,
+// which the experts' ranks are carved from; without num_gpus, a null dp is what the global batch
+// `gbs` leaves over one replica's micro-batches. Each such reading is recorded in `as`.
+void read_parallel_degrees(const nlohmann::json& r, const std::string& where, const ModelSpec& m, std::int64_t gbs, ParallelPlan& p,
                            std::vector<std::string>& as) {
   JsonReader rd(r, where);
   const auto tp = rd.opt_int("tp", 1, 1 << 20), pp = rd.opt_int("pp", 1, 1 << 20), dp = rd.opt_int("dp", 1, 1 << 24);
@@ -121,14 +122,13 @@ void read_parallel_degrees(const nlohmann::json& r, const std::string& where, co
   // Each degree is bounded, their product is not (check_plan_input bounds it later): products are
   // capped above any num_gpus, so hostile degrees cannot overflow.
   constexpr std::int64_t kCap = std::int64_t{1} << 30;  // above any num_gpus (at most 2^24)
-  auto times = [&](std::int64_t a, std::int64_t b) { return std::min(kCap, a * b); };  // a <= 2^30, b <= 2^24
+  auto times = [&](std::int64_t a, std::int64_t b) { return std::min(kCap, a * b); };  // a, b <= 2^30: no overflow
   const std::int64_t world = times(times(times(p.tp, p.pp), p.dp), p.cp);
   // Without num_gpus, dp is what the global batch leaves over the micro-batches of one replica.
   const auto mbs = rd.opt_int("micro_batch_size", 1, 1 << 20), per_replica = rd.opt_int("num_microbatches_per_replica", 1, 1 << 30);
   const std::int64_t replica_batch = mbs && per_replica ? times(*mbs, *per_replica) : 0;
-  if (!n && !dp && replica_batch > 0 && r.contains("global_batch_size") && r["global_batch_size"].is_number_integer() &&
-      r["global_batch_size"].get<std::int64_t>() % replica_batch == 0 && r["global_batch_size"].get<std::int64_t>() / replica_batch <= (1 << 24)) {
-    p.dp = static_cast<int>(r["global_batch_size"].get<std::int64_t>() / replica_batch);
+  if (!n && !dp && replica_batch > 0 && gbs >= replica_batch && gbs % replica_batch == 0 && gbs / replica_batch <= (1 << 24)) {
+    p.dp = static_cast<int>(gbs / replica_batch);
     as.push_back(fmt::format("dp not published; global_batch_size / (micro_batch_size x num_microbatches_per_replica) = {}", p.dp));
     return;
   }
@@ -193,7 +193,7 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   else if (pr.recipe_assumed) as.push_back("fp8 recipe not stated; assumed Transformer Engine's default delayed scaling");
 
   ParallelPlan& p = job.plan;
-  read_parallel_degrees(r, where, m, p, as);
+  read_parallel_degrees(r, where, m, t.global_batch_size, p, as);
   const auto vpp = rd.opt_int("vpp", 1, 1 << 10);
   p.vpp = static_cast<int>(vpp.value_or(1));
   run.unknown.vpp = !vpp && p.pp > 1;
