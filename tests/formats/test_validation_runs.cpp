@@ -1267,6 +1267,12 @@ TEST_CASE("load_validation_runs: precision, recompute and framework texts as sou
     CHECK(r.job->plan.distributed_optimizer);
     const ValidationRun plain = read_modified({{"framework", "PyTorch"}, {"zero_or_dist_optimizer", "FSDP FULL_SHARD"}});
     CHECK(plain.job->runtime.framework == Framework::fsdp);
+    // torchtitan's op-level selective checkpointing is not Megatron's: costed as it, and said.
+    const ValidationRun titan = read_modified({{"framework", "torchtitan"}, {"recompute", "selective"}});
+    CHECK(titan.job->runtime.framework == Framework::fsdp);
+    CHECK(any_contains(titan.assumptions, "selective recompute on an FSDP stack"));
+    CHECK_FALSE(any_contains(read_modified({{"framework", "Megatron-Core"}, {"recompute", "selective"}}).assumptions,
+                             "selective recompute on an FSDP stack"));
   }
   SUBCASE("the distributed optimizer in the words, flags and knobs sources use for it") {
     for (const char* text : {"--use-distributed-optimizer", "use_distributed_optimizer=True", "dist_opt", "sharded optimizer states",

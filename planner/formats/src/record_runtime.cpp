@@ -251,6 +251,13 @@ void read_framework(const nlohmann::json& r, const std::string& where, const std
   }
   // Only Megatron recomputes selectively: other stacks' checkpointing wraps whole layers.
   if (run.unknown.recompute_on && rt.framework != Framework::megatron) p.recompute.granularity = RecomputeGranularity::full;
+  // A stated selective recompute on an FSDP stack is torchtitan's op-level checkpointing, which
+  // saves the attention output and every other matmul's and recomputes the rest
+  // (torchtitan/distributed/activation_checkpoint.py, SelectiveAC): not modelled; Megatron's
+  // selective recompute stands in for it, and the assumptions say so.
+  if (rt.framework == Framework::fsdp && p.recompute.granularity == RecomputeGranularity::selective && !run.unknown.recompute)
+    as.push_back("selective recompute on an FSDP stack (torchtitan's op-level checkpointing: every other matmul saved) is not "
+                 "modelled; costed as Megatron's selective recompute of the modules above");
   if (rt.framework != Framework::megatron && m.mtp_layers > 0) {
     // Multi-token prediction is trained by Megatron stacks (Megatron-Core multi_token_prediction.py,
     // Megatron-Bridge's DeepSeek-V3 recipe); the FSDP and DeepSpeed stacks strata models train the
