@@ -124,13 +124,22 @@ void read_parallel_degrees(const nlohmann::json& r, const std::string& where, co
   constexpr std::int64_t kCap = std::int64_t{1} << 30;  // above any num_gpus (at most 2^24)
   auto times = [&](std::int64_t a, std::int64_t b) { return std::min(kCap, a * b); };  // a, b <= 2^30: no overflow
   const std::int64_t world = times(times(times(p.tp, p.pp), p.dp), p.cp);
-  // Without num_gpus, dp is what the global batch leaves over the micro-batches of one replica.
-  const auto mbs = rd.opt_int("micro_batch_size", 1, 1 << 20), per_replica = rd.opt_int("num_microbatches_per_replica", 1, 1 << 30);
-  const std::int64_t replica_batch = mbs && per_replica ? times(*mbs, *per_replica) : 0;
-  if (!n && !dp && replica_batch > 0 && gbs >= replica_batch && gbs % replica_batch == 0 && gbs / replica_batch <= (1 << 24)) {
-    p.dp = static_cast<int>(gbs / replica_batch);
-    as.push_back(fmt::format("dp not published; global_batch_size / (micro_batch_size x num_microbatches_per_replica) = {}", p.dp));
-    return;
+  // Without num_gpus, dp is what the global batch leaves over the micro-batches of one replica. Only
+  // then is num_microbatches_per_replica read (an informational field, never refused: a fraction
+  // there means the stack splits micro-batches unevenly, and dp stays unknown).
+  if (!n && !dp) {
+    auto count = [&](const char* key) -> std::int64_t {
+      auto it = r.find(key);
+      return it != r.end() && it->is_number_integer() && it->get<std::int64_t>() >= 1 && it->get<std::int64_t>() <= (1 << 30)
+                 ? it->get<std::int64_t>()
+                 : 0;
+    };
+    const std::int64_t replica_batch = times(count("micro_batch_size"), count("num_microbatches_per_replica"));
+    if (replica_batch > 0 && gbs >= replica_batch && gbs % replica_batch == 0 && gbs / replica_batch <= (1 << 24)) {
+      p.dp = static_cast<int>(gbs / replica_batch);
+      as.push_back(fmt::format("dp not published; global_batch_size / (micro_batch_size x num_microbatches_per_replica) = {}", p.dp));
+      return;
+    }
   }
   if (!n || *n == world) {
     for (auto [stated, name] : {std::pair{tp.has_value(), "tp"}, std::pair{pp.has_value(), "pp"}, std::pair{dp.has_value(), "dp"}})
