@@ -120,7 +120,12 @@ LayerCost decoder_layer_cost(const LayerCostInputs& in, LayerKind kind) {
   // CP: ring exchange of K and V blocks, overlapped with the attention blocks it feeds (Liu et al.
   // 2023 ring attention; Megatron-Core CP); backward also returns dK, dV.
   if (p.cp > 1) {
-    const double kv_bytes = tokens * 2.0 * static_cast<double>(m.kv_hidden()) / p.tp * eb;
+    // DSA's absorbed attention gathers the shared kv latent and rope key (whole on every TP rank)
+    // and the indexer's keys (Megatron dsa.py gathers k over the CP group), not per-head K and V.
+    const double kv_bytes = m.dsa && m.mla ? tokens * eb *
+                                                 (static_cast<double>(m.mla->kv_lora_rank + m.mla->qk_rope_head_dim) +
+                                                  m.indexer_share() * static_cast<double>(m.dsa->index_head_dim))
+                                           : tokens * 2.0 * static_cast<double>(m.kv_hidden()) / p.tp * eb;
     double attn_fwd = 0, attn_bwd = 0;
     for (const auto& op : ops.forward)
       if (op.kind == OpKind::attention) attn_fwd += kernels.time(op).time_s;

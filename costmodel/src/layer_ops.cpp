@@ -65,10 +65,12 @@ std::vector<Op> selective_recompute_ops(const std::vector<Op>& forward, unsigned
     const std::string_view n(op.name);
     bool take = false;
     if (modules & kRecomputeCoreAttn)
-      take |= in(n, {"flash_attention", "cudnn_attention", "fp8_cast_qkv", "cp_out_correction", "attn_scores", "softmax", "attn_values"});
+      take |= in(n, {"flash_attention", "cudnn_attention", "fp8_cast_qkv", "cp_out_correction", "attn_scores", "softmax", "attn_values",
+                     "indexer_q_proj", "indexer_k_proj", "indexer_weights_proj", "indexer_norm_rope", "indexer_scores",
+                     "indexer_loss_target", "sparse_mla_attention", "v_up_absorbed"});
     if (modules & kRecomputeLayernorm)
       take |= (m.mla && n == "input_norm") || (kind.moe && n == "post_attn_norm");
-    if (modules & kRecomputeMlaUpProj) take |= m.mla && in(n, {"q_up_proj", "kv_up_proj", "rope"});
+    if (modules & kRecomputeMlaUpProj) take |= m.mla && in(n, {"q_up_proj", "kv_up_proj", "q_absorb_k_up", "rope"});
     if ((modules & kRecomputeMlp) && !kind.moe)
       take |= in(n, {"post_attn_norm", "quantize_fc1_input", "fc1", "activation", "quantize_fc2_input", "fc2"});
     if (kind.moe && (modules & kRecomputeMoeAct)) take |= in(n, {"expert_activation", "quantize_fc2_input"});
@@ -110,6 +112,113 @@ void add_expert_bias_ops(std::vector<Op>& fwd, std::vector<Op>& bwd, double elem
                      one_at_a_time(elementwise("expert_bias_grad_reduce", elements, 2.0 * eb, 2), 2 * local_experts),
                      elementwise("expert_bias_split_bwd", elements, 2.0 * eb, 0)};
   bwd.insert(bwd.begin(), std::begin(grad), std::end(grad));
+}
+
+// DeepSeek Sparse Attention's core (DeepSeek-V3.2, arXiv:2512.02556 §2.1; Megatron-Core
+// experimental_attention_variant/dsa.py with its fused kernels, --dsa-kernel-backend):
+//  - the lightning indexer, on every TP rank over the whole local sequence (its projections are
+//    "duplicated", sequence parallelism gathers its inputs): q from the q latent, one key from the
+//    hidden state (LayerNorm, rope), a weight per head; ReLU(q.k) scores of every earlier key
+//    summed over its heads with those weights, and the top index_topk keys kept (fused with the
+//    scores: the s x s matrix is never written). Its inputs are detached: without its loss it has
+//    no backward;
+//  - the attention of each query over its selected keys in MLA's absorbed form (each head reads the
+//    shared latent key of kv_lora + rope channels and its kv_lora-channel value), timed as a fused
+//    attention kernel over min(position, index_topk) keys per query. The sparse kernel (FlashMLA's
+//    sparse prefill, which dsa_cudnn_kernels.py calls) computes whole blocks of 64 query heads: a
+//    rank with fewer local heads pays for 64 (_flash_mla_head_padding). Gathering the selected
+//    latent rows is taken to hit L2 (not modelled as DRAM traffic);
+//  - the output latent mapped to each head's value by W_UV (einsum, bf16);
+//  - with the indexer loss on (dsa_indexer_loss_coeff > 0): the head-summed attention distribution
+//    recomputed as its target (over the top-k keys for the sparse loss, over every earlier key for
+//    the dense one), and the indexer's backward over the same keys (scores again, then the
+//    gradients of its q and k) with its projections' weight gradients.
+// Layers that reuse another layer's top-k (DsaSpec::topk_freq) skip the indexer: its ops are
+// counted at the model's share of layers that run one, the same for every layer.
+void add_sparse_attention_ops(std::vector<Op>& fwd, std::vector<Op>& bwd, const ModelSpec& m, const LayerShape& s, double T,
+                              double heads, int eb) {
+  const MlaSpec& mla = *m.mla;
+  const DsaSpec& dsa = *m.dsa;
+  const double b = static_cast<double>(s.micro_batch);
+  const double seq_full = static_cast<double>(s.seq), seq = seq_full / s.cp;
+  const double h = static_cast<double>(m.hidden_size);
+  const double kl = static_cast<double>(mla.kv_lora_rank), rope = static_cast<double>(mla.qk_rope_head_dim);
+  const double q_in = mla.q_lora_rank > 0 ? static_cast<double>(mla.q_lora_rank) : h;
+  const double ih = static_cast<double>(dsa.index_heads), id = static_cast<double>(dsa.index_head_dim);
+  const double topk = static_cast<double>(dsa.index_topk);
+  const double share = m.indexer_share();
+  const bool loss = dsa.indexer_loss_coeff > 0;
+  auto shared = [share](Op op) {
+    op.flops *= share;
+    op.bytes *= share;
+    op.attention_scores *= share;
+    return op;
+  };
+  auto attention_op = [&](const char* name, double scores, double qk_channels, double v_channels, double keys) {
+    Op a;
+    a.name = name;
+    a.kind = OpKind::attention;
+    a.m = seq;
+    a.n = seq_full;
+    a.k = qk_channels;
+    a.attention_scores = scores;
+    a.flops = 2.0 * scores * (qk_channels + v_channels);
+    a.key_loop_scaling = s.attention_scales_with_seq;
+    // The DSA kernels are Hopper-native (FlashMLA's sparse prefill, tilelang's wgmma kernels), as
+    // cuDNN's fused attention is: timed with its coefficients where the stack runs cuDNN's.
+    a.cudnn_attention = s.cudnn_attention;
+    if (keys < seq_full / 2) a.kernel_keys_per_query = keys;
+    return a;
+  };
+  const double all_keys = seq_full / 2, selected = causal_keys_per_query(seq_full, topk);
+
+  // Indexer forward.
+  const Op iq = gemm("indexer_q_proj", T, ih * id, q_in, eb), ik = gemm("indexer_k_proj", T, id, h, eb),
+           iw = gemm("indexer_weights_proj", T, ih, h, eb);
+  for (const Op& g : {iq, ik, iw}) fwd.push_back(shared(g));
+  fwd.push_back(shared(elementwise("indexer_norm_rope", T * (ih + 1) * id, 2.0 * eb, 6)));
+  Op scores = attention_op("indexer_scores", b * ih * seq * all_keys, id, 0, all_keys);
+  scores.batch = b * ih;
+  scores.bytes = T * (ih * id + id + ih) * eb + T * topk * 4.0;  // q, k, weights in; int32 indices out
+  fwd.push_back(shared(scores));
+
+  // Sparse attention over the selected keys, on this rank's heads padded to the kernel's 64.
+  const double kernel_heads = std::ceil(heads / 64.0) * 64.0;
+  Op a = attention_op("sparse_mla_attention", b * kernel_heads * seq * selected, kl + rope, kl, selected);
+  a.batch = b * kernel_heads;
+  a.bytes = (T * (heads * (kl + rope) + kl + rope + heads * kl)) * eb + T * topk * 4.0;
+  fwd.push_back(a);
+  Op v_up = gemm("v_up_absorbed", T, static_cast<double>(mla.v_head_dim), kl, eb, heads);
+  v_up.bf16_under_fp8 = true;
+  fwd.push_back(v_up);
+
+  const double loss_keys = dsa.sparse_indexer_loss ? selected : all_keys;
+  if (loss) {
+    Op target = attention_op("indexer_loss_target", b * heads * seq * loss_keys, kl + rope, 0, loss_keys);
+    target.batch = b * heads;
+    target.bytes = T * (heads * (kl + rope) + kl + rope) * eb + T * loss_keys * 4.0;
+    fwd.push_back(shared(target));
+  }
+
+  add_gemm_backward(bwd, v_up, eb);
+  Op ab = a;
+  ab.name = "sparse_mla_attention_bwd";
+  ab.flops = a.flops * 2.5;  // 5 matmuls in backward vs 2 forward (FlashAttention-2 §3.2)
+  ab.bytes = a.bytes * 2.0;
+  bwd.push_back(ab);
+  if (loss) {
+    // Scores over the loss's keys again, then dq and dk: three q.k-sized products.
+    Op ib = attention_op("indexer_scores_bwd", b * ih * seq * loss_keys, id, 0, loss_keys);
+    ib.batch = b * ih;
+    ib.flops *= 3.0;
+    ib.bytes = 2.0 * T * (ih * id + id + ih) * eb + T * loss_keys * 4.0;
+    bwd.push_back(shared(ib));
+    for (const Op& g : {iw, ik, iq}) {
+      Op wgrad = gemm(g.name, g.k, g.n, g.m, eb);  // dW only: the inputs are detached
+      wgrad.weight_grad = true;
+      bwd.push_back(shared(wgrad));
+    }
+  }
 }
 
 }  // namespace
@@ -178,11 +287,21 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
     }
     proj_in.push_back(gemm("kv_down_proj", T, kl + rope, h, eb));
     proj_norms.push_back(elementwise("kv_latent_norm", T * kl, 2.0 * eb, 5));
-    proj_in.push_back(gemm("kv_up_proj", T, heads * (static_cast<double>(m.mla->qk_nope_head_dim) + v_dim), kl, eb));
+    if (m.dsa) {
+      // DSA's absorbed MLA (Megatron-Core AbsorbedMLASelfAttention): the key half of the kv up
+      // projection is folded into each head's query (einsum "...nd,ndk->...nk" over the nope
+      // channels: a per-head batched GEMM in bf16, outside Transformer Engine); keys and values stay
+      // the shared latent.
+      Op absorb = gemm("q_absorb_k_up", T, kl, static_cast<double>(m.mla->qk_nope_head_dim), eb, heads);
+      absorb.bf16_under_fp8 = true;
+      proj_in.push_back(absorb);
+    } else {
+      proj_in.push_back(gemm("kv_up_proj", T, heads * (static_cast<double>(m.mla->qk_nope_head_dim) + v_dim), kl, eb));
+    }
     // Rotary embedding applied to the rope part of every query head and the shared rope key.
     proj_norms.push_back(elementwise("rope", T * (heads + 1) * rope, 2.0 * eb, 6));
-    q_out = heads * qk_dim;
-    kv_out = heads * (qk_dim + v_dim);
+    q_out = m.dsa ? heads * (kl + rope) : heads * qk_dim;
+    kv_out = m.dsa ? kl + rope : heads * (qk_dim + v_dim);
   } else {
     proj_in.push_back(gemm("qkv_proj", T, (qh + 2 * kv) / tp, h, eb));
     if (m.qk_layernorm) proj_norms.push_back(elementwise("qk_norm", T * (qh + kv) / tp, 2.0 * eb, 5));
@@ -198,7 +317,9 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
   // Attention core. Causal masking halves the work only for kernels that skip masked tiles
   // (FlashAttention); unfused Megatron attention computes the full s x s scores then masks.
   std::vector<Op> attn_fwd, attn_bwd;
-  if (s.flash_attention) {
+  if (m.dsa && m.mla) {
+    add_sparse_attention_ops(attn_fwd, attn_bwd, m, s, T, heads, eb);
+  } else if (s.flash_attention) {
     // Per CP rank: local queries attend to the whole (ring-exchanged) sequence, load-balanced.
     Op a;
     a.name = s.cudnn_attention ? "cudnn_attention" : "flash_attention";
@@ -449,7 +570,7 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
     B.push_back(elementwise(backward_name(it->name), it->bytes / (2.0 * eb), (rope ? 2.0 : 4.0) * eb, rope ? 3 : 8));
   }
   for (auto it = proj_in.rbegin(); it != proj_in.rend(); ++it) {
-    fp8_cast(B, "fp8_cast_grad_qkv_out", it->m * it->n);
+    if (!it->bf16_under_fp8) fp8_cast(B, "fp8_cast_grad_qkv_out", it->m * it->n);
     add_gemm_backward(B, *it, eb);
   }
   B.push_back(elementwise("input_norm_bwd", T_sp * h, 4.0 * eb, 8));

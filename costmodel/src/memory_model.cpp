@@ -109,12 +109,15 @@ ParamSplit layer_params_per_gpu(const Job& job, int layer) {
   const ModelSpec& m = job.model;
   const ParallelPlan& p = job.plan;
   ParamSplit out;
+  const double indexer = m.indexer_params_at(layer);
   if (m.is_moe_layer(layer)) {
     out.dense = (m.attention_params() + m.layer_norm_params() + m.shared_expert_params() + m.router_params()) / p.tp;
     out.expert = m.moe->num_experts * m.expert_params() / (static_cast<double>(p.ep) * std::max(1, p.etp));
   } else {
-    out.dense = m.layer_params_at(layer) / p.tp;
+    out.dense = (m.layer_params_at(layer) - indexer) / p.tp;
   }
+  // The DSA indexer is replicated on every TP rank (Megatron DSAIndexer, parallel_mode "duplicated").
+  out.dense += indexer;
   return out;
 }
 
@@ -268,7 +271,20 @@ double layer_activation_bytes(const Job& job, RecomputeGranularity g, LayerKind 
     const double dv = static_cast<double>(m.mla->v_head_dim);
     attn = eb * sbh / sp + gemm_in * sbh / sp + (eb + gemm_in) * s * b * ql +
            eb * s * b * (kl + static_cast<double>(m.mla->qk_rope_head_dim)) + gemm_in * s * b * kl +
-           attn_saved * s * b * H * (2 * dqk + dv) / t + proj_in * s * b * H * dv / t + mask * sbh / sp;
+           (m.dsa ? 0.0 : attn_saved * s * b * H * (2 * dqk + dv) / t) + proj_in * s * b * H * dv / t + mask * sbh / sp;
+    if (m.dsa) {
+      // DSA's absorbed MLA (Megatron-Core AbsorbedMLASelfAttention): each head's nope query (the
+      // W_UK absorption's input) and absorbed query (kv_lora + rope channels), the shared latent key
+      // (which is also the value), and each head's latent output (kv_lora, the W_UV einsum's
+      // input); the selected key indices (int32, index_topk per query) of the layers that run
+      // the indexer, on every TP rank; with the indexer loss on, the indexer's q, k and weights.
+      const double rope = static_cast<double>(m.mla->qk_rope_head_dim);
+      const double topk = static_cast<double>(m.dsa->index_topk);
+      const double iq = static_cast<double>(m.dsa->index_heads * m.dsa->index_head_dim);
+      const double ik = static_cast<double>(m.dsa->index_head_dim + m.dsa->index_heads);
+      attn += attn_saved * s * b * (H * (static_cast<double>(m.mla->qk_nope_head_dim) + kl + rope + kl) / t + kl + rope);
+      attn += m.indexer_share() * s * b * (4.0 * topk + (m.dsa->indexer_loss_coeff > 0 ? eb * (iq + ik) : 0.0));
+    }
   } else {
     attn = eb * sbh / sp + gemm_in * sbh / sp + attn_saved * s * b * (qh + 2 * kv) / t + proj_in * s * b * qh / t + mask * sbh / sp;
   }
@@ -316,9 +332,13 @@ double layer_activation_bytes(const Job& job, RecomputeGranularity g, LayerKind 
   double saved = 0;
   if (modules & kRecomputeLayernorm)  // the MoE norm's output is the MoE block's when that is recomputed whole
     saved += (m.mla ? gemm_in * sbh / sp : 0.0) + (kind.moe && !(modules & kRecomputeMoe) ? eb * sbh / sp : 0.0);
-  if ((modules & kRecomputeMlaUpProj) && m.mla)
-    saved += attn_saved * s * b * m.num_attention_heads *
-             (2.0 * static_cast<double>(m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim) + static_cast<double>(m.mla->v_head_dim)) / t;
+  if ((modules & kRecomputeMlaUpProj) && m.mla) {
+    // The per-head tensors the up projections write: Q, K and V, or under DSA the absorbed query.
+    const double per_head = m.dsa ? static_cast<double>(m.mla->kv_lora_rank + m.mla->qk_rope_head_dim)
+                                  : 2.0 * static_cast<double>(m.mla->qk_nope_head_dim + m.mla->qk_rope_head_dim) +
+                                        static_cast<double>(m.mla->v_head_dim);
+    saved += attn_saved * s * b * m.num_attention_heads * per_head / t;
+  }
   if (kind.moe) {
     if (modules & kRecomputeMoe) {
       saved += mlp - eb * sbh / sp - mask * sbh / sp;  // everything of the block but its input and the dropout mask

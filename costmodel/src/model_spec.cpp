@@ -73,6 +73,29 @@ MlaSpec read_mla(const JsonReader& r) {
   return a;
 }
 
+// DeepSeek Sparse Attention's indexer, under the same key names in a Hugging Face config.json (top
+// level: DeepSeek-V3.2's deepseek_v32, GLM-5's glm_moe_dsa) and in strata's model JSON ("dsa"
+// object, with the launch settings beside them).
+DsaSpec read_dsa(const JsonReader& r, bool strata_json) {
+  DsaSpec d;
+  d.index_heads = r.get_int(strata_json ? "index_heads" : "index_n_heads", 1, kMaxDim);
+  d.index_head_dim = r.get_int("index_head_dim", 1, kMaxDim);
+  d.index_topk = r.get_int("index_topk", 1, kMaxDim * 64);
+  d.topk_freq = static_cast<int>(r.opt_int(strata_json ? "topk_freq" : "index_topk_freq", 1, kMaxLayers).value_or(1));
+  d.skip_topk_offset = static_cast<int>(r.opt_int(strata_json ? "skip_topk_offset" : "index_skip_topk_offset", 0, kMaxLayers).value_or(0));
+  d.rope_interleaved = r.opt_bool(strata_json ? "rope_interleaved" : "indexer_rope_interleave", false);
+  if (strata_json) {
+    d.rotate_activation = r.opt_bool("rotate_activation", true);
+    if (r.has("indexer_loss_coeff")) {
+      const double c = r.get_number("indexer_loss_coeff");
+      if (!(c >= 0 && c <= 1e3)) r.fail("indexer_loss_coeff", "expected a number from 0 (indexer frozen) to 1000");
+      d.indexer_loss_coeff = c;
+    }
+    d.sparse_indexer_loss = r.opt_bool("sparse_indexer_loss", true);
+  }
+  return d;
+}
+
 // ERNIE-4.5 writes some MoE fields either as an integer or as a list with one entry per expert
 // pool (text, vision); the text pool is the first (Megatron-Bridge ernie_45_bridge.py takes
 // element 0 of moe_num_experts, moe_intermediate_size and moe_layer_start_index).
@@ -227,9 +250,10 @@ void resolve_family(HfConfig& c, const json& top, bool wrapped, ModelSpec& m) {
   // MiMo-V2: sliding-window layers with their own number of KV heads, in a per-layer pattern.
   for (const char* k : {"hybrid_layer_pattern", "swa_num_key_value_heads"})
     if (r.has(k)) c.refuse(k, "sliding-window layers with their own attention shape");
-  // DeepSeek-V3.2: a lightning indexer scores every key and each query attends to its top index_topk
-  // keys only (Megatron-Core experimental_attention_variant/dsa.py); strata costs dense attention.
-  if (r.has("index_topk")) c.refuse("index_topk", "DeepSeek Sparse Attention (an indexer and top-k sparse attention)");
+  // DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5) is read with MLA below; without MLA it is not
+  // what Megatron-Core's DSAttention runs (AbsorbedMLASelfAttention).
+  if (r.has("index_topk") && !r.has("kv_lora_rank"))
+    c.refuse("index_topk", "DeepSeek Sparse Attention without multi-latent attention");
   // MiniMax-M3 and others name their block-sparse attention in a sub-object (an indexer and top-k
   // key blocks per query): refused like DeepSeek's, never costed as dense attention.
   if (r.has("sparse_attention_config") && r.raw("sparse_attention_config").is_object()) {
@@ -740,6 +764,29 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
     m.add_qkv_bias = false;
     m.qk_layernorm = true;  // q_a_layernorm (with q_lora_rank) and kv_a_layernorm (HF modeling_deepseek_v3.py)
   }
+  if (r.has("index_topk")) {
+    DsaSpec d = read_dsa(r, false);
+    // DeepSeek's reference indexer rotates q and k by a Hadamard transform (DeepSeek-V3.2
+    // inference/model.py rotate_activation); GLM-5's does not (Megatron-Bridge glm5_bridge.py sets
+    // dsa_indexer_rotate_activation False).
+    d.rotate_activation = c.type != "glm_moe_dsa";
+    // GLM-5.2 writes the layers that reuse an earlier layer's top-k as a list too; strata reads the
+    // rule (index_topk_freq, index_skip_topk_offset) and refuses a list that says otherwise.
+    if (r.has("index_topk_pattern") && !r.raw("index_topk_pattern").is_null())
+      c.refuse("index_topk_pattern", "a per-layer top-k sharing pattern");
+    if (r.has("indexer_types") && r.raw("indexer_types").is_array()) {
+      const json& t = r.raw("indexer_types");
+      if (static_cast<int>(t.size()) != m.num_layers) r.fail("indexer_types", "expected one entry per layer");
+      for (int i = 0; i < m.num_layers; ++i) {
+        const bool own = t[i].is_string() && t[i].get<std::string>() == "full";
+        const bool shared = t[i].is_string() && t[i].get<std::string>() == "shared";
+        if (!own && !shared) r.fail("indexer_types", "expected \"full\" or \"shared\" per layer");
+        if (own != d.computes_topk(i + 1))
+          c.refuse("indexer_types", "layer " + std::to_string(i) + " sharing top-k other than index_topk_freq/index_skip_topk_offset say");
+      }
+    }
+    m.dsa = d;
+  }
 
   // ---- multi-token prediction (DeepSeek-V3, GLM-4.5, MiMo): trained with the model, as
   // Megatron-Bridge's DeepSeek-V3 bridge sets mtp_num_layers from num_nextn_predict_layers ----
@@ -800,6 +847,32 @@ int ModelSpec::full_attention_every() const {
   return 0;
 }
 
+bool DsaSpec::computes_topk(int layer) const {
+  if (topk_freq <= 1) return true;
+  const int offset = std::max(skip_topk_offset, 1);
+  return std::max(layer - offset, 0) % topk_freq == 0;
+}
+
+double ModelSpec::indexer_params() const {
+  if (!dsa || !mla) return 0;
+  // Megatron-Core DSAIndexer: linear_wq_b (q latent, or the hidden state without one, to
+  // heads x dim), linear_wk (hidden to one key of dim), k_norm (a LayerNorm: gain and bias),
+  // linear_weights_proj (hidden to one weight per head).
+  const double h = static_cast<double>(hidden_size);
+  const double q_in = mla->q_lora_rank > 0 ? static_cast<double>(mla->q_lora_rank) : h;
+  const double heads = static_cast<double>(dsa->index_heads), d = static_cast<double>(dsa->index_head_dim);
+  return q_in * heads * d + h * d + 2 * d + h * heads;
+}
+
+double ModelSpec::indexer_params_at(int layer) const { return dsa && dsa->computes_topk(layer + 1) ? indexer_params() : 0; }
+
+double ModelSpec::indexer_share() const {
+  if (!dsa || num_layers <= 0) return dsa ? 1.0 : 0.0;
+  int own = 0;
+  for (int i = 1; i <= num_layers; ++i) own += dsa->computes_topk(i) ? 1 : 0;
+  return static_cast<double>(own) / num_layers;
+}
+
 double ModelSpec::attention_params() const {
   const double h = static_cast<double>(hidden_size);
   const double heads = num_attention_heads;
@@ -851,13 +924,13 @@ double ModelSpec::layer_norm_params() const {
 double ModelSpec::layer_params_at(int layer) const {
   const double mlp = is_moe_layer(layer) ? moe->num_experts * expert_params() + shared_expert_params() + router_params()
                                          : dense_mlp_params();
-  return attention_params() + mlp + layer_norm_params();
+  return attention_params() + indexer_params_at(layer) + mlp + layer_norm_params();
 }
 
 double ModelSpec::active_layer_params_at(int layer) const {
   const double mlp = is_moe_layer(layer) ? moe->top_k * expert_params() + shared_expert_params() + router_params()
                                          : dense_mlp_params();
-  return attention_params() + mlp + layer_norm_params();
+  return attention_params() + indexer_params_at(layer) + mlp + layer_norm_params();
 }
 
 double ModelSpec::layer_params() const {
@@ -911,6 +984,9 @@ void validate_model(const ModelSpec& m, const std::string& where, const std::str
   if (m.num_query_groups > m.num_attention_heads || m.num_attention_heads % m.num_query_groups != 0)
     throw InputError(where, path + "/num_query_groups", "num_query_groups " + std::to_string(m.num_query_groups) +
                                                      " must divide num_attention_heads " + std::to_string(m.num_attention_heads));
+  if (m.dsa && !m.mla)
+    throw InputError(where, path + "/dsa", "DeepSeek Sparse Attention needs multi-latent attention (an \"mla\" object): "
+                                           "Megatron-Core's DSAttention is MLA's absorbed form");
   if (m.moe && (m.moe->top_k < 1 || m.moe->top_k > m.moe->num_experts))
     throw InputError(where, path + "/moe/top_k", "top_k must be between 1 and num_experts");
   if (m.moe && !m.moe->layer_pattern.empty() && static_cast<int>(m.moe->layer_pattern.size()) != m.num_layers)
@@ -954,7 +1030,7 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
                          "attention_sinks", "glu_linear_offset",
                          "activation_clamp", "zero_centered_gamma", "rotary_base", "rotary_percent", "norm_epsilon",
                          "rope_scaling", "rope_scaling_parameters", "sliding_window", "sliding_window_pattern", "no_rope_layers", "attention_chunk_size", "mla",
-                         "mtp_layers", "parameters"});
+                         "dsa", "mtp_layers", "parameters"});
   ModelSpec m;
   m.name = r.get_string("name");
   m.aliases = r.opt_string_list("aliases");
@@ -1015,6 +1091,12 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
     JsonReader ar = r.child("mla");
     ar.reject_unknown_keys({"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"});
     m.mla = read_mla(ar);
+  }
+  if (r.has("dsa")) {
+    JsonReader dr = r.child("dsa");
+    dr.reject_unknown_keys({"index_heads", "index_head_dim", "index_topk", "topk_freq", "skip_topk_offset", "rope_interleaved",
+                            "rotate_activation", "indexer_loss_coeff", "sparse_indexer_loss"});
+    m.dsa = read_dsa(dr, true);
   }
   if (r.has("moe")) {
     JsonReader mr = r.child("moe");
@@ -1100,6 +1182,11 @@ json model_to_json(const ModelSpec& m) {
   if (m.mla)
     j["mla"] = {{"q_lora_rank", m.mla->q_lora_rank}, {"kv_lora_rank", m.mla->kv_lora_rank}, {"qk_nope_head_dim", m.mla->qk_nope_head_dim},
                 {"qk_rope_head_dim", m.mla->qk_rope_head_dim}, {"v_head_dim", m.mla->v_head_dim}};
+  if (m.dsa)
+    j["dsa"] = {{"index_heads", m.dsa->index_heads}, {"index_head_dim", m.dsa->index_head_dim}, {"index_topk", m.dsa->index_topk},
+                {"topk_freq", m.dsa->topk_freq}, {"skip_topk_offset", m.dsa->skip_topk_offset},
+                {"rope_interleaved", m.dsa->rope_interleaved}, {"rotate_activation", m.dsa->rotate_activation},
+                {"indexer_loss_coeff", m.dsa->indexer_loss_coeff}, {"sparse_indexer_loss", m.dsa->sparse_indexer_loss}};
   if (m.moe) {
     j["moe"] = {{"num_experts", m.moe->num_experts}, {"top_k", m.moe->top_k}, {"expert_ffn_hidden_size", m.moe->expert_ffn_hidden_size}};
     if (m.moe->shared_expert_ffn_hidden_size > 0) j["moe"]["shared_expert_ffn_hidden_size"] = m.moe->shared_expert_ffn_hidden_size;

@@ -61,6 +61,19 @@ std::string check_plan(const Job& job) {
     return fmt::format("tp={} does not divide ffn_hidden_size {}", p.tp, m.ffn_hidden_size);
   if (t.seq_length % p.cp != 0 || (p.cp > 1 && t.seq_length % (2 * p.cp) != 0))
     return fmt::format("cp={} needs the sequence length {} divisible by 2*cp (load-balanced causal split)", p.cp, t.seq_length);
+  if (m.dsa) {
+    // Megatron-Core's DSA: AbsorbedMLASelfAttention asserts sequence parallelism under TP, and
+    // DSAttention gathers the whole context (dsa.py: "supports cp_comm_type=allgather only").
+    // strata costs the fused kernels (FlashMLA's sparse prefill: SM90 and later); elsewhere the
+    // PyTorch fallback writes the s x s index scores, which is not modelled.
+    if (p.tp > 1 && !p.sequence_parallel) return "DeepSeek Sparse Attention with tp > 1 needs sequence parallelism (Megatron-Core AbsorbedMLASelfAttention)";
+    if (p.cp > 1 && job.runtime.cp_comm_type != CpCommType::allgather)
+      return "DeepSeek Sparse Attention runs context parallelism with --cp-comm-type allgather only (Megatron-Core DSAttention)";
+    const std::string& arch = job.cluster.gpu.architecture;
+    if (job.cluster.gpu.vendor != "nvidia" || (arch != "hopper" && arch != "blackwell"))
+      return "DeepSeek Sparse Attention is costed with its fused kernels, which need Hopper or later (FlashMLA's sparse prefill, SM90+)";
+    if (job.runtime.fp8_attention) return "fp8 attention is not modelled for DeepSeek Sparse Attention's kernels (they run in bf16)";
+  }
   if (p.cp > 1 && job.runtime.cp_comm_type == CpCommType::a2a &&
       (m.num_attention_heads % (p.tp * p.cp) != 0 || m.num_query_groups % (p.tp * p.cp) != 0))
     return fmt::format("--cp-comm-type a2a needs the {} heads and {} query groups divisible by tp*cp = {}", m.num_attention_heads,
@@ -183,6 +196,8 @@ std::string check_plan(const Job& job) {
       return fmt::format("ep*etp = {}*{} must divide tp*dp*cp = {}", p.ep, p.etp, p.tp * p.dp * p.cp);
     if (m.moe->expert_ffn_hidden_size % p.etp != 0)
       return fmt::format("etp={} does not divide the expert FFN size {}", p.etp, m.moe->expert_ffn_hidden_size);
+    if (m.add_linear_bias && p.etp > 1)
+      return "biased experts (GPT-OSS) need etp = 1 (Megatron-Core TransformerConfig: \"Bias in Moe is only supported when ETP==1\")";
     if (m.moe->shared_expert_ffn_hidden_size % p.tp != 0)
       return fmt::format("tp={} does not divide the shared-expert FFN size {}", p.tp, m.moe->shared_expert_ffn_hidden_size);
     if (job.runtime.moe_pad_to_capacity && !(job.runtime.moe_capacity_factor > 0))

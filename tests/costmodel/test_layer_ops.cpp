@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "costmodel/kernel_model.h"
+#include "costmodel/json_reader.h"
 #include "costmodel/layer_ops.h"
 #include "test_util.h"
 
@@ -415,6 +416,79 @@ TEST_CASE("decoder_layer_ops: multi-latent attention GEMM FLOPs are 2*T times it
   for (const auto& op : decoder_layer_ops(m, s).forward)
     if (op.kind == OpKind::attention) attn += op.flops;
   CHECK(attn == doctest::Approx(2 * T * T / 2 * H * (nope + rope + v)).epsilon(1e-12));
+}
+
+TEST_CASE("decoder_layer_ops: DeepSeek Sparse Attention attends to top-k keys in MLA's absorbed form, its indexer on every TP rank") {
+  const ModelSpec m = model_from_json(load_json_file(test::data_file("hf/deepseek-v3.2.json")), "deepseek-v3.2.json");
+  const double h = 7168, H = 128, ql = 1536, kl = 512, nope = 128, rope = 64, v = 128, ih = 64, id = 128, topk = 2048;
+  auto flops_of = [](const std::vector<Op>& ops, std::string_view name) {
+    double f = 0;
+    for (const auto& op : ops)
+      if (std::string_view(op.name) == name) f += op.flops;
+    return f;
+  };
+  for (int tp : {1, 4}) {
+    for (double seq : {4096.0, 131072.0}) {
+      CAPTURE(tp);
+      CAPTURE(seq);
+      LayerShape s;
+      s.seq = static_cast<std::int64_t>(seq);
+      s.tp = tp;
+      s.sequence_parallel = tp > 1;
+      const LayerOps L = decoder_layer_ops(m, s, m.layer_kind(5));
+      const double T = seq, heads = H / tp;
+      // Each query sees min(position, topk) keys: seq/2 below topk, topk - topk^2/(2 seq) above.
+      const double keys = seq <= topk ? seq / 2 : topk - topk * topk / (2 * seq);
+      // The absorbed attention: QK^T over the latent + rope (576), PV over the latent (512), on this
+      // rank's heads padded to the kernel's 64.
+      const double kernel_heads = std::max(64.0, heads);
+      CHECK(flops_of(L.forward, "sparse_mla_attention") == doctest::Approx(2 * T * keys * kernel_heads * (kl + rope + kl)));
+      CHECK(flops_of(L.backward, "sparse_mla_attention_bwd") == doctest::Approx(2.5 * 2 * T * keys * kernel_heads * (kl + rope + kl)));
+      // The indexer scores every earlier key on every TP rank, not split by tp.
+      CHECK(flops_of(L.forward, "indexer_scores") == doctest::Approx(2 * T * (seq / 2) * ih * id));
+      CHECK(flops_of(L.forward, "indexer_q_proj") == doctest::Approx(2 * T * ql * ih * id));
+      // The kv up projection is absorbed: W_UK into the query, W_UV after the attention, per head.
+      CHECK(flops_of(L.forward, "kv_up_proj") == 0);
+      CHECK(flops_of(L.forward, "q_absorb_k_up") + flops_of(L.forward, "v_up_absorbed") ==
+            doctest::Approx(2 * T * heads * kl * (nope + v)));
+      // The sparse indexer loss: the attention's distribution over the top-k keys, and the
+      // indexer's backward over them (scores, dq, dk) with its three projections' weight gradients.
+      CHECK(flops_of(L.forward, "indexer_loss_target") == doctest::Approx(2 * T * keys * heads * (kl + rope)));
+      CHECK(flops_of(L.backward, "indexer_scores_bwd") == doctest::Approx(3 * 2 * T * keys * ih * id));
+      CHECK(flops_of(L.backward, "indexer_q_proj") == doctest::Approx(2 * T * ql * ih * id));
+    }
+  }
+  SUBCASE("at long context the sparse layer's attention is linear in the sequence; dense MLA's is quadratic") {
+    ModelSpec dense = m;
+    dense.dsa.reset();
+    auto attention = [](const ModelSpec& model, std::int64_t seq) {
+      LayerShape s;
+      s.seq = seq;
+      double f = 0;
+      for (const auto& op : decoder_layer_ops(model, s, model.layer_kind(5)).forward)
+        if (op.kind == OpKind::attention && std::string_view(op.name) != "indexer_scores") f += op.flops / static_cast<double>(seq);
+      return f;
+    };
+    // Per token, doubling a long sequence barely moves the sparse attention and doubles dense MLA's.
+    CHECK(attention(m, 262144) / attention(m, 131072) == doctest::Approx(1.0).epsilon(0.02));
+    CHECK(attention(dense, 262144) / attention(dense, 131072) == doctest::Approx(2.0).epsilon(1e-9));
+    CHECK(attention(m, 131072) < attention(dense, 131072) / 5);
+  }
+  SUBCASE("without the indexer loss the indexer has no backward; shared top-k runs it in a share of the layers") {
+    ModelSpec frozen = m;
+    frozen.dsa->indexer_loss_coeff = 0;
+    LayerShape s;
+    s.seq = 4096;
+    const LayerOps L = decoder_layer_ops(frozen, s, frozen.layer_kind(5));
+    CHECK(flops_of(L.forward, "indexer_loss_target") == 0);
+    CHECK(flops_of(L.backward, "indexer_scores_bwd") == 0);
+    CHECK(flops_of(L.backward, "indexer_q_proj") == 0);
+    ModelSpec shared = m;
+    shared.dsa->topk_freq = 4;
+    const double own = flops_of(decoder_layer_ops(m, s, m.layer_kind(5)).forward, "indexer_scores");
+    CHECK(flops_of(decoder_layer_ops(shared, s, shared.layer_kind(5)).forward, "indexer_scores") == doctest::Approx(own * shared.indexer_share()));
+    CHECK(shared.indexer_share() < 0.3);
+  }
 }
 
 TEST_CASE("decoder_layer_ops: rotary models rotate q and k once each way, learned-position models not at all") {

@@ -703,15 +703,63 @@ TEST_CASE("Hugging Face config.json: the architecture details are read") {
     j["num_experts_per_tok"] = 2;
     CHECK_FALSE(model_from_json(j, "config.json").moe.has_value());
   }
-  SUBCASE("DeepSeek-V3.2's sparse attention is refused: strata would cost it as dense MLA") {
-    json j = load_json_file(test::data_file("hf/deepseek-v3.json"));
-    j["model_type"] = "deepseek_v32";
-    j["index_topk"] = 2048;
-    j["index_n_heads"] = 64;
-    j["index_head_dim"] = 128;
-    std::string msg = input_error([&] { model_from_json(j, "config.json"); });
+  // tests/data/hf/glm-5.json: zai-org/GLM-5's config.json at revision 4e6698ba (the file's git hash
+  // matches the hub's etag); deepseek-v3.2.json: deepseek-ai/DeepSeek-V3.2's config.json with all its
+  // keys as a public model report printed it (the bytes could not be checked against the hub).
+  SUBCASE("DeepSeek-V3.2 and GLM-5: MLA with DeepSeek Sparse Attention's indexer") {
+    const ModelSpec ds = hf_model("deepseek-v3.2");
+    REQUIRE(ds.mla.has_value());
+    REQUIRE(ds.dsa.has_value());
+    CHECK(ds.dsa->index_heads == 64);
+    CHECK(ds.dsa->index_head_dim == 128);
+    CHECK(ds.dsa->index_topk == 2048);
+    CHECK(ds.dsa->topk_freq == 1);
+    CHECK(ds.dsa->rotate_activation);  // DeepSeek's reference indexer rotates q and k
+    CHECK_FALSE(ds.dsa->rope_interleaved);
+    // Each layer's indexer: wq_b (1536 -> 64 x 128), wk (7168 -> 128), k_norm (LayerNorm), weights_proj (7168 -> 64).
+    const double indexer = 1536.0 * 64 * 128 + 7168.0 * 128 + 2 * 128 + 7168.0 * 64;
+    CHECK(ds.indexer_params() == doctest::Approx(indexer).epsilon(1e-12));
+    const ModelSpec v3 = hf_model("deepseek-v3");
+    CHECK(ds.total_params() - v3.total_params() == doctest::Approx(61 * indexer).epsilon(1e-9));
+    CHECK(ds.indexer_share() == 1.0);
+    const ModelSpec glm = hf_model("glm-5");
+    REQUIRE(glm.dsa.has_value());
+    CHECK(glm.dsa->index_heads == 32);
+    CHECK(glm.dsa->rope_interleaved);         // indexer_rope_interleave
+    CHECK_FALSE(glm.dsa->rotate_activation);  // Megatron-Bridge's GLM-5 provider
+    CHECK(glm.mla->qk_nope_head_dim == 192);
+    CHECK(glm.mla->v_head_dim == 256);
+    CHECK(glm.total_params() / 1e9 == doctest::Approx(744).epsilon(0.01));  // GLM-5's published 744B
+    // The strata model JSON keeps the indexer and its launch settings.
+    CHECK(model_from_json(model_to_json(glm), "model.json") == glm);
+  }
+  SUBCASE("DSA: top-k shared across layers, and what is refused") {
+    json j = load_json_file(test::data_file("hf/glm-5.json"));
+    j["index_topk_freq"] = 4;
+    j["index_skip_topk_offset"] = 3;
+    const ModelSpec m = model_from_json(j, "config.json");
+    // Megatron is_dsa_skip_topk_layer: layers 1-3 and then every 4th (3, 7, 11, ...) run the indexer.
+    CHECK(m.dsa->computes_topk(1));
+    CHECK(m.dsa->computes_topk(3));
+    CHECK_FALSE(m.dsa->computes_topk(4));
+    CHECK(m.dsa->computes_topk(7));
+    CHECK(m.indexer_params_at(6) > 0);
+    CHECK(m.indexer_params_at(3) == 0);
+    CHECK(m.indexer_share() == doctest::Approx(21.0 / 78));  // layers 1, 2, 3, 7, ..., 75
+    json listed = j;
+    listed["indexer_types"] = json::array();
+    for (int i = 1; i <= 78; ++i) listed["indexer_types"].push_back(m.dsa->computes_topk(i) ? "full" : "shared");
+    CHECK(model_from_json(listed, "config.json") == m);
+    listed["indexer_types"][3] = "full";
+    CHECK(input_error([&] { model_from_json(listed, "config.json"); }).find("/indexer_types") != std::string::npos);
+    json no_mla = load_json_file(test::data_file("hf/llama-3.1-8b.json"));
+    no_mla["index_topk"] = 2048;
+    const std::string msg = input_error([&] { model_from_json(no_mla, "config.json"); });
     CHECK(msg.find("/index_topk") != std::string::npos);
-    CHECK(msg.find("DeepSeek Sparse Attention") != std::string::npos);
+    CHECK(msg.find("without multi-latent attention") != std::string::npos);
+    json strata_json = model_to_json(m);
+    strata_json.erase("mla");
+    CHECK(input_error([&] { model_from_json(strata_json, "model.json"); }).find("/dsa") != std::string::npos);
   }
   SUBCASE("block-sparse attention in sparse_attention_config is refused; switched off, it is plain attention") {
     json j = load_json_file(test::data_file("hf/qwen3-30b-a3b.json"));

@@ -669,6 +669,53 @@ TEST_CASE("measured on an H100 (configs/measurements): whole training iterations
 }
 
 TEST_SUITE("costmodel") {
+TEST_CASE("DeepSeek Sparse Attention: Megatron-Core's rules, the indexer replicated over TP, the top-k indices kept") {
+  Job job = test::workload("deepseek-v3", "dgx-h100-ndr", 512, 4096);
+  job.model = model_from_json(load_json_file(test::data_file("hf/deepseek-v3.2.json")), "deepseek-v3.2.json");
+  job.plan.tp = 2;
+  job.plan.pp = 16;
+  job.plan.dp = 16;
+  job.plan.ep = 16;
+  job.plan.sequence_parallel = true;
+  CHECK(check_plan(job).empty());
+  job.plan.sequence_parallel = false;
+  CHECK(contains(check_plan(job), "needs sequence parallelism"));
+  job.plan.sequence_parallel = true;
+  job.plan.cp = 2;
+  job.plan.dp = 8;
+  job.runtime.cp_comm_type = CpCommType::p2p;
+  CHECK(contains(check_plan(job), "--cp-comm-type allgather only"));
+  job.runtime.cp_comm_type = CpCommType::allgather;
+  CHECK(check_plan(job).empty());
+  job.cluster = test::catalog().cluster("dgx-a100-hdr");
+  CHECK(contains(check_plan(job), "need Hopper or later"));
+  job.cluster = test::catalog().cluster("dgx-h100-ndr");
+  job.plan.cp = 1;
+  job.plan.dp = 16;
+
+  // Per GPU the indexer's weights are whole at any tp: going from tp 2 to tp 4 halves the rest of
+  // the dense part and leaves the indexer.
+  auto dense_params = [&](int tp) {
+    Job j = job;
+    j.plan.tp = tp;
+    return decoder_param_split(j, 1, 1).dense;  // one MoE layer of the second stage
+  };
+  const double idx = job.model.indexer_params();
+  CHECK(dense_params(2) - idx == doctest::Approx(2 * (dense_params(4) - idx)).epsilon(1e-12));
+  // Activations: the top-k indices (int32, 2048 per token) are kept for every layer, whatever the tp.
+  Job frozen = job;
+  frozen.model.dsa->indexer_loss_coeff = 0;
+  Job dense = job;
+  dense.model.dsa.reset();
+  const double full_layer = layer_activation_bytes(frozen, RecomputeGranularity::selective);
+  CHECK(full_layer > layer_activation_bytes(dense, RecomputeGranularity::selective));
+  const double with_loss = layer_activation_bytes(job, RecomputeGranularity::selective);
+  CHECK(with_loss - full_layer == doctest::Approx(4096.0 * 2 * (64 * 128 + 128 + 64)));
+  job.plan.distributed_optimizer = true;
+  job.plan.recompute.granularity = RecomputeGranularity::full;
+  CHECK(predict(job).feasible);
+}
+
 TEST_CASE("check_plan: Megatron-Core's expert-parallel rules") {
   Job job = test::workload("qwen3-30b-a3b", "dgx-h100-ndr", 512, 4096);
   job.plan.dp = 16;
@@ -696,6 +743,13 @@ TEST_CASE("check_plan: Megatron-Core's expert-parallel rules") {
   CHECK(contains(check_plan(job), "needs vpp > 1"));
   job.plan.vpp = 2;
   CHECK(check_plan(job).empty());
+  // GPT-OSS's experts carry biases, which Megatron-Core splits over no expert-TP ranks: the same
+  // plan is refused for it, and fits with etp 1.
+  Job oss = job;
+  oss.model = test::catalog().model("gpt-oss-120b");
+  CHECK(contains(check_plan(oss), "biased experts (GPT-OSS) need etp = 1"));
+  oss.plan.etp = 1;
+  CHECK(check_plan(oss).empty());
 }
 
 TEST_CASE("MoE: sequential experts unless grouped GEMM is on, said in the notes, and grouped is faster at 16 local experts") {

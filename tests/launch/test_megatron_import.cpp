@@ -515,8 +515,27 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
     CHECK(has(error_of("torchrun pretrain_gpt.py " + base + "--hybrid-layer-pattern 'M-M*-M-M*'"),
               "launch.sh: --hybrid-layer-pattern: a hybrid of Mamba/gated-DeltaNet and attention layers"));
     CHECK(has(error_of(base + "--hybrid-override-pattern M-M*"), "--hybrid-override-pattern: a hybrid"));
-    CHECK(has(error_of(base + "--experimental-attention-variant dsa"),
-              "--experimental-attention-variant: \"dsa\" (DeepSeek sparse attention or gated DeltaNet) is not modelled"));
+    CHECK(has(error_of(base + "--experimental-attention-variant gdn"),
+              "--experimental-attention-variant: \"gdn\" (gated DeltaNet, a linear attention) is not modelled"));
+    CHECK(has(error_of(base + "--experimental-attention-variant dsa"), "dsa needs --multi-latent-attention"));
+    // DeepSeek Sparse Attention on MLA: the indexer's shape, Megatron's defaults for the rest.
+    const std::string mla = base + "--multi-latent-attention --q-lora-rank 64 --kv-lora-rank 32 --experimental-attention-variant dsa ";
+    CHECK(has(error_of(mla), "--dsa-indexer-n-heads: missing"));
+    const MegatronLaunch dsa = read(mla + "--dsa-indexer-n-heads 4 --dsa-indexer-head-dim 32 --dsa-indexer-topk 64");
+    REQUIRE(dsa.model.dsa.has_value());
+    CHECK(dsa.model.dsa->index_heads == 4);
+    CHECK(dsa.model.dsa->index_topk == 64);
+    CHECK(dsa.model.dsa->indexer_loss_coeff == 0);  // Megatron's default: no indexer loss
+    CHECK(dsa.model.dsa->rotate_activation);
+    CHECK(has_note(dsa, "--dsa-kernel-backend none: Megatron runs DSA's PyTorch fallback"));
+    const MegatronLaunch fused = read(mla + "--dsa-indexer-n-heads 4 --dsa-indexer-head-dim 32 --dsa-indexer-topk 64 --dsa-kernel-backend cudnn "
+                                            "--dsa-indexer-loss-coeff 0.01 --dsa-indexer-use-sparse-loss --dsa-indexer-topk-freq 2 "
+                                            "--no-dsa-indexer-rotate-activation");
+    CHECK(fused.model.dsa->indexer_loss_coeff == 0.01);
+    CHECK(fused.model.dsa->sparse_indexer_loss);
+    CHECK(fused.model.dsa->topk_freq == 2);
+    CHECK_FALSE(fused.model.dsa->rotate_activation);
+    CHECK_FALSE(has_note(fused, "--dsa-kernel-backend"));
     CHECK(has(error_of(base + "--heterogeneous-layers-config-path nas.json"), "per-layer shapes from a file are not read"));
     CHECK(has(error_of(base + "--yaml-cfg gpt.yaml"), "--yaml-cfg: the arguments are in the YAML file"));
     CHECK(has(error_of("torchrun /opt/megatron/pretrain_mamba.py " + base), "the launch runs pretrain_mamba.py; strata costs "));

@@ -62,6 +62,15 @@ def megatron_view(check, flags, world, arch, env):
         return captured["config"]
 
     A.core_transformer_config_from_args = capture
+    # TransformerConfig asks for a CUDA device and the flash_mla / cuDNN DSA packages when a fused
+    # DSA kernel backend is named (_validate_dsa_kernel_backend_dependencies): a check the
+    # checker's stand-ins cannot pass on any machine without a GPU. The backend's name is still
+    # checked, by the same function given "none" for a valid name.
+    from megatron.core import utils as U
+    from megatron.core.transformer import transformer_config as TC
+    validate_dsa_backend = U._validate_dsa_kernel_backend_dependencies
+    TC._validate_dsa_kernel_backend_dependencies = (
+        lambda backend: validate_dsa_backend("none" if backend in U._VALID_DSA_KERNEL_BACKENDS else backend))
     verdict = check.check(flags, world, arch, env)
     return verdict, captured.get("args"), captured.get("config")
 
@@ -322,6 +331,19 @@ def compare(plan, args, config, verdict):
         same("qk head dim", mla["qk_nope_head_dim"], config.qk_head_dim)
         same("qk pos-emb head dim", mla["qk_rope_head_dim"], config.qk_pos_emb_head_dim)
         same("v head dim", mla["v_head_dim"], config.v_head_dim)
+    dsa = model.get("dsa")
+    same("attention variant", "dsa" if dsa else None, config.experimental_attention_variant)
+    if dsa:
+        same("DSA indexer heads", dsa["index_heads"], config.dsa_indexer_n_heads)
+        same("DSA indexer head dim", dsa["index_head_dim"], config.dsa_indexer_head_dim)
+        same("DSA top-k", dsa["index_topk"], config.dsa_indexer_topk)
+        same("DSA top-k frequency", dsa["topk_freq"], config.dsa_indexer_topk_freq)
+        same("DSA top-k offset", dsa["skip_topk_offset"], config.dsa_indexer_skip_topk_offset)
+        same("DSA indexer rope interleaved", dsa["rope_interleaved"], config.dsa_indexer_rope_interleaved)
+        same("DSA indexer rotation", dsa["rotate_activation"], config.dsa_indexer_rotate_activation)
+        same("DSA indexer loss coefficient", dsa["indexer_loss_coeff"], config.dsa_indexer_loss_coeff or 0.0)
+        same("DSA sparse indexer loss", dsa["sparse_indexer_loss"], config.dsa_indexer_use_sparse_loss)
+        same("DSA fused kernels", True, config.dsa_kernel_backend in ("cudnn", "tilelang"))
     return problems
 
 

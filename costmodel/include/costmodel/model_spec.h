@@ -82,6 +82,37 @@ struct MlaSpec {
   bool operator==(const MlaSpec&) const = default;
 };
 
+// DeepSeek Sparse Attention (DeepSeek-V3.2, arXiv:2512.02556 §2.1; GLM-5; Megatron-Core
+// experimental_attention_variant/dsa.py, --experimental-attention-variant dsa). A lightning indexer
+// (index_heads x index_head_dim, ReLU scores weighted per head) scores every earlier key of each
+// query; the query then attends to its index_topk best keys only, with MLA in its absorbed form
+// (AbsorbedMLASelfAttention: each head reads the shared kv latent and rope key, kv_lora_rank +
+// qk_rope_head_dim channels, and writes kv_lora_rank channels that W_UV maps to v_head_dim).
+// The indexer's projections are replicated on every TP rank (parallel_mode "duplicated") and run
+// on inputs detached from the model; it learns from its own KL loss against the attention's
+// distribution (dsa_indexer_loss_coeff) when that is on.
+struct DsaSpec {
+  std::int64_t index_heads = 0;
+  std::int64_t index_head_dim = 0;
+  std::int64_t index_topk = 0;
+  // Cross-layer top-k sharing (GLM-5.2's index_topk_freq / index_skip_topk_offset; Megatron
+  // is_dsa_skip_topk_layer): past the first `offset` layers only every freq-th layer runs the
+  // indexer, the others reuse its top-k. freq 1: every layer runs its own.
+  int topk_freq = 1;
+  int skip_topk_offset = 0;
+  bool rope_interleaved = false;  // indexer_rope_interleave: the launch's --dsa-indexer-rope-interleaved
+  bool rotate_activation = true;  // the indexer's Hadamard rotation of q and k (DeepSeek's reference; GLM-5 without)
+  // The indexer's KL loss: its coefficient (0: off, the indexer is frozen) and whether it is taken
+  // over the top-k keys only. A training setting, not in config.json: the default is what
+  // Megatron-Bridge's GLM-5 provider sets (glm5_bridge.py: 0.001, sparse), a default, not a
+  // measurement of any run.
+  double indexer_loss_coeff = 0.001;
+  bool sparse_indexer_loss = true;
+  // Does 1-based decoder layer `layer` run its own indexer (Megatron dsa.py is_dsa_skip_topk_layer)?
+  bool computes_topk(int layer) const;
+  bool operator==(const DsaSpec&) const = default;
+};
+
 // What sets one decoder layer's cost apart from another's: an MoE or a dense MLP, a
 // sliding-window or full attention. A model has at most four kinds of layers.
 struct LayerKind {
@@ -202,6 +233,7 @@ struct ModelSpec {
   std::vector<int> sliding_window_pattern;
   std::optional<MoeSpec> moe;
   std::optional<MlaSpec> mla;
+  std::optional<DsaSpec> dsa;  // needs mla (validate_model)
   // Multi-token prediction depth (DeepSeek-V3 report §2.2, Hugging Face num_nextn_predict_layers;
   // Megatron --mtp-num-layers), trained with the model: each MTP module normalizes the hidden
   // state and the embedding of the next token, projects their concatenation (2h -> h), runs one
@@ -229,6 +261,12 @@ struct ModelSpec {
 
   // Parameters of parts of one decoder layer (weights + biases + norm gains).
   double attention_params() const;
+  // The DSA indexer's parameters in a layer that runs one (0 without DSA), replicated on every TP
+  // rank; those of 0-based layer `layer` (0 where it reuses another layer's top-k); the share of
+  // layers that run one (1 without top-k sharing, 0 without DSA).
+  double indexer_params() const;
+  double indexer_params_at(int layer) const;
+  double indexer_share() const;
   double dense_mlp_params() const;
   double expert_params() const;  // one routed expert
   double shared_expert_params() const;

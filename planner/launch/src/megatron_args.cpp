@@ -133,6 +133,23 @@ void model_flags(std::vector<std::string>& a, const ModelSpec& m) {
     opt(a, "--qk-head-dim", m.mla->qk_nope_head_dim);
     opt(a, "--qk-pos-emb-head-dim", m.mla->qk_rope_head_dim);
     opt(a, "--v-head-dim", m.mla->v_head_dim);
+    if (m.dsa) {
+      // DeepSeek Sparse Attention (Megatron-Core experimental_attention_variant/dsa.py), with the
+      // fused kernels strata costs (--dsa-kernel-backend cudnn: FlashMLA's sparse prefill); its rope
+      // is unfused (TransformerConfig: "RoPE fusion is not supported for DSAttention").
+      opt(a, "--experimental-attention-variant", "dsa");
+      opt(a, "--dsa-indexer-n-heads", m.dsa->index_heads);
+      opt(a, "--dsa-indexer-head-dim", m.dsa->index_head_dim);
+      opt(a, "--dsa-indexer-topk", m.dsa->index_topk);
+      if (m.dsa->topk_freq != 1) opt(a, "--dsa-indexer-topk-freq", m.dsa->topk_freq);
+      if (m.dsa->skip_topk_offset != 0) opt(a, "--dsa-indexer-skip-topk-offset", m.dsa->skip_topk_offset);
+      if (m.dsa->rope_interleaved) flag(a, "--dsa-indexer-rope-interleaved");
+      if (!m.dsa->rotate_activation) flag(a, "--no-dsa-indexer-rotate-activation");
+      opt(a, "--dsa-indexer-loss-coeff", number(m.dsa->indexer_loss_coeff));
+      if (m.dsa->sparse_indexer_loss) flag(a, "--dsa-indexer-use-sparse-loss");
+      opt(a, "--dsa-kernel-backend", "cudnn");
+      flag(a, "--no-rope-fusion");
+    }
   } else {
     if (m.num_query_groups != m.num_attention_heads) {
       flag(a, "--group-query-attention");

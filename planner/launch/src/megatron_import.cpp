@@ -42,6 +42,10 @@ constexpr FlagSpec kFlags[] = {
     {"--disable-bias-linear", false}, {"--add-qkv-bias", false}, {"--qk-layernorm", false}, {"--norm-epsilon", true},
     {"--rotary-base", true}, {"--rotary-percent", true}, {"--use-rope-scaling", false}, {"--no-rope-freq", true}, {"--window-size", true},
     {"--window-attn-skip-freq", true}, {"--multi-latent-attention", false}, {"--q-lora-rank", true}, {"--kv-lora-rank", true},
+    // DeepSeek Sparse Attention (Megatron-Core TransformerConfig dsa_* fields).
+    {"--dsa-indexer-n-heads", true}, {"--dsa-indexer-head-dim", true}, {"--dsa-indexer-topk", true}, {"--dsa-indexer-topk-freq", true},
+    {"--dsa-indexer-skip-topk-offset", true}, {"--dsa-indexer-rope-interleaved", false}, {"--no-dsa-indexer-rotate-activation", false},
+    {"--dsa-indexer-loss-coeff", true}, {"--dsa-indexer-use-sparse-loss", false}, {"--dsa-kernel-backend", true},
     {"--qk-head-dim", true}, {"--qk-pos-emb-head-dim", true}, {"--v-head-dim", true},
     {"--moe-shared-expert-intermediate-size", true}, {"--moe-shared-expert-gate", false}, {"--moe-layer-freq", true}, {"--moe-router-score-function", true},
     {"--moe-router-enable-expert-bias", false}, {"--expert-tensor-parallel-size", true}, {"--moe-expert-capacity-factor", true},
@@ -558,6 +562,26 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
     m.mla = mla;
     // A query/key head is the non-rotary and the rotary part together (the model reader's convention).
     m.kv_channels = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
+    if (f.raw("--experimental-attention-variant")) {
+      // DeepSeek Sparse Attention; Megatron's defaults: top-k computed in every layer, the indexer
+      // loss off (dsa_indexer_loss_coeff None), the Hadamard rotation on.
+      const std::string dsa_why = "DSA's indexer needs it";
+      DsaSpec d;
+      d.index_heads = f.required("--dsa-indexer-n-heads", 1, kMaxDim, dsa_why);
+      d.index_head_dim = f.required("--dsa-indexer-head-dim", 1, kMaxDim, dsa_why);
+      d.index_topk = f.required("--dsa-indexer-topk", 1, kMaxDim * 64, dsa_why);
+      d.topk_freq = static_cast<int>(f.integer("--dsa-indexer-topk-freq", 1, 1 << 20).value_or(1));
+      d.skip_topk_offset = static_cast<int>(f.integer("--dsa-indexer-skip-topk-offset", 0, 1 << 20).value_or(0));
+      d.rope_interleaved = f.has("--dsa-indexer-rope-interleaved");
+      d.rotate_activation = !f.has("--no-dsa-indexer-rotate-activation");
+      d.indexer_loss_coeff = f.number("--dsa-indexer-loss-coeff", 0, 1e3).value_or(0.0);
+      d.sparse_indexer_loss = f.has("--dsa-indexer-use-sparse-loss");
+      const std::string backend = f.text("--dsa-kernel-backend").value_or("none");
+      if (backend != "cudnn" && backend != "tilelang")
+        notes.push_back("--dsa-kernel-backend " + backend + ": Megatron runs DSA's PyTorch fallback (the s x s index scores written "
+                        "out), which strata does not model; costed as the fused kernels (--dsa-kernel-backend cudnn)");
+      m.dsa = d;
+    }
   }
   // Megatron adds biases to every linear layer unless --disable-bias-linear.
   m.add_linear_bias = !f.has("--disable-bias-linear");
@@ -947,9 +971,13 @@ void refuse_unmodelled_models(const ScriptWords& script, const Flags& f, const s
     if (f.has(flag))
       throw InputError(where, flag, "a hybrid of Mamba/gated-DeltaNet and attention layers; strata costs attention with "
                                     "MLP/MoE layers only");
-  if (auto v = f.raw("--experimental-attention-variant"))
+  if (auto v = f.raw("--experimental-attention-variant"); v && *v != "dsa")
     throw InputError(where, "--experimental-attention-variant",
-                     "\"" + *v + "\" (DeepSeek sparse attention or gated DeltaNet) is not modelled; strata costs dense attention");
+                     "\"" + *v + "\" (gated DeltaNet, a linear attention) is not modelled; strata costs softmax attention and "
+                     "DeepSeek Sparse Attention (dsa)");
+  if (f.raw("--experimental-attention-variant") && !f.has("--multi-latent-attention"))
+    throw InputError(where, "--experimental-attention-variant",
+                     "dsa needs --multi-latent-attention: Megatron-Core's DSAttention is MLA's absorbed form");
   if (f.has("--heterogeneous-layers-config-path"))
     throw InputError(where, "--heterogeneous-layers-config-path", "per-layer shapes from a file are not read; strata costs uniform layers");
   if (f.has("--yaml-cfg"))
