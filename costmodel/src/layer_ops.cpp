@@ -693,7 +693,18 @@ double layer_model_flops_fwd(const ModelSpec& m, double tokens, double seq, Laye
   }
   // Scores and values over the full (non-causal-skipped) sequence, or the window: 2 matmuls.
   const double keys = kind.sliding_window && m.sliding_window > 0 ? std::min(seq, static_cast<double>(m.sliding_window)) : seq;
-  const double attn_core = 2.0 * tokens * keys * m.num_attention_heads * (qk_dim + v_dim);
+  double attn_core = 2.0 * tokens * keys * m.num_attention_heads * (qk_dim + v_dim);
+  if (m.dsa && m.mla) {
+    // DeepSeek Sparse Attention, in the same convention: each query's top-k keys in the absorbed
+    // form (latent + rope scores, latent values), and the indexer's projections and its scores of
+    // every key, in the share of layers that run it. Megatron's num_floating_point_operations
+    // counts dense MLA here, which at 128k tokens is several times what a DSA layer computes.
+    const double kl = static_cast<double>(m.mla->kv_lora_rank), rope = static_cast<double>(m.mla->qk_rope_head_dim);
+    const double idx = static_cast<double>(m.dsa->index_heads * m.dsa->index_head_dim);
+    attn_core = 2.0 * tokens * std::min(seq, static_cast<double>(m.dsa->index_topk)) * m.num_attention_heads * (2 * kl + rope) +
+                m.indexer_share() * 2.0 * tokens * seq * idx;
+    attn_params += m.indexer_params() * m.indexer_share();
+  }
   return 2.0 * (attn_params + mlp) * tokens + attn_core;
 }
 

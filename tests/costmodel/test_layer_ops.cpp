@@ -474,6 +474,15 @@ TEST_CASE("decoder_layer_ops: DeepSeek Sparse Attention attends to top-k keys in
     CHECK(attention(dense, 262144) / attention(dense, 131072) == doctest::Approx(2.0).epsilon(1e-9));
     CHECK(attention(m, 131072) < attention(dense, 131072) / 5);
   }
+  SUBCASE("model FLOPs (MFU) count the top-k keys and the indexer, not dense MLA's attention") {
+    ModelSpec dense = m;
+    dense.dsa.reset();
+    const double seq = 131072, T = seq;
+    const double sparse_core = 2 * T * topk * H * (2 * kl + rope) + 2 * T * seq * ih * id;
+    const double dense_core = 2 * T * seq * H * (nope + rope + v);
+    CHECK(layer_model_flops_fwd(m, T, seq, m.layer_kind(5)) - layer_model_flops_fwd(dense, T, seq, dense.layer_kind(5)) ==
+          doctest::Approx(sparse_core - dense_core + 2 * T * m.indexer_params()));
+  }
   SUBCASE("without the indexer loss the indexer has no backward; shared top-k runs it in a share of the layers") {
     ModelSpec frozen = m;
     frozen.dsa->indexer_loss_coeff = 0;

@@ -1372,3 +1372,40 @@ TEST_CASE("load_validation_runs: a GPU variant strata does not list is refused, 
   }
 }
 }
+
+TEST_SUITE("formats") {
+TEST_CASE("load_validation_runs: a DeepSeek Sparse Attention record reads its indexer and runs CP by all-gather") {
+  // GLM-5 long-context (Megatron-Bridge's glm5 performance recipes run cp 32 with allgather): a
+  // record that leaves the CP exchange out gets the one Megatron's DSA runs, and says so.
+  nlohmann::json rec = deepseek_record("");
+  rec["model_config"] = load_json_file(test::data_file("hf/glm-5.json"));
+  rec["num_layers"] = 78;
+  rec["hidden_size"] = 6144;
+  rec["num_attention_heads"] = 64;
+  rec["vocab_size"] = 154880;
+  rec["seq_length"] = 131072;
+  rec["num_gpus"] = 512;
+  rec["tp"] = 1;
+  rec["pp"] = 8;
+  rec["cp"] = 32;
+  rec["dp"] = 2;
+  rec["ep"] = 32;
+  rec["sequence_parallel"] = false;
+  rec["global_batch_size"] = 64;
+  rec["recompute"] = "full";
+  auto runs = load_validation_runs(nlohmann::json::array({rec}), "runs.json", test::catalog());
+  REQUIRE(runs.size() == 1);
+  REQUIRE_MESSAGE(runs[0].job, runs[0].error);
+  const Job& job = *runs[0].job;
+  REQUIRE(job.model.dsa.has_value());
+  CHECK(job.model.dsa->index_heads == 32);
+  CHECK(job.runtime.cp_comm_type == CpCommType::allgather);
+  CHECK(any_contains(runs[0].assumptions, "the only one Megatron-Core's DeepSeek Sparse Attention runs"));
+  CHECK(check_plan(job).empty());
+  rec["notes"] = "cp_comm_type=p2p";
+  runs = load_validation_runs(nlohmann::json::array({rec}), "runs.json", test::catalog());
+  REQUIRE(runs[0].job);
+  CHECK(runs[0].job->runtime.cp_comm_type == CpCommType::p2p);
+  CHECK(check_plan(*runs[0].job).find("--cp-comm-type allgather only") != std::string::npos);
+}
+}

@@ -84,7 +84,7 @@ void add_workload_options(CLI::App& app, JobOptions& o) {
                  "Share (0-1) of the optimizer state kept and updated on the host (Megatron --optimizer-cpu-offload; needs "
                  "--precision-aware-optimizer); its host link copies are costed, the host's update is not");
   app.add_option("--cp-comm-type", o.cp_comm_type,
-                 "p2p | a2a | allgather | a2a+p2p: how context-parallel ranks exchange K/V (Megatron --cp-comm-type; default p2p)");
+                 "p2p | a2a | allgather | a2a+p2p: how context-parallel ranks exchange K/V (Megatron --cp-comm-type; default p2p, allgather for DeepSeek Sparse Attention)");
   app.add_option("--num-layers-at-start-in-bf16", o.bf16_first_layers,
                  "With --precision fp8: decoder layers at the start of the model kept in bf16 (Megatron --first-last-layers-bf16)");
   app.add_option("--num-layers-at-end-in-bf16", o.bf16_last_layers,
@@ -295,6 +295,8 @@ Job build_workload(const JobOptions& o, const Catalog& catalog) {
     auto cp = cp_comm_type_from_string(lower(o.cp_comm_type));
     if (!cp) throw InputError(kCmd, "--cp-comm-type", "expected p2p, a2a, allgather or a2a+p2p, found \"" + o.cp_comm_type + "\"");
     job.runtime.cp_comm_type = *cp;
+  } else if (job.model.dsa) {
+    job.runtime.cp_comm_type = CpCommType::allgather;  // the only CP exchange Megatron-Core's DSA runs
   }
   if (o.bf16_first_layers != 0 || o.bf16_last_layers != 0) {
     if (job.training.precision != Precision::fp8)

@@ -459,6 +459,11 @@ void read_communication_options(const std::string& stated, const std::string& wh
     rt.cp_comm_type = CpCommType::a2a;
   } else if (mentions(stated, {"cp allgather"}) || cp_knob == "allgather") {
     rt.cp_comm_type = CpCommType::allgather;
+  } else if (mentions(stated, {"cp p2p"}) || cp_knob == "p2p") {
+    rt.cp_comm_type = CpCommType::p2p;
+  } else if (job.model.dsa && p.cp > 1) {
+    rt.cp_comm_type = CpCommType::allgather;
+    as.push_back("CP exchange not stated: all-gather, the only one Megatron-Core's DeepSeek Sparse Attention runs");
   }
   if (mentions(stated, {"overlap-grad-reduce/param-gather off", "no overlap flags"})) {
     rt.overlap_grad_reduce = false;
