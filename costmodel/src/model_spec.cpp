@@ -250,6 +250,17 @@ void resolve_family(HfConfig& c, const json& top, bool wrapped, ModelSpec& m) {
   // MiMo-V2: sliding-window layers with their own number of KV heads, in a per-layer pattern.
   for (const char* k : {"hybrid_layer_pattern", "swa_num_key_value_heads"})
     if (r.has(k)) c.refuse(k, "sliding-window layers with their own attention shape");
+  // DeepSeek-V4's other parts (Megatron-Bridge deepseek_v4_bridge.py): hyper-connections (hc_mult
+  // residual streams mixed per layer), compressed sparse attention (compress_ratios per layer), a
+  // low-rank grouped output projection (o_lora_rank, o_groups), hash-routed MoE layers
+  // (num_hash_layers). Refused, never costed as DeepSeek-V3.2's layers.
+  if (r.has("hc_mult") && !(r.raw("hc_mult").is_number() && r.raw("hc_mult").get<double>() <= 1))
+    c.refuse("hc_mult", "hyper-connections (several residual streams mixed in every layer)");
+  for (const char* k : {"compress_ratios", "compress_rates"})
+    if (r.has(k) && !r.raw(k).is_null()) c.refuse(k, "compressed sparse attention (keys compressed per layer before the indexer)");
+  if (r.has("o_lora_rank") && !r.raw("o_lora_rank").is_null()) c.refuse("o_lora_rank", "a low-rank grouped output projection");
+  if (r.has("num_hash_layers") && !(r.raw("num_hash_layers").is_number_integer() && r.raw("num_hash_layers").get<std::int64_t>() == 0))
+    c.refuse("num_hash_layers", "hash-routed MoE layers (experts chosen by token id)");
   // DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5) is read with MLA below; without MLA it is not
   // what Megatron-Core's DSAttention runs (AbsorbedMLASelfAttention).
   if (r.has("index_topk") && !r.has("kv_lora_rank"))

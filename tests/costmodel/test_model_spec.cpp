@@ -757,6 +757,17 @@ TEST_CASE("Hugging Face config.json: the architecture details are read") {
     const std::string msg = input_error([&] { model_from_json(no_mla, "config.json"); });
     CHECK(msg.find("/index_topk") != std::string::npos);
     CHECK(msg.find("without multi-latent attention") != std::string::npos);
+    // DeepSeek-V4's further parts are refused, never costed as DeepSeek-V3.2's layers.
+    for (const auto& [key, value, what] : {std::tuple<const char*, json, const char*>{"hc_mult", 4, "hyper-connections"},
+                                           {"compress_ratios", json::array({0, 4, 128}), "compressed sparse attention"},
+                                           {"o_lora_rank", 1024, "low-rank grouped output projection"},
+                                           {"num_hash_layers", 3, "hash-routed MoE layers"}}) {
+      json v4 = load_json_file(test::data_file("hf/deepseek-v3.2.json"));
+      v4[key] = value;
+      const std::string err = input_error([&] { model_from_json(v4, "config.json"); });
+      CHECK(err.find(std::string("/") + key) != std::string::npos);
+      CHECK(err.find(what) != std::string::npos);
+    }
     json strata_json = model_to_json(m);
     strata_json.erase("mla");
     CHECK(input_error([&] { model_from_json(strata_json, "model.json"); }).find("/dsa") != std::string::npos);

@@ -382,6 +382,14 @@ def main():
         return judge(a, check, plan, script if extra else None)
 
 
+def compute_capability(check, gpu):
+    """The GPU's compute capability major, from the architecture strata's GPU file names; check.py's
+    arch_of guesses it from the name, where an "80GB" reads as a GB200's "gb" (H100-SXM5-80GB as 10,
+    so its launches would be judged as Blackwell's, which need no CUDA_DEVICE_MAX_CONNECTIONS)."""
+    by_architecture = {"ampere": 8, "ada": 8, "hopper": 9, "blackwell": 10}
+    return by_architecture.get(gpu.get("architecture"), check.arch_of(gpu.get("name")))
+
+
 def judge(a, check, plan, script):
     launch = plan.get("launch") or {}
     if a.expect == "refused":
@@ -395,7 +403,7 @@ def judge(a, check, plan, script):
         return 1
     flags = [str(x) for x in launch["megatron_args"]]
     world = plan["num_gpus"]
-    arch = check.arch_of(plan["gpu"]["name"])
+    arch = compute_capability(check, plan["gpu"])
     verdict, args, config = megatron_view(check, flags, world, arch, launch.get("env") or {})
     if not verdict["valid"]:
         print(f"FAIL: Megatron-LM refuses the launch at {verdict['stage']}: {verdict['error']} "
