@@ -18,7 +18,7 @@ void add_prediction_notes(const Job& job, const LayerShape& shape, const MoeHost
   const int worst_mem = worst_memory_stage;
   const StagePrediction& wm = pred.stages[static_cast<std::size_t>(worst_mem)];
   const bool moe_host_bound = moe_host.any();
-  pred.notes.reserve(12);  // room for every note below: no regrowth per prediction
+  pred.notes.reserve(13);  // room for every note below: no regrowth per prediction
   if (m.language_model_of_multimodal)
     pred.notes.push_back("the model is the language model of a multimodal config (text_config): its vision or audio encoder and "
                          "projector are not costed, nor the image tokens they add to a sequence");
@@ -35,6 +35,15 @@ void add_prediction_notes(const Job& job, const LayerShape& shape, const MoeHost
   if (shape.cudnn_attention && job.runtime.attention_kernel == AttentionKernel::automatic && cl.gpu.architecture == "hopper")
     pred.notes.push_back("attention timed as cuDNN's fused kernel, which Transformer Engine runs on Hopper since 1.2 (1.5-1.8x "
                          "FlashAttention-2's rate); --attention-kernel flash for a stack that runs flash-attn");
+  if (m.dsa)
+    pred.notes.push_back(fmt::format(
+        FMT_COMPILE("DeepSeek Sparse Attention: the indexer and the attention over the top-{} keys are timed as fused attention "
+                    "kernels from their FLOPs, not measured (no DSA kernel in configs/measurements); the indexer's loss {}"),
+        m.dsa->index_topk,
+        m.dsa->indexer_loss_coeff > 0
+            ? fmt::format("(coefficient {:g}, {}) is costed; a model's default of 0.001 sparse is Megatron-Bridge's GLM-5 setting",
+                          m.dsa->indexer_loss_coeff, m.dsa->sparse_indexer_loss ? "over the top-k keys" : "over every key")
+            : std::string("is off (the indexer is frozen)")));
   if (shape.fp8_attention)
     pred.notes.push_back("fp8 attention: the kernel's products at the fp8 tensor-core rate, its softmax exponentials at the "
                          "special-function rate, Q, K, V (backward also O and dO) quantized first; a model from the datasheet "

@@ -713,7 +713,12 @@ TEST_CASE("DeepSeek Sparse Attention: Megatron-Core's rules, the indexer replica
   CHECK(with_loss - full_layer == doctest::Approx(4096.0 * 2 * (64 * 128 + 128 + 64)));
   job.plan.distributed_optimizer = true;
   job.plan.recompute.granularity = RecomputeGranularity::full;
-  CHECK(predict(job).feasible);
+  const Prediction pred = predict(job);
+  CHECK(pred.feasible);
+  // The output says what is not measured and which indexer-loss setting is costed.
+  CHECK(std::any_of(pred.notes.begin(), pred.notes.end(), [](const std::string& n) {
+    return contains(n, "not measured (no DSA kernel") && contains(n, "coefficient 0.001, over the top-k keys");
+  }));
 }
 
 TEST_CASE("check_plan: Megatron-Core's expert-parallel rules") {
