@@ -420,7 +420,12 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
   } else {
     if (p.distributed_optimizer || p.zero_stage >= 1) opt *= shard_mix;
     if (p.zero_stage >= 2) gr *= shard_mix;
-    if (p.zero_stage >= 3) w *= shard_mix;
+    if (p.zero_stage >= 3) {
+      w *= shard_mix;
+      // Megatron-FSDP gathers a layer's parameters into a buffer and prefetches the next one's
+      // (fsdp_double_buffer; runtime_schedule.md): two layers whole, transiently, as FSDP's.
+      if (fw == Framework::megatron && layers > 0) w += 2 * params / std::max(1, layers) * weight_b;
+    }
   }
   // Transformer Engine keeps a quantized copy of each decoder linear's weight, both ways, between
   // micro-batches (cast on the first micro-batch, is_first_microbatch): 2 bytes/param in fp8.

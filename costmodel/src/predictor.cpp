@@ -340,14 +340,18 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
         // DeepSpeed ZeRO-3 moves parameters in buckets of stage3_prefetch_bucket_size (default
         // 5e7 elements); FSDP gathers one wrapped decoder layer at a time. Each collective pays
         // the ring latency of the whole data-parallel group.
-        const double pieces = fw == Framework::fsdp ? stage_layers[s] + 1.0 : std::ceil(params / kZero3BucketElements);
+        // Megatron-FSDP works like FSDP: one unit per decoder layer, the next unit's gather
+        // prefetched behind the current one's compute (megatron/core/distributed/fsdp/src/docs/
+        // runtime_schedule.md: AG_{i+1} before DO_i forward, AG_{i-1} before RS_i backward).
+        const bool layerwise = fw != Framework::deepspeed;
+        const double pieces = layerwise ? stage_layers[s] + 1.0 : std::ceil(params / kZero3BucketElements);
         const double per_mb = pieces * (2 * comm.all_gather(params * weight_bytes / pieces, dp_g) +
                                         comm.reduce_scatter(params * grad_bytes / pieces, dp_g));
         dp_time = per_mb * static_cast<double>(micro_batches);
         // FSDP prefetches the next block's parameters while computing the current one. DeepSpeed
         // ZeRO-3 fetches sub-module parameters on demand, so its gathers sit on the critical path
         // (the bottleneck ZeRO++, Wang et al. 2023 §2, sets out to remove).
-        if (fw == Framework::fsdp) hidden = std::min(dp_time, (sc[s].fwd + sc[s].bwd) * static_cast<double>(micro_batches));
+        if (layerwise) hidden = std::min(dp_time, (sc[s].fwd + sc[s].bwd) * static_cast<double>(micro_batches));
       } else if (p.distributed_optimizer || p.zero_stage >= 1) {
         const double reduce_scatter = rs(split.dense * grad_bytes, split.expert * grad_bytes);
         // With fp8 parameters (--fp8-param-gather) the decoder linears are gathered as fp8, 1 byte each.

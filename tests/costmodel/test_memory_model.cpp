@@ -295,6 +295,14 @@ TEST_CASE("stage_memory") {
     CHECK(f.optimizer_GiB * kGiB == doctest::Approx(8 * P / shard).epsilon(1e-12));
     CHECK(f.weights_GiB * kGiB == doctest::Approx(4 * P / shard + 2 * (P / layers) * 2).epsilon(1e-12));
   }
+  SUBCASE("Megatron-FSDP (ZeRO-3 under Megatron) keeps its sharded weights and two gathered layers, the current and the prefetched") {
+    job.plan.zero_stage = 2;
+    const MemoryBreakdown z2 = stage_memory(job, stage, layers, 1);
+    job.plan.zero_stage = 3;
+    const MemoryBreakdown z3 = stage_memory(job, stage, layers, 1);
+    const double shard = job.plan.dp * job.plan.cp;
+    CHECK(z3.weights_GiB * kGiB == doctest::Approx(z2.weights_GiB * kGiB / shard + 2 * (P / layers) * 2).epsilon(1e-12));
+  }
   SUBCASE("stored activations: in-flight micro-batches x layers x the per-layer bytes") {
     const double per_layer = layer_activation_bytes(job, RecomputeGranularity::selective);
     for (int k : {1, 3, 16}) {

@@ -1185,6 +1185,24 @@ TEST_CASE("MoE all-to-all overlap hides at most the compute it runs beside") {
         doctest::Approx(short_plain.breakdown.ep_comm_s * job.calibration.kernel.overlap_interference).epsilon(0.02));
 }
 
+TEST_CASE("ZeRO-3: Megatron-FSDP prefetches each layer's gather behind compute, DeepSpeed gathers on demand") {
+  // Llama-3 70B on 64 H100s, sharded parameters: the same traffic, hidden by Megatron-FSDP's
+  // layer-by-layer prefetch (runtime_schedule.md), on the critical path for DeepSpeed's ZeRO-3.
+  Job job = test::workload("llama3-70b", "dgx-h100-ndr", 128, 4096);
+  job.calibration = test::catalog().calibration_or_default(job.cluster.gpu);
+  job.plan.dp = 64;
+  job.plan.recompute.granularity = RecomputeGranularity::full;
+  job.plan.zero_stage = 3;
+  REQUIRE(check_plan(job) == "");
+  const Prediction megatron_fsdp = predict(job);
+  job.runtime.framework = Framework::deepspeed;
+  job.runtime.overlap_grad_reduce = job.runtime.overlap_param_gather = false;
+  REQUIRE(check_plan(job) == "");
+  const Prediction deepspeed = predict(job);
+  CHECK(megatron_fsdp.breakdown.dp_comm_s < 0.5 * deepspeed.breakdown.dp_comm_s);
+  CHECK(megatron_fsdp.breakdown.dp_comm_s <= megatron_fsdp.breakdown.compute_s);
+}
+
 TEST_CASE("check_plan: Megatron-LM and FSDP2's pipelining interleave pipeline stages, DeepSpeed does not") {
   Job job = test::gpt3_175b_job();
   job.plan.vpp = 2;
