@@ -403,10 +403,10 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
   }
   // Optimizer state is sharded over the data-parallel group, which includes CP ranks in Megatron
   // (over 1/N of it with N distributed-optimizer instances).
-  const double shard = p.distributed_optimizer ? p.optimizer_shard_ranks() : static_cast<double>(p.dp) * p.cp;
+  const double shard = p.sharded_copies() > 1 ? p.optimizer_shard_ranks() : static_cast<double>(p.dp) * p.cp;
   // Routed-expert states shard over the expert-data-parallel group instead (Megatron's distributed
   // optimizer keeps a separate buffer for expert parameters over that group).
-  const double expert_shard = p.distributed_optimizer ? p.expert_optimizer_shard_ranks() : std::max(1, p.expert_data_parallel());
+  const double expert_shard = p.sharded_copies() > 1 ? p.expert_optimizer_shard_ranks() : std::max(1, p.expert_data_parallel());
   const double expert_frac = params > 0 ? split.expert / params : 0;
   const double shard_mix = (1 - expert_frac) / shard + expert_frac / expert_shard;  // mean 1/shard per parameter
   double w = params * weight_b, gr = params * grad_b, opt = params * opt_b;
@@ -419,6 +419,7 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
     opt = params * moment_bytes(optimizer) / shard;
   } else {
     if (p.distributed_optimizer || p.zero_stage >= 1) opt *= shard_mix;
+    if (p.outer_optimizer_sharding) opt /= p.sharded_copies();  // HSDP: split across the replicas too
     if (p.zero_stage >= 2) gr *= shard_mix;
     if (p.zero_stage >= 3) {
       w *= shard_mix;

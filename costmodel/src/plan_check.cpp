@@ -179,13 +179,18 @@ std::string check_plan(const Job& job) {
   if (p.optimizer_instances < 1) return "the distributed optimizer instances must be at least 1";
   if (p.optimizer_instances > 1) {
     // Megatron: parallel_state.py's divisibility checks; the copies split the distributed optimizer only.
-    if (!p.distributed_optimizer) return "distributed optimizer instances need the distributed optimizer";
+    if (!p.distributed_optimizer && p.zero_stage < 2)
+      return "distributed optimizer instances need the distributed optimizer or Megatron-FSDP's sharding (hybrid sharding, HSDP)";
+    if (p.zero_stage >= 2 && job.runtime.framework != Framework::megatron)
+      return "hybrid sharding (several sharded copies) is modelled for Megatron-FSDP only";
     if ((p.dp * p.cp) % p.optimizer_instances != 0)
       return fmt::format("{} distributed optimizer instances do not divide dp*cp = {}", p.optimizer_instances, p.dp * p.cp);
     if (m.moe && p.expert_data_parallel() % p.optimizer_instances != 0)
       return fmt::format("{} distributed optimizer instances do not divide the expert-data-parallel size {}", p.optimizer_instances,
                          p.expert_data_parallel());
   }
+  if (p.outer_optimizer_sharding && !(p.zero_stage == 3 && p.optimizer_instances > 1))
+    return "--outer-dp-sharding-strategy optim needs Megatron-FSDP's optim_grads_params sharding with several instances (HSDP)";
   if (p.etp < 1) return "etp must be at least 1";
   if (m.moe) {
     // Megatron-Core (parallel_state.py initialize_model_parallel): the expert grid etp x ep x edp

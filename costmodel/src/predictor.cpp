@@ -90,7 +90,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   // Copies of the distributed optimizer (--num-distributed-optimizer-instances): each reduce-scatters
   // over its consecutive share of the data-parallel ranks (*_intra_g), then all-reduces its shard with
   // the same shard of the other copies (*_inter_g; parallel_state.py: intra/inter partial DP groups).
-  const int instances = p.distributed_optimizer ? std::max(1, p.optimizer_instances) : 1;
+  const int instances = p.sharded_copies();
   const bool copies = instances > 1;  // (one copy: the whole data-parallel groups, placed above)
   const GroupPlacement dp_intra_g = copies ? place_group(p.optimizer_shard_ranks(), p.tp, gpn) : dp_g;
   const GroupPlacement dp_inter_g = copies ? place_group(instances, p.tp * p.optimizer_shard_ranks(), gpn) : GroupPlacement{};
@@ -345,13 +345,22 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
         // runtime_schedule.md: AG_{i+1} before DO_i forward, AG_{i-1} before RS_i backward).
         const bool layerwise = fw != Framework::deepspeed;
         const double pieces = layerwise ? stage_layers[s] + 1.0 : std::ceil(params / kZero3BucketElements);
-        const double per_mb = pieces * (2 * comm.all_gather(params * weight_bytes / pieces, dp_g) +
-                                        comm.reduce_scatter(params * grad_bytes / pieces, dp_g));
+        // Hybrid sharding (HSDP) gathers and reduce-scatters inside each replica group, then once per
+        // step all-reduces each gradient shard across the replicas, or, with the optimizer state
+        // split across them (outer "optim"), reduce-scatters it and all-gathers the updated
+        // parameters (Megatron-FSDP's outer data-parallel group).
+        const GroupPlacement& shard_g = copies ? dp_intra_g : dp_g;
+        const double per_mb = pieces * (2 * comm.all_gather(params * weight_bytes / pieces, shard_g) +
+                                        comm.reduce_scatter(params * grad_bytes / pieces, shard_g));
         dp_time = per_mb * static_cast<double>(micro_batches);
         // FSDP prefetches the next block's parameters while computing the current one. DeepSpeed
         // ZeRO-3 fetches sub-module parameters on demand, so its gathers sit on the critical path
         // (the bottleneck ZeRO++, Wang et al. 2023 §2, sets out to remove).
         if (layerwise) hidden = std::min(dp_time, (sc[s].fwd + sc[s].bwd) * static_cast<double>(micro_batches));
+        if (copies)
+          dp_time += p.outer_optimizer_sharding ? comm.reduce_scatter(params * grad_bytes / shard_ranks, dp_inter_g) +
+                                                      comm.all_gather(params * weight_bytes / shard_ranks, dp_inter_g)
+                                                : comm.all_reduce(params * grad_bytes / shard_ranks, dp_inter_g);
       } else if (p.distributed_optimizer || p.zero_stage >= 1) {
         const double reduce_scatter = rs(split.dense * grad_bytes, split.expert * grad_bytes);
         // With fp8 parameters (--fp8-param-gather) the decoder linears are gathered as fp8, 1 byte each.
@@ -379,7 +388,8 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     // DeepSpeed's pipeline `_exec_reduce_tied_grads`). Counted with the gradient synchronization.
     if (s == 0 || s == p.pp - 1) sc[s].dp_exposed += tied_embedding_sync;
     const bool sharded = fw == Framework::fsdp || p.distributed_optimizer || p.zero_stage >= 1;
-    const double updated = sharded ? split.dense / shard_ranks + split.expert / expert_shard_ranks : params;
+    const double outer = p.outer_optimizer_sharding ? instances : 1;  // HSDP's optimizer split across the replicas
+    const double updated = sharded ? (split.dense / shard_ranks + split.expert / expert_shard_ranks) / outer : params;
     // The offloaded share steps on the host: its gradients go down and its updated weights come back
     // over the GPU's host link (HybridDeviceOptimizer); the host's arithmetic is not costed (a note says so).
     const double offloaded = optimizer.cpu_offload_fraction;

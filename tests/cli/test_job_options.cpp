@@ -273,7 +273,17 @@ TEST_CASE("build_job") {
     o.dist_opt_instances = 4;
     CHECK(build_job(o, test::catalog()).plan.optimizer_instances == 4);
     o.dist_opt = false;
-    CHECK(input_error([&] { build_job(o, test::catalog()); }) == "command line: --dist-opt-instances: needs --dist-opt");
+    CHECK(input_error([&] { build_job(o, test::catalog()); }) ==
+          "command line: --dist-opt-instances: needs --dist-opt, or --zero 2 or 3 (Megatron-FSDP's hybrid sharding)");
+    o.zero = 3;  // Megatron-FSDP's hybrid sharding (HSDP)
+    o.outer_dp_sharding = "optim";
+    const Job hsdp = build_job(o, test::catalog());
+    CHECK(hsdp.plan.sharded_copies() == 4);
+    CHECK(hsdp.plan.outer_optimizer_sharding);
+    o.outer_dp_sharding = "full";
+    CHECK(input_error([&] { build_job(o, test::catalog()); }) ==
+          "command line: --outer-dp-sharding-strategy: expected no_shard or optim, found \"full\"");
+    o.outer_dp_sharding = "no_shard";
     o.dist_opt_instances = 1;
     o.zero = 2;
     CHECK(build_job(o, test::catalog()).plan.zero_stage == 2);

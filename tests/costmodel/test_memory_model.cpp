@@ -302,6 +302,16 @@ TEST_CASE("stage_memory") {
     const MemoryBreakdown z3 = stage_memory(job, stage, layers, 1);
     const double shard = job.plan.dp * job.plan.cp;
     CHECK(z3.weights_GiB * kGiB == doctest::Approx(z2.weights_GiB * kGiB / shard + 2 * (P / layers) * 2).epsilon(1e-12));
+    // Hybrid sharding (HSDP) over 2 replica groups: each shards over half the ranks; with the outer
+    // "optim" strategy the replicas split the optimizer state again.
+    job.plan.optimizer_instances = 2;
+    const MemoryBreakdown hsdp = stage_memory(job, stage, layers, 1);
+    CHECK(hsdp.gradients_GiB == doctest::Approx(2 * z3.gradients_GiB).epsilon(1e-12));
+    CHECK(hsdp.optimizer_GiB == doctest::Approx(2 * z3.optimizer_GiB).epsilon(1e-12));
+    job.plan.outer_optimizer_sharding = true;
+    const MemoryBreakdown outer = stage_memory(job, stage, layers, 1);
+    CHECK(outer.gradients_GiB == hsdp.gradients_GiB);
+    CHECK(outer.optimizer_GiB == doctest::Approx(z3.optimizer_GiB).epsilon(1e-12));
   }
   SUBCASE("stored activations: in-flight micro-batches x layers x the per-layer bytes") {
     const double per_layer = layer_activation_bytes(job, RecomputeGranularity::selective);

@@ -1201,6 +1201,24 @@ TEST_CASE("ZeRO-3: Megatron-FSDP prefetches each layer's gather behind compute, 
   const Prediction deepspeed = predict(job);
   CHECK(megatron_fsdp.breakdown.dp_comm_s < 0.5 * deepspeed.breakdown.dp_comm_s);
   CHECK(megatron_fsdp.breakdown.dp_comm_s <= megatron_fsdp.breakdown.compute_s);
+
+  // Hybrid sharding (HSDP): two replica groups of 32 ranks, each gradient shard all-reduced across
+  // them once per step.
+  job.runtime = RuntimeOptions{};
+  job.plan.optimizer_instances = 2;
+  REQUIRE(check_plan(job) == "");
+  const Prediction hsdp = predict(job);
+  CHECK(hsdp.feasible);
+  CHECK(hsdp.memory_per_gpu_GiB > megatron_fsdp.memory_per_gpu_GiB);  // sharded over 32 ranks, not 64
+  CHECK(hsdp.breakdown.dp_comm_s > megatron_fsdp.breakdown.dp_comm_s);    // plus the step's all-reduce across the replicas
+  job.plan.outer_optimizer_sharding = true;
+  REQUIRE(check_plan(job) == "");
+  CHECK(predict(job).memory_per_gpu_GiB < hsdp.memory_per_gpu_GiB);
+  job.plan.zero_stage = 2;
+  CHECK(contains(check_plan(job), "needs Megatron-FSDP's optim_grads_params"));
+  job.plan.zero_stage = 3;
+  job.runtime.framework = Framework::fsdp;
+  CHECK(contains(check_plan(job), "modelled for Megatron-FSDP only"));
 }
 
 TEST_CASE("check_plan: Megatron-LM and FSDP2's pipelining interleave pipeline stages, DeepSpeed does not") {

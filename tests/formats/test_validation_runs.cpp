@@ -1409,3 +1409,28 @@ TEST_CASE("load_validation_runs: a DeepSeek Sparse Attention record reads its in
   CHECK(check_plan(*runs[0].job).find("--cp-comm-type allgather only") != std::string::npos);
 }
 }
+
+TEST_SUITE("formats") {
+TEST_CASE("load_validation_runs: Megatron-FSDP's hybrid sharding (HSDP) from a Megatron-Bridge record's knobs") {
+  nlohmann::json rec = deepseek_record(
+      "knobs {\"use_megatron_fsdp\": true, \"num_distributed_optimizer_instances\": 4, \"outer_dp_sharding_strategy\": \"optim\"}");
+  rec["tp"] = 1;
+  rec["pp"] = 1;
+  rec["dp"] = 1024;
+  rec["ep"] = 32;
+  rec["sequence_parallel"] = false;
+  auto runs = load_validation_runs(nlohmann::json::array({rec}), "runs.json", test::catalog());
+  REQUIRE(runs.size() == 1);
+  REQUIRE_MESSAGE(runs[0].job, runs[0].error);
+  const ParallelPlan& p = runs[0].job->plan;
+  CHECK(p.zero_stage == 3);
+  CHECK(p.sharded_copies() == 4);
+  CHECK(p.outer_optimizer_sharding);
+  CHECK(any_contains(runs[0].assumptions, "hybrid sharding (HSDP): 4 replica groups, the optimizer state split across them"));
+  rec["notes"] = "knobs {\"use_megatron_fsdp\": true, \"num_distributed_optimizer_instances\": 2.5}";
+  runs = load_validation_runs(nlohmann::json::array({rec}), "runs.json", test::catalog());
+  REQUIRE(runs.size() == 1);
+  CHECK_FALSE(runs[0].job.has_value());
+  CHECK(runs[0].error.find("num_distributed_optimizer_instances: expected a whole number") != std::string::npos);
+}
+}

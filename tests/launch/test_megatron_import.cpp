@@ -610,7 +610,14 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
     CHECK(has_note(read(base + "--fine-grained-activation-offloading"), "activation offloading to the host"));
     CHECK(read(base + "--num-distributed-optimizer-instances 2").plan.optimizer_instances == 2);
     CHECK(read(base).plan.optimizer_instances == 1);
-    CHECK(has(error_of(base + "--use-megatron-fsdp --num-distributed-optimizer-instances 2"), "(hybrid sharding) is not modelled"));
+    // Megatron-FSDP with instances is hybrid sharding (HSDP), its outer strategy read; FSDP2's is refused.
+    const MegatronLaunch hsdp = read(base + "--use-megatron-fsdp --num-distributed-optimizer-instances 2 --outer-dp-sharding-strategy optim");
+    CHECK(hsdp.plan.zero_stage == 3);
+    CHECK(hsdp.plan.sharded_copies() == 2);
+    CHECK(hsdp.plan.outer_optimizer_sharding);
+    CHECK_FALSE(read(base + "--use-megatron-fsdp --num-distributed-optimizer-instances 2").plan.outer_optimizer_sharding);
+    CHECK(has(error_of(base + "--use-megatron-fsdp --outer-dp-sharding-strategy half"), "expected no_shard or optim"));
+    CHECK(has(error_of(base + "--use-torch-fsdp2 --num-distributed-optimizer-instances 2"), "with FSDP2 (hybrid sharding) is not modelled"));
   }
 
   SUBCASE("layouts with repeats, and a repeated flag: the last wins, with a note") {

@@ -156,6 +156,10 @@ def compare(plan, args, config, verdict):
     par, model, train = plan["parallel"], plan["model"], plan["training"]
     d = verdict["derived"]
     same("dp", par["dp"], d["dp"])
+    # Copies of the sharded state: distributed-optimizer instances or Megatron-FSDP's replica groups
+    # (HSDP), and whether those split the optimizer state too.
+    same("sharded-state copies", par.get("distributed_optimizer_instances", 1), args.num_distributed_optimizer_instances)
+    same("outer data-parallel sharding", par.get("outer_dp_sharding_strategy", "no_shard"), args.outer_dp_sharding_strategy)
     same("vpp", par["vpp"], d["vpp"] or 1)
     micro_batches = train["global_batch_size"] // (par["micro_batch_size"] * par["dp"])
     same("micro-batches", micro_batches, d["num_microbatches"])

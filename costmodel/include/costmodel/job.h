@@ -95,6 +95,10 @@ struct ParallelPlan {
   // shards the state over dp*cp/N consecutive data-parallel ranks (the expert state over edp/N),
   // reduce-scatters the gradients inside its group and all-reduces its shard across the N copies.
   int optimizer_instances = 1;
+  // Megatron-FSDP with several instances is hybrid sharding (HSDP): ZeRO-2/3 inside each group of
+  // dp*cp/N ranks, the N groups replicas of each other; with --outer-dp-sharding-strategy optim
+  // the replicas also split each shard's optimizer state N ways (ZeRO-1 across them).
+  bool outer_optimizer_sharding = false;
   // Decoder layers of each pipeline stage (pp entries); empty means an even split.
   std::vector<int> stage_layers;
   // Decoder layers of every virtual stage, chunk-major (all stages' chunk 0, then chunk 1, ...;
@@ -108,6 +112,9 @@ struct ParallelPlan {
   int expert_data_parallel() const { return ep * etp > 0 ? tp * dp * cp / (ep * etp) : 1; }
   // Ranks one copy of the distributed optimizer shards its state over (all dp*cp ranks with one copy).
   int optimizer_shard_ranks() const { return std::max(1, dp * cp / std::max(1, optimizer_instances)); }
+  // Copies of the sharded state across the data-parallel ranks: the distributed optimizer's
+  // instances, or Megatron-FSDP's replica groups (HSDP); 1 otherwise.
+  int sharded_copies() const { return distributed_optimizer || zero_stage >= 2 ? std::max(1, optimizer_instances) : 1; }
   int expert_optimizer_shard_ranks() const { return std::max(1, expert_data_parallel() / std::max(1, optimizer_instances)); }
   bool operator==(const ParallelPlan&) const = default;
 };

@@ -177,7 +177,11 @@ void add_plan_options(CLI::App& app, JobOptions& o) {
   app.add_flag("--dist-opt", o.dist_opt, "Megatron distributed optimizer");
   app.add_option("--dist-opt-instances", o.dist_opt_instances,
                  "With --dist-opt: copies of the distributed optimizer, each sharding over dp*cp/N ranks and all-reducing its "
-                 "shard across the copies (Megatron --num-distributed-optimizer-instances; default 1)");
+                 "shard across the copies; with --zero 2/3, Megatron-FSDP's hybrid sharding (HSDP) over N replica groups "
+                 "(Megatron --num-distributed-optimizer-instances; default 1)");
+  app.add_option("--outer-dp-sharding-strategy", o.outer_dp_sharding,
+                 "With --zero 3 and --dist-opt-instances N: no_shard (the N replicas hold the same state, default) or optim "
+                 "(they split each shard's optimizer state; Megatron --outer-dp-sharding-strategy)");
   app.add_option("--zero", o.zero, "ZeRO stage 0..3");
   app.add_option("--stage-layers", o.stage_layers, "Comma-separated layers per pipeline stage (uneven split)");
   app.add_option("--pipeline-layout", o.pipeline_layout,
@@ -406,7 +410,8 @@ MegatronLaunch read_launch_file(const JobOptions& o, const Catalog& catalog) {
       {o.dp.has_value(), "--dp"}, {o.cp.has_value(), "--cp"}, {o.ep.has_value(), "--ep"}, {o.etp.has_value(), "--etp"}, {o.vpp.has_value(), "--vpp"},
       {o.microbatch_group.has_value(), "--microbatch-group"}, {o.mbs.has_value(), "--mbs"}, {o.sp, "--sp"}, {!o.recompute.empty(), "--recompute"},
       {o.recompute_layers.has_value(), "--recompute-layers"}, {!o.recompute_modules.empty(), "--recompute-modules"},
-      {o.dist_opt, "--dist-opt"}, {o.dist_opt_instances != 1, "--dist-opt-instances"}, {o.zero != 0, "--zero"},
+      {o.dist_opt, "--dist-opt"}, {o.dist_opt_instances != 1, "--dist-opt-instances"},
+      {o.outer_dp_sharding != "no_shard", "--outer-dp-sharding-strategy"}, {o.zero != 0, "--zero"},
       {!o.stage_layers.empty(), "--stage-layers"}, {!o.pipeline_layout.empty(), "--pipeline-layout"}};
   for (const auto& [given, flag] : decided_by_launch)
     if (given) throw InputError(kCmd, flag, "is set by the launch in --megatron-args " + file + "; change it there");
@@ -549,7 +554,11 @@ Job build_job(const JobOptions& o, const Catalog& catalog, std::vector<std::stri
   p.distributed_optimizer = o.dist_opt;
   if (o.dist_opt_instances < 1 || o.dist_opt_instances > 1000000)
     throw InputError(kCmd, "--dist-opt-instances", "expected 1..1000000 copies of the distributed optimizer");
-  if (o.dist_opt_instances > 1 && !o.dist_opt) throw InputError(kCmd, "--dist-opt-instances", "needs --dist-opt");
+  if (o.dist_opt_instances > 1 && !o.dist_opt && o.zero < 2)
+    throw InputError(kCmd, "--dist-opt-instances", "needs --dist-opt, or --zero 2 or 3 (Megatron-FSDP's hybrid sharding)");
+  if (o.outer_dp_sharding != "no_shard" && o.outer_dp_sharding != "optim")
+    throw InputError(kCmd, "--outer-dp-sharding-strategy", "expected no_shard or optim, found \"" + o.outer_dp_sharding + "\"");
+  p.outer_optimizer_sharding = o.outer_dp_sharding == "optim";
   p.optimizer_instances = o.dist_opt_instances;
   if (o.zero < 0 || o.zero > 3) throw InputError(kCmd, "--zero", "expected 0, 1, 2 or 3");
   p.zero_stage = o.zero;

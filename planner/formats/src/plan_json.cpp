@@ -91,6 +91,7 @@ nlohmann::json plan_to_json(const Job& job, const Prediction& prediction) {
                                         {"exp_avg_sq_dtype", to_string(o.exp_avg_sq)},
                                         {"cpu_offload_fraction", o.cpu_offload_fraction}};
   if (p.optimizer_instances > 1) j["parallel"]["distributed_optimizer_instances"] = p.optimizer_instances;
+  if (p.outer_optimizer_sharding) j["parallel"]["outer_dp_sharding_strategy"] = "optim";
   if (job.runtime.fp8_param_gather) j["runtime"]["fp8_param_gather"] = true;
   if (job.runtime.fp8_attention) j["runtime"]["fp8_attention"] = true;
   if (job.runtime.grad_reduce_in_bf16) j["runtime"]["grad_reduce_in_bf16"] = true;
@@ -275,7 +276,8 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
 
   JsonReader pr = r.child("parallel");
   pr.reject_unknown_keys({"tp", "pp", "dp", "cp", "ep", "etp", "sequence_parallel", "vpp", "microbatch_group_size_per_vp_stage",
-                          "micro_batch_size", "zero_stage", "distributed_optimizer", "distributed_optimizer_instances"});
+                          "micro_batch_size", "zero_stage", "distributed_optimizer", "distributed_optimizer_instances",
+                          "outer_dp_sharding_strategy"});
   ParallelPlan& p = job.plan;
   constexpr std::int64_t kMax = 1000000;
   p.tp = static_cast<int>(pr.get_int("tp", 1, kMax));
@@ -291,6 +293,11 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
   p.zero_stage = static_cast<int>(pr.opt_int("zero_stage", 0, 3).value_or(0));
   p.distributed_optimizer = pr.opt_bool("distributed_optimizer", false);
   if (pr.has("distributed_optimizer_instances")) p.optimizer_instances = static_cast<int>(pr.get_int("distributed_optimizer_instances", 1, kMax));
+  if (pr.has("outer_dp_sharding_strategy")) {
+    const std::string outer = pr.get_string("outer_dp_sharding_strategy");
+    if (outer != "optim" && outer != "no_shard") pr.fail("outer_dp_sharding_strategy", "expected optim or no_shard");
+    p.outer_optimizer_sharding = outer == "optim";
+  }
 
   if (r.has("recompute")) {
     JsonReader rc = r.child("recompute");

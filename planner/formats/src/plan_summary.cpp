@@ -21,6 +21,8 @@ std::string plan_summary(const ParallelPlan& p) {
   if (p.distributed_optimizer) s += " dist-opt";
   if (p.distributed_optimizer && p.optimizer_instances > 1) s += "x" + std::to_string(p.optimizer_instances);  // copies of it
   if (p.zero_stage > 0) s += fmt::format(" zero={}", p.zero_stage);
+  if (p.zero_stage >= 2 && p.optimizer_instances > 1)  // hybrid sharding: replica groups of the sharded state
+    s += fmt::format("x{}{}", p.optimizer_instances, p.outer_optimizer_sharding ? " outer-optim" : "");
   if (!p.stage_layers.empty()) {
     s += " stages=[";
     for (std::size_t i = 0; i < p.stage_layers.size(); ++i) s += fmt::format("{}{}", i ? "," : "", p.stage_layers[i]);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <regex>
@@ -150,6 +151,17 @@ void read_megatron_fsdp(const nlohmann::json& r, const std::string& where, const
       {"optim", "optimizer state sharded over the data-parallel ranks, costed as the distributed optimizer"},
       {"no_shard", "nothing sharded"}};
   as.push_back("Megatron-FSDP (" + strategy + "): " + kSharded.at(strategy));
+  // Hybrid sharding (HSDP): replica groups of the sharded state (Megatron-Bridge
+  // num_distributed_optimizer_instances with use_megatron_fsdp), the optimizer state split across
+  // them with outer_dp_sharding_strategy "optim".
+  if (auto n = knob_number(notes, "num_distributed_optimizer_instances"); n && *n > 1 && p.zero_stage >= 2) {
+    if (*n != std::floor(*n) || *n > 1e6)
+      throw InputError(where, "/notes", "num_distributed_optimizer_instances: expected a whole number of replica groups");
+    p.optimizer_instances = static_cast<int>(*n);
+    p.outer_optimizer_sharding = p.zero_stage == 3 && lower(knob_string(notes, "outer_dp_sharding_strategy").value_or("")) == "optim";
+    as.push_back(fmt::format("Megatron-FSDP hybrid sharding (HSDP): {} replica groups{}", p.optimizer_instances,
+                             p.outer_optimizer_sharding ? ", the optimizer state split across them (outer optim)" : ""));
+  }
 }
 
 // What a Megatron-Bridge performance script sets in its model function, beyond the workload base

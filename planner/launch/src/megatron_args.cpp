@@ -433,7 +433,8 @@ std::vector<std::string> megatron_args(const Job& job) {
   const bool data_parallel = p.dp * p.cp > 1 || (job.model.moe && job.model.num_moe_layers() > 0 && p.expert_data_parallel() > 1);
   const bool sharded_optimizer = p.distributed_optimizer || p.zero_stage >= 1;
   if (sharded_optimizer) flag(a, "--use-distributed-optimizer");
-  if (p.distributed_optimizer && p.optimizer_instances > 1) opt(a, "--num-distributed-optimizer-instances", p.optimizer_instances);
+  if (p.sharded_copies() > 1) opt(a, "--num-distributed-optimizer-instances", p.optimizer_instances);
+  if (p.outer_optimizer_sharding) opt(a, "--outer-dp-sharding-strategy", "optim");
   if (p.zero_stage >= 2) {
     // ZeRO-2/3 in Megatron-LM is Megatron-FSDP: grads (and params) sharded over the DP ranks.
     flag(a, "--use-megatron-fsdp");

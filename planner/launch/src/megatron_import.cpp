@@ -83,7 +83,7 @@ constexpr FlagSpec kFlags[] = {
     // The optimizer and its state.
     {"--optimizer", true}, {"--use-precision-aware-optimizer", false}, {"--main-params-dtype", true}, {"--main-grads-dtype", true},
     {"--exp-avg-dtype", true}, {"--exp-avg-sq-dtype", true}, {"--optimizer-cpu-offload", false}, {"--optimizer-offload-fraction", true},
-    {"--num-distributed-optimizer-instances", true},
+    {"--num-distributed-optimizer-instances", true}, {"--outer-dp-sharding-strategy", true},
     // Megatron-FSDP (ZeRO-2/3 in Megatron-LM), and PyTorch FSDP2 under Megatron.
     {"--use-megatron-fsdp", false}, {"--data-parallel-sharding-strategy", true}, {"--use-torch-fsdp2", false},
     {"--torch-fsdp2-no-reshard-after-forward", false},
@@ -1103,9 +1103,14 @@ MegatronLaunch read_megatron_launch(const std::string& text, const std::string& 
     p.zero_stage = f.has("--torch-fsdp2-no-reshard-after-forward") ? 2 : 3;
     out.notes.push_back("--use-torch-fsdp2 costed as Megatron-FSDP's sharding (ZeRO-" + std::to_string(p.zero_stage) + ")");
   }
-  if (p.optimizer_instances > 1 && p.zero_stage >= 2)
+  // Megatron-FSDP with several instances is hybrid sharding (HSDP); FSDP2's is not modelled.
+  if (p.optimizer_instances > 1 && f.has("--use-torch-fsdp2"))
     throw InputError(where, "--num-distributed-optimizer-instances",
-                     "with Megatron-FSDP or FSDP2 (hybrid sharding) is not modelled; strata costs copies of the distributed optimizer");
+                     "with FSDP2 (hybrid sharding) is not modelled; strata costs Megatron-FSDP's hybrid sharding");
+  const std::string outer = f.text("--outer-dp-sharding-strategy").value_or("no_shard");
+  if (outer != "no_shard" && outer != "optim")
+    throw InputError(where, "--outer-dp-sharding-strategy", "expected no_shard or optim, found \"" + outer + "\"");
+  p.outer_optimizer_sharding = outer == "optim" && p.optimizer_instances > 1 && p.zero_stage >= 2;
   rt.tp_comm_overlap = f.has("--tp-comm-overlap");
   rt.moe_capacity_factor = f.number("--moe-expert-capacity-factor", 0, 1024).value_or(0);
   if (out.model.moe) read_moe_runtime(f, where, rt, out.notes);

@@ -73,6 +73,7 @@ struct JobOptions {
   std::optional<int> recompute_layers;
   std::string recompute_modules;  // with --recompute selective: Megatron's module names; empty: core_attn
   bool dist_opt = false;
+  std::string outer_dp_sharding = "no_shard";
   int dist_opt_instances = 1;
   int zero = 0;
   std::string stage_layers;  // "20,20,20,20"
