@@ -1,6 +1,7 @@
 // Predictor speed: one full prediction (op graph, kernel times, communication, pipeline
 // simulation, memory) of GPT-3 175B on 1024 A100s, and of an MoE model the way Megatron-Bridge
-// runs Qwen3-235B-A22B on 256 H100s (94 layers over pp 8 x vpp 4, expert parallel 32, fp8).
+// runs Qwen3-235B-A22B on 256 H100s (94 layers over pp 8 x vpp 4, expert parallel 32, fp8), and
+// of GLM-5's sparse attention at 128k tokens the way its Megatron-Bridge recipe runs it on 416 H100s.
 #include <benchmark/benchmark.h>
 
 #include "costmodel/catalog.h"
@@ -59,6 +60,31 @@ void BM_Predict_Qwen3_235B_256GPUs(benchmark::State& state) {
   state.counters["predictions/s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_Predict_Qwen3_235B_256GPUs)->Arg(0)->Arg(1)->ArgName("a2a_overlap");
+
+void BM_Predict_GLM5_DSA_128k_416GPUs(benchmark::State& state) {
+  strata::Catalog cat(STRATA_SOURCE_DIR);
+  strata::Job job;
+  job.model = cat.model("glm-5");
+  job.cluster = cat.cluster("dgx-h100-ndr");
+  job.training.global_batch_size = 520;
+  job.training.seq_length = 131072;
+  job.plan.pp = 13;
+  job.plan.vpp = 2;
+  job.plan.cp = 32;
+  job.plan.dp = 1;
+  job.plan.ep = 32;
+  job.plan.distributed_optimizer = true;
+  job.plan.recompute.granularity = strata::RecomputeGranularity::full;
+  job.runtime.cp_comm_type = strata::CpCommType::allgather;
+  job.calibration = cat.calibration_or_default(job.cluster.gpu);
+  if (const std::string why = strata::check_plan(job); !why.empty()) {
+    state.SkipWithError(why.c_str());
+    return;
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(strata::predict(job));
+  state.counters["predictions/s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_Predict_GLM5_DSA_128k_416GPUs);
 
 }  // namespace
 
