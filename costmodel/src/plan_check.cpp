@@ -73,6 +73,19 @@ std::string check_plan(const Job& job) {
     if (job.cluster.gpu.vendor != "nvidia" || (arch != "hopper" && arch != "blackwell"))
       return "DeepSeek Sparse Attention is costed with its fused kernels, which need Hopper or later (FlashMLA's sparse prefill, SM90+)";
     if (job.runtime.fp8_attention) return "fp8 attention is not modelled for DeepSeek Sparse Attention's kernels (they run in bf16)";
+    // Top-k shared across layers stays inside a model chunk: each chunk must start on a layer that
+    // runs the indexer ("Cross-PP top-k sharing is not supported", dsa.py).
+    if (m.dsa->topk_freq > 1 && p.pp > 1) {
+      int first = 0;
+      for (int n : virtual_stage_layers(p, m)) {
+        if (n > 0 && !m.dsa->computes_topk(first + 1))
+          return fmt::format("DSA top-k shared every {} layers: the model chunk starting at layer {} would reuse the top-k of a "
+                             "layer on another chunk, which Megatron-Core does not support (each chunk must start on a layer "
+                             "that runs the indexer: move the stage boundaries)",
+                             m.dsa->topk_freq, first + 1);
+        first += n;
+      }
+    }
   }
   if (p.cp > 1 && job.runtime.cp_comm_type == CpCommType::a2a &&
       (m.num_attention_heads % (p.tp * p.cp) != 0 || m.num_query_groups % (p.tp * p.cp) != 0))

@@ -692,6 +692,16 @@ TEST_CASE("DeepSeek Sparse Attention: Megatron-Core's rules, the indexer replica
   job.cluster = test::catalog().cluster("dgx-h100-ndr");
   job.plan.cp = 1;
   job.plan.dp = 16;
+  // Top-k shared every 4 layers after the first 3 (layers 1, 2, 3, 7, 11, ... run the indexer):
+  // every pipeline stage must start on one of those.
+  Job shared = job;
+  shared.model.dsa->topk_freq = 4;
+  shared.model.dsa->skip_topk_offset = 3;
+  shared.plan.pp = 2;
+  shared.plan.dp = 128;
+  CHECK(contains(check_plan(shared), "the model chunk starting at layer 32 would reuse the top-k"));  // 61 layers: 31 + 30
+  shared.plan.stage_layers = {30, 31};  // the second stage starts at layer 31 = 3 + 7 x 4
+  CHECK(check_plan(shared).empty());
 
   // Per GPU the indexer's weights are whole at any tp: going from tp 2 to tp 4 halves the rest of
   // the dense part and leaves the indexer.
