@@ -9,6 +9,17 @@
 
 namespace {
 
+// The benchmark loop: the job's prediction, as often as the state asks, skipped for a plan
+// check_plan refuses.
+void predict_repeatedly(benchmark::State& state, const strata::Job& job) {
+  if (const std::string why = strata::check_plan(job); !why.empty()) {
+    state.SkipWithError(why.c_str());
+    return;
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(strata::predict(job));
+  state.counters["predictions/s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+
 strata::Job gpt3_175b() {
   strata::Catalog cat(STRATA_SOURCE_DIR);
   strata::Job job;
@@ -29,8 +40,7 @@ strata::Job gpt3_175b() {
 void BM_Predict_GPT3_175B_1024GPUs(benchmark::State& state) {
   strata::Job job = gpt3_175b();
   job.plan.vpp = static_cast<int>(state.range(0));
-  for (auto _ : state) benchmark::DoNotOptimize(strata::predict(job));
-  state.counters["predictions/s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  predict_repeatedly(state, job);
 }
 BENCHMARK(BM_Predict_GPT3_175B_1024GPUs)->Arg(1)->Arg(2)->ArgName("vpp");
 
@@ -52,12 +62,7 @@ void BM_Predict_Qwen3_235B_256GPUs(benchmark::State& state) {
   job.plan.stage_layers = {11, 12, 12, 12, 12, 12, 12, 11};
   job.runtime.moe_a2a_overlap = state.range(0) != 0;
   job.calibration = cat.calibration_or_default(job.cluster.gpu);
-  if (const std::string why = strata::check_plan(job); !why.empty()) {
-    state.SkipWithError(why.c_str());
-    return;
-  }
-  for (auto _ : state) benchmark::DoNotOptimize(strata::predict(job));
-  state.counters["predictions/s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  predict_repeatedly(state, job);
 }
 BENCHMARK(BM_Predict_Qwen3_235B_256GPUs)->Arg(0)->Arg(1)->ArgName("a2a_overlap");
 
@@ -77,12 +82,7 @@ void BM_Predict_GLM5_DSA_128k_416GPUs(benchmark::State& state) {
   job.plan.recompute.granularity = strata::RecomputeGranularity::full;
   job.runtime.cp_comm_type = strata::CpCommType::allgather;
   job.calibration = cat.calibration_or_default(job.cluster.gpu);
-  if (const std::string why = strata::check_plan(job); !why.empty()) {
-    state.SkipWithError(why.c_str());
-    return;
-  }
-  for (auto _ : state) benchmark::DoNotOptimize(strata::predict(job));
-  state.counters["predictions/s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  predict_repeatedly(state, job);
 }
 BENCHMARK(BM_Predict_GLM5_DSA_128k_416GPUs);
 

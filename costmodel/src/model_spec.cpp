@@ -879,8 +879,11 @@ double ModelSpec::indexer_params_at(int layer) const { return dsa && dsa->comput
 
 double ModelSpec::indexer_share() const {
   if (!dsa || num_layers <= 0) return dsa ? 1.0 : 0.0;
-  int own = 0;
-  for (int i = 1; i <= num_layers; ++i) own += dsa->computes_topk(i) ? 1 : 0;
+  if (dsa->topk_freq <= 1) return 1.0;
+  // computes_topk counted in closed form (called per layer kind on the prediction path): layers
+  // 1..offset, then every freq-th layer after the offset.
+  const int offset = std::max(dsa->skip_topk_offset, 1);
+  const int own = std::min(num_layers, offset) + std::max(0, num_layers - offset) / dsa->topk_freq;
   return static_cast<double>(own) / num_layers;
 }
 

@@ -746,6 +746,18 @@ TEST_CASE("Hugging Face config.json: the architecture details are read") {
     CHECK(m.indexer_params_at(6) > 0);
     CHECK(m.indexer_params_at(3) == 0);
     CHECK(m.indexer_share() == doctest::Approx(21.0 / 78));  // layers 1, 2, 3, 7, ..., 75
+    // The share is the count of layers computes_topk says run the indexer, for any rule.
+    ModelSpec rule = m;
+    for (int freq = 1; freq <= 5; ++freq)
+      for (int offset = 0; offset <= 6; ++offset)
+        for (int layers = 1; layers <= 20; ++layers) {
+          rule.dsa->topk_freq = freq;
+          rule.dsa->skip_topk_offset = offset;
+          rule.num_layers = layers;
+          int own = 0;
+          for (int i = 1; i <= layers; ++i) own += rule.dsa->computes_topk(i) ? 1 : 0;
+          CHECK(rule.indexer_share() * layers == doctest::Approx(own));
+        }
     json listed = j;
     listed["indexer_types"] = json::array();
     for (int i = 1; i <= 78; ++i) listed["indexer_types"].push_back(m.dsa->computes_topk(i) ? "full" : "shared");
