@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <sstream>
+#include <string_view>
 
 namespace strata {
 
@@ -33,6 +35,41 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return prev[b.size()];
 }
 
+// Python's json module writes the non-finite floats as the bare words Infinity, -Infinity and NaN,
+// which JSON does not have (Hugging Face's Mamba configs carry "time_step_limit": [0.0, Infinity]).
+// The text with each such word outside a string replaced by null, or nullopt when it has none: no
+// field strata reads takes a non-finite value, and one that does reads null as a missing number.
+std::optional<std::string> python_non_finite_as_null(const std::string& text) {
+  std::string out;
+  bool in_string = false, replaced = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        out += c;
+        if (i + 1 < text.size()) out += text[++i];
+        continue;
+      }
+      if (c == '"') in_string = false;
+      out += c;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    std::size_t word = 0;
+    for (std::string_view w : {"-Infinity", "Infinity", "NaN"})
+      if (text.compare(i, w.size(), w) == 0) word = w.size();
+    if (word == 0) {
+      out += c;
+      continue;
+    }
+    out += "null";
+    i += word - 1;
+    replaced = true;
+  }
+  if (!replaced) return std::nullopt;
+  return out;
+}
+
 }  // namespace
 
 json parse_json_text(const std::string& text, const std::string& where) {
@@ -41,6 +78,13 @@ json parse_json_text(const std::string& text, const std::string& where) {
   try {
     return json::parse(text);
   } catch (const json::parse_error& e) {
+    if (auto finite = python_non_finite_as_null(text)) {
+      try {
+        return json::parse(*finite);
+      } catch (const json::exception&) {
+        // Not the only problem: report the original text's error below.
+      }
+    }
     // nlohmann reports byte offsets; keep its explanation (truncation, invalid UTF-8, ...).
     std::string what = e.what();
     auto pos = what.find("parse error");

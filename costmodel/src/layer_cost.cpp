@@ -93,7 +93,10 @@ LayerCost decoder_layer_cost(const LayerCostInputs& in, LayerKind kind) {
   const double tokens = in.tokens, tp_collective = in.tp_collective;
   // --tp-comm-overlap pipelines TP collectives with the GEMMs; assume 80% hidden (a default).
   const double tp_exposed_frac = job.runtime.tp_comm_overlap ? 0.2 : 1.0;
-  const MoeHostTime& moe_host = in.moe_host;
+  // A hybrid model's MoE layer holds no attention block: its host issues the MoE block alone (the
+  // layers between two MoE layers are costed as their own layers).
+  MoeHostTime moe_host = in.moe_host;
+  if (kind.part == Sublayer::mlp) moe_host.attention_forward_s = moe_host.attention_backward_s = 0;
   const bool moe_host_bound = moe_host.any();
   const KernelModel& kernels = kind.bf16 ? *in.bf16_kernels : in.kernels;
   LayerShape kind_shape = shape;
@@ -102,8 +105,11 @@ LayerCost decoder_layer_cost(const LayerCostInputs& in, LayerKind kind) {
   LayerCost lc;
   lc.fwd_compute = kernels.total_time(ops.forward);
   lc.bwd_compute = kernels.total_time(ops.backward);
-  lc.fwd_tp = 2 * tp_collective * tp_exposed_frac;
-  lc.bwd_tp = 2 * tp_collective * tp_exposed_frac;
+  // One TP collective per forward (and backward) for each of the layer's parts: a decoder layer's
+  // attention and MLP, or a hybrid layer's one part (its row-parallel output projection).
+  const double tp_parts = kind.part == Sublayer::decoder ? 2 : 1;
+  lc.fwd_tp = tp_parts * tp_collective * tp_exposed_frac;
+  lc.bwd_tp = tp_parts * tp_collective * tp_exposed_frac;
   if (job.runtime.async_tp_allreduce && p.tp > 1) {
     // Each of the two backward collectives hides behind the weight-gradient GEMM of the
     // column-parallel layer whose input gradient it reduces; overlapped NCCL kernels still slow
@@ -112,14 +118,28 @@ LayerCost decoder_layer_cost(const LayerCostInputs& in, LayerKind kind) {
     lc.bwd_tp = 0;
     for (const auto& op : ops.backward)
       if (op.weight_grad && (std::string_view(op.name) == "qkv_proj" || std::string_view(op.name) == "fc1" ||
-                             std::string_view(op.name) == "q_up_proj" || std::string_view(op.name) == "expert_fc1")) {
+                             std::string_view(op.name) == "q_up_proj" || std::string_view(op.name) == "expert_fc1" ||
+                             std::string_view(op.name) == "mamba_in_proj")) {
         const double window = kernels.time(op).time_s;
         lc.bwd_tp += std::max(0.0, c - window) + cal.kernel.overlap_interference * std::min(c, window);
       }
   }
   // CP: ring exchange of K and V blocks, overlapped with the attention blocks it feeds (Liu et al.
   // 2023 ring attention; Megatron-Core CP); backward also returns dK, dV.
-  if (p.cp > 1) {
+  if (p.cp > 1 && kind.has_mamba() && m.mamba) {
+    // Megatron-Core's Mamba context parallelism (MambaContextParallel) trades the sequence split for
+    // a head split around the conv and the scan: all-to-alls of z, x, B, C and dt before (B and C
+    // repeated when a rank holds fewer groups than there are CP ranks), of y after; backward the
+    // same for their gradients. Nothing overlaps them.
+    const MambaSpec& mb = *m.mamba;
+    const double groups_local = std::max(1.0, static_cast<double>(mb.num_groups) / p.tp);
+    const double repeat = std::max(1.0, p.cp / groups_local);
+    const double d_in = static_cast<double>(mb.d_inner()) / p.tp;
+    const double pre = tokens * eb * (2 * d_in + repeat * 2 * groups_local * static_cast<double>(mb.state_dim) + mb.num_heads / p.tp);
+    const double post = tokens * eb * d_in;
+    lc.fwd_cp = comm.all_to_all(pre, cp_g) + comm.all_to_all(post, cp_g);
+    lc.bwd_cp = lc.fwd_cp;
+  } else if (p.cp > 1 && kind.has_attention()) {
     // DSA's absorbed attention gathers the shared kv latent and rope key (whole on every TP rank)
     // and the indexer's keys (Megatron dsa.py gathers k over the CP group), not per-head K and V.
     const double kv_bytes = m.dsa && m.mla ? tokens * eb *
@@ -265,9 +285,14 @@ LayerCost decoder_layer_cost(const LayerCostInputs& in, LayerKind kind) {
   }
   if (!kind.moe && in.dense_host.any()) {
     // A dense layer has no synchronisation: where the host issues its ops slower than the GPU runs
-    // them (small per-GPU shapes: high tp, short micro-batches, fast GPUs), the GPU waits.
-    rate_bound_host(in.dense_host.forward_s, in.dense_host.backward_s, lc.fwd_compute + lc.fwd_tp + lc.fwd_cp,
-                    lc.bwd_compute + lc.bwd_tp + lc.bwd_cp, recomputed, lc);
+    // them (small per-GPU shapes: high tp, short micro-batches, fast GPUs), the GPU waits. A hybrid
+    // layer issues its one part.
+    const DenseHostTime& d = in.dense_host;
+    double h_fwd = d.forward_s, h_bwd = d.backward_s;
+    if (kind.part == Sublayer::attention) h_fwd = d.attention_forward_s, h_bwd = d.attention_backward_s;
+    if (kind.part == Sublayer::mlp) h_fwd = d.mlp_forward_s, h_bwd = d.mlp_backward_s;
+    if (kind.part == Sublayer::mamba) h_fwd = d.mamba_forward_s, h_bwd = d.mamba_backward_s;
+    rate_bound_host(h_fwd, h_bwd, lc.fwd_compute + lc.fwd_tp + lc.fwd_cp, lc.bwd_compute + lc.bwd_tp + lc.bwd_cp, recomputed, lc);
   }
   switch (p.recompute.granularity) {
     case RecomputeGranularity::none: break;

@@ -221,6 +221,76 @@ void add_sparse_attention_ops(std::vector<Op>& fwd, std::vector<Op>& bwd, const 
   }
 }
 
+// A Mamba-2 layer as Megatron-Core trains it (MambaLayer: norm, MambaMixer, residual add; the
+// mixer's memory-efficient path _ssm_training, mamba_ssm's mamba_split_conv1d_scan_combined):
+//  - in_proj, column-parallel over TP (heads and groups split; sequence parallelism gathers its
+//    input as for the QKV projection): z, x, B, C and dt of this rank's heads;
+//  - the depthwise causal conv1d over x, B, C (conv_kernel taps; causal_conv1d_fwd);
+//  - the SSD scan of Dao & Gu 2024 (arXiv:2405.21060 §6; mamba_ssm ssd_combined.py), a chain of
+//    batched products over chunks of Q = chunk_size tokens, per head (P = head_dim channels) and
+//    group (N = state_dim): the chunk states B^T X (N x P, inner Q: _chunk_state_fwd), passed from
+//    chunk to chunk in fp32 (_state_passing_fwd, sequential over the chunks), C B^T per group
+//    (Q x Q, inner N: _bmm_chunk_fwd), and the output (C B^T o L) X over the causal half of the
+//    chunk plus C times the incoming state (_chunk_scan_fwd), gated by silu(z);
+//  - the group RMSNorm of y (Megatron's ExtendedRMSNorm, z already applied) and out_proj, row-
+//    parallel over TP.
+// The scan's products are timed as batched GEMMs at the GEMM model's rates (the Triton kernels'
+// own efficiency is not measured: a default). Backward recomputes the conv and the chunk states
+// from the saved in_proj output (MambaSplitConv1dScanCombinedFn saves only zxbcdt and the
+// ungated output), then takes both gradient products of each forward product. With context
+// parallelism each rank runs its heads / cp over the whole sequence (MambaContextParallel's
+// all-to-alls, costed by the layer's communication): the same work per GPU.
+void add_mamba_ops(LayerOps& L, const ModelSpec& m, const LayerShape& s, double T, double T_sp, double cast_bytes,
+                   bool unfused_quantize) {
+  const MambaSpec& mb = *m.mamba;
+  const int eb = s.element_bytes;
+  const double tp = s.tp, h = static_cast<double>(m.hidden_size);
+  const double heads = mb.num_heads / tp, groups = std::max(1.0, mb.num_groups / tp);
+  const double P = static_cast<double>(mb.head_dim), N = static_cast<double>(mb.state_dim), Q = mb.chunk_size;
+  const double d_in = heads * P, width = static_cast<double>(mb.in_proj_width()) / tp;
+  const double conv = d_in + 2 * groups * N;
+  const double chunks = std::max(1.0, T / Q);
+  auto& F = L.forward;
+  auto& B = L.backward;
+  auto fp8_cast = [&](std::vector<Op>& ops, const char* name, double elements) {
+    if (s.fp8_linears) ops.push_back(elementwise(name, elements, cast_bytes, 2));
+  };
+  F.push_back(elementwise("input_norm", T_sp * h, 2.0 * eb, 5));
+  if (unfused_quantize) F.push_back(elementwise("quantize_in_proj_input", T_sp * h, cast_bytes, 2));
+  const Op in_proj = gemm("mamba_in_proj", T, width, h, eb);
+  F.push_back(in_proj);
+  const Op conv1d = elementwise("mamba_conv1d", T * conv, 2.0 * eb, 2.0 * mb.conv_kernel + 4);  // taps, bias, silu
+  F.push_back(conv1d);
+  const Op cumsum = elementwise("mamba_chunk_cumsum", T * heads, eb + 8.0, 4);  // dt in; softplus(dt), cumsum(dt A) out in fp32
+  const Op chunk_state = gemm("mamba_chunk_state", N, P, Q, eb, chunks * heads);
+  const Op passing = elementwise("mamba_state_passing", chunks * heads * N * P, 8.0, 2);  // fp32 state read and written
+  const Op cb = gemm("mamba_bmm_chunk", Q, Q, N, eb, chunks * groups);
+  const Op scan_intra = gemm("mamba_chunk_scan", Q, P, Q / 2, eb, chunks * heads);  // causal: half the chunk's keys
+  const Op scan_states = gemm("mamba_chunk_scan_states", Q, P, N, eb, chunks * heads);
+  const Op gate = elementwise("mamba_gate", T * d_in, 3.0 * eb, 5);  // z in, gated and ungated y out
+  for (const Op& op : {cumsum, chunk_state, passing, cb, scan_intra, scan_states, gate}) F.push_back(op);
+  F.push_back(elementwise("mamba_norm", T * d_in, 2.0 * eb, 5));
+  fp8_cast(F, "fp8_cast_mamba_out", T * d_in);
+  const Op out_proj = gemm("mamba_out_proj", T, h, d_in, eb);
+  F.push_back(out_proj);
+  F.push_back(elementwise("bias_dropout_add", T_sp * h, 3.0 * eb));
+
+  B.push_back(elementwise("bias_dropout_add_bwd", T_sp * h, 2.0 * eb));
+  fp8_cast(B, "fp8_cast_grad_mamba_out_proj_out", T * h);
+  add_gemm_backward(B, out_proj, eb);
+  B.push_back(elementwise("mamba_norm_bwd", T * d_in, 4.0 * eb, 8));
+  // Recomputed from zxbcdt: the conv output and the chunk states.
+  for (const Op& op : {conv1d, cumsum, chunk_state, passing}) B.push_back(op);
+  B.push_back(elementwise("mamba_gate_bwd", T * d_in, 5.0 * eb, 8));
+  for (const Op& op : {scan_states, scan_intra, cb, chunk_state}) add_gemm_backward(B, op, eb);
+  B.push_back(elementwise("mamba_state_passing_bwd", chunks * heads * N * P, 12.0, 4));
+  B.push_back(elementwise("mamba_chunk_cumsum_bwd", T * heads, 2.0 * eb + 8.0, 6));
+  B.push_back(elementwise("mamba_conv1d_bwd", T * conv, 3.0 * eb, 4.0 * mb.conv_kernel + 4));
+  fp8_cast(B, "fp8_cast_grad_mamba_in_proj_out", T * width);
+  add_gemm_backward(B, in_proj, eb);
+  B.push_back(elementwise("input_norm_bwd", T_sp * h, 4.0 * eb, 8));
+}
+
 }  // namespace
 
 double total_flops(const std::vector<Op>& ops) {
@@ -264,8 +334,11 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
   // building one allocates each list once.
   F.reserve(32);
   B.reserve(64);
+  // A hybrid model's layer holds an attention, an MLP or a Mamba mixer, each behind its own norm
+  // and residual add (Megatron-Core HybridModel); a decoder layer holds an attention and an MLP.
+  const bool attention_part = kind.has_attention(), mlp_part = kind.has_mlp();
   // Norm: read x, write y (+ stats); backward reads x, y-grad, writes x-grad (+ gamma grad).
-  F.push_back(elementwise("input_norm", T_sp * h, 2.0 * eb, 5));
+  if (attention_part) F.push_back(elementwise("input_norm", T_sp * h, 2.0 * eb, 5));
   // Query/key/value projections. MLA (DeepSeek-V2 §2.1; Megatron-Core MLASelfAttention): the down
   // projections to the q and kv latents run whole on every TP rank, each latent is RMS-normed, then
   // up-projected per head (split over TP); the decoupled rope key comes out of the kv down
@@ -311,8 +384,10 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
     // their gradients.
     if (m.position_embedding == PositionEmbedding::rope) proj_norms.push_back(elementwise("rope", T * (qh + kv) / tp, 2.0 * eb, 3));
   }
-  F.insert(F.end(), proj_in.begin(), proj_in.end());
-  F.insert(F.end(), proj_norms.begin(), proj_norms.end());
+  if (attention_part) {
+    F.insert(F.end(), proj_in.begin(), proj_in.end());
+    F.insert(F.end(), proj_norms.begin(), proj_norms.end());
+  }
 
   // Attention core. Causal masking halves the work only for kernels that skip masked tiles
   // (FlashAttention); unfused Megatron attention computes the full s x s scores then masks.
@@ -380,7 +455,7 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
     attn_bwd.push_back(elementwise("softmax_bwd", scores, 3.0 * eb + dropout_mask, 4));
     add_gemm_backward(attn_bwd, qk, eb);
   }
-  F.insert(F.end(), attn_fwd.begin(), attn_fwd.end());
+  if (attention_part) F.insert(F.end(), attn_fwd.begin(), attn_fwd.end());
 
   // Transformer Engine fp8 (delayed scaling): Hopper's fp8 tensor cores read both operands
   // K-major, so every GEMM input is cast to fp8 together with its transpose (TE cast_transpose:
@@ -419,13 +494,20 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
   const bool unfused_quantize = s.fp8_linears && (s.recipe == LowPrecisionRecipe::tensorwise ||
                                                   s.recipe == LowPrecisionRecipe::blockwise ||
                                                   s.recipe == LowPrecisionRecipe::nvfp4);
-  if (unfused_quantize) F.insert(F.begin() + 1, elementwise("quantize_qkv_input", T_sp * h, cast_bytes, 2));  // after input_norm
+  if (kind.has_mamba() && m.mamba) {
+    add_mamba_ops(L, m, s, T, T_sp, cast_bytes, unfused_quantize);
+    return L;
+  }
   const double attn_out = heads * v_dim;  // per-GPU width of the attention output
   Op proj = gemm("out_proj", T, h, attn_out, eb);
-  fp8_cast(F, "fp8_cast_attention_out", T * attn_out);
-  F.push_back(proj);
-  F.push_back(elementwise("bias_dropout_add", T_sp * h, 3.0 * eb + dropout_mask));
-  F.push_back(elementwise("post_attn_norm", T_sp * h, 2.0 * eb, 5));
+  if (attention_part) {
+    if (unfused_quantize) F.insert(F.begin() + 1, elementwise("quantize_qkv_input", T_sp * h, cast_bytes, 2));  // after input_norm
+    fp8_cast(F, "fp8_cast_attention_out", T * attn_out);
+    F.push_back(proj);
+    F.push_back(elementwise("bias_dropout_add", T_sp * h, 3.0 * eb + dropout_mask));
+  }
+  // The MLP's norm (a hybrid MLP layer's input norm), under the name it has in a decoder layer.
+  if (mlp_part) F.push_back(elementwise("post_attn_norm", T_sp * h, 2.0 * eb, 5));
 
   // MLP: dense, or an MoE layer's router, token permutation, local experts and shared experts.
   const bool gated = m.gated_mlp();
@@ -474,7 +556,9 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
   Op router;
   std::size_t mlp_sync = 0;  // MoE: ops of mlp_fwd issued before the dispatcher's host synchronisation
   std::size_t experts_begin = 0, experts_end = 0;  // MoE: the routed experts' ops in mlp_fwd
-  if (kind.moe && m.moe) {
+  if (!mlp_part) {
+    // an attention layer of a hybrid model: no MLP
+  } else if (kind.moe && m.moe) {
     const double E = m.moe->num_experts;
     // Router logits on this rank's (sequence-parallel) tokens, kept in bf16 under fp8; then score
     // function + top-k over the experts (Megatron-Core TopKRouter, fp32).
@@ -545,13 +629,18 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
     L.experts_begin = F.size() + experts_begin;
     L.experts_end = F.size() + experts_end;
   }
-  F.insert(F.end(), mlp_fwd.begin(), mlp_fwd.end());
-  F.push_back(elementwise("bias_dropout_add", T_sp * h, 3.0 * eb + dropout_mask));
-
-  // Backward in reverse order; elementwise backward moves about twice the forward bytes.
-  B.push_back(elementwise("bias_dropout_add_bwd", T_sp * h, 2.0 * eb + dropout_mask));
-  B.insert(B.end(), mlp_bwd.begin(), mlp_bwd.end());
-  B.push_back(elementwise("post_attn_norm_bwd", T_sp * h, 4.0 * eb, 8));
+  if (mlp_part) {
+    F.insert(F.end(), mlp_fwd.begin(), mlp_fwd.end());
+    F.push_back(elementwise("bias_dropout_add", T_sp * h, 3.0 * eb + dropout_mask));
+    // Backward in reverse order; elementwise backward moves about twice the forward bytes.
+    B.push_back(elementwise("bias_dropout_add_bwd", T_sp * h, 2.0 * eb + dropout_mask));
+    B.insert(B.end(), mlp_bwd.begin(), mlp_bwd.end());
+    B.push_back(elementwise("post_attn_norm_bwd", T_sp * h, 4.0 * eb, 8));
+  }
+  if (!attention_part) {
+    L.selective_recompute = selective_recompute_ops(F, s.recompute_modules, m, kind);
+    return L;
+  }
   B.push_back(elementwise("bias_dropout_add_bwd", T_sp * h, 2.0 * eb + dropout_mask));
   fp8_cast(B, "fp8_cast_grad_out_proj_out", T * h);
   add_gemm_backward(B, proj, eb);
@@ -671,6 +760,13 @@ double layer_model_flops_fwd(const ModelSpec& m, double tokens, double seq) {
 
 double layer_model_flops_fwd(const ModelSpec& m, double tokens, double seq, LayerKind kind) {
   const double h = static_cast<double>(m.hidden_size);
+  if (kind.has_mamba()) {
+    if (!m.mamba) return 0;
+    // Megatron's mamba_layer_flops (training.py): in_proj and out_proj, and 7 d_inner N per token
+    // for the scan. Megatron takes d_inner = 2h whatever the heads; here it is heads x head_dim.
+    const double d_in = static_cast<double>(m.mamba->d_inner());
+    return 2.0 * tokens * h * (static_cast<double>(m.mamba->in_proj_width()) + d_in) + 7.0 * tokens * d_in * static_cast<double>(m.mamba->state_dim);
+  }
   const double mlp_mult = m.gated_mlp() ? 3 : 2;
   double mlp = mlp_mult * h * static_cast<double>(m.ffn_hidden_size);
   if (kind.moe && m.moe)
@@ -705,6 +801,8 @@ double layer_model_flops_fwd(const ModelSpec& m, double tokens, double seq, Laye
                 m.indexer_share() * 2.0 * tokens * seq * idx;
     attn_params += m.indexer_params() * m.indexer_share();
   }
+  if (!kind.has_mlp()) return 2.0 * attn_params * tokens + attn_core;
+  if (!kind.has_attention()) return 2.0 * mlp * tokens;
   return 2.0 * (attn_params + mlp) * tokens + attn_core;
 }
 

@@ -111,8 +111,9 @@ ParamSplit layer_params_per_gpu(const Job& job, int layer) {
   ParamSplit out;
   const double indexer = m.indexer_params_at(layer);
   if (m.is_moe_layer(layer)) {
-    out.dense = (m.attention_params() + m.layer_norm_params() + m.shared_expert_params() + m.router_params()) / p.tp;
-    out.expert = m.moe->num_experts * m.expert_params() / (static_cast<double>(p.ep) * std::max(1, p.etp));
+    const double experts = m.moe->num_experts * m.expert_params();
+    out.dense = (m.layer_params_at(layer) - experts - indexer) / p.tp;
+    out.expert = experts / (static_cast<double>(p.ep) * std::max(1, p.etp));
   } else {
     out.dense = (m.layer_params_at(layer) - indexer) / p.tp;
   }
@@ -229,6 +230,27 @@ double layer_activation_bytes(const Job& job, RecomputeGranularity g) {
   return layer_activation_bytes(job, g, job.model.layer_kind(0));
 }
 
+namespace {
+// A Mamba-2 layer's stored tensors (Megatron-Core MambaLayer, the mixer's memory-efficient path):
+// its input (the residual, kept by the norm) and the in_proj input (Transformer Engine's
+// LayerNormLinear: fp8 when the linears are), the in_proj output z x B C dt that
+// mamba_split_conv1d_scan_combined saves to recompute the conv and the scan from, the scan's
+// ungated output (out_x) it saves too, the group norm's input and the out_proj input; the norms'
+// fp32 statistics per token and group are left out (well under 1%).
+double mamba_layer_activation_bytes(const Job& job, LayerKind kind) {
+  const ModelSpec& m = job.model;
+  const ParallelPlan& p = job.plan;
+  const MambaSpec& mb = *m.mamba;
+  const double eb = activation_bytes(job.training.precision);
+  const double tokens = static_cast<double>(job.training.seq_length) / p.cp * p.micro_batch_size;
+  const double t = p.tp, sp = (p.sequence_parallel && p.tp > 1) ? t : 1.0;
+  const double h = static_cast<double>(m.hidden_size), d_in = static_cast<double>(mb.d_inner()) / t;
+  const bool fp8 = te_fp8(job) && !kind.bf16;
+  const double gemm_in = fp8 ? quantized_input_bytes(job.training.recipe) : eb;
+  return tokens * ((eb + gemm_in) * h / sp + eb * static_cast<double>(mb.in_proj_width()) / t + 2 * eb * d_in + gemm_in * d_in);
+}
+}  // namespace
+
 double layer_activation_bytes(const Job& job, RecomputeGranularity g, LayerKind kind) {
   const ModelSpec& m = job.model;
   const ParallelPlan& p = job.plan;
@@ -242,6 +264,7 @@ double layer_activation_bytes(const Job& job, RecomputeGranularity g, LayerKind 
   const double sp = (p.sequence_parallel && p.tp > 1) ? t : 1.0;  // divisor of the non-TP-sharded tensors
   const double sbh = s * b * h;
   if (g == RecomputeGranularity::full) return eb * sbh / sp;
+  if (kind.has_mamba() && m.mamba) return mamba_layer_activation_bytes(job, kind);
 
   const double mask = m.dropout ? 1.0 : 0.0;
   // Transformer Engine in fp8 saves the inputs of its linears for the weight gradient as fp8 (one
@@ -346,9 +369,12 @@ double layer_activation_bytes(const Job& job, RecomputeGranularity g, LayerKind 
       if (modules & kRecomputeMoeAct) saved += expert_act_out;
       if (modules & kRecomputeSharedExperts) saved += shared;
     }
-  } else if (modules & kRecomputeMlp) {
+  } else if ((modules & kRecomputeMlp) && kind.has_mlp()) {
     saved += gemm_in * sbh / sp + dense_mlp(static_cast<double>(m.ffn_hidden_size));
   }
+  // A hybrid model's layer keeps what its one part keeps.
+  if (!kind.has_attention()) attn = scores = 0;
+  if (!kind.has_mlp()) mlp = 0;
   return std::max(0.0, attn + mlp + scores - saved);
 }
 

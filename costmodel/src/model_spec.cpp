@@ -46,7 +46,8 @@ PositionEmbedding parse_pos(const JsonReader& r, const std::string& key) {
   if (v == "learned" || v == "absolute") return PositionEmbedding::learned;
   if (v == "rope") return PositionEmbedding::rope;
   if (v == "alibi") return PositionEmbedding::alibi;
-  r.fail(key, "expected \"learned\", \"rope\" or \"alibi\", found \"" + v + "\"");
+  if (v == "none") return PositionEmbedding::none;
+  r.fail(key, "expected \"learned\", \"rope\", \"alibi\" or \"none\", found \"" + v + "\"");
 }
 
 bool looks_like_hf(const json& j) {
@@ -94,6 +95,19 @@ DsaSpec read_dsa(const JsonReader& r, bool strata_json) {
     d.sparse_indexer_loss = r.opt_bool("sparse_indexer_loss", true);
   }
   return d;
+}
+
+// Mamba-2's shape, in strata's model JSON ("mamba" object) or a Hugging Face NemotronHConfig (top
+// level; HF's defaults where a key is absent: configuration_nemotron_h.py).
+MambaSpec read_mamba(const JsonReader& r, bool strata_json) {
+  MambaSpec mb;
+  mb.num_heads = static_cast<int>(strata_json ? r.get_int("num_heads", 1, kMaxDim) : r.opt_int("mamba_num_heads", 1, kMaxDim).value_or(128));
+  mb.head_dim = r.opt_int(strata_json ? "head_dim" : "mamba_head_dim", 1, kMaxDim).value_or(64);
+  mb.state_dim = r.opt_int(strata_json ? "state_dim" : "ssm_state_size", 1, kMaxDim).value_or(128);
+  mb.num_groups = static_cast<int>(r.opt_int(strata_json ? "num_groups" : "n_groups", 1, kMaxDim).value_or(8));
+  mb.conv_kernel = static_cast<int>(r.opt_int("conv_kernel", 1, 64).value_or(4));
+  mb.chunk_size = static_cast<int>(r.opt_int("chunk_size", 1, 1 << 16).value_or(128));
+  return mb;
 }
 
 // ERNIE-4.5 writes some MoE fields either as an integer or as a list with one entry per expert
@@ -222,9 +236,12 @@ void resolve_family(HfConfig& c, const json& top, bool wrapped, ModelSpec& m) {
   std::string& type = c.type;
   if (rtop.has("is_encoder_decoder") && rtop.raw("is_encoder_decoder").is_boolean() && rtop.get_bool("is_encoder_decoder"))
     c.refuse("is_encoder_decoder", "an encoder-decoder model");
+  // Nemotron-H's hybrid_override_pattern is read (read_hybrid); other hybrids name their layers
+  // otherwise (Jamba, Falcon-H1, Zamba, Qwen3-Next, Kimi Linear).
   for (const char* k : {"layers_block_type", "hybrid_override_pattern", "ssm_cfg", "mamba_d_state",
                         "linear_num_value_heads", "attn_layer_period", "linear_attn_config"})
-    if (r.has(k)) c.refuse(k, "a hybrid of attention and state-space/linear-attention layers");
+    if (r.has(k) && !(type == "nemotron_h" && std::string_view(k) == "hybrid_override_pattern"))
+      c.refuse(k, "a hybrid of attention and state-space/linear-attention layers");
   // MiniMax: attn_type_list marks each layer 0 (lightning, a linear attention; MiniMax-Text-01)
   // or 1 (softmax attention). MiniMax-M2 lists only 1s: a plain softmax-attention model.
   if (r.has("attn_type_list")) {
@@ -348,6 +365,9 @@ void read_sizes(const HfConfig& c, ModelSpec& m) {
   if (r.has("head_dim")) {
     const std::int64_t d = r.get_int("head_dim", 1, kMaxDim);
     if (d * m.num_attention_heads != m.hidden_size) m.kv_channels = d;
+  } else if (r.has("attention_head_dim")) {  // Nemotron-H
+    const std::int64_t d = r.get_int("attention_head_dim", 1, kMaxDim);
+    if (d * m.num_attention_heads != m.hidden_size) m.kv_channels = d;
   } else if (!r.has("kv_lora_rank") && m.hidden_size % m.num_attention_heads != 0) {
     throw InputError(where, path + "/hidden_size", "model_type \"" + type + "\": hidden_size " + std::to_string(m.hidden_size) +
                                                        " is not divisible by num_attention_heads " +
@@ -382,8 +402,9 @@ void read_layer_recipe(const HfConfig& c, ModelSpec& m) {
   const std::string& type = c.type;
   const std::string& family = c.family;
   const bool llama_like = c.llama_like, gemma = c.gemma;
-  std::string act = lower(r.opt_string("hidden_activation").value_or(
-      r.opt_string("hidden_act").value_or(r.opt_string("activation_function").value_or(""))));
+  // Nemotron-H names its MLP's activation mlp_hidden_act (its mixer's is mamba_hidden_act).
+  std::string act = lower(r.opt_string("hidden_activation").value_or(r.opt_string("hidden_act").value_or(
+      r.opt_string("activation_function").value_or(type == "nemotron_h" ? r.opt_string("mlp_hidden_act").value_or("") : ""))));
   // transformers ACT2FN: gelu_new, gelu_fast and gelu_pytorch_tanh are tanh approximations of GELU.
   m.gelu_tanh_approximation = type != "gpt_oss" && one_of(act, {"gelu_new", "gelu_fast", "gelu_pytorch_tanh"});
   if (gemma) m.activation = Activation::geglu;  // GeGLU (Gemma report §2)
@@ -398,7 +419,7 @@ void read_layer_recipe(const HfConfig& c, ModelSpec& m) {
     // Squared ReLU in a plain up/down MLP: Nemotron-4 / Minitron (HF modeling_nemotron.py), Persimmon.
     // BitNet gates it (gate_proj, up_proj), which no Megatron flag expresses.
     // Arcee's AFM reuses Nemotron's MLP (HF modular_arcee.py ArceeMLP(NemotronMLP)).
-    if (!one_of(type, {"nemotron", "persimmon", "arcee"}))
+    if (!one_of(type, {"nemotron", "nemotron_h", "persimmon", "arcee"}))
       c.refuse("hidden_act", "squared ReLU (relu2) outside the Nemotron, Persimmon and Arcee MLPs");
     m.activation = Activation::squared_relu;
   }
@@ -501,6 +522,11 @@ void read_positions(const HfConfig& c, ModelSpec& m) {
   if (type == "bloom" || type == "mpt" || (r.has("alibi") && r.raw("alibi").is_boolean() && r.get_bool("alibi")) ||
       (r.has("attn_config") && j["attn_config"].is_object() && j["attn_config"].value("alibi", false)))
     m.position_embedding = PositionEmbedding::alibi;
+  else if (type == "nemotron_h")
+    // Nemotron-H's attention layers take no positions (HF NemotronHAttention applies no rotary;
+    // Megatron-Bridge nemotron_h_bridge.py sets position_embedding_type "none"), whatever
+    // rope_theta a Nemotron 3 config carries.
+    m.position_embedding = PositionEmbedding::none;
   else if (r.has("rope_theta") || r.has("rotary_emb_base") || r.has("rotary_pct") || rope_params || llama_like || type == "falcon" ||
            type == "gpt_neox")
     m.position_embedding = PositionEmbedding::rope;
@@ -754,6 +780,38 @@ void read_moe(const HfConfig& c, ModelSpec& m) {
   }
 }
 
+// Nemotron-H and Nemotron 3 (HF NemotronHConfig, configuration_nemotron_h.py; Megatron-Bridge
+// nemotron_h_bridge.py): hybrid_override_pattern places Mamba-2 (M), attention (*), MLP (-) and
+// MoE (E) layers. The MoE layers route by sigmoid scores with an expert bias (the bridge's
+// moe_router_score_function "sigmoid", moe_router_enable_expert_bias) through squared-ReLU experts
+// and one shared expert of moe_shared_expert_intermediate_size. Nemotron 3 Super's latent MoE and
+// its multi-token prediction layers are refused.
+void read_hybrid(const HfConfig& c, ModelSpec& m) {
+  const JsonReader& r = c.r;
+  if (r.has("moe_latent_size") && !r.raw("moe_latent_size").is_null())
+    c.refuse("moe_latent_size", "latent MoE (experts computed in a projected space)");
+  if ((r.has("mtp_hybrid_override_pattern") && !r.raw("mtp_hybrid_override_pattern").is_null()) || m.mtp_layers > 0)
+    c.refuse(r.has("mtp_hybrid_override_pattern") ? "mtp_hybrid_override_pattern" : "num_nextn_predict_layers",
+             "multi-token prediction layers in a hybrid model");
+  // MambaMixer's fixed recipe (Megatron-Core asserts no linear bias, a conv bias, SiLU).
+  if (lower(r.opt_string("mamba_hidden_act").value_or("silu")) != "silu")
+    c.refuse("mamba_hidden_act", "a Mamba mixer activation other than SiLU");
+  if (r.opt_bool("mamba_proj_bias", false)) c.refuse("mamba_proj_bias", "biased Mamba projections");
+  if (!r.opt_bool("use_conv_bias", true)) c.refuse("use_conv_bias", "a Mamba conv1d without bias");
+  m.hybrid_pattern = r.get_string("hybrid_override_pattern");
+  if (m.hybrid_pattern.find('M') != std::string::npos) {
+    MambaSpec mb = read_mamba(r, false);
+    if (!r.has("mamba_num_heads")) mb.num_heads = 128;  // NemotronHConfig's default
+    m.mamba = mb;
+  }
+  if (m.moe) {
+    if (r.has("moe_shared_expert_intermediate_size"))
+      m.moe->shared_expert_ffn_hidden_size = r.get_int("moe_shared_expert_intermediate_size", 0, kMaxDim);
+    m.moe->router_score_function = "sigmoid";
+    m.moe->router_bias = true;
+  }
+}
+
 ModelSpec model_from_hf(const json& top, const std::string& where, const std::string& top_path) {
   const bool wrapped = top.contains("text_config") && top["text_config"].is_object() && !top.contains("num_hidden_layers");
   const json& j = wrapped ? top["text_config"] : top;
@@ -805,6 +863,7 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
     m.mtp_layers = static_cast<int>(r.get_int("num_nextn_predict_layers", 0, kMaxMtpLayers));
 
   read_moe(c, m);
+  if (c.type == "nemotron_h") read_hybrid(c, m);
   return m;
 }
 
@@ -826,12 +885,30 @@ const char* to_string(PositionEmbedding p) {
     case PositionEmbedding::learned: return "learned";
     case PositionEmbedding::rope: return "rope";
     case PositionEmbedding::alibi: return "alibi";
+    case PositionEmbedding::none: return "none";
   }
   return "?";
 }
 
+int ModelSpec::count_hybrid(char symbol) const {
+  return static_cast<int>(std::count(hybrid_pattern.begin(), hybrid_pattern.end(), symbol));
+}
+
+LayerKind ModelSpec::layer_kind(int layer) const {
+  LayerKind kind{is_moe_layer(layer), uses_sliding_window(layer)};
+  switch (hybrid_symbol(layer)) {
+    case 'M': kind.part = Sublayer::mamba; break;
+    case '*': kind.part = Sublayer::attention; break;
+    case '-':
+    case 'E': kind.part = Sublayer::mlp; break;
+    default: break;
+  }
+  return kind;
+}
+
 bool ModelSpec::is_moe_layer(int layer) const {
   if (!moe) return false;
+  if (hybrid()) return hybrid_symbol(layer) == 'E';
   if (moe->layer_pattern.empty()) return true;
   return layer >= 0 && layer < static_cast<int>(moe->layer_pattern.size()) && moe->layer_pattern[layer] != 0;
 }
@@ -844,6 +921,7 @@ int ModelSpec::num_moe_layers() const {
 
 bool ModelSpec::uses_sliding_window(int layer) const {
   if (sliding_window <= 0) return false;
+  if (hybrid() && hybrid_symbol(layer) != '*') return false;
   if (sliding_window_pattern.empty()) return true;
   return layer >= 0 && layer < static_cast<int>(sliding_window_pattern.size()) && sliding_window_pattern[layer] != 0;
 }
@@ -935,17 +1013,38 @@ double ModelSpec::layer_norm_params() const {
   return (normalization == Normalization::layernorm ? 4 : 2) * static_cast<double>(hidden_size);
 }
 
-double ModelSpec::layer_params_at(int layer) const {
-  const double mlp = is_moe_layer(layer) ? moe->num_experts * expert_params() + shared_expert_params() + router_params()
-                                         : dense_mlp_params();
-  return attention_params() + indexer_params_at(layer) + mlp + layer_norm_params();
+double ModelSpec::norm_params() const { return layer_norm_params() / 2; }
+
+double ModelSpec::mamba_params() const {
+  if (!mamba) return 0;
+  // Megatron-Core MambaMixer: in_proj (h x (z x B C dt)), conv1d weight (conv_kernel taps) and bias
+  // per x/B/C channel, dt_bias, A_log and D per head, the gated RMSNorm's gain over d_inner, out_proj
+  // (d_inner x h); no linear biases (MambaMixer asserts `not bias`).
+  const MambaSpec& mb = *mamba;
+  const double h = static_cast<double>(hidden_size);
+  return h * static_cast<double>(mb.in_proj_width()) + static_cast<double>(mb.conv_channels()) * (mb.conv_kernel + 1) +
+         3.0 * mb.num_heads + static_cast<double>(mb.d_inner()) * (1 + h);
 }
 
-double ModelSpec::active_layer_params_at(int layer) const {
-  const double mlp = is_moe_layer(layer) ? moe->top_k * expert_params() + shared_expert_params() + router_params()
-                                         : dense_mlp_params();
-  return attention_params() + indexer_params_at(layer) + mlp + layer_norm_params();
+namespace {
+// One layer's parameters with `experts` routed experts counted (all of them, or the top_k a token
+// passes through). A hybrid layer holds one part and its input norm.
+double layer_params_with(const ModelSpec& m, int layer, double experts) {
+  const bool moe = m.is_moe_layer(layer);
+  const double mlp = moe ? experts * m.expert_params() + m.shared_expert_params() + m.router_params() : m.dense_mlp_params();
+  switch (m.layer_kind(layer).part) {
+    case Sublayer::decoder: return m.attention_params() + m.indexer_params_at(layer) + mlp + m.layer_norm_params();
+    case Sublayer::attention: return m.attention_params() + m.norm_params();
+    case Sublayer::mamba: return m.mamba_params() + m.norm_params();
+    case Sublayer::mlp: return mlp + m.norm_params();
+  }
+  return 0;
 }
+}  // namespace
+
+double ModelSpec::layer_params_at(int layer) const { return layer_params_with(*this, layer, moe ? moe->num_experts : 0); }
+
+double ModelSpec::active_layer_params_at(int layer) const { return layer_params_with(*this, layer, moe ? moe->top_k : 0); }
 
 double ModelSpec::layer_params() const {
   if (num_layers <= 0) return layer_params_at(0);
@@ -991,6 +1090,46 @@ double ModelSpec::active_params(std::int64_t seq_length) const {
   return sum + embedding_params(seq_length);
 }
 
+namespace {
+// A hybrid pattern's symbols against the model: one per layer, each a layer strata costs, the parts
+// each symbol needs present (Megatron-Core hybrid_layer_allocation.py validate_segment_layers).
+void validate_hybrid(const ModelSpec& m, const std::string& where, const std::string& path) {
+  if (!m.hybrid()) {
+    if (m.mamba) throw InputError(where, path + "/mamba", "Mamba layers need a hybrid_pattern that places them (\"M\")");
+    return;
+  }
+  const std::string at = path + "/hybrid_pattern";
+  if (static_cast<int>(m.hybrid_pattern.size()) != m.num_layers)
+    throw InputError(where, at, "expected " + std::to_string(m.num_layers) + " symbols, one per layer; found " +
+                                    std::to_string(m.hybrid_pattern.size()));
+  for (char c : m.hybrid_pattern) {
+    if (c == 'G' || c == 'D' || c == '+')
+      throw InputError(where, at, std::string("symbol '") + c + "' (" +
+                                      (c == 'G' ? "gated DeltaNet" : c == 'D' ? "DeepSeek sparse attention" : "multi-latent attention") +
+                                      " layers in a hybrid) is not supported by strata's cost model");
+    if (c != 'M' && c != '*' && c != '-' && c != 'E')
+      throw InputError(where, at, std::string("unknown symbol '") + c + "': expected M (Mamba), * (attention), - (MLP) or E (MoE)");
+  }
+  if (m.count_hybrid('M') > 0 && !m.mamba)
+    throw InputError(where, path + "/mamba", "the pattern has Mamba layers (M) but the model gives no Mamba shape");
+  if (m.count_hybrid('M') == 0 && m.mamba) throw InputError(where, path + "/mamba", "a Mamba shape without Mamba layers (M) in the pattern");
+  if (m.count_hybrid('E') > 0 && !m.moe)
+    throw InputError(where, path + "/moe", "the pattern has MoE layers (E) but the model gives no MoE shape");
+  if (m.count_hybrid('E') == 0 && m.moe) throw InputError(where, path + "/moe", "an MoE shape without MoE layers (E) in the pattern");
+  if (m.moe && !m.moe->layer_pattern.empty())
+    throw InputError(where, path + "/moe/layer_pattern", "a hybrid model places its MoE layers by its pattern (E), not a layer_pattern");
+  if (m.mla || m.dsa) throw InputError(where, path + "/mla", "multi-latent attention in a hybrid model is not supported by strata's cost model");
+  if (m.mtp_layers > 0)
+    throw InputError(where, path + "/mtp_layers", "multi-token prediction in a hybrid model is not supported by strata's cost model");
+  if (m.mamba) {
+    const MambaSpec& mb = *m.mamba;
+    if (mb.num_heads % mb.num_groups != 0)
+      throw InputError(where, path + "/mamba/num_groups", "num_groups " + std::to_string(mb.num_groups) + " must divide num_heads " +
+                                                           std::to_string(mb.num_heads) + " (MambaMixer)");
+  }
+}
+}  // namespace
+
 void validate_model(const ModelSpec& m, const std::string& where, const std::string& path) {
   if (m.kv_channels == 0 && !m.mla && m.hidden_size % m.num_attention_heads != 0)
     throw InputError(where, path + "/hidden_size", "hidden_size " + std::to_string(m.hidden_size) +
@@ -1013,6 +1152,7 @@ void validate_model(const ModelSpec& m, const std::string& where, const std::str
     throw InputError(where, path + "/no_rope_layers", "layers without rotary embedding need a rope model");
   if (m.rotary_percent <= 0 || m.rotary_percent > 1)
     throw InputError(where, path + "/rotary_percent", "expected a fraction in (0, 1]");
+  validate_hybrid(m, where, path);
 }
 
 namespace {
@@ -1044,7 +1184,7 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
                          "attention_sinks", "glu_linear_offset",
                          "activation_clamp", "zero_centered_gamma", "rotary_base", "rotary_percent", "norm_epsilon",
                          "rope_scaling", "rope_scaling_parameters", "sliding_window", "sliding_window_pattern", "no_rope_layers", "attention_chunk_size", "mla",
-                         "dsa", "mtp_layers", "parameters"});
+                         "dsa", "mtp_layers", "hybrid_pattern", "mamba", "parameters"});
   ModelSpec m;
   m.name = r.get_string("name");
   m.aliases = r.opt_string_list("aliases");
@@ -1111,6 +1251,12 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
     dr.reject_unknown_keys({"index_heads", "index_head_dim", "index_topk", "topk_freq", "skip_topk_offset", "rope_interleaved",
                             "rotate_activation", "indexer_loss_coeff", "sparse_indexer_loss"});
     m.dsa = read_dsa(dr, true);
+  }
+  if (r.has("hybrid_pattern")) m.hybrid_pattern = r.get_string("hybrid_pattern");
+  if (r.has("mamba")) {
+    JsonReader mr = r.child("mamba");
+    mr.reject_unknown_keys({"num_heads", "head_dim", "state_dim", "num_groups", "conv_kernel", "chunk_size"});
+    m.mamba = read_mamba(mr, true);
   }
   if (r.has("moe")) {
     JsonReader mr = r.child("moe");
@@ -1201,6 +1347,10 @@ json model_to_json(const ModelSpec& m) {
                 {"topk_freq", m.dsa->topk_freq}, {"skip_topk_offset", m.dsa->skip_topk_offset},
                 {"rope_interleaved", m.dsa->rope_interleaved}, {"rotate_activation", m.dsa->rotate_activation},
                 {"indexer_loss_coeff", m.dsa->indexer_loss_coeff}, {"sparse_indexer_loss", m.dsa->sparse_indexer_loss}};
+  if (m.hybrid()) j["hybrid_pattern"] = m.hybrid_pattern;
+  if (m.mamba)
+    j["mamba"] = {{"num_heads", m.mamba->num_heads}, {"head_dim", m.mamba->head_dim}, {"state_dim", m.mamba->state_dim},
+                  {"num_groups", m.mamba->num_groups}, {"conv_kernel", m.mamba->conv_kernel}, {"chunk_size", m.mamba->chunk_size}};
   if (m.moe) {
     j["moe"] = {{"num_experts", m.moe->num_experts}, {"top_k", m.moe->top_k}, {"expert_ffn_hidden_size", m.moe->expert_ffn_hidden_size}};
     if (m.moe->shared_expert_ffn_hidden_size > 0) j["moe"]["shared_expert_ffn_hidden_size"] = m.moe->shared_expert_ffn_hidden_size;

@@ -57,8 +57,23 @@ std::string check_plan(const Job& job) {
     return fmt::format("tp={} does not divide the {} attention heads", p.tp, m.num_attention_heads);
   if (m.num_query_groups % p.tp != 0)
     return fmt::format("tp={} does not divide the {} query groups (GQA)", p.tp, m.num_query_groups);
-  if (m.ffn_hidden_size % p.tp != 0 && (!m.moe || m.num_moe_layers() < m.num_layers))
+  const bool dense_mlp_layers = m.hybrid() ? m.count_hybrid('-') > 0 : !m.moe || m.num_moe_layers() < m.num_layers;
+  if (m.ffn_hidden_size % p.tp != 0 && dense_mlp_layers)
     return fmt::format("tp={} does not divide ffn_hidden_size {}", p.tp, m.ffn_hidden_size);
+  if (m.mamba) {
+    // Megatron-Core MambaMixer and MambaContextParallel: heads and groups split over TP, then the
+    // heads over CP (each rank at least one head), the groups over CP or CP over the groups; fp8
+    // GEMMs need in_proj's output width in multiples of 16.
+    const MambaSpec& mb = *m.mamba;
+    if (mb.num_heads % p.tp != 0 || mb.num_groups % p.tp != 0)
+      return fmt::format("tp={} does not divide the Mamba layers' {} heads and {} groups", p.tp, mb.num_heads, mb.num_groups);
+    const int groups_local = mb.num_groups / p.tp;
+    if (p.cp > 1 && ((mb.num_heads / p.tp) % p.cp != 0 || (groups_local >= p.cp ? groups_local % p.cp : p.cp % groups_local) != 0))
+      return fmt::format("cp={} must divide the Mamba heads per TP rank ({}) and divide or be divided by the groups per TP rank ({})",
+                         p.cp, mb.num_heads / p.tp, groups_local);
+    if (t.precision == Precision::fp8 && mb.in_proj_width() % 16 != 0)
+      return fmt::format("fp8 needs the Mamba in_proj width {} in multiples of 16 (MambaMixer's check)", mb.in_proj_width());
+  }
   if (t.seq_length % p.cp != 0 || (p.cp > 1 && t.seq_length % (2 * p.cp) != 0))
     return fmt::format("cp={} needs the sequence length {} divisible by 2*cp (load-balanced causal split)", p.cp, t.seq_length);
   if (m.dsa) {

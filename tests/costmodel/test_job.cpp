@@ -248,9 +248,10 @@ TEST_CASE("cuda_graph_modules_from_string: Megatron's module names, none listed 
   CHECK(cuda_graph_modules_from_string("full_iteration") == (kCudaGraphWholeLayer | kCudaGraphFullIteration));
   CHECK(cuda_graph_module_names(kCudaGraphWholeLayer | kCudaGraphFullIteration) == std::vector<std::string>{"full_iteration"});
   CHECK(cuda_graph_module_names(kCudaGraphAttn | kCudaGraphMoeRouter) == std::vector<std::string>{"attn", "moe_router"});
-  CHECK_FALSE(cuda_graph_modules_from_string("attn mamba"));
+  CHECK(cuda_graph_modules_from_string("attn mamba") == (kCudaGraphAttn | kCudaGraphMamba));
+  CHECK_FALSE(cuda_graph_modules_from_string("attn gdn"));
   CHECK(cuda_graph_module_names(kCudaGraphMlp | kCudaGraphAttn) == std::vector<std::string>{"attn", "mlp"});
   CHECK(cuda_graph_module_names(kCudaGraphWholeLayer).empty());
-  CHECK(cuda_graph_modules_from_string("") == cuda_graph_modules_from_string("attn mlp moe moe_router moe_preprocess"));
+  CHECK(cuda_graph_modules_from_string("") == cuda_graph_modules_from_string("attn mlp moe moe_router moe_preprocess mamba"));
 }
 }

@@ -205,6 +205,18 @@ TEST_CASE("parse_json_text") {
         std::string::npos);
 }
 
+TEST_CASE("parse_json_text: Python's non-finite floats outside strings read as null") {
+  const json j = parse_json_text(R"({"limit": [0.0, Infinity], "low": -Infinity, "x": NaN, "s": "Infinity \" NaN", "n": 1})", "c.json");
+  CHECK(j["limit"][0] == 0.0);
+  CHECK(j["limit"][1].is_null());
+  CHECK(j["low"].is_null());
+  CHECK(j["x"].is_null());
+  CHECK(j["s"] == "Infinity \" NaN");
+  CHECK(j["n"] == 1);
+  // Another error in the same text is still reported as the text's.
+  CHECK(input_error([] { parse_json_text(R"({"a": Infinity,})", "c.json"); }).find("c.json: not valid JSON") != std::string::npos);
+}
+
 TEST_CASE("JsonReader::get_int: 2^63 is out of the int64 range") {
   // double(INT64_MAX) rounds up to 2^63: the range check must compare integers exactly.
   json j = json::parse(R"({"x": 9223372036854775808})");

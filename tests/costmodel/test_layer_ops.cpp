@@ -280,6 +280,49 @@ double gemm_flops_named(const std::vector<Op>& ops, std::initializer_list<const 
 }
 }  // namespace
 
+TEST_CASE("decoder_layer_ops: a hybrid model's layers hold one part each, a Mamba-2 layer as Megatron-Core runs it") {
+  const std::string path = test::data_file("hf/nemotron-h-8b.json");
+  const ModelSpec m = model_from_json(load_json_file(path), path);
+  LayerShape s;
+  s.seq = 8192;
+  s.tp = 2;
+  const double T = 8192, h = 4096, tp = 2;
+  auto has = [](const std::vector<Op>& ops, std::string_view name) {
+    return std::any_of(ops.begin(), ops.end(), [&](const Op& op) { return name == op.name; });
+  };
+  const LayerOps mamba = decoder_layer_ops(m, s, m.layer_kind(0)), mlp = decoder_layer_ops(m, s, m.layer_kind(1)),
+                 attention = decoder_layer_ops(m, s, m.layer_kind(7));
+  CHECK(has(attention.forward, "qkv_proj"));
+  CHECK_FALSE(has(attention.forward, "fc1"));
+  CHECK_FALSE(has(attention.forward, "rope"));  // Nemotron-H's attention takes no positions
+  CHECK(has(mlp.forward, "fc1"));
+  CHECK_FALSE(has(mlp.forward, "qkv_proj"));
+  CHECK_FALSE(has(mamba.forward, "qkv_proj"));
+  CHECK_FALSE(has(mamba.forward, "fc1"));
+  // in_proj to z, x, B, C, dt of this rank's heads and out_proj back, split over TP.
+  CHECK(gemm_flops_named(mamba.forward, {"mamba_in_proj"}) == doctest::Approx(2 * T * h * (2 * 8192 + 2 * 8 * 128 + 128) / tp).epsilon(1e-12));
+  CHECK(gemm_flops_named(mamba.forward, {"mamba_out_proj"}) == doctest::Approx(2 * T * 8192 * h / tp).epsilon(1e-12));
+  // The SSD scan's products against Megatron's estimate of the scan (training.py mamba_layer_flops:
+  // 7 d_inner N per token): the same order, Megatron's a rough count ("should be updated based on
+  // new SSD kernels").
+  const double scan = gemm_flops_named(mamba.forward, {"mamba_chunk_state", "mamba_bmm_chunk", "mamba_chunk_scan", "mamba_chunk_scan_states"});
+  CHECK(scan * tp > 0.5 * 7 * T * 8192 * 128);
+  CHECK(scan * tp < 1.5 * 7 * T * 8192 * 128);
+  // Backward: both gradient products of every forward product, and the chunk states recomputed.
+  double fwd = 0, bwd = 0;
+  for (const Op& op : mamba.forward)
+    if (op.kind == OpKind::gemm) fwd += op.flops;
+  for (const Op& op : mamba.backward)
+    if (op.kind == OpKind::gemm) bwd += op.flops;
+  const double recomputed = gemm_flops_named(mamba.forward, {"mamba_chunk_state"});
+  CHECK(bwd == doctest::Approx(2 * fwd + recomputed).epsilon(1e-12));
+  CHECK(mamba.selective_recompute.empty());
+  // Model FLOPs: Megatron's hybrid count, exact here since the 8B's d_inner is 2h as Megatron assumes.
+  CHECK(layer_model_flops_fwd(m, T, T, m.layer_kind(0)) ==
+        doctest::Approx(2 * T * h * (2 * 8192 + 2 * 8 * 128 + 128) + 7 * T * 8192 * 128 + 2 * T * 8192 * h).epsilon(1e-12));
+  CHECK(layer_model_flops_fwd(m, T, T, m.layer_kind(1)) == doctest::Approx(2 * 2 * T * h * 21504).epsilon(1e-12));
+}
+
 TEST_CASE("decoder_layer_ops: MoE layers run top_k experts per token as grouped GEMMs at the per-expert token count") {
   ModelSpec m = test::catalog().model("qwen3-30b-a3b");
   LayerShape s;

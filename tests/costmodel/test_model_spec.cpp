@@ -310,6 +310,9 @@ TEST_CASE("Hugging Face config.json: total and active parameters match the publi
       {"dbrx", 132e9, 36e9, 0.02},               // Databricks: 132B total, 36B active (MoE nested in ffn_config)
       {"olmoe-1b-7b", 6.92e9, 1.3e9, 0.02},      // OLMoE paper (Muennighoff et al. 2024): 6.9B total, 1.3B active
       {"ling-mini-2.0", 16.3e9, 1.4e9, 0.03},    // inclusionAI model card: 16B total, 1.4B activated (rounded)
+      {"nemotron-h-56b", 56e9, 0, 0.01},         // NVIDIA Nemotron-H report (arXiv:2504.03624): 56B
+      {"nemotron-h-8b", 8e9, 0, 0.02},           // the same: 8B (rounded)
+      {"nemotron-3-nano-30b-a3b", 31.6e9, 3.6e9, 0.02},  // NVIDIA model card: 31.6B total, 3.6B active with embeddings
   };
   for (const auto& c : cases) {
     CAPTURE(c.file);
@@ -1124,11 +1127,81 @@ TEST_CASE("Hugging Face config.json: the architecture details are read") {
   }
   SUBCASE("every config round-trips through the strata format") {
     for (const char* f : {"deepseek-v3", "deepseek-v2", "gpt-oss-120b", "llama-4-maverick", "llama-4-scout", "gemma-3-27b", "glm-4.5",
-                          "qwen3-32b", "llama-3.1-8b"}) {
+                          "qwen3-32b", "llama-3.1-8b", "nemotron-h-56b", "nemotron-3-nano-30b-a3b"}) {
       CAPTURE(f);
       const ModelSpec m = hf_model(f);
       CHECK(model_from_json(model_to_json(m), "rt.json") == m);
     }
+  }
+}
+
+// tests/data/hf/nemotron-*.json: nvidia/Nemotron-H-8B-Base-8K's config.json (byte-exact: its sha256
+// matches the hub file's), and Nemotron-H-56B-Base-8K's, NVIDIA-Nemotron-3-Nano-30B-A3B-BF16's and
+// NVIDIA-Nemotron-3-Super-120B-A12B-FP8's as ai-dynamo/aiconfigurator keeps them (the same keys and
+// values, reindented).
+TEST_CASE("Hugging Face config.json: Nemotron-H hybrids (Mamba-2, attention, MLP and MoE layers)") {
+  SUBCASE("Nemotron-H 8B: its pattern, Mamba shape, no positions, squared ReLU; Python's Infinity is read") {
+    const ModelSpec m = hf_model("nemotron-h-8b");
+    CHECK(m.hybrid_pattern == "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-");
+    CHECK(m.num_layers == 52);
+    CHECK(m.count_hybrid('M') == 24);
+    CHECK(m.count_hybrid('*') == 4);
+    CHECK(m.count_hybrid('-') == 24);
+    REQUIRE(m.mamba.has_value());
+    CHECK(m.mamba->num_heads == 128);
+    CHECK(m.mamba->head_dim == 64);
+    CHECK(m.mamba->state_dim == 128);
+    CHECK(m.mamba->num_groups == 8);
+    CHECK(m.mamba->d_inner() == 8192);
+    CHECK(m.position_embedding == PositionEmbedding::none);
+    CHECK(m.activation == Activation::squared_relu);
+    CHECK(m.normalization == Normalization::rmsnorm);
+    CHECK_FALSE(m.tied_embeddings);
+    CHECK_FALSE(m.add_linear_bias);
+    CHECK(m.num_query_groups == 8);
+    CHECK(m.layer_kind(0).part == Sublayer::mamba);
+    CHECK(m.layer_kind(1).part == Sublayer::mlp);
+    CHECK(m.layer_kind(7).part == Sublayer::attention);
+    CHECK_FALSE(m.uniform_layers());
+    // A Mamba layer: in_proj 4096 x (2*8192 + 2*8*128 + 128), conv1d 4 taps + bias over 8192 + 2048
+    // channels, dt_bias/A_log/D per head, the 8192-wide norm, out_proj 8192 x 4096, the input norm.
+    const double mamba = 4096.0 * (16384 + 2048 + 128) + (8192 + 2048) * 5.0 + 3 * 128 + 8192 + 8192.0 * 4096 + 4096;
+    CHECK(m.layer_params_at(0) == doctest::Approx(mamba).epsilon(1e-12));
+    CHECK(m.layer_params_at(1) == doctest::Approx(2.0 * 4096 * 21504 + 4096).epsilon(1e-12));
+  }
+  SUBCASE("Nemotron 3 Nano: MoE layers by the pattern, sigmoid router with bias, the shared expert's own size") {
+    const ModelSpec m = hf_model("nemotron-3-nano-30b-a3b");
+    REQUIRE(m.moe.has_value());
+    CHECK(m.count_hybrid('E') == 23);
+    CHECK(m.num_moe_layers() == 23);
+    CHECK(m.moe->num_experts == 128);
+    CHECK(m.moe->top_k == 6);
+    CHECK(m.moe->expert_ffn_hidden_size == 1856);
+    CHECK(m.moe->shared_expert_ffn_hidden_size == 3712);
+    CHECK(m.moe->router_score_function == "sigmoid");
+    CHECK(m.moe->router_bias);
+    CHECK(m.moe->layer_pattern.empty());
+    CHECK(m.kv_channels == 128);  // head_dim 128 with 32 heads over 2688
+    CHECK(m.position_embedding == PositionEmbedding::none);  // its rope_theta notwithstanding
+    CHECK(m.layer_kind(1).moe);
+    CHECK(m.layer_kind(1).part == Sublayer::mlp);
+  }
+  SUBCASE("Nemotron 3 Super's latent MoE is refused, naming the key") {
+    CHECK_THROWS_WITH_AS(hf_model("nemotron-3-super-120b-a12b"), doctest::Contains("/moe_latent_size: model_type \"nemotron_h\": latent MoE"),
+                         InputError);
+  }
+  SUBCASE("patterns that do not fit the model are refused") {
+    json j = load_json_file(test::data_file("hf/nemotron-h-8b.json"));
+    j["hybrid_override_pattern"] = "M-M*";
+    CHECK_THROWS_WITH_AS(model_from_json(j, "c.json"), doctest::Contains("/hybrid_pattern: expected 52 symbols"), InputError);
+    j["hybrid_override_pattern"] = std::string(51, '-') + "G";
+    CHECK_THROWS_WITH_AS(model_from_json(j, "c.json"), doctest::Contains("symbol 'G' (gated DeltaNet"), InputError);
+    j["hybrid_override_pattern"] = std::string(51, '-') + "E";
+    CHECK_THROWS_WITH_AS(model_from_json(j, "c.json"), doctest::Contains("MoE layers (E) but the model gives no MoE shape"), InputError);
+    j["hybrid_override_pattern"] = std::string(52, 'M');
+    j["n_groups"] = 7;
+    CHECK_THROWS_WITH_AS(model_from_json(j, "c.json"), doctest::Contains("/mamba/num_groups: num_groups 7 must divide num_heads 128"),
+                         InputError);
   }
 }
 

@@ -288,6 +288,64 @@ TEST_CASE("predict") {
   }
 }
 
+// Megatron's hybrid-model migration guide (docs/user-guide/hybrid-model-migration.md): a GPT
+// decoder block is the hybrid pattern "*-", an attention layer then an MLP layer.
+TEST_CASE("predict: a hybrid model of \"*-\" pairs is the transformer it splits") {
+  Job gpt = test::gpt3_175b_job();
+  gpt.model = test::catalog().model("llama3-8b");
+  gpt.plan.tp = 4;
+  gpt.plan.pp = 1;
+  gpt.plan.dp = 8;
+  gpt.plan.sequence_parallel = true;
+  gpt.plan.micro_batch_size = 1;
+  gpt.training.global_batch_size = 64;
+  gpt.training.seq_length = 8192;
+  for (RecomputeGranularity g : {RecomputeGranularity::none, RecomputeGranularity::selective}) {
+    CAPTURE(static_cast<int>(g));
+    gpt.plan.recompute.granularity = g;
+    Job hybrid = gpt;
+    hybrid.model.num_layers = 2 * gpt.model.num_layers;
+    for (int i = 0; i < gpt.model.num_layers; ++i) hybrid.model.hybrid_pattern += "*-";
+    CHECK(hybrid.model.total_params() == doctest::Approx(gpt.model.total_params()).epsilon(1e-12));
+    const Prediction a = predict(gpt), b = predict(hybrid);
+    REQUIRE(a.feasible);
+    REQUIRE(b.feasible);
+    CHECK(b.iteration_time_s == doctest::Approx(a.iteration_time_s).epsilon(0.005));
+    CHECK(b.breakdown.tp_comm_s == doctest::Approx(a.breakdown.tp_comm_s).epsilon(1e-9));
+    CHECK(b.memory_per_gpu_GiB == doctest::Approx(a.memory_per_gpu_GiB).epsilon(0.005));
+    CHECK(b.mfu == doctest::Approx(a.mfu).epsilon(0.005));
+  }
+}
+
+TEST_CASE("check_plan: a hybrid model's Mamba heads and groups split over TP and CP as Megatron-Core splits them") {
+  Job job = test::gpt3_175b_job();
+  const std::string path = test::data_file("hf/nemotron-h-8b.json");
+  job.model = model_from_json(load_json_file(path), path);
+  job.plan.tp = 8;
+  job.plan.pp = 1;
+  job.plan.dp = 16;
+  job.training.global_batch_size = 128;
+  job.training.seq_length = 8192;
+  CHECK(check_plan(job).empty());
+  job.model.mamba->num_groups = 4;
+  CHECK(contains(check_plan(job), "tp=8 does not divide the Mamba layers' 128 heads and 4 groups"));
+  job.model.mamba->num_groups = 8;
+  job.plan.tp = 4;
+  job.plan.dp = 8;
+  job.plan.cp = 4;  // 32 heads and 2 groups per TP rank: 4 divides 32 and is divided by 2
+  CHECK(check_plan(job).empty());
+  job.plan.cp = 2;
+  job.plan.dp = 16;
+  CHECK(check_plan(job).empty());
+  job.model.mamba->num_groups = 4;  // 1 group per TP rank, 32 heads
+  job.plan.tp = 4;
+  job.plan.cp = 64;
+  job.plan.dp = 1;
+  job.plan.micro_batch_size = 1;
+  job.training.global_batch_size = 8;
+  CHECK(contains(check_plan(job), "cp=64 must divide the Mamba heads per TP rank (32)"));
+}
+
 TEST_CASE("predict: MFU counts the published model FLOPs") {
   // Narayanan et al. SC21 eq. (3) without recompute: 72 B s l h^2 (1 + s/(6h) + V/(12 l h)) FLOPs per
   // iteration for a GPT model; MFU = that / (time * GPUs * peak).

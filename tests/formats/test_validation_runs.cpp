@@ -1064,7 +1064,7 @@ TEST_CASE("load_validation_runs: settings in any spelling a source uses (recipe 
     CHECK_FALSE(any_contains(deepseek_with_notes("knobs {\"cuda_graph_impl\": \"none\"}").assumptions, "CUDA graphs"));
     // A module strata does not know is refused, naming the knob.
     const auto mamba = load_validation_runs(
-        nlohmann::json::array({deepseek_record("knobs {\"cuda_graph_impl\": \"transformer_engine\", \"cuda_graph_scope\": [\"mamba\"]}")}),
+        nlohmann::json::array({deepseek_record("knobs {\"cuda_graph_impl\": \"transformer_engine\", \"cuda_graph_scope\": [\"gdn\"]}")}),
         "runs.json", test::catalog());
     REQUIRE(mamba.size() == 1);
     CHECK_FALSE(mamba[0].job);

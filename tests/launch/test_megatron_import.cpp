@@ -510,11 +510,34 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
     CHECK(has(error_of(base + "--cross-entropy-fusion-impl triton"), "--cross-entropy-fusion-impl: expected native or te"));
   }
 
+  SUBCASE("hybrid models: the pattern's layers, its pipeline segments, the Mamba shape with Megatron's defaults") {
+    const std::string base = "--num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 128 --micro-batch-size 1 --vocab-size 100 ";
+    const MegatronLaunch h = read("torchrun pretrain_hybrid.py " + base + "--hybrid-layer-pattern 'M-M*-M-M*' --position-embedding-type none");
+    CHECK(h.model.hybrid_pattern == "M-M*-M-M*");
+    CHECK(h.model.num_layers == 9);  // the pattern's count; Megatron ignores --num-layers then
+    REQUIRE(h.model.mamba.has_value());
+    CHECK(h.model.mamba->num_heads == 16);  // 2h / head dim 64
+    CHECK(h.model.mamba->state_dim == 128);
+    CHECK(h.model.mamba->num_groups == 8);
+    CHECK(h.model.position_embedding == PositionEmbedding::none);
+    const MegatronLaunch old_name = read("torchrun pretrain_mamba.py " + base + "--hybrid-override-pattern M-M* --mamba-num-heads 32 "
+                                         "--mamba-state-dim 64 --mamba-num-groups 4 --mamba-head-dim 32");
+    CHECK(old_name.model.hybrid_pattern == "M-M*");
+    CHECK(old_name.model.mamba->num_heads == 32);
+    CHECK(old_name.model.mamba->head_dim == 32);
+    CHECK(old_name.model.mamba->state_dim == 64);
+    CHECK(old_name.model.mamba->num_groups == 4);
+    const MegatronLaunch piped = read("torchrun pretrain_hybrid.py " + base + "--pipeline-model-parallel-size 2 --hybrid-layer-pattern 'M-|M*|-M|-M*-'");
+    CHECK(piped.plan.vpp == 2);
+    CHECK(piped.plan.stage_layers == std::vector<int>{4, 6});  // segments 0+2 and 1+3
+    CHECK(has(error_of("torchrun pretrain_hybrid.py " + base + "--pipeline-model-parallel-size 2 --hybrid-layer-pattern 'M-|M*|-M'"),
+              "--hybrid-layer-pattern: 3 stages for pipeline size 2"));
+  }
+
   SUBCASE("models strata does not cost are refused naming the flag or script; unmodelled runtime features are noted") {
     const std::string base = "--num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 128 --micro-batch-size 1 --vocab-size 100 ";
-    CHECK(has(error_of("torchrun pretrain_gpt.py " + base + "--hybrid-layer-pattern 'M-M*-M-M*'"),
-              "launch.sh: --hybrid-layer-pattern: a hybrid of Mamba/gated-DeltaNet and attention layers"));
-    CHECK(has(error_of(base + "--hybrid-override-pattern M-M*"), "--hybrid-override-pattern: a hybrid"));
+    CHECK(has(error_of("torchrun pretrain_hybrid.py " + base + "--hybrid-layer-pattern 'MG*-'"), "symbol 'G' (gated DeltaNet"));
+    CHECK(has(error_of("torchrun pretrain_hybrid.py " + base), "pretrain_hybrid.py without --hybrid-layer-pattern"));
     CHECK(has(error_of(base + "--experimental-attention-variant gdn"),
               "--experimental-attention-variant: \"gdn\" (gated DeltaNet, a linear attention) is not modelled"));
     CHECK(has(error_of(base + "--experimental-attention-variant dsa"), "dsa needs --multi-latent-attention"));
@@ -538,10 +561,10 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
     CHECK_FALSE(has_note(fused, "--dsa-kernel-backend"));
     CHECK(has(error_of(base + "--heterogeneous-layers-config-path nas.json"), "per-layer shapes from a file are not read"));
     CHECK(has(error_of(base + "--yaml-cfg gpt.yaml"), "--yaml-cfg: the arguments are in the YAML file"));
-    CHECK(has(error_of("torchrun /opt/megatron/pretrain_mamba.py " + base), "the launch runs pretrain_mamba.py; strata costs "));
+
     CHECK(has(error_of("python pretrain_t5.py " + base), "runs pretrain_t5.py"));
     CHECK_NOTHROW(read("echo not pretrain_bert.py\ntorchrun pretrain_gpt.py " + base));
-    CHECK(has(error_of("echo x\ntorchrun pretrain_gpt.py " + base + "--hybrid-layer-pattern M*"), "--hybrid-layer-pattern: a hybrid"));
+
     const MegatronLaunch dense = read("torchrun pretrain_gpt.py " + base + "--cuda-graph-impl transformer_engine --first-last-layers-bf16");
     CHECK(dense.runtime.cuda_graph_modules == kCudaGraphWholeLayer);  // no modules: the whole layer
     CHECK_FALSE(has_note(dense, "CUDA graphs"));  // a dense layer's prediction does not depend on them
@@ -549,7 +572,7 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
     CHECK(read(base + "--enable-cuda-graph").runtime.cuda_graph_modules == kCudaGraphWholeLayer);
     CHECK(read(base + "--cuda-graph-impl none --cuda-graph-modules attn").runtime.cuda_graph_modules == 0);
     CHECK(has(error_of(base + "--cuda-graph-impl eager"), "--cuda-graph-impl: expected none, local, transformer_engine or full_iteration"));
-    CHECK(has(error_of(base + "--cuda-graph-impl local --cuda-graph-modules mamba"), "--cuda-graph-modules: expected attn, mlp"));
+    CHECK(has(error_of(base + "--cuda-graph-impl local --cuda-graph-modules gdn"), "--cuda-graph-modules: expected attn, mlp"));
     const MegatronLaunch moe = read(base + "--num-experts 8 --moe-router-topk 2 --moe-token-dispatcher-type alltoall "
                                            "--moe-shared-expert-intermediate-size 512 --moe-shared-expert-overlap --cuda-graph-impl "
                                            "transformer_engine --cuda-graph-modules attn moe_router moe_preprocess");

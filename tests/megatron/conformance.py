@@ -82,8 +82,22 @@ def dtype_name(dtype):
     return {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16", "uint8": "fp8"}.get(text, text)
 
 
-def megatron_layers(config, pp, vpp):
+def hybrid_segments(args):
+    """A hybrid model's layer symbols per pipe-delimited segment of --hybrid-layer-pattern (the MTP
+    part after '/' left out), as Megatron-Core's select_pipeline_segment splits them."""
+    return args.hybrid_layer_pattern.split("/")[0].split("|")
+
+
+def megatron_layers(config, pp, vpp, args=None):
     """Decoder layers Megatron-Core builds on each (pipeline rank, virtual stage)."""
+    if args is not None and args.hybrid_layer_pattern:
+        # Segment v * pp + r is chunk v of pipeline rank r (hybrid_layer_allocation.py).
+        segments = hybrid_segments(args)
+        if len(segments) == 1:
+            n = len(segments[0])
+            return [[n // pp] for _ in range(pp)]
+        chunks = len(segments) // pp
+        return [[len(segments[v * pp + r]) for v in range(chunks)] for r in range(pp)]
     from megatron.core.transformer.enums import LayerType
     from megatron.core.transformer.transformer_block import get_num_layers_to_build
     chunks = vpp or 1
@@ -241,7 +255,7 @@ def compare(plan, args, config, verdict):
 
     # Layers of each (stage, chunk) and what each chunk recomputes.
     chunks = plan.get("stage_chunks") or [[s] for s in plan["stages"]]
-    derived_chunks = megatron_layers(config, par["pp"], d["vpp"])
+    derived_chunks = megatron_layers(config, par["pp"], d["vpp"], args)
     same("decoder layers per stage and chunk", chunks, derived_chunks)
     rc = plan["recompute"]
     if rc["granularity"] == "full":
@@ -277,7 +291,7 @@ def compare(plan, args, config, verdict):
     if "add_qkv_bias" in model:
         same("qkv bias", model["add_qkv_bias"] or model.get("add_linear_bias", False), bool(config.add_qkv_bias))
     same("tied embeddings", model["tied_embeddings"], not args.untie_embeddings_and_output_weights)
-    pos = {"learned": "learned_absolute", "rope": "rope"}.get(model["position_embedding"])
+    pos = {"learned": "learned_absolute", "rope": "rope", "none": "none"}.get(model["position_embedding"])
     if pos == "rope" and model.get("rope_scaling") == "yarn" and not model.get("mla"):
         pos = "yarn"
     same("position embedding", pos, args.position_embedding_type)
@@ -309,11 +323,12 @@ def compare(plan, args, config, verdict):
         same("shared expert ffn", moe.get("shared_expert_ffn_hidden_size") or None,
              config.moe_shared_expert_intermediate_size)
         same("shared expert gate", bool(moe.get("shared_expert_gate", False)), bool(config.moe_shared_expert_gate))
-        pattern = moe.get("layer_pattern") or [1] * model["num_layers"]
-        freq = config.moe_layer_freq
-        derived_pattern = ([1 if i % freq == 0 else 0 for i in range(model["num_layers"])]
-                           if isinstance(freq, int) else list(freq))
-        same("MoE layer pattern", pattern, derived_pattern)
+        if not model.get("hybrid_pattern"):  # a hybrid model places its MoE layers by its pattern (below)
+            pattern = moe.get("layer_pattern") or [1] * model["num_layers"]
+            freq = config.moe_layer_freq
+            derived_pattern = ([1 if i % freq == 0 else 0 for i in range(model["num_layers"])]
+                               if isinstance(freq, int) else list(freq))
+            same("MoE layer pattern", pattern, derived_pattern)
         same("router score function", moe.get("router_score_function", "softmax"), config.moe_router_score_function)
         sigmoid = moe.get("router_score_function") == "sigmoid"
         same("router expert bias", bool(moe.get("router_bias")) and sigmoid, bool(config.moe_router_enable_expert_bias))
@@ -327,6 +342,14 @@ def compare(plan, args, config, verdict):
                  world_size(plan) // (par["pp"] * par["ep"] * par["etp"]))
     else:
         same("experts", None, config.num_moe_experts)
+    # A hybrid model: its layers' symbols (the pipes only split them) and the Mamba mixer's shape.
+    same("hybrid layer pattern", model.get("hybrid_pattern"),
+         "".join(hybrid_segments(args)) if args.hybrid_layer_pattern else None)
+    mamba = model.get("mamba")
+    if mamba:
+        same("Mamba shape (heads, head dim, state, groups)",
+             (mamba["num_heads"], mamba["head_dim"], mamba["state_dim"], mamba["num_groups"]),
+             (config.mamba_num_heads, config.mamba_head_dim, config.mamba_state_dim, config.mamba_num_groups))
     mla = model.get("mla")
     same("multi-latent attention", bool(mla), bool(config.multi_latent_attention))
     if mla:

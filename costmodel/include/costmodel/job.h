@@ -57,15 +57,16 @@ enum CudaGraphModule : unsigned {
   kCudaGraphMoe = 1u << 2,            // an MoE layer's whole MLP block (drop-and-pad MoE only)
   kCudaGraphMoeRouter = 1u << 3,      // an MoE layer's MLP block up to the router
   kCudaGraphMoePreprocess = 1u << 4,  // MoELayer.preprocess(): the dispatcher's preprocessing and permutation
+  kCudaGraphMamba = 1u << 6,          // a hybrid model's Mamba layer (MambaLayer)
   // No modules listed: the whole layer (Megatron's default, and what "full" meant).
-  kCudaGraphWholeLayer = kCudaGraphAttn | kCudaGraphMlp | kCudaGraphMoe | kCudaGraphMoeRouter | kCudaGraphMoePreprocess,
+  kCudaGraphWholeLayer = kCudaGraphAttn | kCudaGraphMlp | kCudaGraphMoe | kCudaGraphMoeRouter | kCudaGraphMoePreprocess | kCudaGraphMamba,
   // --cuda-graph-impl full_iteration: the whole forward-backward of a step in one graph
   // (FullCudaGraphWrapper), every layer with it; it captures only what never waits on the host.
   kCudaGraphFullIteration = 1u << 5,
 };
-// Megatron's module names ("attn", "mlp", "moe", "moe_router", "moe_preprocess"; "full" for the
-// whole layer, "full_iteration" for the whole step) separated by spaces or commas, as bits; an
-// empty list is the whole layer. nullopt for an unknown name ("mamba": strata has no Mamba layers).
+// Megatron's module names ("attn", "mlp", "moe", "moe_router", "moe_preprocess", "mamba"; "full"
+// for the whole layer, "full_iteration" for the whole step) separated by spaces or commas, as bits;
+// an empty list is the whole layer. nullopt for an unknown name.
 std::optional<unsigned> cuda_graph_modules_from_string(const std::string& names);
 // The bits' names in Megatron's spelling.
 std::vector<std::string> cuda_graph_module_names(unsigned modules);
@@ -356,6 +357,10 @@ MoeHostTime moe_layer_host_time(const Job& job);
 // hooks) was not measured. DeepSpeed runs are read as Megatron-DeepSpeed, Megatron's layer code.
 struct DenseHostTime {
   double forward_s = 0, backward_s = 0;
+  // Its parts, for a hybrid model's layers that hold one: the attention block, the MLP, and a Mamba
+  // layer (not measured: taken as the attention block's, a guess; a CUDA graph's replay when graphed).
+  double attention_forward_s = 0, attention_backward_s = 0, mlp_forward_s = 0, mlp_backward_s = 0;
+  double mamba_forward_s = 0, mamba_backward_s = 0;
   int graph_replays = 0;  // CUDA graphs replayed per layer forward in place of the captured parts' ops
   bool any() const { return forward_s > 0 || backward_s > 0; }
 };

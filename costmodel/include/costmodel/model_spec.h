@@ -16,7 +16,9 @@ namespace strata {
 // activation_clamp).
 enum class Activation { gelu, swiglu, geglu, squared_relu, quick_geglu };
 enum class Normalization { layernorm, rmsnorm };
-enum class PositionEmbedding { learned, rope, alibi };
+// none: no position information in the layers (Nemotron-H's attention layers; Megatron
+// --position-embedding-type none).
+enum class PositionEmbedding { learned, rope, alibi, none };
 
 struct MoeSpec {
   int num_experts = 0;  // routed experts
@@ -113,16 +115,43 @@ struct DsaSpec {
   bool operator==(const DsaSpec&) const = default;
 };
 
-// What sets one decoder layer's cost apart from another's: an MoE or a dense MLP, a
-// sliding-window or full attention. A model has at most four kinds of layers.
+// Mamba-2's selective state-space mixer (Dao & Gu 2024, "Transformers are SSMs", arXiv:2405.21060
+// §7; Megatron-Core ssm/mamba_mixer.py MambaMixer, --mamba-*; HF NemotronHConfig). in_proj maps the
+// hidden state to z, x (num_heads x head_dim each), B, C (num_groups x state_dim each) and one dt per
+// head; a depthwise causal conv1d (conv_kernel taps) runs over x, B, C; the SSD scan (chunks of
+// chunk_size tokens) gives y, gated by silu(z), group-RMS-normed, and out_proj maps it back.
+struct MambaSpec {
+  int num_heads = 0;
+  std::int64_t head_dim = 64;
+  std::int64_t state_dim = 128;
+  int num_groups = 8;
+  int conv_kernel = 4;
+  int chunk_size = 128;
+  std::int64_t d_inner() const { return num_heads * head_dim; }
+  std::int64_t in_proj_width() const { return 2 * d_inner() + 2 * num_groups * state_dim + num_heads; }  // z x B C dt
+  std::int64_t conv_channels() const { return d_inner() + 2 * num_groups * state_dim; }                // x B C
+  bool operator==(const MambaSpec&) const = default;
+};
+
+// What one layer of a model holds. A transformer's decoder layer holds an attention and an MLP;
+// a hybrid model (Megatron-Core HybridModel, --hybrid-layer-pattern) stacks layers that hold one
+// of them each: attention ("*"), a Mamba-2 mixer ("M"), a dense MLP ("-") or an MoE ("E").
+enum class Sublayer : unsigned char { decoder, attention, mamba, mlp };
+
+// What sets one layer's cost apart from another's: an MoE or a dense MLP, a sliding-window or full
+// attention, what the layer holds.
 struct LayerKind {
   bool moe = false;
   bool sliding_window = false;
   bool bf16 = false;  // a layer kept in bf16 in an fp8/fp4 run (layer_kind(const Job&, int))
+  Sublayer part = Sublayer::decoder;
   bool operator==(const LayerKind&) const = default;
+  bool has_attention() const { return part == Sublayer::decoder || part == Sublayer::attention; }
+  bool has_mlp() const { return part == Sublayer::decoder || part == Sublayer::mlp; }
+  bool has_mamba() const { return part == Sublayer::mamba; }
   // The kind's slot, 0..kCount-1, in tables that keep one value per kind.
-  static constexpr int kCount = 8;
-  int index() const { return (bf16 ? 4 : 0) + (moe ? 2 : 0) + (sliding_window ? 1 : 0); }
+  static constexpr int kCount = 32;
+  int index() const { return 8 * static_cast<int>(part) + (bf16 ? 4 : 0) + (moe ? 2 : 0) + (sliding_window ? 1 : 0); }
 };
 
 struct ModelSpec {
@@ -234,6 +263,11 @@ struct ModelSpec {
   std::optional<MoeSpec> moe;
   std::optional<MlaSpec> mla;
   std::optional<DsaSpec> dsa;  // needs mla (validate_model)
+  // A hybrid model's layers, one Megatron symbol each (hybrid_layer_allocation.py Symbols): "M"
+  // Mamba-2, "*" attention, "-" dense MLP, "E" MoE (Nemotron-H's hybrid_override_pattern). Empty:
+  // every layer is a transformer decoder layer. num_layers counts the symbols.
+  std::string hybrid_pattern;
+  std::optional<MambaSpec> mamba;  // the "M" layers' mixer (validate_model: needed iff the pattern has one)
   // Multi-token prediction depth (DeepSeek-V3 report §2.2, Hugging Face num_nextn_predict_layers;
   // Megatron --mtp-num-layers), trained with the model: each MTP module normalizes the hidden
   // state and the embedding of the next token, projects their concatenation (2h -> h), runs one
@@ -250,10 +284,16 @@ struct ModelSpec {
   bool is_moe_layer(int layer) const;
   int num_moe_layers() const;
   bool uses_sliding_window(int layer) const;
-  LayerKind layer_kind(int layer) const { return {is_moe_layer(layer), uses_sliding_window(layer)}; }
-  // Every layer of the same kind (no MoE or sliding-window pattern): layer 0 stands for all.
+  bool hybrid() const { return !hybrid_pattern.empty(); }
+  // The symbol of 0-based layer `layer` of a hybrid model, 0 outside it or for a transformer.
+  char hybrid_symbol(int layer) const {
+    return layer >= 0 && layer < static_cast<int>(hybrid_pattern.size()) ? hybrid_pattern[static_cast<std::size_t>(layer)] : '\0';
+  }
+  int count_hybrid(char symbol) const;
+  LayerKind layer_kind(int layer) const;
+  // Every layer of the same kind (no MoE, sliding-window or hybrid pattern): layer 0 stands for all.
   bool uniform_layers() const {
-    return (!moe || moe->layer_pattern.empty()) && (sliding_window <= 0 || sliding_window_pattern.empty());
+    return !hybrid() && (!moe || moe->layer_pattern.empty()) && (sliding_window <= 0 || sliding_window_pattern.empty());
   }
   // N when layer i (1-based) uses full attention exactly when i % N == 0, every other layer the
   // window (Megatron --window-attn-skip-freq); 0 when there is no window or no such period.
@@ -272,6 +312,8 @@ struct ModelSpec {
   double shared_expert_params() const;
   double router_params() const;
   double layer_norm_params() const;  // the layer's two norms
+  double norm_params() const;        // one norm (a hybrid layer has one)
+  double mamba_params() const;       // a Mamba-2 mixer: in_proj, conv1d, dt bias, A, D, norm, out_proj
   double layer_params_at(int layer) const;
   // Active parameters of one layer per token: top_k routed experts, shared experts, router.
   double active_layer_params_at(int layer) const;

@@ -228,7 +228,7 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
       std::string names;
       for (const std::string& n : rt.opt_string_list("cuda_graph_modules")) names += n + " ";
       const auto modules = cuda_graph_modules_from_string(names);
-      if (!modules) rt.fail("cuda_graph_modules", "expected a list of attn, mlp, moe, moe_router, moe_preprocess (empty: the whole layer), or full_iteration");
+      if (!modules) rt.fail("cuda_graph_modules", "expected a list of attn, mlp, moe, moe_router, moe_preprocess, mamba (empty: the whole layer), or full_iteration");
       job.runtime.cuda_graph_modules = *modules;
     }
     if (rt.has("cp_comm_type")) {

@@ -206,7 +206,7 @@ void read_cuda_graphs(const std::string& stated, const std::string& where, Job& 
   const auto modules = cuda_graph_modules_from_string(lower(names.value_or("")));
   if (!modules)
     throw InputError(where, "/notes (cuda_graph_scope)",
-                     "expected CUDA graph modules among attn, mlp, moe, moe_router, moe_preprocess (full, full_iteration), found \"" +
+                     "expected CUDA graph modules among attn, mlp, moe, moe_router, moe_preprocess, mamba (full, full_iteration), found \"" +
                          names.value_or("") + "\"");
   job.runtime.cuda_graph_modules = *modules;
   const std::vector<std::string> list = cuda_graph_module_names(*modules);

@@ -157,6 +157,13 @@ void model_flags(std::vector<std::string>& a, const ModelSpec& m) {
     }
     if (m.kv_channels > 0 && m.kv_channels * m.num_attention_heads != m.hidden_size) opt(a, "--kv-channels", m.kv_channels);
   }
+  if (m.mamba) {
+    // Megatron-Core MambaMixer's shape (--hybrid-layer-pattern places the layers: pipeline_split).
+    opt(a, "--mamba-num-heads", m.mamba->num_heads);
+    opt(a, "--mamba-head-dim", m.mamba->head_dim);
+    opt(a, "--mamba-state-dim", m.mamba->state_dim);
+    opt(a, "--mamba-num-groups", m.mamba->num_groups);
+  }
   if (m.activation == Activation::swiglu) flag(a, "--swiglu");
   if (m.activation == Activation::squared_relu) flag(a, "--squared-relu");
   if (m.activation == Activation::quick_geglu) flag(a, "--quick-geglu");
@@ -185,6 +192,8 @@ void model_flags(std::vector<std::string>& a, const ModelSpec& m) {
     }
   } else if (m.position_embedding == PositionEmbedding::learned) {
     opt(a, "--position-embedding-type", "learned_absolute");
+  } else if (m.position_embedding == PositionEmbedding::none) {
+    opt(a, "--position-embedding-type", "none");
   }
   if (m.sliding_window > 0) {
     // Window attention (no look-ahead) on the layers the pattern marks 1. Hugging Face's window W
@@ -217,6 +226,26 @@ void model_flags(std::vector<std::string>& a, const ModelSpec& m) {
 void pipeline_split(std::vector<std::string>& a, const Job& job) {
   const ParallelPlan& p = job.plan;
   const int L = job.model.num_layers;
+  if (job.model.hybrid()) {
+    // A hybrid model's layers and their split in one pattern (Megatron-Core
+    // hybrid_layer_allocation.py): '|' ends each model chunk, chunk v of pipeline rank r being
+    // segment v * pp + r, as strata's schedule places them; the number of segments sets the
+    // virtual pipeline size. No other split flag may join it (arguments.py).
+    const std::vector<int> chunks = p.pp > 1 ? virtual_stage_layers(p, job.model) : std::vector<int>{L};
+    std::string pattern;
+    std::size_t at = 0;
+    for (std::size_t c = 0; c < chunks.size(); ++c) {
+      if (c > 0) pattern += "|";
+      pattern += job.model.hybrid_pattern.substr(at, static_cast<std::size_t>(chunks[c]));
+      at += static_cast<std::size_t>(chunks[c]);
+    }
+    opt(a, "--hybrid-layer-pattern", pattern);
+    if (p.vpp > 1) {
+      const std::int64_t group = interleaved_microbatch_group(p, job.num_micro_batches());
+      if (group != p.pp) opt(a, "--microbatch-group-size-per-virtual-pipeline-stage", group);
+    }
+    return;
+  }
   if (p.pp == 1) return;
   const std::vector<int> stages = resolve_stage_layers(p, L);
   const bool even = L % p.pp == 0 && std::all_of(stages.begin(), stages.end(), [&](int l) { return l == L / p.pp; });
@@ -605,8 +634,8 @@ std::string launch_script(const Job& job, const LaunchPlan& launch) {
   s += fmt::format(
       "torchrun --nnodes {} --nproc-per-node {} --node-rank \"${{NODE_RANK:-0}}\" \\\n"
       "  --master-addr \"${{MASTER_ADDR:-localhost}}\" --master-port \"${{MASTER_PORT:-6000}}\" \\\n"
-      "  \"$MEGATRON_LM/pretrain_gpt.py\" \"${{PLAN_ARGS[@]}}\" \"${{DATA_ARGS[@]}}\" \"${{RUN_ARGS[@]}}\"\n",
-      launch.nnodes, launch.nproc_per_node);
+      "  \"$MEGATRON_LM/{}\" \"${{PLAN_ARGS[@]}}\" \"${{DATA_ARGS[@]}}\" \"${{RUN_ARGS[@]}}\"\n",
+      launch.nnodes, launch.nproc_per_node, job.model.hybrid() ? "pretrain_hybrid.py" : "pretrain_gpt.py");
   return s;
 }
 

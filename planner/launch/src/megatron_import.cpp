@@ -93,6 +93,7 @@ constexpr FlagSpec kFlags[] = {
     {"--deepspeed", false}, {"--zero-stage", true},
     // Model structure strata does not cost (refused) and runtime features it does not model (noted).
     {"--hybrid-layer-pattern", true}, {"--hybrid-override-pattern", true}, {"--experimental-attention-variant", true},
+    {"--mamba-num-heads", true}, {"--mamba-head-dim", true}, {"--mamba-state-dim", true}, {"--mamba-num-groups", true},
     {"--heterogeneous-layers-config-path", true}, {"--yaml-cfg", true}, {"--first-last-layers-bf16", false},
     // CUDA graphs (a dropless MoE layer's host time).
     {"--cuda-graph-impl", true}, {"--cuda-graph-modules", true}, {"--cuda-graph-scope", true},
@@ -528,6 +529,21 @@ void read_router_groups(const Flags& f, MoeSpec& moe) {
   moe.normalize_top_k = !(f.has("--moe-router-pre-softmax") && moe.router_score_function == "softmax");
 }
 
+// --hybrid-layer-pattern (or the deprecated --hybrid-override-pattern it replaces), if given.
+std::optional<std::string> hybrid_pattern_flag(const Flags& f) {
+  if (auto v = f.text("--hybrid-layer-pattern")) return v;
+  return f.text("--hybrid-override-pattern");
+}
+
+// A hybrid pattern's layer symbols: the main pattern (before any '/' MTP part) without its '|'
+// pipeline separators.
+std::string layer_symbols(const std::string& pattern) {
+  std::string out;
+  for (char c : pattern.substr(0, pattern.find('/')))
+    if (c != '|') out += c;
+  return out;
+}
+
 ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* base, std::vector<std::string>& notes) {
   const bool shapes = f.has("--num-layers") || f.has("--hidden-size") || f.has("--num-attention-heads");
   if (!shapes) {
@@ -543,8 +559,23 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
   note_other_model(f, base, notes);
   m.source = "Megatron-LM flags in " + where;
   const std::string why = "Megatron needs it with the other model flags";
-  m.num_layers = static_cast<int>(f.required("--num-layers", 1, 1 << 20, why));
+  const std::optional<std::string> hybrid = hybrid_pattern_flag(f);
+  m.num_layers = hybrid ? static_cast<int>(layer_symbols(*hybrid).size()) : static_cast<int>(f.required("--num-layers", 1, 1 << 20, why));
   m.hidden_size = f.required("--hidden-size", 1, kMaxDim, why);
+  if (hybrid) {
+    // Megatron derives the layer count from the pattern (arguments.py: --num-layers, when it
+    // differs, is ignored with a warning) and builds Mamba layers with TransformerConfig's
+    // defaults where a flag is absent: state 128, head dim 64, 8 groups, 2h / head dim heads.
+    m.hybrid_pattern = layer_symbols(*hybrid);
+    if (m.hybrid_pattern.find('M') != std::string::npos) {
+      MambaSpec mb;
+      mb.head_dim = f.integer("--mamba-head-dim", 1, kMaxDim).value_or(64);
+      mb.state_dim = f.integer("--mamba-state-dim", 1, kMaxDim).value_or(128);
+      mb.num_groups = static_cast<int>(f.integer("--mamba-num-groups", 1, kMaxDim).value_or(8));
+      mb.num_heads = static_cast<int>(f.integer("--mamba-num-heads", 1, kMaxDim).value_or(2 * m.hidden_size / mb.head_dim));
+      m.mamba = mb;
+    }
+  }
   m.num_attention_heads = static_cast<int>(f.required("--num-attention-heads", 1, 1 << 20, why));
   // Megatron: --num-query-groups defaults to 1 once --group-query-attention is on.
   m.num_query_groups = f.has("--group-query-attention")
@@ -632,6 +663,7 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
   if (pos == "learned_absolute") m.position_embedding = PositionEmbedding::learned;
   else if (pos == "rope") m.position_embedding = PositionEmbedding::rope;
   else if (pos == "alibi") m.position_embedding = PositionEmbedding::alibi;  // Megatron-DeepSpeed (BLOOM)
+  else if (pos == "none" && m.hybrid()) m.position_embedding = PositionEmbedding::none;  // Nemotron-H's attention layers
   else if (pos == "none" || pos == "relative") {
     m.position_embedding = PositionEmbedding::rope;  // no learned table: same parameters and time
     notes.push_back("position embedding \"" + pos + "\" has no learned table; modelled like rope, which costs the same");
@@ -762,6 +794,23 @@ bool read_pipeline_split_with_embedding_or_loss(const Flags& f, const std::strin
 
 void read_pipeline(const Flags& f, const std::string& where, const ModelSpec& m, ParallelPlan& p, std::vector<std::string>& notes) {
   const int L = m.num_layers;
+  if (const auto hybrid = hybrid_pattern_flag(f); hybrid && hybrid->substr(0, hybrid->find('/')).find('|') != std::string::npos) {
+    // A hybrid pattern's '|' segments are the model chunks, segment v * pp + r chunk v of pipeline
+    // rank r (hybrid_layer_allocation.py select_pipeline_segment): the same split as a layout.
+    const char* flag = f.has("--hybrid-layer-pattern") ? "--hybrid-layer-pattern" : "--hybrid-override-pattern";
+    std::string layout;
+    std::size_t start = 0;
+    const std::string main = hybrid->substr(0, hybrid->find('/'));
+    for (std::size_t bar = main.find('|');; bar = main.find('|', start)) {
+      const std::size_t len = (bar == std::string::npos ? main.size() : bar) - start;
+      if (!layout.empty() || start > 0) layout += "|";
+      if (len > 0) layout += "t*" + std::to_string(len);
+      if (bar == std::string::npos) break;
+      start = bar + 1;
+    }
+    apply_pipeline_layout(layout, where, flag, m, p, notes);
+    return;
+  }
   if (read_pipeline_split_with_embedding_or_loss(f, where, m, p, notes)) return;
   if (auto layout = f.text("--pipeline-model-parallel-layout")) {
     apply_pipeline_layout(*layout, where, "--pipeline-model-parallel-layout", m, p, notes);
@@ -960,17 +1009,20 @@ void refuse_unmodelled_models(const ScriptWords& script, const Flags& f, const s
   bool gpt = false;
   for (const std::string& w : script.words) {
     const std::string base = w.substr(w.find_last_of('/') == std::string::npos ? 0 : w.find_last_of('/') + 1);
-    gpt = gpt || base == "pretrain_gpt.py";
-    for (const char* other : {"pretrain_mamba.py", "pretrain_bert.py", "pretrain_t5.py", "pretrain_vlm.py", "pretrain_retro.py",
+    // pretrain_hybrid.py trains Megatron-Core's HybridModel (pretrain_mamba.py is its deprecated name).
+    gpt = gpt || base == "pretrain_gpt.py" || base == "pretrain_hybrid.py" || base == "pretrain_mamba.py";
+    for (const char* other : {"pretrain_bert.py", "pretrain_t5.py", "pretrain_vlm.py", "pretrain_retro.py",
                               "pretrain_vision_classify.py", "pretrain_ict.py"})
       if (base == other && other_script.empty()) other_script = base;
   }
   if (!gpt && !other_script.empty())
     throw InputError(where, "", "the launch runs " + other_script + "; strata costs decoder-only GPT models (pretrain_gpt.py)");
-  for (const char* flag : {"--hybrid-layer-pattern", "--hybrid-override-pattern"})
-    if (f.has(flag))
-      throw InputError(where, flag, "a hybrid of Mamba/gated-DeltaNet and attention layers; strata costs attention with "
-                                    "MLP/MoE layers only");
+  for (const std::string& w : script.words) {
+    const std::string base = w.substr(w.find_last_of('/') == std::string::npos ? 0 : w.find_last_of('/') + 1);
+    if ((base == "pretrain_hybrid.py" || base == "pretrain_mamba.py") && !f.has("--hybrid-layer-pattern") && !f.has("--hybrid-override-pattern"))
+      throw InputError(where, "--hybrid-layer-pattern",
+                       base + " without --hybrid-layer-pattern (layers placed by the deprecated ratio flags) is not read: give the pattern");
+  }
   if (auto v = f.raw("--experimental-attention-variant"); v && *v != "dsa")
     throw InputError(where, "--experimental-attention-variant",
                      "\"" + *v + "\" (gated DeltaNet, a linear attention) is not modelled; strata costs softmax attention and "
@@ -998,7 +1050,7 @@ void read_cuda_graphs(const Flags& f, const std::string& where, bool moe, Runtim
   const std::string names = impl == "full_iteration" ? std::string("full_iteration") : f.text(flag).value_or("");
   const auto modules = cuda_graph_modules_from_string(names);
   if (!modules)
-    throw InputError(where, flag, "expected attn, mlp, moe, moe_router or moe_preprocess, found \"" + names + "\"");
+    throw InputError(where, flag, "expected attn, mlp, moe, moe_router, moe_preprocess or mamba, found \"" + names + "\"");
   rt.cuda_graph_modules = *modules;
   if (moe && impl != "full_iteration")
     notes.push_back("CUDA graphs (--cuda-graph-impl " + impl +
@@ -1022,6 +1074,8 @@ MegatronLaunch read_megatron_launch(const std::string& text, const std::string& 
   refuse_unmodelled_models(script, f, where);
 
   out.model = read_model(f, where, base, out.notes);
+  // A hybrid pattern's symbols, checked as a model file's are (one per layer, layers strata costs).
+  if (out.model.hybrid()) validate_model(out.model, where, f.has("--hybrid-layer-pattern") ? "--hybrid-layer-pattern" : "--hybrid-override-pattern");
 
   TrainingSpec& t = out.training;
   t.seq_length = f.required("--seq-length", 1, kMaxDim, "the sequence length of every sample");
