@@ -110,7 +110,8 @@ void add_prediction_notes(const Job& job, const LayerShape& shape, const MoeHost
                     "the CPU; a larger micro-batch or less tensor parallelism gives the GPU more work per op, CUDA graphs "
                     "(Megatron's --cuda-graph-impl, read from --megatron-args) fewer ops to issue"),
         1e3 * dense_host.forward_s, 1e3 * dense_host.backward_s,
-        dense_host.graph_replays > 0 ? fmt::format(" ({} part(s) replayed as CUDA graphs)", dense_host.graph_replays) : std::string(),
+        (dense_host.graph_replays > 0 ? fmt::format(" ({} part(s) replayed as CUDA graphs)", dense_host.graph_replays) : std::string()) +
+            (m.hybrid() ? " (a hybrid model's layer issues one part of that: its attention block, MLP or Mamba mixer)" : ""),
         bd.host_s));
   if (m.moe && m.num_moe_layers() > 0 && job.runtime.moe_rank_capacity_factor > 0)
     pred.notes.push_back(fmt::format(
@@ -134,6 +135,12 @@ void add_prediction_notes(const Job& job, const LayerShape& shape, const MoeHost
                                "expert GEMMs in flight"
                              : "MoE: the local experts are timed one after another (Megatron's SequentialMLP, what a launch "
                                "without --moe-grouped-gemm runs); --moe-grouped-gemm times grouped GEMMs");
+  if (m.mamba && m.count_hybrid('M') > 0)
+    pred.notes.push_back(fmt::format(
+        FMT_COMPILE("hybrid: {} Mamba-2 layers; their SSD scan (mamba_ssm's Triton chunk kernels) is timed as batched GEMMs at the "
+                    "GEMM model's rates and the conv and state passing as memory-bound passes, not measured kernels{}"),
+        m.count_hybrid('M'),
+        dense_host.any() ? "; a Mamba layer's host time is taken as an attention block's (a guess)" : ""));
   if (job.training.optimizer.cpu_offload_fraction > 0)
     pred.notes.push_back(fmt::format(
         FMT_COMPILE("optimizer: {:g}% of its state is kept and updated on the host (--optimizer-offload-fraction): the gradients "
