@@ -110,6 +110,10 @@ LayerCost decoder_layer_cost(const LayerCostInputs& in, LayerKind kind) {
   const double tp_parts = kind.part == Sublayer::decoder ? 2 : 1;
   lc.fwd_tp = tp_parts * tp_collective * tp_exposed_frac;
   lc.bwd_tp = tp_parts * tp_collective * tp_exposed_frac;
+  if (kind.has_attention()) {  // not overlapped: the attention waits for its group's Q, K and V
+    lc.fwd_tp += in.qkv_gather;
+    lc.bwd_tp += in.qkv_gather;
+  }
   if (job.runtime.async_tp_allreduce && p.tp > 1) {
     // Each of the two backward collectives hides behind the weight-gradient GEMM of the
     // column-parallel layer whose input gradient it reduces; overlapped NCCL kernels still slow
@@ -145,7 +149,8 @@ LayerCost decoder_layer_cost(const LayerCostInputs& in, LayerKind kind) {
     const double kv_bytes = m.dsa && m.mla ? tokens * eb *
                                                  (static_cast<double>(m.mla->kv_lora_rank + m.mla->qk_rope_head_dim) +
                                                   m.indexer_share() * static_cast<double>(m.dsa->index_head_dim))
-                                           : tokens * 2.0 * static_cast<double>(m.kv_hidden()) / p.tp * eb;
+                                           : tokens * 2.0 * std::max(static_cast<double>(m.kv_hidden()) / p.tp,
+                                                                       static_cast<double>(m.head_dim())) * eb;
     double attn_fwd = 0, attn_bwd = 0;
     for (const auto& op : ops.forward)
       if (op.kind == OpKind::attention) attn_fwd += kernels.time(op).time_s;
@@ -187,7 +192,8 @@ LayerCost decoder_layer_cost(const LayerCostInputs& in, LayerKind kind) {
     // parallel_state.py's expert grid). With --overlap-moe-expert-parallel-comm the all-to-all
     // runs behind another micro-batch's compute (Megatron's 1F1B A2A overlap).
     const double tokens_sp = sp ? tokens / p.tp : tokens;
-    const double token_bytes = tokens_sp * static_cast<double>(m.hidden_size) * eb * shape.moe_imbalance;
+    // A latent MoE dispatches its tokens at the latent width (Megatron-Core's dispatcher hidden_dim).
+    const double token_bytes = tokens_sp * static_cast<double>(m.expert_width()) * eb * shape.moe_imbalance;
     // Copies of a token that leave for each destination: the top_k experts are spread evenly
     // over the group's n ranks on n/r nodes (r ranks per node). The plain all-to-all sends one
     // copy per expert: k(r-1)/n stay on the node, k(n-r)/n cross the network. DeepEP/HybridEP
@@ -205,7 +211,7 @@ LayerCost decoder_layer_cost(const LayerCostInputs& in, LayerKind kind) {
       // all-gather of the group's tokens before the experts and a reduce-scatter of their outputs
       // after, mirrored in backward (gather_from/reduce_scatter_to_sequence_parallel_region over
       // the EP x ETP group).
-      const double gathered = n * tokens_sp * static_cast<double>(m.hidden_size) * eb;
+      const double gathered = n * tokens_sp * static_cast<double>(m.expert_width()) * eb;
       lc.fwd_ep = comm.all_gather(gathered, ep_g) + comm.reduce_scatter(gathered, ep_g);
       lc.bwd_ep = lc.fwd_ep;
     }

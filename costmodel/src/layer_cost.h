@@ -27,6 +27,22 @@ struct LayerCost {
   double fwd_host = 0;
   double bwd_host = 0;
   double recompute_flops = 0;
+  // Layers run one after another (a hybrid MTP module's): every part adds up.
+  LayerCost& operator+=(const LayerCost& o) {
+    fwd_compute += o.fwd_compute;
+    bwd_compute += o.bwd_compute;
+    recompute += o.recompute;
+    fwd_tp += o.fwd_tp;
+    bwd_tp += o.bwd_tp;
+    fwd_cp += o.fwd_cp;
+    bwd_cp += o.bwd_cp;
+    fwd_ep += o.fwd_ep;
+    bwd_ep += o.bwd_ep;
+    fwd_host += o.fwd_host;
+    bwd_host += o.bwd_host;
+    recompute_flops += o.recompute_flops;
+    return *this;
+  }
 };
 
 // What a layer's cost depends on beyond its kind, as the predictor has placed the job.
@@ -39,6 +55,9 @@ struct LayerCostInputs {
   GroupPlacement cp_group, ep_group;  // where the CP and EP x ETP collectives run
   double tokens;                      // one micro-batch's tokens on one CP rank
   double tp_collective;               // one TP collective of the layer's activation (SP: gather + scatter)
+  // With fewer query groups than TP ranks, the all-gather of the QKV projection's output that lets
+  // each rank take its group (Megatron-Core Attention, num_query_groups < tp); 0 otherwise.
+  double qkv_gather;
   const MoeHostTime& moe_host;        // moe_layer_host_time(job)
   const DenseHostTime& dense_host;    // dense_layer_host_time(job)
 };

@@ -77,7 +77,7 @@ std::vector<Op> selective_recompute_ops(const std::vector<Op>& forward, unsigned
     if (kind.moe && (modules & kRecomputeMoe))
       take |= in(n, {"router", "router_topk", "moe_permute", "moe_sort_chunks", "quantize_fc1_input", "expert_fc1",
                      "expert_activation", "quantize_fc2_input", "expert_fc2", "expert_bias_scale", "expert_bias_add",
-                     "expert_bias_concat", "moe_unsort_chunks", "moe_unpermute",
+                     "expert_bias_concat", "moe_unsort_chunks", "moe_unpermute", "moe_latent_down", "moe_latent_up",
                      "shared_fc1", "shared_activation", "shared_fc2"});
     if (kind.moe && (modules & kRecomputeSharedExperts)) take |= in(n, {"shared_fc1", "shared_activation", "shared_fc2"});
     if (take) out.push_back(op);
@@ -345,7 +345,8 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
   // projection and is shared by the heads.
   std::vector<Op> proj_in;  // the GEMMs producing Q, K, V, in forward order
   std::vector<Op> proj_norms;
-  double qk_dim = d, v_dim = d, q_out = qh / tp, kv_out = 2 * kv / tp;
+  // With fewer query groups than TP ranks each rank keeps one group's K and V (Megatron-Core Attention).
+  double qk_dim = d, v_dim = d, q_out = qh / tp, kv_out = 2 * std::max(kv / tp, d);
   if (m.mla) {
     const double ql = static_cast<double>(m.mla->q_lora_rank), kl = static_cast<double>(m.mla->kv_lora_rank);
     const double rope = static_cast<double>(m.mla->qk_rope_head_dim);
@@ -515,17 +516,19 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
   mlp_fwd.reserve(16);
   mlp_bwd.reserve(32);
   auto add_mlp = [&](const char* fc1_name, const char* act_name, const char* act_bwd_name, const char* fc2_name, double tokens,
-                     double f, double batch, bool sequential = false) {
+                     double f, double batch, bool sequential = false, double width = 0) {
     // tokens: rows of each GEMM of the group (per expert for grouped expert GEMMs), batch: experts;
-    // sequential: the experts run one after another, each with its own kernels (SequentialMLP).
+    // sequential: the experts run one after another, each with its own kernels (SequentialMLP);
+    // width: what fc1 reads and fc2 writes (a latent MoE's latent size; 0: the hidden size).
+    const double w = width > 0 ? width : h;
     const std::size_t first_fwd = mlp_fwd.size();
-    Op fc1 = gemm(fc1_name, tokens, (gated ? 2 : 1) * f, h, eb, batch);
-    Op fc2 = gemm(fc2_name, tokens, h, f, eb, batch);
+    Op fc1 = gemm(fc1_name, tokens, (gated ? 2 : 1) * f, w, eb, batch);
+    Op fc2 = gemm(fc2_name, tokens, w, f, eb, batch);
     const double rows = tokens * batch;
     // Unfused quantization of the GEMM inputs (see unfused_quantize): a dense MLP's norm output is
     // quantized on this rank's sequence-parallel tokens, before the all-gather.
     const double quantized_rows = batch == 1 && tokens == T ? T_sp : rows;
-    if (unfused_quantize) mlp_fwd.push_back(elementwise("quantize_fc1_input", quantized_rows * h, cast_bytes, 2));
+    if (unfused_quantize) mlp_fwd.push_back(elementwise("quantize_fc1_input", quantized_rows * w, cast_bytes, 2));
     mlp_fwd.push_back(fc1);
     mlp_fwd.push_back(elementwise(act_name, rows * f, (gated ? 3.0 : 2.0) * eb, 8));
     if (unfused_quantize) mlp_fwd.push_back(elementwise("quantize_fc2_input", rows * f, cast_bytes, 2));
@@ -533,7 +536,7 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
     // Backward (reverse order inside the group).
     std::vector<Op> bwd;
     bwd.reserve(8);
-    fp8_cast(bwd, "fp8_cast_grad_fc2_out", rows * h);
+    fp8_cast(bwd, "fp8_cast_grad_fc2_out", rows * w);
     add_gemm_backward(bwd, fc2, eb);
     bwd.push_back(elementwise(act_bwd_name, rows * f, (gated ? 5.0 : 3.0) * eb, 8));
     fp8_cast(bwd, "fp8_cast_grad_fc1_out", rows * (gated ? 2 : 1) * f);
@@ -575,17 +578,27 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
     const double pairs = T * m.moe->top_k * s.etp / tp * s.moe_imbalance;
     const double local = std::max(1.0, E / s.ep);
     const double fe = static_cast<double>(m.moe->expert_ffn_hidden_size) / s.etp;
+    // A latent MoE (MoELayer fc1_latent_proj / fc2_latent_proj, replicated on every TP rank) projects
+    // this rank's tokens down before the permutation and back up after the combine: the copies, the
+    // dispatch and the experts carry the latent width.
+    const double w = static_cast<double>(m.expert_width()), latent = m.moe->latent_size > 0 ? w : 0.0;
+    Op latent_down, latent_up;
+    if (latent > 0) {
+      latent_down = gemm("moe_latent_down", T_sp, latent, h, eb);
+      latent_up = gemm("moe_latent_up", T_sp, h, latent, eb);
+      mlp_fwd.push_back(latent_down);
+    }
     // Permute (gather the routed copies of each token into expert order) and unpermute (scatter
     // back and sum the top_k outputs, weighted by their probabilities, which Megatron-Core applies
     // in the expert activation): read and write h per pair (Megatron-Core moe_utils
     // permute/unpermute, fused in TE).
-    mlp_fwd.push_back(elementwise("moe_permute", pairs * h, 2.0 * eb, 1));
+    mlp_fwd.push_back(elementwise("moe_permute", pairs * w, 2.0 * eb, 1));
     mlp_sync = mlp_fwd.size();
     // The all-to-all dispatcher's second permutation: received copies sorted by local expert after
     // the dispatch and back before the combine, one read and one write each way, and again for
     // the gradients (MoEAlltoAllTokenDispatcher sort_chunks_by_idxs, num_local_experts > 1).
     const bool sort_chunks = s.moe_sort_chunks && local > 1;
-    if (sort_chunks) mlp_fwd.push_back(elementwise("moe_sort_chunks", pairs * h, 2.0 * eb, 0));
+    if (sort_chunks) mlp_fwd.push_back(elementwise("moe_sort_chunks", pairs * w, 2.0 * eb, 0));
     // Copies of every routed token around the experts, each one read and one write:
     //  - grouped fp8/fp4 GEMMs need each expert's rows in multiples of 16-32: unless the dispatcher
     //    pads the segments itself (the flex dispatcher: DeepEP's fused permutation, HybridEP),
@@ -601,20 +614,27 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
     const bool pads = grouped_padding || (sequential && s.fp8_linears);
     const bool copies_out = grouped_padding || sequential;  // unpadding or concatenation forward, and the input's gradient back
     const double copy_bytes = 2.0 * eb;
-    if (pads) mlp_fwd.push_back(elementwise("expert_input_padding", pairs * h, copy_bytes, 0));
+    if (pads) mlp_fwd.push_back(elementwise("expert_input_padding", pairs * w, copy_bytes, 0));
     experts_begin = mlp_fwd.size() + (unfused_quantize ? 1 : 0);  // after quantize_fc1_input
-    add_mlp("expert_fc1", "expert_activation", "expert_activation_bwd", "expert_fc2", pairs / local, fe, local, !s.moe_grouped_gemm);
+    add_mlp("expert_fc1", "expert_activation", "expert_activation_bwd", "expert_fc2", pairs / local, fe, local, !s.moe_grouped_gemm, w);
     experts_end = mlp_fwd.size();
-    if (m.add_linear_bias && s.moe_grouped_gemm) add_expert_bias_ops(mlp_fwd, mlp_bwd, pairs * h, local, eb);
-    if (copies_out) mlp_fwd.push_back(elementwise(sequential ? "expert_output_concat" : "expert_output_unpadding", pairs * h, copy_bytes, 0));
-    if (pads) mlp_bwd.insert(mlp_bwd.begin(), elementwise("expert_output_unpadding_bwd", pairs * h, copy_bytes, 0));
-    if (copies_out) mlp_bwd.push_back(elementwise(sequential ? "expert_input_split_bwd" : "expert_input_padding_bwd", pairs * h, copy_bytes, 0));
-    if (sort_chunks) mlp_fwd.push_back(elementwise("moe_unsort_chunks", pairs * h, 2.0 * eb, 0));
-    mlp_fwd.push_back(elementwise("moe_unpermute", pairs * h, 2.0 * eb, 2));
-    if (sort_chunks) mlp_bwd.insert(mlp_bwd.begin(), elementwise("moe_unsort_chunks_bwd", pairs * h, 2.0 * eb, 0));
-    mlp_bwd.insert(mlp_bwd.begin(), elementwise("moe_unpermute_bwd", pairs * h, 3.0 * eb, 2));
-    if (sort_chunks) mlp_bwd.push_back(elementwise("moe_sort_chunks_bwd", pairs * h, 2.0 * eb, 0));
-    mlp_bwd.push_back(elementwise("moe_permute_bwd", pairs * h, 2.0 * eb, 1));
+    if (m.add_linear_bias && s.moe_grouped_gemm) add_expert_bias_ops(mlp_fwd, mlp_bwd, pairs * w, local, eb);
+    if (copies_out) mlp_fwd.push_back(elementwise(sequential ? "expert_output_concat" : "expert_output_unpadding", pairs * w, copy_bytes, 0));
+    if (pads) mlp_bwd.insert(mlp_bwd.begin(), elementwise("expert_output_unpadding_bwd", pairs * w, copy_bytes, 0));
+    if (copies_out) mlp_bwd.push_back(elementwise(sequential ? "expert_input_split_bwd" : "expert_input_padding_bwd", pairs * w, copy_bytes, 0));
+    if (sort_chunks) mlp_fwd.push_back(elementwise("moe_unsort_chunks", pairs * w, 2.0 * eb, 0));
+    mlp_fwd.push_back(elementwise("moe_unpermute", pairs * w, 2.0 * eb, 2));
+    if (sort_chunks) mlp_bwd.insert(mlp_bwd.begin(), elementwise("moe_unsort_chunks_bwd", pairs * w, 2.0 * eb, 0));
+    mlp_bwd.insert(mlp_bwd.begin(), elementwise("moe_unpermute_bwd", pairs * w, 3.0 * eb, 2));
+    if (sort_chunks) mlp_bwd.push_back(elementwise("moe_sort_chunks_bwd", pairs * w, 2.0 * eb, 0));
+    mlp_bwd.push_back(elementwise("moe_permute_bwd", pairs * w, 2.0 * eb, 1));
+    if (latent > 0) {
+      mlp_fwd.push_back(latent_up);
+      std::vector<Op> up_bwd;
+      add_gemm_backward(up_bwd, latent_up, eb);
+      mlp_bwd.insert(mlp_bwd.begin(), up_bwd.begin(), up_bwd.end());
+      add_gemm_backward(mlp_bwd, latent_down, eb);
+    }
     if (m.moe->shared_expert_ffn_hidden_size > 0)
       add_mlp("shared_fc1", "shared_activation", "shared_activation_bwd", "shared_fc2", T, static_cast<double>(m.moe->shared_expert_ffn_hidden_size) / tp, 1);
     mlp_bwd.push_back(elementwise("router_topk_bwd", T_sp * E, 4.0 + 4.0, 6));
@@ -770,9 +790,9 @@ double layer_model_flops_fwd(const ModelSpec& m, double tokens, double seq, Laye
   const double mlp_mult = m.gated_mlp() ? 3 : 2;
   double mlp = mlp_mult * h * static_cast<double>(m.ffn_hidden_size);
   if (kind.moe && m.moe)
-    mlp = mlp_mult * h * (static_cast<double>(m.moe->expert_ffn_hidden_size) * m.moe->top_k +
-                          static_cast<double>(m.moe->shared_expert_ffn_hidden_size)) +
-          h * m.moe->num_experts;
+    mlp = mlp_mult * (static_cast<double>(m.expert_width()) * static_cast<double>(m.moe->expert_ffn_hidden_size) * m.moe->top_k +
+                      h * static_cast<double>(m.moe->shared_expert_ffn_hidden_size)) +
+          h * m.moe->num_experts + 2.0 * h * static_cast<double>(m.moe->latent_size);  // latent down and up (Megatron's moe_layer_flops)
   // Attention matmul weights (MLA's down/up projections included), excluding biases and norms.
   double attn_params = 0, qk_dim = static_cast<double>(m.head_dim()), v_dim = qk_dim;
   if (m.mla) {

@@ -102,24 +102,28 @@ double quantized_weight_cache_bytes(LowPrecisionRecipe r) {
 
 namespace {
 
-// Per-GPU parameters of decoder layer `layer`, split into the part sharded over TP (attention,
-// norms, dense MLP, shared experts, router) and the routed experts, which sit on the EP x ETP grid
-// (Megatron-Core MoE: each EP rank holds num_experts/ep experts, each split over etp ranks).
-ParamSplit layer_params_per_gpu(const Job& job, int layer) {
+// A layer's `params` per GPU (its DSA indexer's `indexer` among them), split into the part sharded
+// over TP (attention, norms, dense MLP, shared experts, router) and the routed experts, which sit on
+// the EP x ETP grid (Megatron-Core MoE: each EP rank holds num_experts/ep experts, each split over
+// etp ranks). The DSA indexer and a latent MoE's projections are whole on every TP rank.
+ParamSplit params_per_gpu(const Job& job, double params, bool moe_layer, double indexer) {
   const ModelSpec& m = job.model;
   const ParallelPlan& p = job.plan;
   ParamSplit out;
-  const double indexer = m.indexer_params_at(layer);
-  if (m.is_moe_layer(layer)) {
-    const double experts = m.moe->num_experts * m.expert_params();
-    out.dense = (m.layer_params_at(layer) - experts - indexer) / p.tp;
+  if (moe_layer && m.moe) {
+    const double experts = m.moe->num_experts * m.expert_params(), latent = m.moe_latent_params();
+    out.dense = (params - experts - indexer - latent) / p.tp + latent;
     out.expert = experts / (static_cast<double>(p.ep) * std::max(1, p.etp));
   } else {
-    out.dense = (m.layer_params_at(layer) - indexer) / p.tp;
+    out.dense = (params - indexer) / p.tp;
   }
-  // The DSA indexer is replicated on every TP rank (Megatron DSAIndexer, parallel_mode "duplicated").
   out.dense += indexer;
   return out;
+}
+
+// The same for decoder layer `layer`.
+ParamSplit layer_params_per_gpu(const Job& job, int layer) {
+  return params_per_gpu(job, job.model.layer_params_at(layer), job.model.is_moe_layer(layer), job.model.indexer_params_at(layer));
 }
 
 // The stage's layer indices; `layers` differing from the plan's split (a caller asking about a
@@ -189,7 +193,16 @@ ParamSplit mtp_param_split(const Job& job, int stage) {
   if (m.mtp_layers <= 0 || stage != p.pp - 1 || m.num_layers <= 0) return out;
   // Each MTP module's decoder layer is the last layer's kind; its 2h x h projection is column-
   // parallel over TP, and its three norms go with it, as layer_params_per_gpu counts a layer's norms.
-  const ParamSplit layer = layer_params_per_gpu(job, m.num_layers - 1);
+  // A hybrid model's MTP module holds its pattern's layers instead.
+  ParamSplit layer = layer_params_per_gpu(job, m.num_layers - 1);
+  if (!m.hybrid_mtp_pattern.empty()) {
+    layer = {};
+    for (LayerKind kind : m.mtp_layer_kinds()) {
+      const ParamSplit part = params_per_gpu(job, m.kind_params(kind, m.moe ? m.moe->num_experts : 0), kind.moe, 0);
+      layer.dense += part.dense;
+      layer.expert += part.expert;
+    }
+  }
   out.dense = m.mtp_layers * (layer.dense + m.mtp_head_params() / p.tp);
   out.expert = m.mtp_layers * layer.expert;
   return out;
@@ -309,7 +322,9 @@ double layer_activation_bytes(const Job& job, RecomputeGranularity g, LayerKind 
       attn += m.indexer_share() * s * b * (4.0 * topk + (m.dsa->indexer_loss_coeff > 0 ? eb * (iq + ik) : 0.0));
     }
   } else {
-    attn = eb * sbh / sp + gemm_in * sbh / sp + attn_saved * s * b * (qh + 2 * kv) / t + proj_in * s * b * qh / t + mask * sbh / sp;
+    // With fewer query groups than TP ranks a rank keeps one group's K and V.
+    const double kv_rank = std::max(kv / t, static_cast<double>(m.head_dim()));
+    attn = eb * sbh / sp + gemm_in * sbh / sp + attn_saved * s * b * (qh / t + 2 * kv_rank) + proj_in * s * b * qh / t + mask * sbh / sp;
   }
   // MLP block: norm input, fc1 input, activation input (2f for gated units), fc2 input, mask.
   const double gate = m.gated_mlp() ? 2 : 1;
@@ -329,11 +344,15 @@ double layer_activation_bytes(const Job& job, RecomputeGranularity g, LayerKind 
     // probabilities, the unpermute is a plain scatter-add), so there the outputs are not kept.
     const double fe = static_cast<double>(m.moe->expert_ffn_hidden_size) / std::max(1, p.etp);
     const double tok = moe_tokens_per_gpu(job, s * b);
-    const double kept_expert_output = job.runtime.framework == Framework::megatron ? 0.0 : eb * h;
+    // A latent MoE's experts read and write the latent width; its up projection keeps its latent
+    // input per local token (the down projection's input is the router's, kept already).
+    const double w = static_cast<double>(m.expert_width());
+    const double kept_expert_output = job.runtime.framework == Framework::megatron ? 0.0 : eb * w;
     mlp += eb * sbh / sp + 4.0 * s * b * m.moe->num_experts / sp;
+    if (m.moe->latent_size > 0) mlp += gemm_in * s * b * w / sp;
     expert_act_out = gemm_in * tok * fe;
     if (m.moe->shared_expert_ffn_hidden_size > 0) shared = dense_mlp(static_cast<double>(m.moe->shared_expert_ffn_hidden_size));
-    mlp += gemm_in * tok * h + eb * tok * gate * fe + expert_act_out + 4.0 * tok + kept_expert_output * tok + shared;
+    mlp += gemm_in * tok * w + eb * tok * gate * fe + expert_act_out + 4.0 * tok + kept_expert_output * tok + shared;
   } else {
     mlp += gemm_in * sbh / sp + dense_mlp(static_cast<double>(m.ffn_hidden_size));
   }
@@ -536,8 +555,9 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
     // backward at once: one micro-batch of each module's decoder layer (the last layer's kind,
     // recomputed like the others under full recompute), plus its two normalized inputs and their
     // 2h concatenation kept for the projection's backward.
-    const LayerKind last = job.model.layer_kind(job.model.num_layers - 1);
-    const double layer = g == RecomputeGranularity::full ? full_store : layer_bytes(kept, last);
+    // A hybrid model's module holds its MTP pattern's layers.
+    double layer = 0;
+    for (LayerKind kind : job.model.mtp_layer_kinds()) layer += g == RecomputeGranularity::full ? full_store : layer_bytes(kept, kind);
     const double head = 4.0 * eb * tokens * static_cast<double>(job.model.hidden_size) / (p.sequence_parallel ? p.tp : 1);
     act += mtp * (layer + head);
   }

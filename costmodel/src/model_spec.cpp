@@ -784,15 +784,14 @@ void read_moe(const HfConfig& c, ModelSpec& m) {
 // nemotron_h_bridge.py): hybrid_override_pattern places Mamba-2 (M), attention (*), MLP (-) and
 // MoE (E) layers. The MoE layers route by sigmoid scores with an expert bias (the bridge's
 // moe_router_score_function "sigmoid", moe_router_enable_expert_bias) through squared-ReLU experts
-// and one shared expert of moe_shared_expert_intermediate_size. Nemotron 3 Super's latent MoE and
-// its multi-token prediction layers are refused.
+// and one shared expert of moe_shared_expert_intermediate_size; Nemotron 3 Super's experts work in
+// its moe_latent_size (latent MoE), and its multi-token prediction modules run the layers of
+// mtp_hybrid_override_pattern.
 void read_hybrid(const HfConfig& c, ModelSpec& m) {
   const JsonReader& r = c.r;
-  if (r.has("moe_latent_size") && !r.raw("moe_latent_size").is_null())
-    c.refuse("moe_latent_size", "latent MoE (experts computed in a projected space)");
-  if ((r.has("mtp_hybrid_override_pattern") && !r.raw("mtp_hybrid_override_pattern").is_null()) || m.mtp_layers > 0)
-    c.refuse(r.has("mtp_hybrid_override_pattern") ? "mtp_hybrid_override_pattern" : "num_nextn_predict_layers",
-             "multi-token prediction layers in a hybrid model");
+  // Multi-token prediction (Nemotron 3 Super): num_nextn_predict_layers modules, each running the
+  // layers of mtp_hybrid_override_pattern (Megatron-Bridge nemotron_h_bridge.py _hf_mtp_config).
+  if (m.mtp_layers > 0) m.hybrid_mtp_pattern = r.opt_string("mtp_hybrid_override_pattern").value_or("");
   // MambaMixer's fixed recipe (Megatron-Core asserts no linear bias, a conv bias, SiLU).
   if (lower(r.opt_string("mamba_hidden_act").value_or("silu")) != "silu")
     c.refuse("mamba_hidden_act", "a Mamba mixer activation other than SiLU");
@@ -809,6 +808,8 @@ void read_hybrid(const HfConfig& c, ModelSpec& m) {
       m.moe->shared_expert_ffn_hidden_size = r.get_int("moe_shared_expert_intermediate_size", 0, kMaxDim);
     m.moe->router_score_function = "sigmoid";
     m.moe->router_bias = true;
+    if (r.has("moe_latent_size") && !r.raw("moe_latent_size").is_null())
+      m.moe->latent_size = r.get_int("moe_latent_size", 1, m.hidden_size);
   }
 }
 
@@ -894,9 +895,10 @@ int ModelSpec::count_hybrid(char symbol) const {
   return static_cast<int>(std::count(hybrid_pattern.begin(), hybrid_pattern.end(), symbol));
 }
 
-LayerKind ModelSpec::layer_kind(int layer) const {
-  LayerKind kind{is_moe_layer(layer), uses_sliding_window(layer)};
-  switch (hybrid_symbol(layer)) {
+LayerKind ModelSpec::hybrid_kind(char symbol) const {
+  LayerKind kind;
+  kind.moe = symbol == 'E' && moe.has_value();
+  switch (symbol) {
     case 'M': kind.part = Sublayer::mamba; break;
     case '*': kind.part = Sublayer::attention; break;
     case '-':
@@ -904,6 +906,20 @@ LayerKind ModelSpec::layer_kind(int layer) const {
     default: break;
   }
   return kind;
+}
+
+LayerKind ModelSpec::layer_kind(int layer) const {
+  if (!hybrid()) return {is_moe_layer(layer), uses_sliding_window(layer)};
+  LayerKind kind = hybrid_kind(hybrid_symbol(layer));
+  kind.sliding_window = uses_sliding_window(layer);
+  return kind;
+}
+
+std::vector<LayerKind> ModelSpec::mtp_layer_kinds() const {
+  if (hybrid_mtp_pattern.empty()) return {layer_kind(num_layers - 1)};
+  std::vector<LayerKind> kinds;
+  for (char c : hybrid_mtp_pattern) kinds.push_back(hybrid_kind(c));
+  return kinds;
 }
 
 bool ModelSpec::is_moe_layer(int layer) const {
@@ -992,8 +1008,7 @@ double ModelSpec::attention_params() const {
 }
 
 namespace {
-double mlp_params_of(const ModelSpec& m, double f) {
-  const double h = static_cast<double>(m.hidden_size);
+double mlp_params_of(const ModelSpec& m, double f, double h) {
   const bool gated = m.gated_mlp();
   double p = (gated ? 3 : 2) * h * f;
   if (m.add_linear_bias) p += (gated ? 2 : 1) * f + h;
@@ -1001,10 +1016,21 @@ double mlp_params_of(const ModelSpec& m, double f) {
 }
 }  // namespace
 
-double ModelSpec::dense_mlp_params() const { return mlp_params_of(*this, static_cast<double>(ffn_hidden_size)); }
-double ModelSpec::expert_params() const { return moe ? mlp_params_of(*this, static_cast<double>(moe->expert_ffn_hidden_size)) : 0; }
+double ModelSpec::dense_mlp_params() const {
+  return mlp_params_of(*this, static_cast<double>(ffn_hidden_size), static_cast<double>(hidden_size));
+}
+double ModelSpec::expert_params() const {
+  return moe ? mlp_params_of(*this, static_cast<double>(moe->expert_ffn_hidden_size), static_cast<double>(expert_width())) : 0;
+}
 double ModelSpec::shared_expert_params() const {
-  return moe && moe->shared_expert_ffn_hidden_size > 0 ? mlp_params_of(*this, static_cast<double>(moe->shared_expert_ffn_hidden_size)) : 0;
+  return moe && moe->shared_expert_ffn_hidden_size > 0
+             ? mlp_params_of(*this, static_cast<double>(moe->shared_expert_ffn_hidden_size), static_cast<double>(hidden_size))
+             : 0;
+}
+double ModelSpec::moe_latent_params() const {
+  if (!moe || moe->latent_size <= 0) return 0;
+  const double h = static_cast<double>(hidden_size), l = static_cast<double>(moe->latent_size);
+  return 2 * h * l + (add_linear_bias ? h + l : 0);
 }
 double ModelSpec::router_params() const {
   return moe ? (static_cast<double>(hidden_size) + (moe->router_bias ? 1 : 0)) * moe->num_experts : 0;
@@ -1026,25 +1052,26 @@ double ModelSpec::mamba_params() const {
          3.0 * mb.num_heads + static_cast<double>(mb.d_inner()) * (1 + h);
 }
 
-namespace {
-// One layer's parameters with `experts` routed experts counted (all of them, or the top_k a token
-// passes through). A hybrid layer holds one part and its input norm.
-double layer_params_with(const ModelSpec& m, int layer, double experts) {
-  const bool moe = m.is_moe_layer(layer);
-  const double mlp = moe ? experts * m.expert_params() + m.shared_expert_params() + m.router_params() : m.dense_mlp_params();
-  switch (m.layer_kind(layer).part) {
-    case Sublayer::decoder: return m.attention_params() + m.indexer_params_at(layer) + mlp + m.layer_norm_params();
-    case Sublayer::attention: return m.attention_params() + m.norm_params();
-    case Sublayer::mamba: return m.mamba_params() + m.norm_params();
-    case Sublayer::mlp: return mlp + m.norm_params();
+double ModelSpec::kind_params(LayerKind kind, double experts) const {
+  const double mlp = kind.moe && moe ? experts * expert_params() + shared_expert_params() + router_params() + moe_latent_params()
+                                     : dense_mlp_params();
+  switch (kind.part) {
+    case Sublayer::decoder: return attention_params() + mlp + layer_norm_params();
+    case Sublayer::attention: return attention_params() + norm_params();
+    case Sublayer::mamba: return mamba_params() + norm_params();
+    case Sublayer::mlp: return mlp + norm_params();
   }
   return 0;
 }
-}  // namespace
 
-double ModelSpec::layer_params_at(int layer) const { return layer_params_with(*this, layer, moe ? moe->num_experts : 0); }
+// One layer's parameters with all its routed experts, or the top_k a token passes through.
+double ModelSpec::layer_params_at(int layer) const {
+  return kind_params(layer_kind(layer), moe ? moe->num_experts : 0) + indexer_params_at(layer);
+}
 
-double ModelSpec::active_layer_params_at(int layer) const { return layer_params_with(*this, layer, moe ? moe->top_k : 0); }
+double ModelSpec::active_layer_params_at(int layer) const {
+  return kind_params(layer_kind(layer), moe ? moe->top_k : 0) + indexer_params_at(layer);
+}
 
 double ModelSpec::layer_params() const {
   if (num_layers <= 0) return layer_params_at(0);
@@ -1061,7 +1088,10 @@ double ModelSpec::mtp_head_params() const {
 
 double ModelSpec::mtp_params() const {
   if (mtp_layers <= 0 || num_layers <= 0) return 0;
-  return mtp_layers * (layer_params_at(num_layers - 1) + mtp_head_params());
+  double layers = hybrid_mtp_pattern.empty() ? layer_params_at(num_layers - 1) : 0.0;
+  if (!hybrid_mtp_pattern.empty())
+    for (LayerKind kind : mtp_layer_kinds()) layers += kind_params(kind, moe ? moe->num_experts : 0);
+  return mtp_layers * (layers + mtp_head_params());
 }
 
 double ModelSpec::embedding_params(std::int64_t seq_length) const {
@@ -1096,6 +1126,7 @@ namespace {
 void validate_hybrid(const ModelSpec& m, const std::string& where, const std::string& path) {
   if (!m.hybrid()) {
     if (m.mamba) throw InputError(where, path + "/mamba", "Mamba layers need a hybrid_pattern that places them (\"M\")");
+    if (!m.hybrid_mtp_pattern.empty()) throw InputError(where, path + "/hybrid_mtp_pattern", "an MTP pattern needs a hybrid_pattern");
     return;
   }
   const std::string at = path + "/hybrid_pattern";
@@ -1119,8 +1150,18 @@ void validate_hybrid(const ModelSpec& m, const std::string& where, const std::st
   if (m.moe && !m.moe->layer_pattern.empty())
     throw InputError(where, path + "/moe/layer_pattern", "a hybrid model places its MoE layers by its pattern (E), not a layer_pattern");
   if (m.mla || m.dsa) throw InputError(where, path + "/mla", "multi-latent attention in a hybrid model is not supported by strata's cost model");
-  if (m.mtp_layers > 0)
-    throw InputError(where, path + "/mtp_layers", "multi-token prediction in a hybrid model is not supported by strata's cost model");
+  if (m.mtp_layers > 0 && m.hybrid_mtp_pattern.empty())
+    throw InputError(where, path + "/hybrid_mtp_pattern", "a hybrid model's MTP layers need their pattern (Megatron's \"main/mtp\" form)");
+  if (m.mtp_layers == 0 && !m.hybrid_mtp_pattern.empty())
+    throw InputError(where, path + "/mtp_layers", "an MTP pattern without MTP layers (expected mtp_layers of 1 or more)");
+  for (char c : m.hybrid_mtp_pattern)
+    if (c != 'M' && c != '*' && c != '-' && c != 'E')
+      throw InputError(where, path + "/hybrid_mtp_pattern",
+                       std::string("unsupported symbol '") + c + "': expected M (Mamba), * (attention), - (MLP) or E (MoE)");
+  if (m.hybrid_mtp_pattern.find('M') != std::string::npos && !m.mamba)
+    throw InputError(where, path + "/mamba", "the MTP pattern has Mamba layers (M) but the model gives no Mamba shape");
+  if (m.hybrid_mtp_pattern.find('E') != std::string::npos && !m.moe)
+    throw InputError(where, path + "/moe", "the MTP pattern has MoE layers (E) but the model gives no MoE shape");
   if (m.mamba) {
     const MambaSpec& mb = *m.mamba;
     if (mb.num_heads % mb.num_groups != 0)
@@ -1184,7 +1225,7 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
                          "attention_sinks", "glu_linear_offset",
                          "activation_clamp", "zero_centered_gamma", "rotary_base", "rotary_percent", "norm_epsilon",
                          "rope_scaling", "rope_scaling_parameters", "sliding_window", "sliding_window_pattern", "no_rope_layers", "attention_chunk_size", "mla",
-                         "dsa", "mtp_layers", "hybrid_pattern", "mamba", "parameters"});
+                         "dsa", "mtp_layers", "hybrid_pattern", "hybrid_mtp_pattern", "mamba", "parameters"});
   ModelSpec m;
   m.name = r.get_string("name");
   m.aliases = r.opt_string_list("aliases");
@@ -1253,6 +1294,7 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
     m.dsa = read_dsa(dr, true);
   }
   if (r.has("hybrid_pattern")) m.hybrid_pattern = r.get_string("hybrid_pattern");
+  if (r.has("hybrid_mtp_pattern")) m.hybrid_mtp_pattern = r.get_string("hybrid_mtp_pattern");
   if (r.has("mamba")) {
     JsonReader mr = r.child("mamba");
     mr.reject_unknown_keys({"num_heads", "head_dim", "state_dim", "num_groups", "conv_kernel", "chunk_size"});
@@ -1262,7 +1304,7 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
     JsonReader mr = r.child("moe");
     mr.reject_unknown_keys({"num_experts", "top_k", "expert_ffn_hidden_size", "shared_expert_ffn_hidden_size", "shared_expert_gate", "layer_pattern",
                             "router_score_function", "router_bias", "num_groups", "group_topk", "group_by_max_score",
-                            "topk_scaling_factor", "normalize_top_k"});
+                            "topk_scaling_factor", "normalize_top_k", "latent_size"});
     MoeSpec moe;
     moe.num_experts = static_cast<int>(mr.get_int("num_experts", 1, 1 << 16));
     moe.top_k = static_cast<int>(mr.get_int("top_k", 1, 1 << 16));
@@ -1279,6 +1321,7 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
     moe.group_by_max_score = mr.opt_bool("group_by_max_score", false);
     moe.topk_scaling_factor = mr.opt_positive("topk_scaling_factor", 1e6).value_or(0.0);
     moe.normalize_top_k = mr.opt_bool("normalize_top_k", true);
+    moe.latent_size = mr.opt_int("latent_size", 0, m.hidden_size).value_or(0);
     m.moe = moe;
   }
   forget_unused_rotary(m);
@@ -1348,6 +1391,7 @@ json model_to_json(const ModelSpec& m) {
                 {"rope_interleaved", m.dsa->rope_interleaved}, {"rotate_activation", m.dsa->rotate_activation},
                 {"indexer_loss_coeff", m.dsa->indexer_loss_coeff}, {"sparse_indexer_loss", m.dsa->sparse_indexer_loss}};
   if (m.hybrid()) j["hybrid_pattern"] = m.hybrid_pattern;
+  if (!m.hybrid_mtp_pattern.empty()) j["hybrid_mtp_pattern"] = m.hybrid_mtp_pattern;
   if (m.mamba)
     j["mamba"] = {{"num_heads", m.mamba->num_heads}, {"head_dim", m.mamba->head_dim}, {"state_dim", m.mamba->state_dim},
                   {"num_groups", m.mamba->num_groups}, {"conv_kernel", m.mamba->conv_kernel}, {"chunk_size", m.mamba->chunk_size}};
@@ -1365,6 +1409,7 @@ json model_to_json(const ModelSpec& m) {
     }
     if (m.moe->topk_scaling_factor > 0) j["moe"]["topk_scaling_factor"] = m.moe->topk_scaling_factor;
     if (!m.moe->normalize_top_k) j["moe"]["normalize_top_k"] = false;
+    if (m.moe->latent_size > 0) j["moe"]["latent_size"] = m.moe->latent_size;
   }
   return j;
 }

@@ -55,8 +55,10 @@ std::string check_plan(const Job& job) {
                        t.seq_length, m.attention_chunk_size, m.attention_chunk_size);
   if (m.num_attention_heads % p.tp != 0)
     return fmt::format("tp={} does not divide the {} attention heads", p.tp, m.num_attention_heads);
-  if (m.num_query_groups % p.tp != 0)
-    return fmt::format("tp={} does not divide the {} query groups (GQA)", p.tp, m.num_query_groups);
+  // Megatron-Core takes tp a divisor or a multiple of the query groups (TransformerConfig; with more
+  // TP ranks than groups each rank gathers the QKV output and keeps its group: costed).
+  if (m.num_query_groups % p.tp != 0 && (m.mla || p.tp % m.num_query_groups != 0))
+    return fmt::format("tp={} neither divides nor is a multiple of the {} query groups (GQA)", p.tp, m.num_query_groups);
   const bool dense_mlp_layers = m.hybrid() ? m.count_hybrid('-') > 0 : !m.moe || m.num_moe_layers() < m.num_layers;
   if (m.ffn_hidden_size % p.tp != 0 && dense_mlp_layers)
     return fmt::format("tp={} does not divide ffn_hidden_size {}", p.tp, m.ffn_hidden_size);
@@ -274,8 +276,9 @@ std::string check_plan(const Job& job) {
     if ((mods & kRecomputeMoe) && job.runtime.moe_a2a_overlap && p.ep > 1)
       return "recomputing whole MoE blocks excludes overlapping the MoE all-to-all (Megatron-Core TransformerConfig)";
   }
-  if (m.mtp_layers > 0 && job.runtime.framework == Framework::megatron && m.position_embedding != PositionEmbedding::rope)
-    return "multi-token prediction needs rotary position embeddings in Megatron-LM (arguments.py MTP validation)";
+  if (m.mtp_layers > 0 && job.runtime.framework == Framework::megatron && m.position_embedding != PositionEmbedding::rope &&
+      m.position_embedding != PositionEmbedding::none)
+    return "multi-token prediction needs rotary or no position embeddings in Megatron-LM (arguments.py MTP validation)";
   if (job.training.precision == Precision::fp8) {
     if (std::string why = job.cluster.gpu.recipe_unsupported(job.training.recipe); !why.empty()) return why;
   }

@@ -107,9 +107,14 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   // TP: two all-reduces per layer forward and two backward (Shoeybi et al. 2019, Fig. 4); with SP
   // each becomes an all-gather + reduce-scatter of the same volume (Korthikanti §4.2.2).
   const double tp_collective = p.tp > 1 ? (sp ? 2 * comm.all_gather(act_bytes, tp_g) : comm.all_reduce(act_bytes, tp_g)) : 0;
+  // Fewer query groups than TP ranks (Megatron-Core Attention: "When num_kv_heads < tp_size"): each
+  // rank's QKV projection output is all-gathered over TP (all_gather_last_dim_from_tensor_parallel_region,
+  // a reduce-scatter backward) so that every rank can take its query heads' group.
+  const double qkv_bytes = tokens * static_cast<double>(m.q_hidden() + 2 * m.kv_hidden()) * eb;
+  const double qkv_gather = p.tp > 1 && !m.mla && m.num_query_groups < p.tp ? comm.all_gather(qkv_bytes, tp_g) : 0.0;
   const MoeHostTime moe_host = moe_layer_host_time(job);
   const DenseHostTime dense_host = dense_layer_host_time(job);
-  const LayerCostInputs layer_inputs{job, shape, km, km_bf16 ? &*km_bf16 : nullptr, comm, cp_g, ep_g, tokens, tp_collective, moe_host,
+  const LayerCostInputs layer_inputs{job, shape, km, km_bf16 ? &*km_bf16 : nullptr, comm, cp_g, ep_g, tokens, tp_collective, qkv_gather, moe_host,
                                      dense_host};
   // At most eight kinds of layers: cost each once.
   std::vector<std::pair<LayerKind, LayerCost>> kind_costs;
@@ -149,9 +154,14 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     double fwd = 0, bwd = 0, compute = 0, tp = 0, ep = 0, cp = 0, host = 0;
     const LayerCost* layer = nullptr;
   } mtp;
+  // A hybrid model's MTP module runs the layers of its own pattern: their costs summed as one layer's.
+  LayerCost mtp_layers_cost;
   const int mtp_modules = m.num_layers > 0 ? std::max(0, m.mtp_layers) : 0;
+  if (mtp_modules > 0 && !m.hybrid_mtp_pattern.empty()) {
+    for (LayerKind kind : m.mtp_layer_kinds()) mtp_layers_cost += decoder_layer_cost(layer_inputs, kind);
+  }
   if (mtp_modules > 0) {
-    const LayerCost& lc = cost_of(m.num_layers - 1);
+    const LayerCost& lc = m.hybrid_mtp_pattern.empty() ? cost_of(m.num_layers - 1) : mtp_layers_cost;
     const LayerOps head = mtp_head_ops(m, shape);
     const double head_fwd = km.total_time(head.forward), head_bwd = km.total_time(head.backward);
     const double head_tp = 3 * edge_tp;
@@ -444,9 +454,10 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   // Megatron counts each MTP module as a layer of the last layer's kind, its 2h x h projection and
   // one more logit computation (training.py num_floating_point_operations).
   const double h_model = static_cast<double>(m.hidden_size);
-  const double mtp_model = mtp_modules > 0 ? mtp_modules * (layer_model_flops_fwd(m, seq, seq, m.layer_kind(m.num_layers - 1)) +
-                                                            2.0 * seq * 2.0 * h_model * h_model + logits_model)
-                                           : 0.0;
+  double mtp_layers_model = 0;
+  if (mtp_modules > 0)
+    for (LayerKind kind : m.mtp_layer_kinds()) mtp_layers_model += layer_model_flops_fwd(m, seq, seq, kind);
+  const double mtp_model = mtp_modules > 0 ? mtp_modules * (mtp_layers_model + 2.0 * seq * 2.0 * h_model * h_model + logits_model) : 0.0;
   const double model_flops = 3.0 * gbs * (layers_model + logits_model + mtp_model);
   // Against the peak of the format the GEMMs run in: NVFP4's fp4 peak, not fp8's.
   const double peak = job.training.precision == Precision::fp8 ? cl.gpu.low_precision_peak_flops(job.training.recipe)

@@ -323,6 +323,28 @@ TEST_CASE("decoder_layer_ops: a hybrid model's layers hold one part each, a Mamb
   CHECK(layer_model_flops_fwd(m, T, T, m.layer_kind(1)) == doctest::Approx(2 * 2 * T * h * 21504).epsilon(1e-12));
 }
 
+TEST_CASE("decoder_layer_ops: a latent MoE projects its tokens down before the experts and up after them") {
+  const std::string path = test::data_file("hf/nemotron-3-super-120b-a12b.json");
+  const ModelSpec m = model_from_json(load_json_file(path), path);
+  LayerShape s;
+  s.seq = 4096;
+  s.tp = 2;
+  s.sequence_parallel = true;
+  s.ep = 8;
+  const LayerKind moe = m.layer_kind(1);
+  REQUIRE(moe.moe);
+  const LayerOps ops = decoder_layer_ops(m, s, moe);
+  const double T = 4096, h = 4096, latent = 1024, f = 2688, k = 22, tp = 2;
+  // The projections run on this rank's sequence-parallel tokens, whole (replicated over TP).
+  CHECK(gemm_flops_named(ops.forward, {"moe_latent_down"}) == doctest::Approx(2 * (T / tp) * h * latent).epsilon(1e-12));
+  CHECK(gemm_flops_named(ops.forward, {"moe_latent_up"}) == doctest::Approx(2 * (T / tp) * latent * h).epsilon(1e-12));
+  // The routed experts read and write the latent width: top_k copies of T / tp tokens per rank.
+  CHECK(gemm_flops_named(ops.forward, {"expert_fc1", "expert_fc2"}) ==
+        doctest::Approx(2 * 2 * (T * k / tp) * latent * f * s.moe_imbalance).epsilon(1e-12));
+  CHECK(gemm_flops_named(ops.backward, {"moe_latent_down", "moe_latent_up"}) ==
+        doctest::Approx(2 * gemm_flops_named(ops.forward, {"moe_latent_down", "moe_latent_up"})).epsilon(1e-12));
+}
+
 TEST_CASE("decoder_layer_ops: MoE layers run top_k experts per token as grouped GEMMs at the per-expert token count") {
   ModelSpec m = test::catalog().model("qwen3-30b-a3b");
   LayerShape s;

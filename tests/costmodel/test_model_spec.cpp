@@ -1186,9 +1186,27 @@ TEST_CASE("Hugging Face config.json: Nemotron-H hybrids (Mamba-2, attention, MLP
     CHECK(m.layer_kind(1).moe);
     CHECK(m.layer_kind(1).part == Sublayer::mlp);
   }
-  SUBCASE("Nemotron 3 Super's latent MoE is refused, naming the key") {
-    CHECK_THROWS_WITH_AS(hf_model("nemotron-3-super-120b-a12b"), doctest::Contains("/moe_latent_size: model_type \"nemotron_h\": latent MoE"),
-                         InputError);
+  SUBCASE("Nemotron 3 Super: latent MoE and an MTP module of its own pattern") {
+    const ModelSpec m = hf_model("nemotron-3-super-120b-a12b");
+    REQUIRE(m.moe.has_value());
+    CHECK(m.moe->latent_size == 1024);
+    CHECK(m.expert_width() == 1024);
+    CHECK(m.moe->num_experts == 512);
+    CHECK(m.moe->top_k == 22);
+    // A routed expert maps 1024 -> 2688 -> 1024 (squared ReLU, not gated); the layer adds the
+    // 4096 <-> 1024 projections.
+    CHECK(m.expert_params() == doctest::Approx(2.0 * 1024 * 2688).epsilon(1e-12));
+    CHECK(m.moe_latent_params() == doctest::Approx(2.0 * 4096 * 1024).epsilon(1e-12));
+    CHECK(m.mtp_layers == 1);
+    CHECK(m.hybrid_mtp_pattern == "*E");
+    REQUIRE(m.mtp_layer_kinds().size() == 2);
+    CHECK(m.mtp_layer_kinds()[0].part == Sublayer::attention);
+    CHECK(m.mtp_layer_kinds()[1].moe);
+    // NVIDIA's name: 120B total, 12B active (A12B), the latter without the two embedding tables.
+    CHECK(m.total_params() == doctest::Approx(120e9).epsilon(0.01));
+    const double tables = 2.0 * static_cast<double>(m.vocab_size * m.hidden_size);
+    CHECK(m.active_params() - tables == doctest::Approx(12e9).epsilon(0.03));
+    CHECK(model_from_json(model_to_json(m), "rt.json") == m);
   }
   SUBCASE("patterns that do not fit the model are refused") {
     json j = load_json_file(test::data_file("hf/nemotron-h-8b.json"));

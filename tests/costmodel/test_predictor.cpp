@@ -99,10 +99,14 @@ TEST_CASE("check_plan") {
     job.plan.sequence_parallel = false;
     CHECK(check_plan(job) == "");
   }
-  SUBCASE("tp must divide the GQA query groups") {
+  SUBCASE("tp must divide the GQA query groups or be a multiple of them (Megatron-Core's KV replication)") {
     Job job = llama3_70b_job();
-    job.plan.tp = 16;  // divides the 64 heads, not the 8 groups
-    CHECK(contains(check_plan(job), "tp=16 does not divide the 8 query groups"));
+    job.plan.tp = 16;  // divides the 64 heads; a multiple of the 8 groups: each rank gathers the QKV output
+    CHECK(check_plan(job) == "");
+    job.model.num_query_groups = 32;
+    CHECK(check_plan(job) == "");
+    job.model.num_query_groups = 6;  // 16 neither divides 6 nor is a multiple of it
+    CHECK(contains(check_plan(job), "tp=16 neither divides nor is a multiple of the 6 query groups"));
   }
   SUBCASE("the global batch must divide into dp x micro-batch") {
     Job job = test::gpt3_175b_job();
@@ -315,6 +319,25 @@ TEST_CASE("predict: a hybrid model of \"*-\" pairs is the transformer it splits"
     CHECK(b.memory_per_gpu_GiB == doctest::Approx(a.memory_per_gpu_GiB).epsilon(0.005));
     CHECK(b.mfu == doctest::Approx(a.mfu).epsilon(0.005));
   }
+}
+
+TEST_CASE("predict: more TP ranks than query groups gather the QKV output over TP (Megatron-Core KV replication)") {
+  Job job = test::gpt3_175b_job();
+  job.model = test::catalog().model("llama3-70b");  // 8 query groups
+  job.plan.tp = 16;
+  job.plan.pp = 4;
+  job.plan.dp = 16;
+  job.plan.sequence_parallel = true;
+  job.plan.distributed_optimizer = true;
+  job.training.global_batch_size = 256;
+  job.training.seq_length = 8192;
+  REQUIRE(check_plan(job).empty());
+  Job own_groups = job;
+  own_groups.model.num_query_groups = 16;  // a group per rank: no gather
+  const Prediction replicated = predict(job), split = predict(own_groups);
+  REQUIRE(replicated.feasible);
+  REQUIRE(split.feasible);
+  CHECK(replicated.breakdown.tp_comm_s > split.breakdown.tp_comm_s);
 }
 
 TEST_CASE("check_plan: a hybrid model's Mamba heads and groups split over TP and CP as Megatron-Core splits them") {

@@ -532,6 +532,16 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
     CHECK(piped.plan.stage_layers == std::vector<int>{4, 6});  // segments 0+2 and 1+3
     CHECK(has(error_of("torchrun pretrain_hybrid.py " + base + "--pipeline-model-parallel-size 2 --hybrid-layer-pattern 'M-|M*|-M'"),
               "--hybrid-layer-pattern: 3 stages for pipeline size 2"));
+    // MTP modules of their own pattern ("main/mtp/mtp"), a latent MoE.
+    const std::string moe = "--num-experts 8 --moe-router-topk 2 --moe-ffn-hidden-size 256 --moe-latent-size 128 ";
+    const MegatronLaunch mtp = read("torchrun pretrain_hybrid.py " + base + moe + "--pipeline-model-parallel-size 2 "
+                                    "--hybrid-layer-pattern 'ME*E|ME*E/*E/*E' --position-embedding-type none");
+    CHECK(mtp.model.hybrid_pattern == "ME*EME*E");
+    CHECK(mtp.model.hybrid_mtp_pattern == "*E");
+    CHECK(mtp.model.mtp_layers == 2);
+    CHECK(mtp.model.moe->latent_size == 128);
+    CHECK(mtp.plan.pp == 2);
+    CHECK(has(error_of("torchrun pretrain_hybrid.py " + base + moe + "--hybrid-layer-pattern 'ME*E/*E/E*'"), "MTP parts differ"));
   }
 
   SUBCASE("models strata does not cost are refused naming the flag or script; unmodelled runtime features are noted") {

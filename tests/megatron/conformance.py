@@ -323,6 +323,7 @@ def compare(plan, args, config, verdict):
         same("shared expert ffn", moe.get("shared_expert_ffn_hidden_size") or None,
              config.moe_shared_expert_intermediate_size)
         same("shared expert gate", bool(moe.get("shared_expert_gate", False)), bool(config.moe_shared_expert_gate))
+        same("MoE latent size", moe.get("latent_size"), config.moe_latent_size)
         if not model.get("hybrid_pattern"):  # a hybrid model places its MoE layers by its pattern (below)
             pattern = moe.get("layer_pattern") or [1] * model["num_layers"]
             freq = config.moe_layer_freq
@@ -342,9 +343,14 @@ def compare(plan, args, config, verdict):
                  world_size(plan) // (par["pp"] * par["ep"] * par["etp"]))
     else:
         same("experts", None, config.num_moe_experts)
-    # A hybrid model: its layers' symbols (the pipes only split them) and the Mamba mixer's shape.
+    # A hybrid model: its layers' symbols (the pipes only split them), its MTP modules' layers and the
+    # Mamba mixer's shape.
     same("hybrid layer pattern", model.get("hybrid_pattern"),
          "".join(hybrid_segments(args)) if args.hybrid_layer_pattern else None)
+    same("MTP modules", model.get("mtp_layers", 0), args.mtp_num_layers or 0)
+    if args.hybrid_layer_pattern:
+        mtp_parts = args.hybrid_layer_pattern.split("/")[1:]
+        same("hybrid MTP pattern", model.get("hybrid_mtp_pattern"), mtp_parts[0] if mtp_parts else None)
     mamba = model.get("mamba")
     if mamba:
         same("Mamba shape (heads, head dim, state, groups)",

@@ -50,6 +50,12 @@ struct MoeSpec {
   // routed_scaling_factor: the routed experts' weights are multiplied by it (Megatron
   // --moe-router-topk-scaling-factor); 0 = none.
   double topk_scaling_factor = 0;
+  // Latent MoE (Nemotron 3 Super's moe_latent_size; Megatron-Core MoELayer fc1/fc2_latent_proj,
+  // --moe-latent-size): each token is projected from the hidden size down to this width before the
+  // dispatch and back up after the combine, by linears replicated on every TP rank ("duplicated");
+  // the routed experts map latent -> ffn -> latent. The router and the shared experts read the
+  // hidden state. 0 = none.
+  std::int64_t latent_size = 0;
   // norm_topk_prob: the top-k weights renormalized to sum to 1 (Megatron's softmax after top-k and
   // its sigmoid router); false: softmax over all experts, then top-k (--moe-router-pre-softmax).
   bool normalize_top_k = true;
@@ -268,6 +274,9 @@ struct ModelSpec {
   // every layer is a transformer decoder layer. num_layers counts the symbols.
   std::string hybrid_pattern;
   std::optional<MambaSpec> mamba;  // the "M" layers' mixer (validate_model: needed iff the pattern has one)
+  // A hybrid model's MTP module holds these layers (Nemotron 3 Super's mtp_hybrid_override_pattern
+  // "*E"; Megatron's unified pattern "main/mtp/..."), in place of a decoder layer of the last kind.
+  std::string hybrid_mtp_pattern;
   // Multi-token prediction depth (DeepSeek-V3 report §2.2, Hugging Face num_nextn_predict_layers;
   // Megatron --mtp-num-layers), trained with the model: each MTP module normalizes the hidden
   // state and the embedding of the next token, projects their concatenation (2h -> h), runs one
@@ -291,6 +300,13 @@ struct ModelSpec {
   }
   int count_hybrid(char symbol) const;
   LayerKind layer_kind(int layer) const;
+  // The kind of layer a hybrid symbol stands for.
+  LayerKind hybrid_kind(char symbol) const;
+  // The layers of one MTP module: its hybrid pattern's, or one decoder layer of the last layer's kind.
+  std::vector<LayerKind> mtp_layer_kinds() const;
+  // Parameters of a layer of `kind` with `experts` of its routed experts counted (a hybrid layer's
+  // part and its norm; a decoder layer's attention, MLP and norms, without a DSA indexer).
+  double kind_params(LayerKind kind, double experts) const;
   // Every layer of the same kind (no MoE, sliding-window or hybrid pattern): layer 0 stands for all.
   bool uniform_layers() const {
     return !hybrid() && (!moe || moe->layer_pattern.empty()) && (sliding_window <= 0 || sliding_window_pattern.empty());
@@ -311,6 +327,9 @@ struct ModelSpec {
   double expert_params() const;  // one routed expert
   double shared_expert_params() const;
   double router_params() const;
+  double moe_latent_params() const;  // an MoE layer's latent down and up projections (0 without latent MoE)
+  // The width the routed experts read and write: the latent size, or the hidden size.
+  std::int64_t expert_width() const { return moe && moe->latent_size > 0 ? moe->latent_size : hidden_size; }
   double layer_norm_params() const;  // the layer's two norms
   double norm_params() const;        // one norm (a hybrid layer has one)
   double mamba_params() const;       // a Mamba-2 mixer: in_proj, conv1d, dt bias, A, D, norm, out_proj

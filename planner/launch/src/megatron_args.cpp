@@ -215,6 +215,7 @@ void model_flags(std::vector<std::string>& a, const ModelSpec& m) {
     opt(a, "--moe-ffn-hidden-size", e.expert_ffn_hidden_size);
     if (e.shared_expert_ffn_hidden_size > 0) opt(a, "--moe-shared-expert-intermediate-size", e.shared_expert_ffn_hidden_size);
     if (e.shared_expert_gate) flag(a, "--moe-shared-expert-gate");
+    if (e.latent_size > 0) opt(a, "--moe-latent-size", e.latent_size);
     if (!e.layer_pattern.empty()) opt(a, "--moe-layer-freq", pattern_expression(e.layer_pattern));
     router_flags(a, e);
   }
@@ -239,6 +240,8 @@ void pipeline_split(std::vector<std::string>& a, const Job& job) {
       pattern += job.model.hybrid_pattern.substr(at, static_cast<std::size_t>(chunks[c]));
       at += static_cast<std::size_t>(chunks[c]);
     }
+    // MTP modules: the unified form "main/mtp/mtp", one "/mtp" per depth (parse_hybrid_pattern).
+    for (int d = 0; d < job.model.mtp_layers; ++d) pattern += "/" + job.model.hybrid_mtp_pattern;
     opt(a, "--hybrid-layer-pattern", pattern);
     if (p.vpp > 1) {
       const std::int64_t group = interleaved_microbatch_group(p, job.num_micro_batches());

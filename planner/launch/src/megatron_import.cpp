@@ -94,6 +94,7 @@ constexpr FlagSpec kFlags[] = {
     // Model structure strata does not cost (refused) and runtime features it does not model (noted).
     {"--hybrid-layer-pattern", true}, {"--hybrid-override-pattern", true}, {"--experimental-attention-variant", true},
     {"--mamba-num-heads", true}, {"--mamba-head-dim", true}, {"--mamba-state-dim", true}, {"--mamba-num-groups", true},
+    {"--moe-latent-size", true},
     {"--heterogeneous-layers-config-path", true}, {"--yaml-cfg", true}, {"--first-last-layers-bf16", false},
     // CUDA graphs (a dropless MoE layer's host time).
     {"--cuda-graph-impl", true}, {"--cuda-graph-modules", true}, {"--cuda-graph-scope", true},
@@ -567,6 +568,21 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
     // differs, is ignored with a warning) and builds Mamba layers with TransformerConfig's
     // defaults where a flag is absent: state 128, head dim 64, 8 groups, 2h / head dim heads.
     m.hybrid_pattern = layer_symbols(*hybrid);
+    // "main/mtp/mtp": one MTP module per '/' part (Megatron infers --mtp-num-layers from them and
+    // takes the inferred count where the flag differs).
+    std::vector<std::string> parts;
+    for (std::size_t at = hybrid->find('/'); at != std::string::npos;) {
+      const std::size_t next = hybrid->find('/', at + 1);
+      parts.push_back(hybrid->substr(at + 1, next == std::string::npos ? std::string::npos : next - at - 1));
+      at = next;
+    }
+    const char* flag = f.has("--hybrid-layer-pattern") ? "--hybrid-layer-pattern" : "--hybrid-override-pattern";
+    for (const std::string& part : parts)
+      if (part != parts.front()) throw InputError(where, flag, "MTP parts differ (\"" + parts.front() + "\", \"" + part + "\"): strata costs one MTP pattern");
+    if (!parts.empty()) {
+      m.hybrid_mtp_pattern = parts.front();
+      m.mtp_layers = static_cast<int>(parts.size());
+    }
     if (m.hybrid_pattern.find('M') != std::string::npos) {
       MambaSpec mb;
       mb.head_dim = f.integer("--mamba-head-dim", 1, kMaxDim).value_or(64);
@@ -707,6 +723,7 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
     moe.top_k = static_cast<int>(f.integer("--moe-router-topk", 1, 1 << 16).value_or(2));
     moe.expert_ffn_hidden_size = f.integer("--moe-ffn-hidden-size", 1, kMaxDim).value_or(m.ffn_hidden_size);
     moe.shared_expert_ffn_hidden_size = f.integer("--moe-shared-expert-intermediate-size", 1, kMaxDim).value_or(0);
+    moe.latent_size = f.integer("--moe-latent-size", 1, m.hidden_size).value_or(0);
     moe.shared_expert_gate = f.has("--moe-shared-expert-gate") && moe.shared_expert_ffn_hidden_size > 0;
     if (f.has("--moe-layer-freq")) {
       moe.layer_pattern = read_pattern(f, where, "--moe-layer-freq", m.num_layers, false);
@@ -720,7 +737,8 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
     m.moe = moe;
   }
   // Multi-token prediction: trained only when the launch asks for it (Megatron --mtp-num-layers).
-  m.mtp_layers = static_cast<int>(f.integer("--mtp-num-layers", 0, 64).value_or(0));
+  // A hybrid pattern's '/' parts count its MTP modules (read with the pattern above).
+  if (m.hybrid_mtp_pattern.empty()) m.mtp_layers = static_cast<int>(f.integer("--mtp-num-layers", 0, 64).value_or(0));
   if (auto window = f.text("--window-size")) {
     // Megatron's (left, right) window, "(128, 0)" or "128,0" (arguments.py tuple_type strips the
     // parentheses); strata models causal windows: right must be 0 (or -1).
@@ -808,6 +826,7 @@ void read_pipeline(const Flags& f, const std::string& where, const ModelSpec& m,
       if (bar == std::string::npos) break;
       start = bar + 1;
     }
+    layout += std::string(static_cast<std::size_t>(std::max(0, m.mtp_layers)), 'm');  // the MTP modules, on the last stage
     apply_pipeline_layout(layout, where, flag, m, p, notes);
     return;
   }
