@@ -86,6 +86,26 @@ void BM_Predict_GLM5_DSA_128k_416GPUs(benchmark::State& state) {
 }
 BENCHMARK(BM_Predict_GLM5_DSA_128k_416GPUs);
 
+// A hybrid model: Nemotron 3 Super (Mamba-2, attention and latent-MoE layers, an MTP module of its
+// own pattern) on 256 H100 (tp 4 pp 4 ep 8, sp).
+void BM_Predict_Nemotron3_Super_256GPUs(benchmark::State& state) {
+  strata::Catalog cat(STRATA_SOURCE_DIR);
+  strata::Job job;
+  job.model = cat.model("nemotron-3-super-120b-a12b");
+  job.cluster = cat.cluster("dgx-h100-ndr");
+  job.training.global_batch_size = 1024;
+  job.training.seq_length = 8192;
+  job.plan.tp = 4;
+  job.plan.pp = 4;
+  job.plan.dp = 16;
+  job.plan.ep = 8;
+  job.plan.sequence_parallel = true;
+  job.plan.distributed_optimizer = true;
+  job.calibration = cat.calibration_or_default(job.cluster.gpu);
+  predict_repeatedly(state, job);
+}
+BENCHMARK(BM_Predict_Nemotron3_Super_256GPUs);
+
 }  // namespace
 
 BENCHMARK_MAIN();
