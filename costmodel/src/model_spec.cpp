@@ -791,13 +791,20 @@ void read_hybrid(const HfConfig& c, ModelSpec& m) {
   const JsonReader& r = c.r;
   // Multi-token prediction (Nemotron 3 Super): num_nextn_predict_layers modules, each running the
   // layers of mtp_hybrid_override_pattern (Megatron-Bridge nemotron_h_bridge.py _hf_mtp_config).
-  if (m.mtp_layers > 0) m.hybrid_mtp_pattern = r.opt_string("mtp_hybrid_override_pattern").value_or("");
+  if (m.mtp_layers > 0) {
+    if (!r.has("mtp_hybrid_override_pattern")) r.fail("mtp_hybrid_override_pattern", "missing: the MTP modules' layers (with num_nextn_predict_layers)");
+    m.hybrid_mtp_pattern = r.get_string("mtp_hybrid_override_pattern");
+    if (m.hybrid_mtp_pattern.empty() || m.hybrid_mtp_pattern.find_first_not_of("M*-E") != std::string::npos)
+      r.fail("mtp_hybrid_override_pattern",
+             "expected a pattern of M (Mamba), * (attention), - (MLP) and E (MoE) layers, found \"" + m.hybrid_mtp_pattern + "\"");
+  }
   // MambaMixer's fixed recipe (Megatron-Core asserts no linear bias, a conv bias, SiLU).
   if (lower(r.opt_string("mamba_hidden_act").value_or("silu")) != "silu")
     c.refuse("mamba_hidden_act", "a Mamba mixer activation other than SiLU");
   if (r.opt_bool("mamba_proj_bias", false)) c.refuse("mamba_proj_bias", "biased Mamba projections");
   if (!r.opt_bool("use_conv_bias", true)) c.refuse("use_conv_bias", "a Mamba conv1d without bias");
   m.hybrid_pattern = r.get_string("hybrid_override_pattern");
+  if (m.hybrid_pattern.empty()) r.fail("hybrid_override_pattern", "expected one symbol per layer (M, *, - or E), found an empty pattern");
   if (m.hybrid_pattern.find('M') != std::string::npos) {
     MambaSpec mb = read_mamba(r, false);
     if (!r.has("mamba_num_heads")) mb.num_heads = 128;  // NemotronHConfig's default
@@ -1293,7 +1300,10 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
                             "rotate_activation", "indexer_loss_coeff", "sparse_indexer_loss"});
     m.dsa = read_dsa(dr, true);
   }
-  if (r.has("hybrid_pattern")) m.hybrid_pattern = r.get_string("hybrid_pattern");
+  if (r.has("hybrid_pattern")) {
+    m.hybrid_pattern = r.get_string("hybrid_pattern");
+    if (m.hybrid_pattern.empty()) r.fail("hybrid_pattern", "expected one symbol per layer (M, *, - or E), found an empty pattern");
+  }
   if (r.has("hybrid_mtp_pattern")) m.hybrid_mtp_pattern = r.get_string("hybrid_mtp_pattern");
   if (r.has("mamba")) {
     JsonReader mr = r.child("mamba");

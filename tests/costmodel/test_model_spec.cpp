@@ -1216,7 +1216,15 @@ TEST_CASE("Hugging Face config.json: Nemotron-H hybrids (Mamba-2, attention, MLP
     CHECK_THROWS_WITH_AS(model_from_json(j, "c.json"), doctest::Contains("symbol 'G' (gated DeltaNet"), InputError);
     j["hybrid_override_pattern"] = std::string(51, '-') + "E";
     CHECK_THROWS_WITH_AS(model_from_json(j, "c.json"), doctest::Contains("MoE layers (E) but the model gives no MoE shape"), InputError);
+    j["hybrid_override_pattern"] = "";  // never read as a transformer of decoder layers
+    CHECK_THROWS_WITH_AS(model_from_json(j, "c.json"), doctest::Contains("/hybrid_override_pattern: expected one symbol per layer"), InputError);
     j["hybrid_override_pattern"] = std::string(52, 'M');
+    j["num_nextn_predict_layers"] = 1;
+    CHECK_THROWS_WITH_AS(model_from_json(j, "c.json"), doctest::Contains("/mtp_hybrid_override_pattern: missing"), InputError);
+    j["mtp_hybrid_override_pattern"] = "*G";
+    CHECK_THROWS_WITH_AS(model_from_json(j, "c.json"), doctest::Contains("/mtp_hybrid_override_pattern: expected a pattern of M"), InputError);
+    j.erase("num_nextn_predict_layers");
+    j.erase("mtp_hybrid_override_pattern");
     j["n_groups"] = 7;
     CHECK_THROWS_WITH_AS(model_from_json(j, "c.json"), doctest::Contains("/mamba/num_groups: num_groups 7 must divide num_heads 128"),
                          InputError);

@@ -561,6 +561,9 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
   m.source = "Megatron-LM flags in " + where;
   const std::string why = "Megatron needs it with the other model flags";
   const std::optional<std::string> hybrid = hybrid_pattern_flag(f);
+  if (hybrid && layer_symbols(*hybrid).empty())
+    throw InputError(where, f.has("--hybrid-layer-pattern") ? "--hybrid-layer-pattern" : "--hybrid-override-pattern",
+                     "expected one symbol per layer (M, *, - or E), found none");
   m.num_layers = hybrid ? static_cast<int>(layer_symbols(*hybrid).size()) : static_cast<int>(f.required("--num-layers", 1, 1 << 20, why));
   m.hidden_size = f.required("--hidden-size", 1, kMaxDim, why);
   if (hybrid) {
