@@ -91,7 +91,8 @@ constexpr FlagSpec kFlags[] = {
     {"--fine-grained-activation-offloading", false},
     // Megatron-DeepSpeed.
     {"--deepspeed", false}, {"--zero-stage", true},
-    // Model structure strata does not cost (refused) and runtime features it does not model (noted).
+    // Hybrid models (read), model structure strata does not cost (refused) and runtime features it
+    // does not model (noted).
     {"--hybrid-layer-pattern", true}, {"--hybrid-override-pattern", true}, {"--experimental-attention-variant", true},
     {"--mamba-num-heads", true}, {"--mamba-head-dim", true}, {"--mamba-state-dim", true}, {"--mamba-num-groups", true},
     {"--moe-latent-size", true},
@@ -530,10 +531,14 @@ void read_router_groups(const Flags& f, MoeSpec& moe) {
   moe.normalize_top_k = !(f.has("--moe-router-pre-softmax") && moe.router_score_function == "softmax");
 }
 
-// --hybrid-layer-pattern (or the deprecated --hybrid-override-pattern it replaces), if given.
+// --hybrid-layer-pattern (or the deprecated --hybrid-override-pattern it replaces), if given, and
+// the name of the one given.
 std::optional<std::string> hybrid_pattern_flag(const Flags& f) {
   if (auto v = f.text("--hybrid-layer-pattern")) return v;
   return f.text("--hybrid-override-pattern");
+}
+const char* hybrid_pattern_flag_name(const Flags& f) {
+  return f.has("--hybrid-layer-pattern") ? "--hybrid-layer-pattern" : "--hybrid-override-pattern";
 }
 
 // A hybrid pattern's layer symbols: the main pattern (before any '/' MTP part) without its '|'
@@ -562,7 +567,7 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
   const std::string why = "Megatron needs it with the other model flags";
   const std::optional<std::string> hybrid = hybrid_pattern_flag(f);
   if (hybrid && layer_symbols(*hybrid).empty())
-    throw InputError(where, f.has("--hybrid-layer-pattern") ? "--hybrid-layer-pattern" : "--hybrid-override-pattern",
+    throw InputError(where, hybrid_pattern_flag_name(f),
                      "expected one symbol per layer (M, *, - or E), found none");
   m.num_layers = hybrid ? static_cast<int>(layer_symbols(*hybrid).size()) : static_cast<int>(f.required("--num-layers", 1, 1 << 20, why));
   m.hidden_size = f.required("--hidden-size", 1, kMaxDim, why);
@@ -579,7 +584,7 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
       parts.push_back(hybrid->substr(at + 1, next == std::string::npos ? std::string::npos : next - at - 1));
       at = next;
     }
-    const char* flag = f.has("--hybrid-layer-pattern") ? "--hybrid-layer-pattern" : "--hybrid-override-pattern";
+    const char* flag = hybrid_pattern_flag_name(f);
     for (const std::string& part : parts)
       if (part != parts.front()) throw InputError(where, flag, "MTP parts differ (\"" + parts.front() + "\", \"" + part + "\"): strata costs one MTP pattern");
     if (!parts.empty()) {
@@ -818,7 +823,7 @@ void read_pipeline(const Flags& f, const std::string& where, const ModelSpec& m,
   if (const auto hybrid = hybrid_pattern_flag(f); hybrid && hybrid->substr(0, hybrid->find('/')).find('|') != std::string::npos) {
     // A hybrid pattern's '|' segments are the model chunks, segment v * pp + r chunk v of pipeline
     // rank r (hybrid_layer_allocation.py select_pipeline_segment): the same split as a layout.
-    const char* flag = f.has("--hybrid-layer-pattern") ? "--hybrid-layer-pattern" : "--hybrid-override-pattern";
+    const char* flag = hybrid_pattern_flag_name(f);
     std::string layout;
     std::size_t start = 0;
     const std::string main = hybrid->substr(0, hybrid->find('/'));
@@ -1097,7 +1102,7 @@ MegatronLaunch read_megatron_launch(const std::string& text, const std::string& 
 
   out.model = read_model(f, where, base, out.notes);
   // A hybrid pattern's symbols, checked as a model file's are (one per layer, layers strata costs).
-  if (out.model.hybrid()) validate_model(out.model, where, f.has("--hybrid-layer-pattern") ? "--hybrid-layer-pattern" : "--hybrid-override-pattern");
+  if (out.model.hybrid()) validate_model(out.model, where, hybrid_pattern_flag_name(f));
 
   TrainingSpec& t = out.training;
   t.seq_length = f.required("--seq-length", 1, kMaxDim, "the sequence length of every sample");
