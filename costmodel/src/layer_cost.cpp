@@ -123,7 +123,7 @@ LayerCost decoder_layer_cost(const LayerCostInputs& in, LayerKind kind) {
     for (const auto& op : ops.backward)
       if (op.weight_grad && (std::string_view(op.name) == "qkv_proj" || std::string_view(op.name) == "fc1" ||
                              std::string_view(op.name) == "q_up_proj" || std::string_view(op.name) == "expert_fc1" ||
-                             std::string_view(op.name) == "mamba_in_proj")) {
+                             std::string_view(op.name) == "mamba_in_proj" || std::string_view(op.name) == "gdn_in_proj")) {
         const double window = kernels.time(op).time_s;
         lc.bwd_tp += std::max(0.0, c - window) + cal.kernel.overlap_interference * std::min(c, window);
       }
@@ -141,6 +141,14 @@ LayerCost decoder_layer_cost(const LayerCostInputs& in, LayerKind kind) {
     const double d_in = static_cast<double>(mb.d_inner()) / p.tp;
     const double pre = tokens * eb * (2 * d_in + repeat * 2 * groups_local * static_cast<double>(mb.state_dim) + mb.num_heads / p.tp);
     const double post = tokens * eb * d_in;
+    lc.fwd_cp = comm.all_to_all(pre, cp_g) + comm.all_to_all(post, cp_g);
+    lc.bwd_cp = lc.fwd_cp;
+  } else if (p.cp > 1 && kind.has_gdn() && m.gdn) {
+    // Megatron-Core's GDN context parallelism (tensor_a2a_cp2hp / hp2cp): q, k, v, z, beta, alpha
+    // from the sequence split to a head split before the conv and the delta rule, the output back
+    // after; backward the same. Not overlapped.
+    const double pre = tokens * eb * static_cast<double>(m.gdn->in_proj_width()) / p.tp;
+    const double post = tokens * eb * static_cast<double>(m.gdn->v_dim()) / p.tp;
     lc.fwd_cp = comm.all_to_all(pre, cp_g) + comm.all_to_all(post, cp_g);
     lc.bwd_cp = lc.fwd_cp;
   } else if (p.cp > 1 && kind.has_attention()) {
@@ -297,7 +305,7 @@ LayerCost decoder_layer_cost(const LayerCostInputs& in, LayerKind kind) {
     double h_fwd = d.forward_s, h_bwd = d.backward_s;
     if (kind.part == Sublayer::attention) h_fwd = d.attention_forward_s, h_bwd = d.attention_backward_s;
     if (kind.part == Sublayer::mlp) h_fwd = d.mlp_forward_s, h_bwd = d.mlp_backward_s;
-    if (kind.part == Sublayer::mamba) h_fwd = d.mamba_forward_s, h_bwd = d.mamba_backward_s;
+    if (kind.part == Sublayer::mamba || kind.part == Sublayer::gdn) h_fwd = d.mamba_forward_s, h_bwd = d.mamba_backward_s;
     rate_bound_host(h_fwd, h_bwd, lc.fwd_compute + lc.fwd_tp + lc.fwd_cp, lc.bwd_compute + lc.bwd_tp + lc.bwd_cp, recomputed, lc);
   }
   switch (p.recompute.granularity) {

@@ -221,6 +221,39 @@ void add_sparse_attention_ops(std::vector<Op>& fwd, std::vector<Op>& bwd, const 
   }
 }
 
+// The frame of a linear-time mixer layer (Mamba-2, gated DeltaNet) around the mixer's own ops:
+// the input norm, in_proj (column-parallel: `width` outputs per rank; under sequence parallelism it
+// gathers its input as the QKV projection does), the mixer's ops, out_proj from its `inner` output
+// channels (row-parallel) and the residual add, forward and backward.
+void add_mixer_layer_ops(LayerOps& L, const ModelSpec& m, const LayerShape& s, double T, double T_sp, double width, double inner,
+                         const char* in_proj_name, const char* out_proj_name, const std::vector<Op>& mixer_fwd,
+                         const std::vector<Op>& mixer_bwd, double cast_bytes, bool unfused_quantize) {
+  const int eb = s.element_bytes;
+  const double h = static_cast<double>(m.hidden_size);
+  auto& F = L.forward;
+  auto& B = L.backward;
+  auto fp8_cast = [&](std::vector<Op>& ops, const char* name, double elements) {
+    if (s.fp8_linears) ops.push_back(elementwise(name, elements, cast_bytes, 2));
+  };
+  F.push_back(elementwise("input_norm", T_sp * h, 2.0 * eb, 5));
+  if (unfused_quantize) F.push_back(elementwise("quantize_in_proj_input", T_sp * h, cast_bytes, 2));
+  const Op in_proj = gemm(in_proj_name, T, width, h, eb);
+  F.push_back(in_proj);
+  F.insert(F.end(), mixer_fwd.begin(), mixer_fwd.end());
+  fp8_cast(F, "fp8_cast_mixer_out", T * inner);
+  const Op out_proj = gemm(out_proj_name, T, h, inner, eb);
+  F.push_back(out_proj);
+  F.push_back(elementwise("bias_dropout_add", T_sp * h, 3.0 * eb));
+
+  B.push_back(elementwise("bias_dropout_add_bwd", T_sp * h, 2.0 * eb));
+  fp8_cast(B, "fp8_cast_grad_out_proj_out", T * h);
+  add_gemm_backward(B, out_proj, eb);
+  B.insert(B.end(), mixer_bwd.begin(), mixer_bwd.end());
+  fp8_cast(B, "fp8_cast_grad_in_proj_out", T * width);
+  add_gemm_backward(B, in_proj, eb);
+  B.push_back(elementwise("input_norm_bwd", T_sp * h, 4.0 * eb, 8));
+}
+
 // A Mamba-2 layer as Megatron-Core trains it (MambaLayer: norm, MambaMixer, residual add; the
 // mixer's memory-efficient path _ssm_training, mamba_ssm's mamba_split_conv1d_scan_combined):
 //  - in_proj, column-parallel over TP (heads and groups split; sequence parallelism gathers its
@@ -244,23 +277,13 @@ void add_mamba_ops(LayerOps& L, const ModelSpec& m, const LayerShape& s, double 
                    bool unfused_quantize) {
   const MambaSpec& mb = *m.mamba;
   const int eb = s.element_bytes;
-  const double tp = s.tp, h = static_cast<double>(m.hidden_size);
+  const double tp = s.tp;
   const double heads = mb.num_heads / tp, groups = std::max(1.0, mb.num_groups / tp);
   const double P = static_cast<double>(mb.head_dim), N = static_cast<double>(mb.state_dim), Q = mb.chunk_size;
   const double d_in = heads * P, width = static_cast<double>(mb.in_proj_width()) / tp;
   const double conv = d_in + 2 * groups * N;
   const double chunks = std::max(1.0, T / Q);
-  auto& F = L.forward;
-  auto& B = L.backward;
-  auto fp8_cast = [&](std::vector<Op>& ops, const char* name, double elements) {
-    if (s.fp8_linears) ops.push_back(elementwise(name, elements, cast_bytes, 2));
-  };
-  F.push_back(elementwise("input_norm", T_sp * h, 2.0 * eb, 5));
-  if (unfused_quantize) F.push_back(elementwise("quantize_in_proj_input", T_sp * h, cast_bytes, 2));
-  const Op in_proj = gemm("mamba_in_proj", T, width, h, eb);
-  F.push_back(in_proj);
   const Op conv1d = elementwise("mamba_conv1d", T * conv, 2.0 * eb, 2.0 * mb.conv_kernel + 4);  // taps, bias, silu
-  F.push_back(conv1d);
   const Op cumsum = elementwise("mamba_chunk_cumsum", T * heads, eb + 8.0, 4);  // dt in; softplus(dt), cumsum(dt A) out in fp32
   const Op chunk_state = gemm("mamba_chunk_state", N, P, Q, eb, chunks * heads);
   const Op passing = elementwise("mamba_state_passing", chunks * heads * N * P, 8.0, 2);  // fp32 state read and written
@@ -268,27 +291,64 @@ void add_mamba_ops(LayerOps& L, const ModelSpec& m, const LayerShape& s, double 
   const Op scan_intra = gemm("mamba_chunk_scan", Q, P, Q / 2, eb, chunks * heads);  // causal: half the chunk's keys
   const Op scan_states = gemm("mamba_chunk_scan_states", Q, P, N, eb, chunks * heads);
   const Op gate = elementwise("mamba_gate", T * d_in, 3.0 * eb, 5);  // z in, gated and ungated y out
-  for (const Op& op : {cumsum, chunk_state, passing, cb, scan_intra, scan_states, gate}) F.push_back(op);
-  F.push_back(elementwise("mamba_norm", T * d_in, 2.0 * eb, 5));
-  fp8_cast(F, "fp8_cast_mamba_out", T * d_in);
-  const Op out_proj = gemm("mamba_out_proj", T, h, d_in, eb);
-  F.push_back(out_proj);
-  F.push_back(elementwise("bias_dropout_add", T_sp * h, 3.0 * eb));
-
-  B.push_back(elementwise("bias_dropout_add_bwd", T_sp * h, 2.0 * eb));
-  fp8_cast(B, "fp8_cast_grad_mamba_out_proj_out", T * h);
-  add_gemm_backward(B, out_proj, eb);
-  B.push_back(elementwise("mamba_norm_bwd", T * d_in, 4.0 * eb, 8));
+  const std::vector<Op> fwd = {conv1d, cumsum, chunk_state, passing, cb, scan_intra, scan_states, gate,
+                               elementwise("mamba_norm", T * d_in, 2.0 * eb, 5)};
+  std::vector<Op> bwd = {elementwise("mamba_norm_bwd", T * d_in, 4.0 * eb, 8)};
   // Recomputed from zxbcdt: the conv output and the chunk states.
-  for (const Op& op : {conv1d, cumsum, chunk_state, passing}) B.push_back(op);
-  B.push_back(elementwise("mamba_gate_bwd", T * d_in, 5.0 * eb, 8));
-  for (const Op& op : {scan_states, scan_intra, cb, chunk_state}) add_gemm_backward(B, op, eb);
-  B.push_back(elementwise("mamba_state_passing_bwd", chunks * heads * N * P, 12.0, 4));
-  B.push_back(elementwise("mamba_chunk_cumsum_bwd", T * heads, 2.0 * eb + 8.0, 6));
-  B.push_back(elementwise("mamba_conv1d_bwd", T * conv, 3.0 * eb, 4.0 * mb.conv_kernel + 4));
-  fp8_cast(B, "fp8_cast_grad_mamba_in_proj_out", T * width);
-  add_gemm_backward(B, in_proj, eb);
-  B.push_back(elementwise("input_norm_bwd", T_sp * h, 4.0 * eb, 8));
+  for (const Op& op : {conv1d, cumsum, chunk_state, passing}) bwd.push_back(op);
+  bwd.push_back(elementwise("mamba_gate_bwd", T * d_in, 5.0 * eb, 8));
+  for (const Op& op : {scan_states, scan_intra, cb, chunk_state}) add_gemm_backward(bwd, op, eb);
+  bwd.push_back(elementwise("mamba_state_passing_bwd", chunks * heads * N * P, 12.0, 4));
+  bwd.push_back(elementwise("mamba_chunk_cumsum_bwd", T * heads, 2.0 * eb + 8.0, 6));
+  bwd.push_back(elementwise("mamba_conv1d_bwd", T * conv, 3.0 * eb, 4.0 * mb.conv_kernel + 4));
+  add_mixer_layer_ops(L, m, s, T, T_sp, width, d_in, "mamba_in_proj", "mamba_out_proj", fwd, bwd, cast_bytes, unfused_quantize);
+}
+
+// A gated DeltaNet layer as Megatron-Core trains it (ssm/gated_delta_net: norm, in_proj, conv1d,
+// FLA's chunk_gated_delta_rule, gated RMSNorm, out_proj, residual add; Yang et al. 2024,
+// arXiv:2412.06464 §3, the chunkwise form of the delta rule with a decay gate):
+//  - in_proj, column-parallel over TP: q, k, v, z, beta and alpha of this rank's heads; the conv1d
+//    over q, k, v; q and k L2-normed, the gates computed, and q and k repeated to the value heads
+//    (one pass that writes them: GatedDeltaNet._prepare_kernel_inputs);
+//  - per chunk of C = chunk_size tokens and value head (dk, dv channels): K K^T for the WY form's
+//    lower-triangular system, its inverse (solve_tril), W = A beta K and U = A beta V, the state
+//    recurrence across chunks (W S, K^T U: chunk_gated_delta_rule_fwd_h, sequential over chunks,
+//    fp32 states), and the output Q S plus the causal (Q K^T o M) U within the chunk;
+//  - the RMSNorm of each value head gated by silu(z), and out_proj, row-parallel over TP.
+// The chunk products are timed as batched GEMMs at the GEMM model's rates (FLA's Triton kernels are
+// not measured: a default). Backward recomputes the chunk states (FLA keeps only the initial
+// state) and takes both gradient products of each product. With context parallelism each rank runs
+// its heads / cp over the whole sequence after an all-to-all (costed by the layer's communication).
+void add_gdn_ops(LayerOps& L, const ModelSpec& m, const LayerShape& s, double T, double T_sp, double cast_bytes,
+                 bool unfused_quantize) {
+  const GdnSpec& g = *m.gdn;
+  const int eb = s.element_bytes;
+  const double tp = s.tp;
+  const double hv = g.num_value_heads / tp, dk = static_cast<double>(g.key_head_dim), dv = static_cast<double>(g.value_head_dim);
+  const double C = g.chunk_size;
+  const double width = static_cast<double>(g.in_proj_width()) / tp, conv = static_cast<double>(g.conv_channels()) / tp;
+  const double v_dim = hv * dv;
+  const double chunks = std::max(1.0, T / C), heads = chunks * hv;  // (chunk, value head) pairs
+  const Op conv1d = elementwise("gdn_conv1d", T * conv, 2.0 * eb, 2.0 * g.conv_kernel + 4);  // taps, silu
+  const Op prepare = elementwise("gdn_prepare_inputs", T * 2 * hv * dk, 2.0 * eb, 6);      // L2 norms, gates, q/k repeated
+  const Op kkt = gemm("gdn_kkt", C, C, dk, eb, heads);
+  const Op solve = gemm("gdn_solve_tril", C, C, C / 2, eb, heads);
+  const Op wu = gemm("gdn_wy", C, dk + dv, C, eb, heads);
+  const Op state_in = gemm("gdn_state_apply", C, dv, dk, eb, heads);   // W S
+  const Op state_up = gemm("gdn_state_update", dk, dv, C, eb, heads);  // K^T U
+  const Op states = elementwise("gdn_state_passing", heads * dk * dv, 8.0, 2);  // fp32 state read and written
+  const Op out_inter = gemm("gdn_output_states", C, dv, dk, eb, heads);
+  const Op qk = gemm("gdn_output_qk", C, C, dk, eb, heads);
+  const Op out_intra = gemm("gdn_output_intra", C, dv, C / 2, eb, heads);
+  const std::vector<Op> fwd = {conv1d, prepare, kkt, solve, wu, state_in, state_up, states, out_inter, qk, out_intra,
+                               elementwise("gdn_gated_norm", T * v_dim, 3.0 * eb, 8)};
+  std::vector<Op> bwd = {elementwise("gdn_gated_norm_bwd", T * v_dim, 5.0 * eb, 10)};
+  for (const Op& op : {state_in, state_up, states}) bwd.push_back(op);  // the chunk states recomputed
+  for (const Op& op : {out_intra, qk, out_inter, state_up, state_in, wu, solve, kkt}) add_gemm_backward(bwd, op, eb);
+  bwd.push_back(elementwise("gdn_state_passing_bwd", heads * dk * dv, 12.0, 4));
+  bwd.push_back(elementwise("gdn_prepare_inputs_bwd", T * 2 * hv * dk, 3.0 * eb, 8));
+  bwd.push_back(elementwise("gdn_conv1d_bwd", T * conv, 3.0 * eb, 4.0 * g.conv_kernel + 4));
+  add_mixer_layer_ops(L, m, s, T, T_sp, width, v_dim, "gdn_in_proj", "gdn_out_proj", fwd, bwd, cast_bytes, unfused_quantize);
 }
 
 }  // namespace
@@ -377,7 +437,10 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
     q_out = m.dsa ? heads * (kl + rope) : heads * qk_dim;
     kv_out = m.dsa ? kl + rope : heads * (qk_dim + v_dim);
   } else {
-    proj_in.push_back(gemm("qkv_proj", T, (qh + 2 * kv) / tp, h, eb));
+    // An output gate doubles the query projection (Megatron-Core Attention: the gate comes out of
+    // linear_qkv beside each query head).
+    const double gate = m.attention_output_gate ? qh : 0.0;
+    proj_in.push_back(gemm("qkv_proj", T, (qh + gate + 2 * kv) / tp, h, eb));
     if (m.qk_layernorm) proj_norms.push_back(elementwise("qk_norm", T * (qh + kv) / tp, 2.0 * eb, 5));
     // Rotary embedding of every query and key head (Su et al. 2021): Megatron-Core's fused rope
     // (--apply-rope-fusion, Transformer Engine fused_apply_rotary_pos_emb) reads and writes q and
@@ -457,6 +520,11 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
     add_gemm_backward(attn_bwd, qk, eb);
   }
   if (attention_part) F.insert(F.end(), attn_fwd.begin(), attn_fwd.end());
+  // The output gate: sigmoid(gate) times the attention output (read both, write one), and back.
+  if (attention_part && m.attention_output_gate && !m.mla) {
+    F.push_back(elementwise("attention_output_gate", T * heads * v_dim, 3.0 * eb, 4));
+    attn_bwd.insert(attn_bwd.begin(), elementwise("attention_output_gate_bwd", T * heads * v_dim, 5.0 * eb, 6));
+  }
 
   // Transformer Engine fp8 (delayed scaling): Hopper's fp8 tensor cores read both operands
   // K-major, so every GEMM input is cast to fp8 together with its transpose (TE cast_transpose:
@@ -497,6 +565,10 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
                                                   s.recipe == LowPrecisionRecipe::nvfp4);
   if (kind.has_mamba() && m.mamba) {
     add_mamba_ops(L, m, s, T, T_sp, cast_bytes, unfused_quantize);
+    return L;
+  }
+  if (kind.has_gdn() && m.gdn) {
+    add_gdn_ops(L, m, s, T, T_sp, cast_bytes, unfused_quantize);
     return L;
   }
   const double attn_out = heads * v_dim;  // per-GPU width of the attention output
@@ -780,6 +852,16 @@ double layer_model_flops_fwd(const ModelSpec& m, double tokens, double seq) {
 
 double layer_model_flops_fwd(const ModelSpec& m, double tokens, double seq, LayerKind kind) {
   const double h = static_cast<double>(m.hidden_size);
+  if (kind.has_gdn()) {
+    if (!m.gdn) return 0;
+    // Megatron's gdn_layer_flops (training.py): in_proj, conv1d, 4 dv^2 per value head for the delta
+    // rule, out_proj; each term twice (multiply-add).
+    const GdnSpec& g = *m.gdn;
+    const double dv = static_cast<double>(g.value_head_dim);
+    return 2.0 * tokens *
+           (h * static_cast<double>(g.in_proj_width()) + g.conv_kernel * static_cast<double>(g.conv_channels()) +
+            g.num_value_heads * dv * dv * 4 + h * static_cast<double>(g.v_dim()));
+  }
   if (kind.has_mamba()) {
     if (!m.mamba) return 0;
     // Megatron's mamba_layer_flops (training.py): in_proj and out_proj, and 7 d_inner N per token
@@ -805,7 +887,7 @@ double layer_model_flops_fwd(const ModelSpec& m, double tokens, double seq, Laye
                   kl * H * (static_cast<double>(m.mla->qk_nope_head_dim) + v_dim) + H * v_dim * h;
   } else {
     const double qh = static_cast<double>(m.q_hidden()), kv = static_cast<double>(m.kv_hidden());
-    attn_params = h * (qh + 2 * kv) + qh * h;
+    attn_params = h * (qh + 2 * kv) + qh * h + (m.attention_output_gate ? h * qh : 0.0);
   }
   // Scores and values over the full (non-causal-skipped) sequence, or the window: 2 matmuls.
   const double keys = kind.sliding_window && m.sliding_window > 0 ? std::min(seq, static_cast<double>(m.sliding_window)) : seq;

@@ -262,6 +262,24 @@ double mamba_layer_activation_bytes(const Job& job, LayerKind kind) {
   const double gemm_in = fp8 ? quantized_input_bytes(job.training.recipe) : eb;
   return tokens * ((eb + gemm_in) * h / sp + eb * static_cast<double>(mb.in_proj_width()) / t + 2 * eb * d_in + gemm_in * d_in);
 }
+// A gated DeltaNet layer's stored tensors (Megatron-Core GatedDeltaNet with FLA's kernels): its
+// input and in_proj's input, in_proj's output, the conv's output, q and k repeated to the value
+// heads with the fp32 gates (chunk_gated_delta_rule saves q, k, v, g, beta), the kernel's output
+// (the gated norm's input) and out_proj's input.
+double gdn_layer_activation_bytes(const Job& job, LayerKind kind) {
+  const ModelSpec& m = job.model;
+  const ParallelPlan& p = job.plan;
+  const GdnSpec& g = *m.gdn;
+  const double eb = activation_bytes(job.training.precision);
+  const double tokens = static_cast<double>(job.training.seq_length) / p.cp * p.micro_batch_size;
+  const double t = p.tp, sp = (p.sequence_parallel && p.tp > 1) ? t : 1.0;
+  const double h = static_cast<double>(m.hidden_size), v = static_cast<double>(g.v_dim()) / t;
+  const double repeated_qk = 2.0 * g.num_value_heads * static_cast<double>(g.key_head_dim) / t;
+  const bool fp8 = te_fp8(job) && !kind.bf16;
+  const double gemm_in = fp8 ? quantized_input_bytes(job.training.recipe) : eb;
+  return tokens * ((eb + gemm_in) * h / sp + eb * static_cast<double>(g.in_proj_width()) / t +
+                   eb * static_cast<double>(g.conv_channels()) / t + eb * repeated_qk + 8.0 * g.num_value_heads / t + eb * v + gemm_in * v);
+}
 }  // namespace
 
 double layer_activation_bytes(const Job& job, RecomputeGranularity g, LayerKind kind) {
@@ -278,6 +296,7 @@ double layer_activation_bytes(const Job& job, RecomputeGranularity g, LayerKind 
   const double sbh = s * b * h;
   if (g == RecomputeGranularity::full) return eb * sbh / sp;
   if (kind.has_mamba() && m.mamba) return mamba_layer_activation_bytes(job, kind);
+  if (kind.has_gdn() && m.gdn) return gdn_layer_activation_bytes(job, kind);
 
   const double mask = m.dropout ? 1.0 : 0.0;
   // Transformer Engine in fp8 saves the inputs of its linears for the weight gradient as fp8 (one
@@ -325,6 +344,8 @@ double layer_activation_bytes(const Job& job, RecomputeGranularity g, LayerKind 
     // With fewer query groups than TP ranks a rank keeps one group's K and V.
     const double kv_rank = std::max(kv / t, static_cast<double>(m.head_dim()));
     attn = eb * sbh / sp + gemm_in * sbh / sp + attn_saved * s * b * (qh / t + 2 * kv_rank) + proj_in * s * b * qh / t + mask * sbh / sp;
+    // An output gate keeps the gate and the ungated output for its backward.
+    if (m.attention_output_gate) attn += 2.0 * eb * s * b * qh / t;
   }
   // MLP block: norm input, fc1 input, activation input (2f for gated units), fc2 input, mask.
   const double gate = m.gated_mlp() ? 2 : 1;

@@ -110,6 +110,19 @@ MambaSpec read_mamba(const JsonReader& r, bool strata_json) {
   return mb;
 }
 
+// Gated DeltaNet's shape, in strata's model JSON ("gdn" object) or a Hugging Face Qwen3-Next /
+// Qwen3.5 config (linear_* keys, their defaults where absent: Megatron-Bridge qwen35_bridge.py).
+GdnSpec read_gdn(const JsonReader& r, bool strata_json) {
+  GdnSpec g;
+  g.num_key_heads = static_cast<int>(r.opt_int(strata_json ? "num_key_heads" : "linear_num_key_heads", 1, kMaxDim).value_or(16));
+  g.num_value_heads = static_cast<int>(r.opt_int(strata_json ? "num_value_heads" : "linear_num_value_heads", 1, kMaxDim).value_or(32));
+  g.key_head_dim = r.opt_int(strata_json ? "key_head_dim" : "linear_key_head_dim", 1, kMaxDim).value_or(128);
+  g.value_head_dim = r.opt_int(strata_json ? "value_head_dim" : "linear_value_head_dim", 1, kMaxDim).value_or(128);
+  g.conv_kernel = static_cast<int>(r.opt_int(strata_json ? "conv_kernel" : "linear_conv_kernel_dim", 1, 64).value_or(4));
+  if (strata_json) g.chunk_size = static_cast<int>(r.opt_int("chunk_size", 1, 1 << 16).value_or(64));
+  return g;
+}
+
 // ERNIE-4.5 writes some MoE fields either as an integer or as a list with one entry per expert
 // pool (text, vision); the text pool is the first (Megatron-Bridge ernie_45_bridge.py takes
 // element 0 of moe_num_experts, moe_intermediate_size and moe_layer_start_index).
@@ -227,6 +240,10 @@ struct HfConfig {
   }
 };
 
+// Qwen3-Next and Qwen3.5 (HF qwen3_next, qwen3_5, qwen3_5_moe): decoder layers whose mixer is a
+// gated DeltaNet or, every full_attention_interval-th layer, gated softmax attention.
+bool linear_attention_family(const std::string& type) { return one_of(type, {"qwen3_next", "qwen3_5", "qwen3_5_moe"}); }
+
 // The model_type and the decoder family, refusing the architectures strata does not cost (encoder-
 // decoders, hybrids with state-space or linear-attention layers, sparse attention, per-layer
 // shapes), naming the key that shows them.
@@ -238,9 +255,12 @@ void resolve_family(HfConfig& c, const json& top, bool wrapped, ModelSpec& m) {
     c.refuse("is_encoder_decoder", "an encoder-decoder model");
   // Nemotron-H's hybrid_override_pattern is read (read_hybrid); other hybrids name their layers
   // otherwise (Jamba, Falcon-H1, Zamba, Qwen3-Next, Kimi Linear).
+  // Qwen3-Next's and Qwen3.5's gated DeltaNet layers are read too (read_gated_deltanet_hybrid).
+  const bool gdn_family = linear_attention_family(type);
   for (const char* k : {"layers_block_type", "hybrid_override_pattern", "ssm_cfg", "mamba_d_state",
                         "linear_num_value_heads", "attn_layer_period", "linear_attn_config"})
-    if (r.has(k) && !(type == "nemotron_h" && std::string_view(k) == "hybrid_override_pattern"))
+    if (r.has(k) && !(type == "nemotron_h" && std::string_view(k) == "hybrid_override_pattern") &&
+        !(gdn_family && std::string_view(k) == "linear_num_value_heads"))
       c.refuse(k, "a hybrid of attention and state-space/linear-attention layers");
   // MiniMax: attn_type_list marks each layer 0 (lightning, a linear attention; MiniMax-Text-01)
   // or 1 (softmax attention). MiniMax-M2 lists only 1s: a plain softmax-attention model.
@@ -257,6 +277,7 @@ void resolve_family(HfConfig& c, const json& top, bool wrapped, ModelSpec& m) {
   if (r.has("layer_types") && r.raw("layer_types").is_array())
     for (const auto& e : r.raw("layer_types")) {
       const std::string v = e.is_string() ? e.get<std::string>() : e.dump();
+      if (gdn_family && v == "linear_attention") continue;  // a gated DeltaNet layer
       if (v.find("linear") != std::string::npos) c.refuse("layer_types", "layer type \"" + v + "\" (linear attention)");
       if (!one_of(v, {"full_attention", "sliding_attention", "chunked_attention"}))
         c.refuse("layer_types", "layer type \"" + v + "\" (strata costs softmax-attention layers: full, sliding-window or chunked)");
@@ -336,7 +357,7 @@ void resolve_family(HfConfig& c, const json& top, bool wrapped, ModelSpec& m) {
                         "glm", "glm4", "glm4_moe", "phi3", "olmo2", "olmo3", "granite", "granitemoe",
                         "deepseek", "ernie4_5", "ernie4_5_moe", "smollm3", "exaone4", "minimax", "minimax_m2", "hunyuan",
                         "hunyuan_v1_dense", "hunyuan_v1_moe", "bailing_moe", "bailing_moe_v2", "dots1", "seed_oss",
-                        "arcee"});
+                        "arcee", "qwen3_next", "qwen3_5", "qwen3_5_moe"});
   c.gemma = one_of(type, {"gemma", "gemma2", "gemma3"});
 }
 
@@ -820,6 +841,51 @@ void read_hybrid(const HfConfig& c, ModelSpec& m) {
   }
 }
 
+// Qwen3-Next and Qwen3.5 (HF Qwen3NextConfig, Qwen3_5TextConfig; Megatron-Bridge qwen3_next_bridge.py
+// and qwen35_bridge.py): every decoder layer's mixer is a gated DeltaNet (layer_types
+// "linear_attention") or gated softmax attention ("full_attention"; without layer_types every
+// full_attention_interval-th layer), followed by an MoE or a dense MLP. Read as Megatron-Core's
+// HybridModel stacks them: each decoder layer one mixer layer ("G" or "*") and one MLP layer ("E" or
+// "-"), the cost a decoder layer has (predict's "*-" test). Norms are zero-centred (1 + w), q and k
+// RMS-normed, the attention output gated per query channel (Qwen3.5's attn_output_gate), the shared
+// expert gated; Qwen3.5's MTP module (mtp_num_hidden_layers) is a gated attention layer and the MLP
+// the model's layers have.
+void read_gated_deltanet_hybrid(const HfConfig& c, ModelSpec& m) {
+  const JsonReader& r = c.r;
+  const int layers = m.num_layers;
+  std::vector<bool> full(static_cast<std::size_t>(layers), false);
+  if (r.has("layer_types") && r.raw("layer_types").is_array()) {
+    const json& lt = r.raw("layer_types");
+    if (static_cast<int>(lt.size()) != layers) r.fail("layer_types", "expected " + std::to_string(layers) + " entries, one per layer");
+    for (int i = 0; i < layers; ++i) {
+      const std::string v = lt[static_cast<std::size_t>(i)].is_string() ? lt[static_cast<std::size_t>(i)].get<std::string>() : "";
+      if (v != "linear_attention" && v != "full_attention") r.fail("layer_types", "expected \"linear_attention\" or \"full_attention\" per layer");
+      full[static_cast<std::size_t>(i)] = v == "full_attention";
+    }
+  } else {
+    const std::int64_t every = r.opt_int("full_attention_interval", 1, kMaxLayers).value_or(4);
+    for (int i = 0; i < layers; ++i) full[static_cast<std::size_t>(i)] = (i + 1) % every == 0;
+  }
+  std::string pattern;
+  for (int i = 0; i < layers; ++i) {
+    pattern += full[static_cast<std::size_t>(i)] ? '*' : 'G';
+    pattern += m.is_moe_layer(i) ? 'E' : '-';
+  }
+  if (pattern.find('G') != std::string::npos) m.gdn = read_gdn(r, false);
+  if (m.moe) {
+    m.moe->layer_pattern.clear();  // the pattern places the MoE layers now
+    m.moe->shared_expert_gate = m.moe->shared_expert_ffn_hidden_size > 0;
+  }
+  m.hybrid_pattern = pattern;
+  m.num_layers = static_cast<int>(pattern.size());
+  m.attention_output_gate = c.type == "qwen3_next" || r.opt_bool("attn_output_gate", true);
+  m.zero_centered_gamma = true;
+  m.qk_layernorm = true;
+  if (r.has("mtp_num_hidden_layers") && !r.raw("mtp_num_hidden_layers").is_null())
+    m.mtp_layers = static_cast<int>(r.get_int("mtp_num_hidden_layers", 0, kMaxMtpLayers));
+  if (m.mtp_layers > 0) m.hybrid_mtp_pattern = m.moe ? "*E" : "*-";
+}
+
 ModelSpec model_from_hf(const json& top, const std::string& where, const std::string& top_path) {
   const bool wrapped = top.contains("text_config") && top["text_config"].is_object() && !top.contains("num_hidden_layers");
   const json& j = wrapped ? top["text_config"] : top;
@@ -872,6 +938,7 @@ ModelSpec model_from_hf(const json& top, const std::string& where, const std::st
 
   read_moe(c, m);
   if (c.type == "nemotron_h") read_hybrid(c, m);
+  if (linear_attention_family(c.type)) read_gated_deltanet_hybrid(c, m);
   return m;
 }
 
@@ -907,6 +974,7 @@ LayerKind ModelSpec::hybrid_kind(char symbol) const {
   kind.moe = symbol == 'E' && moe.has_value();
   switch (symbol) {
     case 'M': kind.part = Sublayer::mamba; break;
+    case 'G': kind.part = Sublayer::gdn; break;
     case '*': kind.part = Sublayer::attention; break;
     case '-':
     case 'E': kind.part = Sublayer::mlp; break;
@@ -1007,6 +1075,7 @@ double ModelSpec::attention_params() const {
   }
   const double qd = static_cast<double>(q_hidden()), kv = static_cast<double>(kv_hidden());
   double p = h * (qd + 2 * kv) + qd * h;
+  if (attention_output_gate) p += h * qd;  // the gate's half of the query projection
   if (add_linear_bias) p += (qd + 2 * kv) + h;
   else if (add_qkv_bias) p += qd + 2 * kv;
   if (qk_layernorm) p += 2.0 * static_cast<double>(head_dim());  // q_norm, k_norm gains shared by the heads
@@ -1059,6 +1128,16 @@ double ModelSpec::mamba_params() const {
          3.0 * mb.num_heads + static_cast<double>(mb.d_inner()) * (1 + h);
 }
 
+double ModelSpec::gdn_params() const {
+  if (!gdn) return 0;
+  // Megatron-Core GatedDeltaNet: in_proj, conv1d without bias (conv_bias False), dt_bias and A_log per
+  // value head, the gated RMSNorm's gain over one value head (shared by the heads), out_proj.
+  const GdnSpec& g = *gdn;
+  const double h = static_cast<double>(hidden_size);
+  return h * static_cast<double>(g.in_proj_width()) + static_cast<double>(g.conv_channels()) * g.conv_kernel +
+         2.0 * g.num_value_heads + static_cast<double>(g.value_head_dim) + static_cast<double>(g.v_dim()) * h;
+}
+
 double ModelSpec::kind_params(LayerKind kind, double experts) const {
   const double mlp = kind.moe && moe ? experts * expert_params() + shared_expert_params() + router_params() + moe_latent_params()
                                      : dense_mlp_params();
@@ -1066,6 +1145,7 @@ double ModelSpec::kind_params(LayerKind kind, double experts) const {
     case Sublayer::decoder: return attention_params() + mlp + layer_norm_params();
     case Sublayer::attention: return attention_params() + norm_params();
     case Sublayer::mamba: return mamba_params() + norm_params();
+    case Sublayer::gdn: return gdn_params() + norm_params();
     case Sublayer::mlp: return mlp + norm_params();
   }
   return 0;
@@ -1133,6 +1213,7 @@ namespace {
 void validate_hybrid(const ModelSpec& m, const std::string& where, const std::string& path) {
   if (!m.hybrid()) {
     if (m.mamba) throw InputError(where, path + "/mamba", "Mamba layers need a hybrid_pattern that places them (\"M\")");
+    if (m.gdn) throw InputError(where, path + "/gdn", "gated DeltaNet layers need a hybrid_pattern that places them (\"G\")");
     if (!m.hybrid_mtp_pattern.empty()) throw InputError(where, path + "/hybrid_mtp_pattern", "an MTP pattern needs a hybrid_pattern");
     return;
   }
@@ -1141,16 +1222,23 @@ void validate_hybrid(const ModelSpec& m, const std::string& where, const std::st
     throw InputError(where, at, "expected " + std::to_string(m.num_layers) + " symbols, one per layer; found " +
                                     std::to_string(m.hybrid_pattern.size()));
   for (char c : m.hybrid_pattern) {
-    if (c == 'G' || c == 'D' || c == '+')
-      throw InputError(where, at, std::string("symbol '") + c + "' (" +
-                                      (c == 'G' ? "gated DeltaNet" : c == 'D' ? "DeepSeek sparse attention" : "multi-latent attention") +
+    if (c == 'D' || c == '+')
+      throw InputError(where, at, std::string("symbol '") + c + "' (" + (c == 'D' ? "DeepSeek sparse attention" : "multi-latent attention") +
                                       " layers in a hybrid) is not supported by strata's cost model");
-    if (c != 'M' && c != '*' && c != '-' && c != 'E')
-      throw InputError(where, at, std::string("unknown symbol '") + c + "': expected M (Mamba), * (attention), - (MLP) or E (MoE)");
+    if (c != 'M' && c != 'G' && c != '*' && c != '-' && c != 'E')
+      throw InputError(where, at,
+                       std::string("unknown symbol '") + c + "': expected M (Mamba), G (gated DeltaNet), * (attention), - (MLP) or E (MoE)");
   }
   if (m.count_hybrid('M') > 0 && !m.mamba)
     throw InputError(where, path + "/mamba", "the pattern has Mamba layers (M) but the model gives no Mamba shape");
   if (m.count_hybrid('M') == 0 && m.mamba) throw InputError(where, path + "/mamba", "a Mamba shape without Mamba layers (M) in the pattern");
+  if (m.count_hybrid('G') > 0 && !m.gdn)
+    throw InputError(where, path + "/gdn", "the pattern has gated DeltaNet layers (G) but the model gives no gated DeltaNet shape");
+  if (m.count_hybrid('G') == 0 && m.gdn)
+    throw InputError(where, path + "/gdn", "a gated DeltaNet shape without gated DeltaNet layers (G) in the pattern");
+  if (m.gdn && m.gdn->num_value_heads % m.gdn->num_key_heads != 0)
+    throw InputError(where, path + "/gdn/num_value_heads", "num_value_heads " + std::to_string(m.gdn->num_value_heads) +
+                                                              " must be a multiple of num_key_heads " + std::to_string(m.gdn->num_key_heads));
   if (m.count_hybrid('E') > 0 && !m.moe)
     throw InputError(where, path + "/moe", "the pattern has MoE layers (E) but the model gives no MoE shape");
   if (m.count_hybrid('E') == 0 && m.moe) throw InputError(where, path + "/moe", "an MoE shape without MoE layers (E) in the pattern");
@@ -1162,7 +1250,7 @@ void validate_hybrid(const ModelSpec& m, const std::string& where, const std::st
   if (m.mtp_layers == 0 && !m.hybrid_mtp_pattern.empty())
     throw InputError(where, path + "/mtp_layers", "an MTP pattern without MTP layers (expected mtp_layers of 1 or more)");
   for (char c : m.hybrid_mtp_pattern)
-    if (c != 'M' && c != '*' && c != '-' && c != 'E')
+    if (c != 'M' && c != 'G' && c != '*' && c != '-' && c != 'E')
       throw InputError(where, path + "/hybrid_mtp_pattern",
                        std::string("unsupported symbol '") + c + "': expected M (Mamba), * (attention), - (MLP) or E (MoE)");
   if (m.hybrid_mtp_pattern.find('M') != std::string::npos && !m.mamba)
@@ -1232,7 +1320,8 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
                          "attention_sinks", "glu_linear_offset",
                          "activation_clamp", "zero_centered_gamma", "rotary_base", "rotary_percent", "norm_epsilon",
                          "rope_scaling", "rope_scaling_parameters", "sliding_window", "sliding_window_pattern", "no_rope_layers", "attention_chunk_size", "mla",
-                         "dsa", "mtp_layers", "hybrid_pattern", "hybrid_mtp_pattern", "mamba", "parameters"});
+                         "dsa", "mtp_layers", "hybrid_pattern", "hybrid_mtp_pattern", "mamba", "gdn", "attention_output_gate",
+                         "parameters"});
   ModelSpec m;
   m.name = r.get_string("name");
   m.aliases = r.opt_string_list("aliases");
@@ -1310,6 +1399,12 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
     mr.reject_unknown_keys({"num_heads", "head_dim", "state_dim", "num_groups", "conv_kernel", "chunk_size"});
     m.mamba = read_mamba(mr, true);
   }
+  if (r.has("gdn")) {
+    JsonReader gr = r.child("gdn");
+    gr.reject_unknown_keys({"num_key_heads", "num_value_heads", "key_head_dim", "value_head_dim", "conv_kernel", "chunk_size"});
+    m.gdn = read_gdn(gr, true);
+  }
+  m.attention_output_gate = r.opt_bool("attention_output_gate", false);
   if (r.has("moe")) {
     JsonReader mr = r.child("moe");
     mr.reject_unknown_keys({"num_experts", "top_k", "expert_ffn_hidden_size", "shared_expert_ffn_hidden_size", "shared_expert_gate", "layer_pattern",
@@ -1405,6 +1500,10 @@ json model_to_json(const ModelSpec& m) {
   if (m.mamba)
     j["mamba"] = {{"num_heads", m.mamba->num_heads}, {"head_dim", m.mamba->head_dim}, {"state_dim", m.mamba->state_dim},
                   {"num_groups", m.mamba->num_groups}, {"conv_kernel", m.mamba->conv_kernel}, {"chunk_size", m.mamba->chunk_size}};
+  if (m.gdn)
+    j["gdn"] = {{"num_key_heads", m.gdn->num_key_heads}, {"num_value_heads", m.gdn->num_value_heads}, {"key_head_dim", m.gdn->key_head_dim},
+                {"value_head_dim", m.gdn->value_head_dim}, {"conv_kernel", m.gdn->conv_kernel}, {"chunk_size", m.gdn->chunk_size}};
+  if (m.attention_output_gate) j["attention_output_gate"] = true;
   if (m.moe) {
     j["moe"] = {{"num_experts", m.moe->num_experts}, {"top_k", m.moe->top_k}, {"expert_ffn_hidden_size", m.moe->expert_ffn_hidden_size}};
     if (m.moe->shared_expert_ffn_hidden_size > 0) j["moe"]["shared_expert_ffn_hidden_size"] = m.moe->shared_expert_ffn_hidden_size;

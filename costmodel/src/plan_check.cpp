@@ -62,6 +62,16 @@ std::string check_plan(const Job& job) {
   const bool dense_mlp_layers = m.hybrid() ? m.count_hybrid('-') > 0 : !m.moe || m.num_moe_layers() < m.num_layers;
   if (m.ffn_hidden_size % p.tp != 0 && dense_mlp_layers)
     return fmt::format("tp={} does not divide ffn_hidden_size {}", p.tp, m.ffn_hidden_size);
+  if (m.gdn) {
+    // Megatron-Core GatedDeltaNet splits its key and value heads over TP, then over CP (tp x cp
+    // must divide both: the head split of its context-parallel all-to-all).
+    const GdnSpec& g = *m.gdn;
+    if (g.num_key_heads % (p.tp * p.cp) != 0 || g.num_value_heads % (p.tp * p.cp) != 0)
+      return fmt::format("tp x cp = {} must divide the gated DeltaNet layers' {} key and {} value heads", p.tp * p.cp,
+                         g.num_key_heads, g.num_value_heads);
+    if (t.precision == Precision::fp8 && g.in_proj_width() % 16 != 0)
+      return fmt::format("fp8 needs the gated DeltaNet in_proj width {} in multiples of 16 (GatedDeltaNet's check)", g.in_proj_width());
+  }
   if (m.mamba) {
     // Megatron-Core MambaMixer and MambaContextParallel: heads and groups split over TP, then the
     // heads over CP (each rank at least one head), the groups over CP or CP over the groups; fp8

@@ -135,6 +135,11 @@ void add_prediction_notes(const Job& job, const LayerShape& shape, const MoeHost
                                "expert GEMMs in flight"
                              : "MoE: the local experts are timed one after another (Megatron's SequentialMLP, what a launch "
                                "without --moe-grouped-gemm runs); --moe-grouped-gemm times grouped GEMMs");
+  if (m.gdn && m.count_hybrid('G') > 0)
+    pred.notes.push_back(fmt::format(
+        FMT_COMPILE("hybrid: {} gated DeltaNet layers; their chunked delta rule (FLA's Triton kernels) is timed as batched GEMMs at "
+                    "the GEMM model's rates and the state passing as a memory-bound pass, not measured kernels{}"),
+        m.count_hybrid('G'), dense_host.any() ? "; a gated DeltaNet layer's host time is taken as an attention block's (a guess)" : ""));
   if (m.mamba && m.count_hybrid('M') > 0)
     pred.notes.push_back(fmt::format(
         FMT_COMPILE("hybrid: {} Mamba-2 layers; their SSD scan (mamba_ssm's Triton chunk kernels) is timed as batched GEMMs at the "

@@ -323,6 +323,38 @@ TEST_CASE("decoder_layer_ops: a hybrid model's layers hold one part each, a Mamb
   CHECK(layer_model_flops_fwd(m, T, T, m.layer_kind(1)) == doctest::Approx(2 * 2 * T * h * 21504).epsilon(1e-12));
 }
 
+TEST_CASE("decoder_layer_ops: a gated DeltaNet layer and gated attention (Qwen3-Next)") {
+  const std::string path = test::data_file("hf/qwen3-next-80b-a3b.json");
+  const ModelSpec m = model_from_json(load_json_file(path), path);
+  LayerShape s;
+  s.seq = 4096;
+  s.tp = 2;
+  const double T = 4096, h = 2048, tp = 2;
+  const LayerOps gdn = decoder_layer_ops(m, s, m.layer_kind(0)), attention = decoder_layer_ops(m, s, m.layer_kind(6));
+  REQUIRE(m.layer_kind(0).has_gdn());
+  REQUIRE(m.layer_kind(6).part == Sublayer::attention);
+  CHECK(gemm_flops_named(gdn.forward, {"gdn_in_proj"}) == doctest::Approx(2 * T * h * (2 * 2048 + 2 * 4096 + 64) / tp).epsilon(1e-12));
+  CHECK(gemm_flops_named(gdn.forward, {"gdn_out_proj"}) == doctest::Approx(2 * T * 4096 * h / tp).epsilon(1e-12));
+  // The chunked delta rule against Megatron's estimate of it (gdn_layer_flops: 8 dv^2 per value
+  // head and token, "a best-case lower bound"): more, since the chunk form also computes the
+  // within-chunk products, but the same order.
+  const double rule = gemm_flops_named(gdn.forward, {"gdn_kkt", "gdn_solve_tril", "gdn_wy", "gdn_state_apply", "gdn_state_update",
+                                                     "gdn_output_states", "gdn_output_qk", "gdn_output_intra"});
+  const double megatron = 8.0 * T * 32 * 128 * 128;
+  CHECK(rule * tp > megatron);
+  CHECK(rule * tp < 4 * megatron);
+  double fwd = 0, bwd = 0;
+  for (const Op& op : gdn.forward)
+    if (op.kind == OpKind::gemm) fwd += op.flops;
+  for (const Op& op : gdn.backward)
+    if (op.kind == OpKind::gemm) bwd += op.flops;
+  CHECK(bwd == doctest::Approx(2 * fwd + gemm_flops_named(gdn.forward, {"gdn_state_apply", "gdn_state_update"})).epsilon(1e-12));
+  // The output gate doubles the query projection: 16 heads x 256 channels of queries and of gates,
+  // 2 query groups of keys and values.
+  CHECK(gemm_flops_named(attention.forward, {"qkv_proj"}) == doctest::Approx(2 * T * h * (2 * 4096 + 2 * 512) / tp).epsilon(1e-12));
+  CHECK(std::any_of(attention.forward.begin(), attention.forward.end(), [](const Op& op) { return std::string_view(op.name) == "attention_output_gate"; }));
+}
+
 TEST_CASE("decoder_layer_ops: a latent MoE projects its tokens down before the experts and up after them") {
   const std::string path = test::data_file("hf/nemotron-3-super-120b-a12b.json");
   const ModelSpec m = model_from_json(load_json_file(path), path);

@@ -313,6 +313,9 @@ TEST_CASE("Hugging Face config.json: total and active parameters match the publi
       {"nemotron-h-56b", 56e9, 0, 0.01},         // NVIDIA Nemotron-H report (arXiv:2504.03624): 56B
       {"nemotron-h-8b", 8e9, 0, 0.02},           // the same: 8B (rounded)
       {"nemotron-3-nano-30b-a3b", 31.6e9, 3.6e9, 0.02},  // NVIDIA model card: 31.6B total, 3.6B active with embeddings
+      {"qwen3-next-80b-a3b", 80e9, -1, 0.01},     // Qwen: 80B total (its "3B active" leaves the embeddings out)
+      {"qwen3.5-35b-a3b", 35e9, -1, 0.02},        // Qwen3.5-35B-A3B (language model; the MTP module not counted)
+      {"qwen3.5-27b", 27e9, 0, 0.01},             // Qwen3.5-27B
   };
   for (const auto& c : cases) {
     CAPTURE(c.file);
@@ -1212,8 +1215,10 @@ TEST_CASE("Hugging Face config.json: Nemotron-H hybrids (Mamba-2, attention, MLP
     json j = load_json_file(test::data_file("hf/nemotron-h-8b.json"));
     j["hybrid_override_pattern"] = "M-M*";
     CHECK_THROWS_WITH_AS(model_from_json(j, "c.json"), doctest::Contains("/hybrid_pattern: expected 52 symbols"), InputError);
-    j["hybrid_override_pattern"] = std::string(51, '-') + "G";
-    CHECK_THROWS_WITH_AS(model_from_json(j, "c.json"), doctest::Contains("symbol 'G' (gated DeltaNet"), InputError);
+    j["hybrid_override_pattern"] = std::string(51, '-') + "G";  // Nemotron-H's config gives no gated DeltaNet shape
+    CHECK_THROWS_WITH_AS(model_from_json(j, "c.json"), doctest::Contains("/gdn: the pattern has gated DeltaNet layers (G)"), InputError);
+    j["hybrid_override_pattern"] = std::string(51, '-') + "D";
+    CHECK_THROWS_WITH_AS(model_from_json(j, "c.json"), doctest::Contains("symbol 'D' (DeepSeek sparse attention"), InputError);
     j["hybrid_override_pattern"] = std::string(51, '-') + "E";
     CHECK_THROWS_WITH_AS(model_from_json(j, "c.json"), doctest::Contains("MoE layers (E) but the model gives no MoE shape"), InputError);
     j["hybrid_override_pattern"] = "";  // never read as a transformer of decoder layers
@@ -1227,6 +1232,59 @@ TEST_CASE("Hugging Face config.json: Nemotron-H hybrids (Mamba-2, attention, MLP
     j.erase("mtp_hybrid_override_pattern");
     j["n_groups"] = 7;
     CHECK_THROWS_WITH_AS(model_from_json(j, "c.json"), doctest::Contains("/mamba/num_groups: num_groups 7 must divide num_heads 128"),
+                         InputError);
+  }
+}
+
+// tests/data/hf/qwen3-next-80b-a3b.json: Qwen3-Next-80B-A3B-Thinking's config.json as
+// ai-dynamo/aiconfigurator keeps it (commit 1b7cfb10; the same values as aliyun/SimAI's copy);
+// qwen3.5-*.json: Qwen3.5-35B-A3B's and Qwen3.5-27B's as aiconfigurator keeps them (HEAD 095f58a5).
+// Neither could be checked against the hub's bytes.
+TEST_CASE("Hugging Face config.json: Qwen3-Next and Qwen3.5 (gated DeltaNet and gated attention layers)") {
+  SUBCASE("Qwen3-Next: every fourth layer attends, the others run a gated DeltaNet, each followed by an MoE") {
+    const ModelSpec m = hf_model("qwen3-next-80b-a3b");
+    CHECK(m.num_layers == 96);  // 48 decoder layers, each a mixer layer and an MoE layer
+    CHECK(m.hybrid_pattern.substr(0, 8) == "GEGEGE*E");
+    CHECK(m.count_hybrid('G') == 36);
+    CHECK(m.count_hybrid('*') == 12);
+    CHECK(m.count_hybrid('E') == 48);
+    REQUIRE(m.gdn.has_value());
+    CHECK(m.gdn->num_key_heads == 16);
+    CHECK(m.gdn->num_value_heads == 32);
+    CHECK(m.gdn->key_head_dim == 128);
+    CHECK(m.gdn->value_head_dim == 128);
+    CHECK(m.attention_output_gate);
+    CHECK(m.zero_centered_gamma);
+    CHECK(m.qk_layernorm);
+    CHECK(m.rotary_percent == 0.25);
+    REQUIRE(m.moe.has_value());
+    CHECK(m.moe->shared_expert_gate);
+    CHECK(m.moe->shared_expert_ffn_hidden_size == 512);
+    CHECK(m.mtp_layers == 0);
+    // A gated DeltaNet layer: in_proj 2048 x (2*2048 + 2*4096 + 64), conv1d 4 taps over 8192
+    // channels (no bias), dt_bias and A_log per value head, a 128-wide norm gain, out_proj, its norm.
+    const double gdn = 2048.0 * (4096 + 8192 + 64) + 8192 * 4.0 + 64 + 128 + 4096.0 * 2048 + 2048;
+    CHECK(m.layer_params_at(0) == doctest::Approx(gdn).epsilon(1e-12));
+    CHECK(model_from_json(model_to_json(m), "rt.json") == m);
+  }
+  SUBCASE("Qwen3.5: the language model of a vision-language config, its layer_types and MTP module") {
+    const ModelSpec m = hf_model("qwen3.5-35b-a3b");
+    CHECK(m.language_model_of_multimodal);
+    CHECK(m.num_layers == 80);
+    CHECK(m.count_hybrid('*') == 10);
+    CHECK(m.mtp_layers == 1);
+    CHECK(m.hybrid_mtp_pattern == "*E");
+    CHECK(m.attention_output_gate);
+    const ModelSpec dense = hf_model("qwen3.5-27b");
+    CHECK_FALSE(dense.moe.has_value());
+    CHECK(dense.hybrid_pattern.find('E') == std::string::npos);
+    CHECK(model_from_json(model_to_json(m), "rt.json") == m);
+  }
+  SUBCASE("a value head count that is not a multiple of the key heads is refused") {
+    json j = load_json_file(test::data_file("hf/qwen3-next-80b-a3b.json"));
+    j["linear_num_value_heads"] = 24;
+    j["linear_num_key_heads"] = 16;
+    CHECK_THROWS_WITH_AS(model_from_json(j, "c.json"), doctest::Contains("num_value_heads 24 must be a multiple of num_key_heads 16"),
                          InputError);
   }
 }

@@ -369,6 +369,23 @@ TEST_CASE("check_plan: a hybrid model's Mamba heads and groups split over TP and
   CHECK(contains(check_plan(job), "cp=64 must divide the Mamba heads per TP rank (32)"));
 }
 
+TEST_CASE("check_plan: gated DeltaNet heads split over TP and CP") {
+  Job job = test::gpt3_175b_job();
+  const std::string path = test::data_file("hf/qwen3.5-27b.json");
+  job.model = model_from_json(load_json_file(path), path);
+  job.plan.tp = 4;
+  job.plan.pp = 1;
+  job.plan.dp = 4;
+  job.plan.cp = 4;  // 16 key heads over tp x cp = 16
+  job.plan.sequence_parallel = true;
+  job.training.global_batch_size = 16;
+  job.training.seq_length = 16384;
+  CHECK(check_plan(job).empty());
+  job.plan.cp = 8;
+  job.plan.dp = 2;
+  CHECK(contains(check_plan(job), "tp x cp = 32 must divide the gated DeltaNet layers' 16 key and 48 value heads"));
+}
+
 TEST_CASE("predict: MFU counts the published model FLOPs") {
   // Narayanan et al. SC21 eq. (3) without recompute: 72 B s l h^2 (1 + s/(6h) + V/(12 l h)) FLOPs per
   // iteration for a GPT model; MFU = that / (time * GPUs * peak).

@@ -546,7 +546,15 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
 
   SUBCASE("models strata does not cost are refused naming the flag or script; unmodelled runtime features are noted") {
     const std::string base = "--num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 128 --micro-batch-size 1 --vocab-size 100 ";
-    CHECK(has(error_of("torchrun pretrain_hybrid.py " + base + "--hybrid-layer-pattern 'MG*-'"), "symbol 'G' (gated DeltaNet"));
+    CHECK(has(error_of("torchrun pretrain_hybrid.py " + base + "--hybrid-layer-pattern 'MD*-'"), "symbol 'D' (DeepSeek sparse attention"));
+    // Gated DeltaNet layers, TransformerConfig's defaults where no flag is given; the output gate.
+    const MegatronLaunch gdn = read("torchrun pretrain_hybrid.py " + base + "--hybrid-layer-pattern 'G-G-*-' --linear-num-value-heads 64 "
+                                    "--attention-output-gate");
+    REQUIRE(gdn.model.gdn.has_value());
+    CHECK(gdn.model.gdn->num_key_heads == 16);
+    CHECK(gdn.model.gdn->num_value_heads == 64);
+    CHECK(gdn.model.gdn->key_head_dim == 128);
+    CHECK(gdn.model.attention_output_gate);
     CHECK(has(error_of("torchrun pretrain_hybrid.py " + base), "pretrain_hybrid.py without --hybrid-layer-pattern"));
     CHECK(has(error_of(base + "--experimental-attention-variant gdn"),
               "--experimental-attention-variant: \"gdn\" (gated DeltaNet, a linear attention) is not modelled"));

@@ -351,6 +351,13 @@ def compare(plan, args, config, verdict):
     if args.hybrid_layer_pattern:
         mtp_parts = args.hybrid_layer_pattern.split("/")[1:]
         same("hybrid MTP pattern", model.get("hybrid_mtp_pattern"), mtp_parts[0] if mtp_parts else None)
+    gdn = model.get("gdn")
+    if gdn:
+        same("gated DeltaNet shape (key heads, value heads, key dim, value dim, conv)",
+             (gdn["num_key_heads"], gdn["num_value_heads"], gdn["key_head_dim"], gdn["value_head_dim"], gdn["conv_kernel"]),
+             (config.linear_num_key_heads, config.linear_num_value_heads, config.linear_key_head_dim,
+              config.linear_value_head_dim, config.linear_conv_kernel_dim))
+    same("attention output gate", bool(model.get("attention_output_gate")), bool(config.attention_output_gate))
     mamba = model.get("mamba")
     if mamba:
         same("Mamba shape (heads, head dim, state, groups)",

@@ -139,10 +139,32 @@ struct MambaSpec {
   bool operator==(const MambaSpec&) const = default;
 };
 
+// Gated DeltaNet (Yang, Kautz & Hatamizadeh 2024, arXiv:2412.06464; Megatron-Core
+// ssm/gated_delta_net, --linear-*; HF Qwen3NextGatedDeltaNet): in_proj maps the hidden state to q, k
+// (num_key_heads x key_head_dim each), v, z (num_value_heads x value_head_dim each) and a beta and
+// alpha per value head; a depthwise causal conv1d (conv_kernel taps, no bias) runs over q, k, v;
+// the gated delta rule runs chunk by chunk (FLA's chunk_gated_delta_rule, chunks of chunk_size
+// tokens) with q and k repeated to the value heads; a gated RMSNorm (by z, per value head) and
+// out_proj map it back.
+struct GdnSpec {
+  int num_key_heads = 16;
+  int num_value_heads = 32;
+  std::int64_t key_head_dim = 128;
+  std::int64_t value_head_dim = 128;
+  int conv_kernel = 4;
+  int chunk_size = 64;
+  std::int64_t qk_dim() const { return num_key_heads * key_head_dim; }
+  std::int64_t v_dim() const { return num_value_heads * value_head_dim; }
+  std::int64_t in_proj_width() const { return 2 * qk_dim() + 2 * v_dim() + 2 * num_value_heads; }  // q k v z beta alpha
+  std::int64_t conv_channels() const { return 2 * qk_dim() + v_dim(); }                           // q k v
+  bool operator==(const GdnSpec&) const = default;
+};
+
 // What one layer of a model holds. A transformer's decoder layer holds an attention and an MLP;
 // a hybrid model (Megatron-Core HybridModel, --hybrid-layer-pattern) stacks layers that hold one
-// of them each: attention ("*"), a Mamba-2 mixer ("M"), a dense MLP ("-") or an MoE ("E").
-enum class Sublayer : unsigned char { decoder, attention, mamba, mlp };
+// of them each: attention ("*"), a Mamba-2 mixer ("M"), a gated DeltaNet ("G"), a dense MLP ("-")
+// or an MoE ("E").
+enum class Sublayer : unsigned char { decoder, attention, mamba, mlp, gdn };
 
 // What sets one layer's cost apart from another's: an MoE or a dense MLP, a sliding-window or full
 // attention, what the layer holds.
@@ -155,8 +177,9 @@ struct LayerKind {
   bool has_attention() const { return part == Sublayer::decoder || part == Sublayer::attention; }
   bool has_mlp() const { return part == Sublayer::decoder || part == Sublayer::mlp; }
   bool has_mamba() const { return part == Sublayer::mamba; }
+  bool has_gdn() const { return part == Sublayer::gdn; }
   // The kind's slot, 0..kCount-1, in tables that keep one value per kind.
-  static constexpr int kCount = 32;
+  static constexpr int kCount = 40;
   int index() const { return 8 * static_cast<int>(part) + (bf16 ? 4 : 0) + (moe ? 2 : 0) + (sliding_window ? 1 : 0); }
 };
 
@@ -274,6 +297,10 @@ struct ModelSpec {
   // every layer is a transformer decoder layer. num_layers counts the symbols.
   std::string hybrid_pattern;
   std::optional<MambaSpec> mamba;  // the "M" layers' mixer (validate_model: needed iff the pattern has one)
+  std::optional<GdnSpec> gdn;      // the "G" layers' mixer (likewise)
+  // A sigmoid gate per query channel on the attention output, from a query projection of twice the
+  // width (Qwen3-Next, Qwen3.5: HF attn_output_gate; Megatron --attention-output-gate).
+  bool attention_output_gate = false;
   // A hybrid model's MTP module holds these layers (Nemotron 3 Super's mtp_hybrid_override_pattern
   // "*E"; Megatron's unified pattern "main/mtp/..."), in place of a decoder layer of the last kind.
   std::string hybrid_mtp_pattern;
@@ -333,6 +360,7 @@ struct ModelSpec {
   double layer_norm_params() const;  // the layer's two norms
   double norm_params() const;        // one norm (a hybrid layer has one)
   double mamba_params() const;       // a Mamba-2 mixer: in_proj, conv1d, dt bias, A, D, norm, out_proj
+  double gdn_params() const;         // a gated DeltaNet: in_proj, conv1d, dt bias, A, norm, out_proj
   double layer_params_at(int layer) const;
   // Active parameters of one layer per token: top_k routed experts, shared experts, router.
   double active_layer_params_at(int layer) const;

@@ -164,6 +164,15 @@ void model_flags(std::vector<std::string>& a, const ModelSpec& m) {
     opt(a, "--mamba-state-dim", m.mamba->state_dim);
     opt(a, "--mamba-num-groups", m.mamba->num_groups);
   }
+  if (m.gdn) {
+    // Megatron-Core GatedDeltaNet's shape (TransformerConfig linear_*), for the pattern's "G" layers.
+    opt(a, "--linear-num-key-heads", m.gdn->num_key_heads);
+    opt(a, "--linear-num-value-heads", m.gdn->num_value_heads);
+    opt(a, "--linear-key-head-dim", m.gdn->key_head_dim);
+    opt(a, "--linear-value-head-dim", m.gdn->value_head_dim);
+    opt(a, "--linear-conv-kernel-dim", m.gdn->conv_kernel);
+  }
+  if (m.attention_output_gate) flag(a, "--attention-output-gate");
   if (m.activation == Activation::swiglu) flag(a, "--swiglu");
   if (m.activation == Activation::squared_relu) flag(a, "--squared-relu");
   if (m.activation == Activation::quick_geglu) flag(a, "--quick-geglu");

@@ -95,7 +95,9 @@ constexpr FlagSpec kFlags[] = {
     // does not model (noted).
     {"--hybrid-layer-pattern", true}, {"--hybrid-override-pattern", true}, {"--experimental-attention-variant", true},
     {"--mamba-num-heads", true}, {"--mamba-head-dim", true}, {"--mamba-state-dim", true}, {"--mamba-num-groups", true},
-    {"--moe-latent-size", true},
+    {"--moe-latent-size", true}, {"--linear-num-key-heads", true}, {"--linear-num-value-heads", true},
+    {"--linear-key-head-dim", true}, {"--linear-value-head-dim", true}, {"--linear-conv-kernel-dim", true},
+    {"--attention-output-gate", false},
     {"--heterogeneous-layers-config-path", true}, {"--yaml-cfg", true}, {"--first-last-layers-bf16", false},
     // CUDA graphs (a dropless MoE layer's host time).
     {"--cuda-graph-impl", true}, {"--cuda-graph-modules", true}, {"--cuda-graph-scope", true},
@@ -599,8 +601,20 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
       mb.num_heads = static_cast<int>(f.integer("--mamba-num-heads", 1, kMaxDim).value_or(2 * m.hidden_size / mb.head_dim));
       m.mamba = mb;
     }
+    if (m.hybrid_pattern.find('G') != std::string::npos) {
+      // Gated DeltaNet layers, with TransformerConfig's defaults (linear_*: 16 key and 32 value heads
+      // of 128 channels, 4 conv taps).
+      GdnSpec g;
+      g.num_key_heads = static_cast<int>(f.integer("--linear-num-key-heads", 1, kMaxDim).value_or(16));
+      g.num_value_heads = static_cast<int>(f.integer("--linear-num-value-heads", 1, kMaxDim).value_or(32));
+      g.key_head_dim = f.integer("--linear-key-head-dim", 1, kMaxDim).value_or(128);
+      g.value_head_dim = f.integer("--linear-value-head-dim", 1, kMaxDim).value_or(128);
+      g.conv_kernel = static_cast<int>(f.integer("--linear-conv-kernel-dim", 1, 64).value_or(4));
+      m.gdn = g;
+    }
   }
   m.num_attention_heads = static_cast<int>(f.required("--num-attention-heads", 1, 1 << 20, why));
+  m.attention_output_gate = f.has("--attention-output-gate");
   // Megatron: --num-query-groups defaults to 1 once --group-query-attention is on.
   m.num_query_groups = f.has("--group-query-attention")
                            ? static_cast<int>(f.integer("--num-query-groups", 1, 1 << 20).value_or(1))
