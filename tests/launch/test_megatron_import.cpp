@@ -555,9 +555,18 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
     CHECK(gdn.model.gdn->num_value_heads == 64);
     CHECK(gdn.model.gdn->key_head_dim == 128);
     CHECK(gdn.model.attention_output_gate);
+    // Megatron-Bridge's GPT form: gated DeltaNet as the attention variant, every 4th layer softmax
+    // attention; each decoder layer two of strata's, the pipeline split kept in pairs.
+    const MegatronLaunch gpt = read("torchrun pretrain_gpt.py " + base + "--experimental-attention-variant gated_delta_net "
+                                    "--linear-attention-freq 4 --pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 2");
+    CHECK(gpt.model.hybrid_pattern == "G-G-G-*-G-G-G-*-");
+    CHECK(gpt.model.num_layers == 16);
+    CHECK(gpt.plan.vpp == 2);
+    CHECK(resolve_stage_layers(gpt.plan, gpt.model.num_layers) == std::vector<int>{8, 8});
+    CHECK(virtual_stage_layers(gpt.plan, gpt.model) == std::vector<int>{4, 4, 4, 4});
+    CHECK(has(error_of(base + "--experimental-attention-variant gated_delta_net"), "--linear-attention-freq: missing"));
     CHECK(has(error_of("torchrun pretrain_hybrid.py " + base), "pretrain_hybrid.py without --hybrid-layer-pattern"));
-    CHECK(has(error_of(base + "--experimental-attention-variant gdn"),
-              "--experimental-attention-variant: \"gdn\" (gated DeltaNet, a linear attention) is not modelled"));
+    CHECK(has(error_of(base + "--experimental-attention-variant gdn2"), "--experimental-attention-variant: \"gdn2\" is not modelled"));
     CHECK(has(error_of(base + "--experimental-attention-variant dsa"), "dsa needs --multi-latent-attention"));
     // DeepSeek Sparse Attention on MLA: the indexer's shape, Megatron's defaults for the rest.
     const std::string mla = base + "--multi-latent-attention --q-lora-rank 64 --kv-lora-rank 32 --experimental-attention-variant dsa ";

@@ -97,7 +97,7 @@ constexpr FlagSpec kFlags[] = {
     {"--mamba-num-heads", true}, {"--mamba-head-dim", true}, {"--mamba-state-dim", true}, {"--mamba-num-groups", true},
     {"--moe-latent-size", true}, {"--linear-num-key-heads", true}, {"--linear-num-value-heads", true},
     {"--linear-key-head-dim", true}, {"--linear-value-head-dim", true}, {"--linear-conv-kernel-dim", true},
-    {"--attention-output-gate", false},
+    {"--attention-output-gate", false}, {"--linear-attention-freq", true},
     {"--heterogeneous-layers-config-path", true}, {"--yaml-cfg", true}, {"--first-last-layers-bf16", false},
     // CUDA graphs (a dropless MoE layer's host time).
     {"--cuda-graph-impl", true}, {"--cuda-graph-modules", true}, {"--cuda-graph-scope", true},
@@ -552,6 +552,41 @@ std::string layer_symbols(const std::string& pattern) {
   return out;
 }
 
+// The gated DeltaNet shape of --linear-* with TransformerConfig's defaults (16 key and 32 value heads
+// of 128 channels, 4 conv taps).
+GdnSpec read_gdn_shape(const Flags& f) {
+  GdnSpec g;
+  g.num_key_heads = static_cast<int>(f.integer("--linear-num-key-heads", 1, kMaxDim).value_or(16));
+  g.num_value_heads = static_cast<int>(f.integer("--linear-num-value-heads", 1, kMaxDim).value_or(32));
+  g.key_head_dim = f.integer("--linear-key-head-dim", 1, kMaxDim).value_or(128);
+  g.value_head_dim = f.integer("--linear-value-head-dim", 1, kMaxDim).value_or(128);
+  g.conv_kernel = static_cast<int>(f.integer("--linear-conv-kernel-dim", 1, 64).value_or(4));
+  return g;
+}
+
+// A GPT model whose attention is gated DeltaNet (--experimental-attention-variant gated_delta_net,
+// as Megatron-Bridge's Qwen3-Next and Qwen3.5 providers run it): --linear-attention-freq says which
+// layers run it (N: every N-th layer softmax attention; a list: 1 = gated DeltaNet) and which keep
+// softmax attention. strata costs the same layers as HybridModel stacks them: each decoder layer a
+// mixer layer (G or *) and an MLP layer (E or -).
+void read_gdn_gpt_layers(const Flags& f, const std::string& where, ModelSpec& m) {
+  if (!f.has("--linear-attention-freq"))
+    throw InputError(where, "--linear-attention-freq", "missing: gated_delta_net needs the layers that run it (Megatron's check)");
+  const std::vector<int> linear = read_pattern(f, where, "--linear-attention-freq", m.num_layers, true);
+  std::string pattern;
+  for (int i = 0; i < m.num_layers; ++i) {
+    pattern += linear[static_cast<std::size_t>(i)] ? 'G' : '*';
+    pattern += m.is_moe_layer(i) ? 'E' : '-';
+  }
+  if (m.moe) m.moe->layer_pattern.clear();
+  if (!m.sliding_window_pattern.empty() || !m.no_rope_layers.empty())
+    throw InputError(where, "--experimental-attention-variant", "gated_delta_net beside per-layer window or NoPE patterns is not read");
+  m.gdn = read_gdn_shape(f);
+  m.hybrid_pattern = pattern;
+  m.num_layers = static_cast<int>(pattern.size());
+  if (m.mtp_layers > 0) m.hybrid_mtp_pattern = m.moe ? "*E" : "*-";  // Megatron's GPT MTP layer: softmax attention
+}
+
 ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* base, std::vector<std::string>& notes) {
   const bool shapes = f.has("--num-layers") || f.has("--hidden-size") || f.has("--num-attention-heads");
   if (!shapes) {
@@ -601,17 +636,7 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
       mb.num_heads = static_cast<int>(f.integer("--mamba-num-heads", 1, kMaxDim).value_or(2 * m.hidden_size / mb.head_dim));
       m.mamba = mb;
     }
-    if (m.hybrid_pattern.find('G') != std::string::npos) {
-      // Gated DeltaNet layers, with TransformerConfig's defaults (linear_*: 16 key and 32 value heads
-      // of 128 channels, 4 conv taps).
-      GdnSpec g;
-      g.num_key_heads = static_cast<int>(f.integer("--linear-num-key-heads", 1, kMaxDim).value_or(16));
-      g.num_value_heads = static_cast<int>(f.integer("--linear-num-value-heads", 1, kMaxDim).value_or(32));
-      g.key_head_dim = f.integer("--linear-key-head-dim", 1, kMaxDim).value_or(128);
-      g.value_head_dim = f.integer("--linear-value-head-dim", 1, kMaxDim).value_or(128);
-      g.conv_kernel = static_cast<int>(f.integer("--linear-conv-kernel-dim", 1, 64).value_or(4));
-      m.gdn = g;
-    }
+    if (m.hybrid_pattern.find('G') != std::string::npos) m.gdn = read_gdn_shape(f);
   }
   m.num_attention_heads = static_cast<int>(f.required("--num-attention-heads", 1, 1 << 20, why));
   m.attention_output_gate = f.has("--attention-output-gate");
@@ -778,6 +803,7 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
         m.sliding_window_pattern.clear();
     }
   }
+  if (f.raw("--experimental-attention-variant") == std::optional<std::string>("gated_delta_net")) read_gdn_gpt_layers(f, where, m);
   return m;
 }
 
@@ -1064,11 +1090,11 @@ void refuse_unmodelled_models(const ScriptWords& script, const Flags& f, const s
       throw InputError(where, "--hybrid-layer-pattern",
                        base + " without --hybrid-layer-pattern (layers placed by the deprecated ratio flags) is not read: give the pattern");
   }
-  if (auto v = f.raw("--experimental-attention-variant"); v && *v != "dsa")
+  if (auto v = f.raw("--experimental-attention-variant"); v && *v != "dsa" && *v != "gated_delta_net")
     throw InputError(where, "--experimental-attention-variant",
-                     "\"" + *v + "\" (gated DeltaNet, a linear attention) is not modelled; strata costs softmax attention and "
-                     "DeepSeek Sparse Attention (dsa)");
-  if (f.raw("--experimental-attention-variant") && !f.has("--multi-latent-attention"))
+                     "\"" + *v + "\" is not modelled; strata costs softmax attention, gated DeltaNet (gated_delta_net) and DeepSeek "
+                     "Sparse Attention (dsa)");
+  if (f.raw("--experimental-attention-variant") == std::optional<std::string>("dsa") && !f.has("--multi-latent-attention"))
     throw InputError(where, "--experimental-attention-variant",
                      "dsa needs --multi-latent-attention: Megatron-Core's DSAttention is MLA's absorbed form");
   if (f.has("--heterogeneous-layers-config-path"))
@@ -1157,7 +1183,19 @@ MegatronLaunch read_megatron_launch(const std::string& text, const std::string& 
   p.dp = 0;
   p.sequence_parallel = f.has("--sequence-parallel");
   p.micro_batch_size = static_cast<int>(f.required("--micro-batch-size", 1, kMaxParallel, "Megatron needs the micro-batch size"));
-  read_pipeline(f, where, out.model, p, out.notes);
+  if (f.raw("--experimental-attention-variant") == std::optional<std::string>("gated_delta_net")) {
+    // The split flags count decoder layers; each is two of strata's layers (read_gdn_gpt_layers).
+    ModelSpec decoder = out.model;
+    decoder.num_layers /= 2;
+    read_pipeline(f, where, decoder, p, out.notes);
+    // Every model chunk keeps its decoder layers' pairs: the chunks as Megatron splits the decoder
+    // layers, doubled.
+    if (p.vpp > 1 && p.chunk_layout.empty()) p.chunk_layout = virtual_stage_layers(p, decoder);
+    for (int& l : p.stage_layers) l *= 2;
+    for (int& l : p.chunk_layout) l *= 2;
+  } else {
+    read_pipeline(f, where, out.model, p, out.notes);
+  }
   // Interleaving runs groups of pp micro-batches per model chunk unless the launch says otherwise
   // (ModelParallelConfig.__post_init__); the schedule checks the group (check_plan says why).
   if (p.vpp > 1)
