@@ -497,11 +497,11 @@ DenseHostTime dense_layer_host_time(const Job& job) {
   t.attention_backward_s = attention_graph ? h.cuda_graph_replay_s : h.moe_attention_backward_s;
   t.mlp_forward_s = mlp_graph ? h.cuda_graph_replay_s : h.moe_forward_per_expert_s;
   t.mlp_backward_s = mlp_graph ? h.cuda_graph_replay_s : h.moe_backward_per_expert_s;
-  // A Mamba layer issues about as many ops as an attention block (a fused norm + in_proj, the conv
-  // and the SSD scan's Triton kernels, the norm, out_proj, the residual add): its host time is taken
-  // as the attention block's measured one. A guess: not measured.
-  t.mamba_forward_s = mamba_graph ? h.cuda_graph_replay_s : h.moe_attention_forward_s;
-  t.mamba_backward_s = mamba_graph ? h.cuda_graph_replay_s : h.moe_attention_backward_s;
+  // A Mamba-2 or gated DeltaNet layer issues about as many ops as an attention block (a fused norm +
+  // in_proj, the conv and the scan's Triton kernels, the norm, out_proj, the residual add): its host
+  // time is taken as the attention block's measured one. A guess: not measured.
+  t.mixer_forward_s = mamba_graph ? h.cuda_graph_replay_s : h.moe_attention_forward_s;
+  t.mixer_backward_s = mamba_graph ? h.cuda_graph_replay_s : h.moe_attention_backward_s;
   t.forward_s = t.attention_forward_s + t.mlp_forward_s;
   t.backward_s = t.attention_backward_s + t.mlp_backward_s;
   t.graph_replays = (attention_graph ? 1 : 0) + (mlp_graph ? 1 : 0);

@@ -130,26 +130,26 @@ LayerCost decoder_layer_cost(const LayerCostInputs& in, LayerKind kind) {
   }
   // CP: ring exchange of K and V blocks, overlapped with the attention blocks it feeds (Liu et al.
   // 2023 ring attention; Megatron-Core CP); backward also returns dK, dV.
-  if (p.cp > 1 && kind.has_mamba() && m.mamba) {
-    // Megatron-Core's Mamba context parallelism (MambaContextParallel) trades the sequence split for
-    // a head split around the conv and the scan: all-to-alls of z, x, B, C and dt before (B and C
-    // repeated when a rank holds fewer groups than there are CP ranks), of y after; backward the
-    // same for their gradients. Nothing overlaps them.
-    const MambaSpec& mb = *m.mamba;
-    const double groups_local = std::max(1.0, static_cast<double>(mb.num_groups) / p.tp);
-    const double repeat = std::max(1.0, p.cp / groups_local);
-    const double d_in = static_cast<double>(mb.d_inner()) / p.tp;
-    const double pre = tokens * eb * (2 * d_in + repeat * 2 * groups_local * static_cast<double>(mb.state_dim) + mb.num_heads / p.tp);
-    const double post = tokens * eb * d_in;
-    lc.fwd_cp = comm.all_to_all(pre, cp_g) + comm.all_to_all(post, cp_g);
-    lc.bwd_cp = lc.fwd_cp;
-  } else if (p.cp > 1 && kind.has_gdn() && m.gdn) {
-    // Megatron-Core's GDN context parallelism (tensor_a2a_cp2hp / hp2cp): q, k, v, z, beta, alpha
-    // from the sequence split to a head split before the conv and the delta rule, the output back
-    // after; backward the same. Not overlapped.
-    const double pre = tokens * eb * static_cast<double>(m.gdn->in_proj_width()) / p.tp;
-    const double post = tokens * eb * static_cast<double>(m.gdn->v_dim()) / p.tp;
-    lc.fwd_cp = comm.all_to_all(pre, cp_g) + comm.all_to_all(post, cp_g);
+  if (p.cp > 1 && (kind.has_mamba() || kind.has_gdn())) {
+    // A linear-time mixer's context parallelism trades the sequence split for a head split around
+    // its conv and scan: an all-to-all of in_proj's outputs before, of the scan's output after;
+    // backward the same for their gradients; nothing overlaps them. Per token and rank, the
+    // channels each moves:
+    //  - Mamba-2 (MambaContextParallel): z, x, B, C and dt before (B and C repeated when a rank
+    //    holds fewer groups than there are CP ranks), y after;
+    //  - gated DeltaNet (tensor_a2a_cp2hp / hp2cp): q, k, v, z, beta and alpha before, the output after.
+    double before = 0, after = 0;
+    if (kind.has_mamba() && m.mamba) {
+      const MambaSpec& mb = *m.mamba;
+      const double groups_local = std::max(1.0, static_cast<double>(mb.num_groups) / p.tp);
+      const double repeat = std::max(1.0, p.cp / groups_local);
+      after = static_cast<double>(mb.d_inner()) / p.tp;
+      before = 2 * after + repeat * 2 * groups_local * static_cast<double>(mb.state_dim) + mb.num_heads / p.tp;
+    } else if (kind.has_gdn() && m.gdn) {
+      before = static_cast<double>(m.gdn->in_proj_width()) / p.tp;
+      after = static_cast<double>(m.gdn->v_dim()) / p.tp;
+    }
+    lc.fwd_cp = comm.all_to_all(tokens * eb * before, cp_g) + comm.all_to_all(tokens * eb * after, cp_g);
     lc.bwd_cp = lc.fwd_cp;
   } else if (p.cp > 1 && kind.has_attention()) {
     // DSA's absorbed attention gathers the shared kv latent and rope key (whole on every TP rank)
@@ -305,7 +305,7 @@ LayerCost decoder_layer_cost(const LayerCostInputs& in, LayerKind kind) {
     double h_fwd = d.forward_s, h_bwd = d.backward_s;
     if (kind.part == Sublayer::attention) h_fwd = d.attention_forward_s, h_bwd = d.attention_backward_s;
     if (kind.part == Sublayer::mlp) h_fwd = d.mlp_forward_s, h_bwd = d.mlp_backward_s;
-    if (kind.part == Sublayer::mamba || kind.part == Sublayer::gdn) h_fwd = d.mamba_forward_s, h_bwd = d.mamba_backward_s;
+    if (kind.has_mamba() || kind.has_gdn()) h_fwd = d.mixer_forward_s, h_bwd = d.mixer_backward_s;
     rate_bound_host(h_fwd, h_bwd, lc.fwd_compute + lc.fwd_tp + lc.fwd_cp, lc.bwd_compute + lc.bwd_tp + lc.bwd_cp, recomputed, lc);
   }
   switch (p.recompute.granularity) {

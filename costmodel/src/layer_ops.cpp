@@ -221,15 +221,55 @@ void add_sparse_attention_ops(std::vector<Op>& fwd, std::vector<Op>& bwd, const 
   }
 }
 
+// Transformer Engine fp8 (delayed scaling): Hopper's fp8 tensor cores read both operands
+// K-major, so every GEMM input is cast to fp8 together with its transpose (TE cast_transpose:
+// read 2 bytes, write 1 + 1 per element). The norms and the activation function write their
+// outputs that way already (LayerNormLinear, LayerNormMLP), so forward adds only the cast of the
+// attention output; backward casts the output gradient of each of the four linears
+// (fp8_cast_transpose_bgrad). Weights are cast once per iteration (cached over micro-batches,
+// is_first_microbatch) and are not counted.
+//
+// Bytes each cast moves per element, by recipe (Transformer Engine quantizers,
+// transformer_engine/pytorch/tensor/*.py and common/cast/): delayed scaling reads the bf16 input
+// once and writes the fp8 data and its transpose; current (tensorwise) scaling first reads the
+// input for its amax (nvte_compute_amax), then casts, a second read; blockwise and MXFP8 write
+// rowwise and columnwise copies with one scale per block (1x128 fp32, 32-element E8M0); NVFP4
+// writes two 4-bit copies with an E4M3 scale per 16 and passes the weight-gradient operands
+// through a 16x16 random Hadamard transform (NVIDIA, "Pretraining LLMs with NVFP4", 2025, §4),
+// counted as one more read of the input.
+double fp8_cast_bytes(const LayerShape& s) {
+  const int eb = s.element_bytes;
+  switch (s.recipe) {
+    case LowPrecisionRecipe::delayed: return eb + 2.0;
+    case LowPrecisionRecipe::tensorwise: return 2.0 * eb + 2.0;
+    case LowPrecisionRecipe::blockwise: return eb + 2.0 + 8.0 / 128;
+    case LowPrecisionRecipe::mxfp8: return eb + 2.0 + 2.0 / 32;
+    case LowPrecisionRecipe::nvfp4: return 2.0 * eb + 1.0 + 2.0 / 16;
+  }
+  return eb + 2.0;
+}
+
+// The norms and the activation function write quantized outputs directly only for delayed
+// scaling and MXFP8 (fused norm/activation + quantize kernels); with current scaling, blockwise
+// and NVFP4 Transformer Engine computes them in bf16 and quantizes in a separate pass (the
+// "unfused" path of transformer_engine/pytorch/csrc/extensions/normalization.cpp and
+// activation.cpp), since the scale needs the finished tensor.
+bool quantize_unfused(const LayerShape& s) {
+  return s.fp8_linears && (s.recipe == LowPrecisionRecipe::tensorwise || s.recipe == LowPrecisionRecipe::blockwise ||
+                           s.recipe == LowPrecisionRecipe::nvfp4);
+}
+
 // The frame of a linear-time mixer layer (Mamba-2, gated DeltaNet) around the mixer's own ops:
 // the input norm, in_proj (column-parallel: `width` outputs per rank; under sequence parallelism it
 // gathers its input as the QKV projection does), the mixer's ops, out_proj from its `inner` output
 // channels (row-parallel) and the residual add, forward and backward.
 void add_mixer_layer_ops(LayerOps& L, const ModelSpec& m, const LayerShape& s, double T, double T_sp, double width, double inner,
                          const char* in_proj_name, const char* out_proj_name, const std::vector<Op>& mixer_fwd,
-                         const std::vector<Op>& mixer_bwd, double cast_bytes, bool unfused_quantize) {
+                         const std::vector<Op>& mixer_bwd) {
   const int eb = s.element_bytes;
   const double h = static_cast<double>(m.hidden_size);
+  const double cast_bytes = fp8_cast_bytes(s);
+  const bool unfused_quantize = quantize_unfused(s);
   auto& F = L.forward;
   auto& B = L.backward;
   auto fp8_cast = [&](std::vector<Op>& ops, const char* name, double elements) {
@@ -273,8 +313,7 @@ void add_mixer_layer_ops(LayerOps& L, const ModelSpec& m, const LayerShape& s, d
 // ungated output), then takes both gradient products of each forward product. With context
 // parallelism each rank runs its heads / cp over the whole sequence (MambaContextParallel's
 // all-to-alls, costed by the layer's communication): the same work per GPU.
-void add_mamba_ops(LayerOps& L, const ModelSpec& m, const LayerShape& s, double T, double T_sp, double cast_bytes,
-                   bool unfused_quantize) {
+void add_mamba_ops(LayerOps& L, const ModelSpec& m, const LayerShape& s, double T, double T_sp) {
   const MambaSpec& mb = *m.mamba;
   const int eb = s.element_bytes;
   const double tp = s.tp;
@@ -301,7 +340,7 @@ void add_mamba_ops(LayerOps& L, const ModelSpec& m, const LayerShape& s, double 
   bwd.push_back(elementwise("mamba_state_passing_bwd", chunks * heads * N * P, 12.0, 4));
   bwd.push_back(elementwise("mamba_chunk_cumsum_bwd", T * heads, 2.0 * eb + 8.0, 6));
   bwd.push_back(elementwise("mamba_conv1d_bwd", T * conv, 3.0 * eb, 4.0 * mb.conv_kernel + 4));
-  add_mixer_layer_ops(L, m, s, T, T_sp, width, d_in, "mamba_in_proj", "mamba_out_proj", fwd, bwd, cast_bytes, unfused_quantize);
+  add_mixer_layer_ops(L, m, s, T, T_sp, width, d_in, "mamba_in_proj", "mamba_out_proj", fwd, bwd);
 }
 
 // A gated DeltaNet layer as Megatron-Core trains it (ssm/gated_delta_net: norm, in_proj, conv1d,
@@ -319,8 +358,7 @@ void add_mamba_ops(LayerOps& L, const ModelSpec& m, const LayerShape& s, double 
 // not measured: a default). Backward recomputes the chunk states (FLA keeps only the initial
 // state) and takes both gradient products of each product. With context parallelism each rank runs
 // its heads / cp over the whole sequence after an all-to-all (costed by the layer's communication).
-void add_gdn_ops(LayerOps& L, const ModelSpec& m, const LayerShape& s, double T, double T_sp, double cast_bytes,
-                 bool unfused_quantize) {
+void add_gdn_ops(LayerOps& L, const ModelSpec& m, const LayerShape& s, double T, double T_sp) {
   const GdnSpec& g = *m.gdn;
   const int eb = s.element_bytes;
   const double tp = s.tp;
@@ -348,7 +386,7 @@ void add_gdn_ops(LayerOps& L, const ModelSpec& m, const LayerShape& s, double T,
   bwd.push_back(elementwise("gdn_state_passing_bwd", heads * dk * dv, 12.0, 4));
   bwd.push_back(elementwise("gdn_prepare_inputs_bwd", T * 2 * hv * dk, 3.0 * eb, 8));
   bwd.push_back(elementwise("gdn_conv1d_bwd", T * conv, 3.0 * eb, 4.0 * g.conv_kernel + 4));
-  add_mixer_layer_ops(L, m, s, T, T_sp, width, v_dim, "gdn_in_proj", "gdn_out_proj", fwd, bwd, cast_bytes, unfused_quantize);
+  add_mixer_layer_ops(L, m, s, T, T_sp, width, v_dim, "gdn_in_proj", "gdn_out_proj", fwd, bwd);
 }
 
 }  // namespace
@@ -387,6 +425,15 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
   // Hugging Face's sliding_window does (W keys; Megatron's left size W - 1 plus the query).
   const double window = kind.sliding_window ? static_cast<double>(m.sliding_window) : 0.0;
   const double keys_fraction = causal_keys_per_query(seq_full, window) / seq_full;
+  // A hybrid model's Mamba-2 and gated DeltaNet layers hold no attention and no MLP.
+  if (kind.has_mamba() && m.mamba) {
+    add_mamba_ops(L, m, s, T, T_sp);
+    return L;
+  }
+  if (kind.has_gdn() && m.gdn) {
+    add_gdn_ops(L, m, s, T, T_sp);
+    return L;
+  }
 
   auto& F = L.forward;
   auto& B = L.backward;
@@ -526,51 +573,11 @@ LayerOps decoder_layer_ops(const ModelSpec& m, const LayerShape& s, LayerKind ki
     attn_bwd.insert(attn_bwd.begin(), elementwise("attention_output_gate_bwd", T * heads * v_dim, 5.0 * eb, 6));
   }
 
-  // Transformer Engine fp8 (delayed scaling): Hopper's fp8 tensor cores read both operands
-  // K-major, so every GEMM input is cast to fp8 together with its transpose (TE cast_transpose:
-  // read 2 bytes, write 1 + 1 per element). The norms and the activation function write their
-  // outputs that way already (LayerNormLinear, LayerNormMLP), so forward adds only the cast of the
-  // attention output; backward casts the output gradient of each of the four linears
-  // (fp8_cast_transpose_bgrad). Weights are cast once per iteration (cached over micro-batches,
-  // is_first_microbatch) and are not counted.
-  //
-  // Bytes each cast moves per element, by recipe (Transformer Engine quantizers,
-  // transformer_engine/pytorch/tensor/*.py and common/cast/): delayed scaling reads the bf16 input
-  // once and writes the fp8 data and its transpose; current (tensorwise) scaling first reads the
-  // input for its amax (nvte_compute_amax), then casts, a second read; blockwise and MXFP8 write
-  // rowwise and columnwise copies with one scale per block (1x128 fp32, 32-element E8M0); NVFP4
-  // writes two 4-bit copies with an E4M3 scale per 16 and passes the weight-gradient operands
-  // through a 16x16 random Hadamard transform (NVIDIA, "Pretraining LLMs with NVFP4", 2025, §4),
-  // counted as one more read of the input.
-  const double cast_bytes = [&] {
-    switch (s.recipe) {
-      case LowPrecisionRecipe::delayed: return eb + 2.0;
-      case LowPrecisionRecipe::tensorwise: return 2.0 * eb + 2.0;
-      case LowPrecisionRecipe::blockwise: return eb + 2.0 + 8.0 / 128;
-      case LowPrecisionRecipe::mxfp8: return eb + 2.0 + 2.0 / 32;
-      case LowPrecisionRecipe::nvfp4: return 2.0 * eb + 1.0 + 2.0 / 16;
-    }
-    return eb + 2.0;
-  }();
+  const double cast_bytes = fp8_cast_bytes(s);
   auto fp8_cast = [&](std::vector<Op>& ops, const char* name, double elements) {
     if (s.fp8_linears) ops.push_back(elementwise(name, elements, cast_bytes, 2));
   };
-  // The norms and the activation function write quantized outputs directly only for delayed
-  // scaling and MXFP8 (fused norm/activation + quantize kernels); with current scaling, blockwise
-  // and NVFP4 Transformer Engine computes them in bf16 and quantizes in a separate pass (the
-  // "unfused" path of transformer_engine/pytorch/csrc/extensions/normalization.cpp and
-  // activation.cpp), since the scale needs the finished tensor.
-  const bool unfused_quantize = s.fp8_linears && (s.recipe == LowPrecisionRecipe::tensorwise ||
-                                                  s.recipe == LowPrecisionRecipe::blockwise ||
-                                                  s.recipe == LowPrecisionRecipe::nvfp4);
-  if (kind.has_mamba() && m.mamba) {
-    add_mamba_ops(L, m, s, T, T_sp, cast_bytes, unfused_quantize);
-    return L;
-  }
-  if (kind.has_gdn() && m.gdn) {
-    add_gdn_ops(L, m, s, T, T_sp, cast_bytes, unfused_quantize);
-    return L;
-  }
+  const bool unfused_quantize = quantize_unfused(s);
   const double attn_out = heads * v_dim;  // per-GPU width of the attention output
   Op proj = gemm("out_proj", T, h, attn_out, eb);
   if (attention_part) {

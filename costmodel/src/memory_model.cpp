@@ -244,41 +244,39 @@ double layer_activation_bytes(const Job& job, RecomputeGranularity g) {
 }
 
 namespace {
-// A Mamba-2 layer's stored tensors (Megatron-Core MambaLayer, the mixer's memory-efficient path):
-// its input (the residual, kept by the norm) and the in_proj input (Transformer Engine's
-// LayerNormLinear: fp8 when the linears are), the in_proj output z x B C dt that
-// mamba_split_conv1d_scan_combined saves to recompute the conv and the scan from, the scan's
-// ungated output (out_x) it saves too, the group norm's input and the out_proj input; the norms'
-// fp32 statistics per token and group are left out (well under 1%).
-double mamba_layer_activation_bytes(const Job& job, LayerKind kind) {
+// A linear-time mixer layer's stored tensors: its input (the residual, kept by the norm) and the
+// in_proj input (Transformer Engine's LayerNormLinear: fp8 when the linears are), the out_proj
+// input (fp8 likewise), and the mixer's own tensors, in bf16 unless said otherwise, per token
+// and rank:
+//  - Mamba-2 (the mixer's memory-efficient path): the in_proj output z x B C dt that
+//    mamba_split_conv1d_scan_combined saves to recompute the conv and the scan from, the scan's
+//    ungated output (out_x) it saves too, and the group norm's input; the norms' fp32 statistics
+//    per token and group are left out (well under 1%);
+//  - gated DeltaNet (FLA's kernels): in_proj's output, the conv's output, q and k repeated to the
+//    value heads with the fp32 gates (chunk_gated_delta_rule saves q, k, v, g, beta), and the
+//    kernel's output (the gated norm's input).
+double mixer_layer_activation_bytes(const Job& job, LayerKind kind) {
   const ModelSpec& m = job.model;
   const ParallelPlan& p = job.plan;
-  const MambaSpec& mb = *m.mamba;
   const double eb = activation_bytes(job.training.precision);
   const double tokens = static_cast<double>(job.training.seq_length) / p.cp * p.micro_batch_size;
   const double t = p.tp, sp = (p.sequence_parallel && p.tp > 1) ? t : 1.0;
-  const double h = static_cast<double>(m.hidden_size), d_in = static_cast<double>(mb.d_inner()) / t;
+  const double h = static_cast<double>(m.hidden_size);
   const bool fp8 = te_fp8(job) && !kind.bf16;
   const double gemm_in = fp8 ? quantized_input_bytes(job.training.recipe) : eb;
-  return tokens * ((eb + gemm_in) * h / sp + eb * static_cast<double>(mb.in_proj_width()) / t + 2 * eb * d_in + gemm_in * d_in);
-}
-// A gated DeltaNet layer's stored tensors (Megatron-Core GatedDeltaNet with FLA's kernels): its
-// input and in_proj's input, in_proj's output, the conv's output, q and k repeated to the value
-// heads with the fp32 gates (chunk_gated_delta_rule saves q, k, v, g, beta), the kernel's output
-// (the gated norm's input) and out_proj's input.
-double gdn_layer_activation_bytes(const Job& job, LayerKind kind) {
-  const ModelSpec& m = job.model;
-  const ParallelPlan& p = job.plan;
-  const GdnSpec& g = *m.gdn;
-  const double eb = activation_bytes(job.training.precision);
-  const double tokens = static_cast<double>(job.training.seq_length) / p.cp * p.micro_batch_size;
-  const double t = p.tp, sp = (p.sequence_parallel && p.tp > 1) ? t : 1.0;
-  const double h = static_cast<double>(m.hidden_size), v = static_cast<double>(g.v_dim()) / t;
-  const double repeated_qk = 2.0 * g.num_value_heads * static_cast<double>(g.key_head_dim) / t;
-  const bool fp8 = te_fp8(job) && !kind.bf16;
-  const double gemm_in = fp8 ? quantized_input_bytes(job.training.recipe) : eb;
-  return tokens * ((eb + gemm_in) * h / sp + eb * static_cast<double>(g.in_proj_width()) / t +
-                   eb * static_cast<double>(g.conv_channels()) / t + eb * repeated_qk + 8.0 * g.num_value_heads / t + eb * v + gemm_in * v);
+  double out_proj_in = 0, own = 0;
+  if (kind.has_mamba() && m.mamba) {
+    const MambaSpec& mb = *m.mamba;
+    out_proj_in = static_cast<double>(mb.d_inner()) / t;
+    own = eb * (static_cast<double>(mb.in_proj_width()) / t + 2 * out_proj_in);
+  } else if (kind.has_gdn() && m.gdn) {
+    const GdnSpec& g = *m.gdn;
+    out_proj_in = static_cast<double>(g.v_dim()) / t;
+    const double repeated_qk = 2.0 * g.num_value_heads * static_cast<double>(g.key_head_dim) / t;
+    own = eb * (static_cast<double>(g.in_proj_width() + g.conv_channels()) / t + repeated_qk + out_proj_in) +
+          8.0 * g.num_value_heads / t;
+  }
+  return tokens * ((eb + gemm_in) * h / sp + own + gemm_in * out_proj_in);
 }
 }  // namespace
 
@@ -295,8 +293,7 @@ double layer_activation_bytes(const Job& job, RecomputeGranularity g, LayerKind 
   const double sp = (p.sequence_parallel && p.tp > 1) ? t : 1.0;  // divisor of the non-TP-sharded tensors
   const double sbh = s * b * h;
   if (g == RecomputeGranularity::full) return eb * sbh / sp;
-  if (kind.has_mamba() && m.mamba) return mamba_layer_activation_bytes(job, kind);
-  if (kind.has_gdn() && m.gdn) return gdn_layer_activation_bytes(job, kind);
+  if ((kind.has_mamba() && m.mamba) || (kind.has_gdn() && m.gdn)) return mixer_layer_activation_bytes(job, kind);
 
   const double mask = m.dropout ? 1.0 : 0.0;
   // Transformer Engine in fp8 saves the inputs of its linears for the weight gradient as fp8 (one

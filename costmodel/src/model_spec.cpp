@@ -853,37 +853,28 @@ void read_hybrid(const HfConfig& c, ModelSpec& m) {
 void read_gated_deltanet_hybrid(const HfConfig& c, ModelSpec& m) {
   const JsonReader& r = c.r;
   const int layers = m.num_layers;
-  std::vector<bool> full(static_cast<std::size_t>(layers), false);
+  std::string mixers(static_cast<std::size_t>(layers), 'G');
   if (r.has("layer_types") && r.raw("layer_types").is_array()) {
     const json& lt = r.raw("layer_types");
     if (static_cast<int>(lt.size()) != layers) r.fail("layer_types", "expected " + std::to_string(layers) + " entries, one per layer");
     for (int i = 0; i < layers; ++i) {
       const std::string v = lt[static_cast<std::size_t>(i)].is_string() ? lt[static_cast<std::size_t>(i)].get<std::string>() : "";
       if (v != "linear_attention" && v != "full_attention") r.fail("layer_types", "expected \"linear_attention\" or \"full_attention\" per layer");
-      full[static_cast<std::size_t>(i)] = v == "full_attention";
+      if (v == "full_attention") mixers[static_cast<std::size_t>(i)] = '*';
     }
   } else {
     const std::int64_t every = r.opt_int("full_attention_interval", 1, kMaxLayers).value_or(4);
-    for (int i = 0; i < layers; ++i) full[static_cast<std::size_t>(i)] = (i + 1) % every == 0;
+    for (int i = 0; i < layers; ++i)
+      if ((i + 1) % every == 0) mixers[static_cast<std::size_t>(i)] = '*';
   }
-  std::string pattern;
-  for (int i = 0; i < layers; ++i) {
-    pattern += full[static_cast<std::size_t>(i)] ? '*' : 'G';
-    pattern += m.is_moe_layer(i) ? 'E' : '-';
-  }
-  if (pattern.find('G') != std::string::npos) m.gdn = read_gdn(r, false);
-  if (m.moe) {
-    m.moe->layer_pattern.clear();  // the pattern places the MoE layers now
-    m.moe->shared_expert_gate = m.moe->shared_expert_ffn_hidden_size > 0;
-  }
-  m.hybrid_pattern = pattern;
-  m.num_layers = static_cast<int>(pattern.size());
+  if (mixers.find('G') != std::string::npos) m.gdn = read_gdn(r, false);
+  if (m.moe) m.moe->shared_expert_gate = m.moe->shared_expert_ffn_hidden_size > 0;
+  if (r.has("mtp_num_hidden_layers") && !r.raw("mtp_num_hidden_layers").is_null())
+    m.mtp_layers = static_cast<int>(r.get_int("mtp_num_hidden_layers", 0, kMaxMtpLayers));
+  split_into_hybrid_layers(m, mixers);
   m.attention_output_gate = c.type == "qwen3_next" || r.opt_bool("attn_output_gate", true);
   m.zero_centered_gamma = true;
   m.qk_layernorm = true;
-  if (r.has("mtp_num_hidden_layers") && !r.raw("mtp_num_hidden_layers").is_null())
-    m.mtp_layers = static_cast<int>(r.get_int("mtp_num_hidden_layers", 0, kMaxMtpLayers));
-  if (m.mtp_layers > 0) m.hybrid_mtp_pattern = m.moe ? "*E" : "*-";
 }
 
 ModelSpec model_from_hf(const json& top, const std::string& where, const std::string& top_path) {
@@ -1217,46 +1208,46 @@ void validate_hybrid(const ModelSpec& m, const std::string& where, const std::st
     if (!m.hybrid_mtp_pattern.empty()) throw InputError(where, path + "/hybrid_mtp_pattern", "an MTP pattern needs a hybrid_pattern");
     return;
   }
-  const std::string at = path + "/hybrid_pattern";
   if (static_cast<int>(m.hybrid_pattern.size()) != m.num_layers)
-    throw InputError(where, at, "expected " + std::to_string(m.num_layers) + " symbols, one per layer; found " +
-                                    std::to_string(m.hybrid_pattern.size()));
-  for (char c : m.hybrid_pattern) {
-    if (c == 'D' || c == '+')
-      throw InputError(where, at, std::string("symbol '") + c + "' (" + (c == 'D' ? "DeepSeek sparse attention" : "multi-latent attention") +
-                                      " layers in a hybrid) is not supported by strata's cost model");
-    if (c != 'M' && c != 'G' && c != '*' && c != '-' && c != 'E')
-      throw InputError(where, at,
-                       std::string("unknown symbol '") + c + "': expected M (Mamba), G (gated DeltaNet), * (attention), - (MLP) or E (MoE)");
-  }
-  if (m.count_hybrid('M') > 0 && !m.mamba)
-    throw InputError(where, path + "/mamba", "the pattern has Mamba layers (M) but the model gives no Mamba shape");
-  if (m.count_hybrid('M') == 0 && m.mamba) throw InputError(where, path + "/mamba", "a Mamba shape without Mamba layers (M) in the pattern");
-  if (m.count_hybrid('G') > 0 && !m.gdn)
-    throw InputError(where, path + "/gdn", "the pattern has gated DeltaNet layers (G) but the model gives no gated DeltaNet shape");
-  if (m.count_hybrid('G') == 0 && m.gdn)
-    throw InputError(where, path + "/gdn", "a gated DeltaNet shape without gated DeltaNet layers (G) in the pattern");
-  if (m.gdn && m.gdn->num_value_heads % m.gdn->num_key_heads != 0)
-    throw InputError(where, path + "/gdn/num_value_heads", "num_value_heads " + std::to_string(m.gdn->num_value_heads) +
-                                                              " must be a multiple of num_key_heads " + std::to_string(m.gdn->num_key_heads));
-  if (m.count_hybrid('E') > 0 && !m.moe)
-    throw InputError(where, path + "/moe", "the pattern has MoE layers (E) but the model gives no MoE shape");
-  if (m.count_hybrid('E') == 0 && m.moe) throw InputError(where, path + "/moe", "an MoE shape without MoE layers (E) in the pattern");
-  if (m.moe && !m.moe->layer_pattern.empty())
-    throw InputError(where, path + "/moe/layer_pattern", "a hybrid model places its MoE layers by its pattern (E), not a layer_pattern");
-  if (m.mla || m.dsa) throw InputError(where, path + "/mla", "multi-latent attention in a hybrid model is not supported by strata's cost model");
+    throw InputError(where, path + "/hybrid_pattern", "expected " + std::to_string(m.num_layers) + " symbols, one per layer; found " +
+                                                          std::to_string(m.hybrid_pattern.size()));
   if (m.mtp_layers > 0 && m.hybrid_mtp_pattern.empty())
     throw InputError(where, path + "/hybrid_mtp_pattern", "a hybrid model's MTP layers need their pattern (Megatron's \"main/mtp\" form)");
   if (m.mtp_layers == 0 && !m.hybrid_mtp_pattern.empty())
     throw InputError(where, path + "/mtp_layers", "an MTP pattern without MTP layers (expected mtp_layers of 1 or more)");
-  for (char c : m.hybrid_mtp_pattern)
-    if (c != 'M' && c != 'G' && c != '*' && c != '-' && c != 'E')
-      throw InputError(where, path + "/hybrid_mtp_pattern",
-                       std::string("unsupported symbol '") + c + "': expected M (Mamba), * (attention), - (MLP) or E (MoE)");
-  if (m.hybrid_mtp_pattern.find('M') != std::string::npos && !m.mamba)
-    throw InputError(where, path + "/mamba", "the MTP pattern has Mamba layers (M) but the model gives no Mamba shape");
-  if (m.hybrid_mtp_pattern.find('E') != std::string::npos && !m.moe)
-    throw InputError(where, path + "/moe", "the MTP pattern has MoE layers (E) but the model gives no MoE shape");
+  for (const auto& [pattern, key] : {std::pair{&m.hybrid_pattern, "/hybrid_pattern"}, std::pair{&m.hybrid_mtp_pattern, "/hybrid_mtp_pattern"}})
+    for (char c : *pattern) {
+      if (c == 'D' || c == '+')
+        throw InputError(where, path + key, std::string("symbol '") + c + "' (" +
+                                                (c == 'D' ? "DeepSeek sparse attention" : "multi-latent attention") +
+                                                " layers in a hybrid) is not supported by strata's cost model");
+      if (c != 'M' && c != 'G' && c != '*' && c != '-' && c != 'E')
+        throw InputError(where, path + key, std::string("unknown symbol '") + c +
+                                                "': expected M (Mamba), G (gated DeltaNet), * (attention), - (MLP) or E (MoE)");
+    }
+  // Each part the layers (those of the MTP modules included) hold needs its shape, and a shape its layers.
+  const std::string layers = m.hybrid_pattern + m.hybrid_mtp_pattern;
+  struct Part {
+    char symbol;
+    bool shaped;
+    const char *key, *name;
+  };
+  for (const Part& part : {Part{'M', m.mamba.has_value(), "/mamba", "Mamba"}, Part{'G', m.gdn.has_value(), "/gdn", "gated DeltaNet"},
+                           Part{'E', m.moe.has_value(), "/moe", "MoE"}}) {
+    const bool placed = layers.find(part.symbol) != std::string::npos;
+    if (placed && !part.shaped)
+      throw InputError(where, path + part.key, std::string("the pattern has ") + part.name + " layers (" + part.symbol +
+                                                   ") but the model gives no " + part.name + " shape");
+    if (!placed && part.shaped)
+      throw InputError(where, path + part.key, std::string(part.symbol == 'E' ? "an " : "a ") + part.name + " shape without " +
+                                                   part.name + " layers (" + part.symbol + ") in the pattern");
+  }
+  if (m.gdn && m.gdn->num_value_heads % m.gdn->num_key_heads != 0)
+    throw InputError(where, path + "/gdn/num_value_heads", "num_value_heads " + std::to_string(m.gdn->num_value_heads) +
+                                                              " must be a multiple of num_key_heads " + std::to_string(m.gdn->num_key_heads));
+  if (m.moe && !m.moe->layer_pattern.empty())
+    throw InputError(where, path + "/moe/layer_pattern", "a hybrid model places its MoE layers by its pattern (E), not a layer_pattern");
+  if (m.mla || m.dsa) throw InputError(where, path + "/mla", "multi-latent attention in a hybrid model is not supported by strata's cost model");
   if (m.mamba) {
     const MambaSpec& mb = *m.mamba;
     if (mb.num_heads % mb.num_groups != 0)
@@ -1265,6 +1256,18 @@ void validate_hybrid(const ModelSpec& m, const std::string& where, const std::st
   }
 }
 }  // namespace
+
+void split_into_hybrid_layers(ModelSpec& m, const std::string& mixers) {
+  std::string pattern;
+  for (int i = 0; i < m.num_layers; ++i) {
+    pattern += mixers[static_cast<std::size_t>(i)];
+    pattern += m.is_moe_layer(i) ? 'E' : '-';
+  }
+  if (m.moe) m.moe->layer_pattern.clear();
+  m.hybrid_pattern = pattern;
+  m.num_layers = static_cast<int>(pattern.size());
+  if (m.mtp_layers > 0) m.hybrid_mtp_pattern = m.moe ? "*E" : "*-";
+}
 
 void validate_model(const ModelSpec& m, const std::string& where, const std::string& path) {
   if (m.kv_channels == 0 && !m.mla && m.hidden_size % m.num_attention_heads != 0)

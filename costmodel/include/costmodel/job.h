@@ -357,11 +357,11 @@ MoeHostTime moe_layer_host_time(const Job& job);
 // hooks) was not measured. DeepSpeed runs are read as Megatron-DeepSpeed, Megatron's layer code.
 struct DenseHostTime {
   double forward_s = 0, backward_s = 0;
-  // Its parts, for a hybrid model's layers that hold one: the attention block, the MLP, and a Mamba
-  // or gated DeltaNet layer (not measured: taken as the attention block's, a guess; a CUDA graph's
-  // replay when a Mamba layer is graphed).
+  // Its parts, for a hybrid model's layers that hold one: the attention block, the MLP, and a
+  // linear-time mixer, Mamba-2 or gated DeltaNet (not measured: taken as the attention block's, a
+  // guess; a CUDA graph's replay under the "mamba" graph scope).
   double attention_forward_s = 0, attention_backward_s = 0, mlp_forward_s = 0, mlp_backward_s = 0;
-  double mamba_forward_s = 0, mamba_backward_s = 0;
+  double mixer_forward_s = 0, mixer_backward_s = 0;
   int graph_replays = 0;  // CUDA graphs replayed per layer forward in place of the captured parts' ops
   bool any() const { return forward_s > 0 || backward_s > 0; }
 };

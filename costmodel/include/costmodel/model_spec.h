@@ -394,6 +394,11 @@ nlohmann::json model_to_json(const ModelSpec& m);
 // A per-layer 0/1 list marking every nth layer (layers n, 2n, ... counted from 1): the no-RoPE layers
 // of Megatron's --no-rope-freq n and of Hugging Face's no_rope_layer_interval.
 std::vector<int> every_nth_layer(int num_layers, std::int64_t n);
+// A transformer's decoder layers as Megatron-Core's HybridModel stacks them: decoder layer i becomes
+// a mixer layer (`mixers[i]`: '*' softmax attention, 'G' gated DeltaNet) and its MLP layer ('E' on an
+// MoE layer, '-' else), and an MTP module a softmax-attention layer and the model's MLP (Megatron's
+// GPT MTP layer). num_layers doubles; the MoE layers are placed by the pattern from then on.
+void split_into_hybrid_layers(ModelSpec& m, const std::string& mixers);
 // Structural checks (hidden divisible by heads, ...); throws InputError.
 void validate_model(const ModelSpec& m, const std::string& where, const std::string& path = "");
 

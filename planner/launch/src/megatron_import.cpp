@@ -573,18 +573,12 @@ void read_gdn_gpt_layers(const Flags& f, const std::string& where, ModelSpec& m)
   if (!f.has("--linear-attention-freq"))
     throw InputError(where, "--linear-attention-freq", "missing: gated_delta_net needs the layers that run it (Megatron's check)");
   const std::vector<int> linear = read_pattern(f, where, "--linear-attention-freq", m.num_layers, true);
-  std::string pattern;
-  for (int i = 0; i < m.num_layers; ++i) {
-    pattern += linear[static_cast<std::size_t>(i)] ? 'G' : '*';
-    pattern += m.is_moe_layer(i) ? 'E' : '-';
-  }
-  if (m.moe) m.moe->layer_pattern.clear();
   if (!m.sliding_window_pattern.empty() || !m.no_rope_layers.empty())
     throw InputError(where, "--experimental-attention-variant", "gated_delta_net beside per-layer window or NoPE patterns is not read");
+  std::string mixers;
+  for (int is_linear : linear) mixers += is_linear ? 'G' : '*';
   m.gdn = read_gdn_shape(f);
-  m.hybrid_pattern = pattern;
-  m.num_layers = static_cast<int>(pattern.size());
-  if (m.mtp_layers > 0) m.hybrid_mtp_pattern = m.moe ? "*E" : "*-";  // Megatron's GPT MTP layer: softmax attention
+  split_into_hybrid_layers(m, mixers);
 }
 
 ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* base, std::vector<std::string>& notes) {
