@@ -158,6 +158,35 @@ std::vector<int> read_pattern(const JsonReader& r, const std::string& key, int n
   });
 }
 
+// Nemotron-H's layers as a list (transformers 5 NemotronHConfig: layers_block_type, alias
+// layer_types; mtp_layers_block_type for the MTP modules), written as the hybrid pattern Megatron
+// takes: "mamba"/"linear_attention" M, "attention"/"full_attention" *, "mlp" -, "moe" E (the
+// config's _list_to_pattern; remap_legacy_layer_types maps the older names). nullopt without a list.
+std::optional<std::string> nemotron_h_layer_list(const JsonReader& r, const char* key) {
+  if (!r.has(key) || r.raw(key).is_null()) return std::nullopt;
+  const json& a = r.raw(key);
+  const std::string expected = "expected a non-empty list of \"mamba\", \"attention\", \"mlp\" or \"moe\" (or \"linear_attention\", \"full_attention\"), one per layer";
+  if (!a.is_array() || a.empty()) r.fail(key, expected);
+  std::string pattern;
+  for (const auto& e : a) {
+    const std::string v = e.is_string() ? e.get<std::string>() : "";
+    if (v == "mamba" || v == "linear_attention") pattern += 'M';
+    else if (v == "attention" || v == "full_attention") pattern += '*';
+    else if (v == "mlp") pattern += '-';
+    else if (v == "moe") pattern += 'E';
+    else r.fail(key, expected + ", found " + e.dump());
+  }
+  return pattern;
+}
+
+// The main layers' list key of a Nemotron-H config, if it has one (layers_block_type, else its alias
+// layer_types); the list takes precedence over hybrid_override_pattern, as NemotronHConfig reads them.
+const char* nemotron_h_list_key(const JsonReader& r) {
+  for (const char* k : {"layers_block_type", "layer_types"})
+    if (r.has(k) && !r.raw(k).is_null()) return k;
+  return nullptr;
+}
+
 // DeepSeek-style routing details (HF modeling_deepseek_v3.py and modeling_glm4_moe.py MoEGate /
 // TopkRouter): n_group groups of experts of which topk_group are searched, the weights scaled by
 // routed_scaling_factor and renormalized when norm_topk_prob. One group is no group.
@@ -259,7 +288,7 @@ void resolve_family(HfConfig& c, const json& top, bool wrapped, ModelSpec& m) {
   const bool gdn_family = linear_attention_family(type);
   for (const char* k : {"layers_block_type", "hybrid_override_pattern", "ssm_cfg", "mamba_d_state",
                         "linear_num_value_heads", "attn_layer_period", "linear_attn_config"})
-    if (r.has(k) && !(type == "nemotron_h" && std::string_view(k) == "hybrid_override_pattern") &&
+    if (r.has(k) && !(type == "nemotron_h" && one_of(std::string(k), {"hybrid_override_pattern", "layers_block_type"})) &&
         !(gdn_family && std::string_view(k) == "linear_num_value_heads"))
       c.refuse(k, "a hybrid of attention and state-space/linear-attention layers");
   // MiniMax: attn_type_list marks each layer 0 (lightning, a linear attention; MiniMax-Text-01)
@@ -274,14 +303,28 @@ void resolve_family(HfConfig& c, const json& top, bool wrapped, ModelSpec& m) {
   // layer_types names each layer's mixer: softmax attention (full, sliding-window, or Llama 4's
   // chunked) is what strata costs; linear attention (Qwen3-Next), short convolutions (LFM2),
   // state-space blocks (Granite 4.0 "mamba") are other layers.
-  if (r.has("layer_types") && r.raw("layer_types").is_array())
+  // Nemotron-H's list (read_hybrid) and DeepSeek Sparse Attention layers ("deepseek_sparse_attention",
+  // transformers' newer "indexed_attention": GLM-5.2) are read elsewhere; a list mixing DSA with
+  // dense attention layers is a per-layer shape strata does not cost.
+  int dsa_layers = 0, layer_count = 0;
+  if (r.has("layer_types") && r.raw("layer_types").is_array() && type != "nemotron_h")
     for (const auto& e : r.raw("layer_types")) {
       const std::string v = e.is_string() ? e.get<std::string>() : e.dump();
+      ++layer_count;
       if (gdn_family && v == "linear_attention") continue;  // a gated DeltaNet layer
+      if (v == "deepseek_sparse_attention" || v == "indexed_attention") {
+        ++dsa_layers;
+        continue;
+      }
       if (v.find("linear") != std::string::npos) c.refuse("layer_types", "layer type \"" + v + "\" (linear attention)");
       if (!one_of(v, {"full_attention", "sliding_attention", "chunked_attention"}))
         c.refuse("layer_types", "layer type \"" + v + "\" (strata costs softmax-attention layers: full, sliding-window or chunked)");
     }
+  if (dsa_layers > 0 && !r.has("index_topk"))
+    c.refuse("layer_types", "DeepSeek Sparse Attention layers without index_topk (the indexer's top-k)");
+  if (dsa_layers > 0 && dsa_layers != layer_count)
+    c.refuse("layer_types", "DeepSeek Sparse Attention in " + std::to_string(dsa_layers) + " of " + std::to_string(layer_count) +
+                                " layers (strata's DSA runs in every layer)");
   // Llama-Nemotron (NAS-derived, HF "nemotron-nas"): per-layer block_configs that drop or replace
   // attention and size each FFN differently.
   if (r.has("block_configs")) c.refuse("block_configs", "per-layer shapes (attention removed or replaced, FFN sizes per layer)");
@@ -371,7 +414,11 @@ void read_sizes(const HfConfig& c, ModelSpec& m) {
   const std::string& path = c.path;
   m.name = rtop.opt_string("_name_or_path").value_or(type.empty() ? where : type);
   m.source = "Hugging Face config.json: " + where;
-  m.num_layers = static_cast<int>(c.pick_int({"num_hidden_layers", "n_layer", "n_layers", "num_layers"}, 1, kMaxLayers, "the layer count"));
+  // Nemotron-H in transformers 5: the layer list gives the count (num_hidden_layers is deprecated
+  // there and may be absent; NemotronHConfig uses the list's length when both are given).
+  const char* nemotron_list = type == "nemotron_h" ? nemotron_h_list_key(r) : nullptr;
+  if (nemotron_list) m.num_layers = static_cast<int>(nemotron_h_layer_list(r, nemotron_list)->size());
+  else m.num_layers = static_cast<int>(c.pick_int({"num_hidden_layers", "n_layer", "n_layers", "num_layers"}, 1, kMaxLayers, "the layer count"));
   m.hidden_size = c.pick_int({"hidden_size", "n_embd", "d_model"}, 1, kMaxDim, "the hidden size");
   m.num_attention_heads = static_cast<int>(c.pick_int({"num_attention_heads", "n_head", "n_heads", "num_heads"}, 1, kMaxDim, "the head count"));
   m.num_query_groups = m.num_attention_heads;
@@ -812,20 +859,32 @@ void read_hybrid(const HfConfig& c, ModelSpec& m) {
   const JsonReader& r = c.r;
   // Multi-token prediction (Nemotron 3 Super): num_nextn_predict_layers modules, each running the
   // layers of mtp_hybrid_override_pattern (Megatron-Bridge nemotron_h_bridge.py _hf_mtp_config).
+  // Their layers: mtp_layers_block_type, else mtp_hybrid_override_pattern, else NemotronHConfig's
+  // default ["full_attention", "moe"].
   if (m.mtp_layers > 0) {
-    if (!r.has("mtp_hybrid_override_pattern")) r.fail("mtp_hybrid_override_pattern", "missing: the MTP modules' layers (with num_nextn_predict_layers)");
-    m.hybrid_mtp_pattern = r.get_string("mtp_hybrid_override_pattern");
-    if (m.hybrid_mtp_pattern.empty() || m.hybrid_mtp_pattern.find_first_not_of("M*-E") != std::string::npos)
-      r.fail("mtp_hybrid_override_pattern",
-             "expected a pattern of M (Mamba), * (attention), - (MLP) and E (MoE) layers, found \"" + m.hybrid_mtp_pattern + "\"");
+    if (auto list = nemotron_h_layer_list(r, "mtp_layers_block_type")) {
+      m.hybrid_mtp_pattern = *list;
+    } else if (r.has("mtp_hybrid_override_pattern")) {
+      m.hybrid_mtp_pattern = r.get_string("mtp_hybrid_override_pattern");
+      if (m.hybrid_mtp_pattern.empty() || m.hybrid_mtp_pattern.find_first_not_of("M*-E") != std::string::npos)
+        r.fail("mtp_hybrid_override_pattern",
+               "expected a pattern of M (Mamba), * (attention), - (MLP) and E (MoE) layers, found \"" + m.hybrid_mtp_pattern + "\"");
+    } else {
+      m.hybrid_mtp_pattern = "*E";
+    }
   }
   // MambaMixer's fixed recipe (Megatron-Core asserts no linear bias, a conv bias, SiLU).
   if (lower(r.opt_string("mamba_hidden_act").value_or("silu")) != "silu")
     c.refuse("mamba_hidden_act", "a Mamba mixer activation other than SiLU");
   if (r.opt_bool("mamba_proj_bias", false)) c.refuse("mamba_proj_bias", "biased Mamba projections");
   if (!r.opt_bool("use_conv_bias", true)) c.refuse("use_conv_bias", "a Mamba conv1d without bias");
-  m.hybrid_pattern = r.get_string("hybrid_override_pattern");
-  if (m.hybrid_pattern.empty()) r.fail("hybrid_override_pattern", "expected one symbol per layer (M, *, - or E), found an empty pattern");
+  if (const char* list = nemotron_h_list_key(r)) {
+    m.hybrid_pattern = *nemotron_h_layer_list(r, list);
+  } else {
+    if (!r.has("hybrid_override_pattern")) r.fail("hybrid_override_pattern", "missing: the layers (or layers_block_type, a list of them)");
+    m.hybrid_pattern = r.get_string("hybrid_override_pattern");
+    if (m.hybrid_pattern.empty()) r.fail("hybrid_override_pattern", "expected one symbol per layer (M, *, - or E), found an empty pattern");
+  }
   if (m.hybrid_pattern.find('M') != std::string::npos) {
     MambaSpec mb = read_mamba(r, false);
     if (!r.has("mamba_num_heads")) mb.num_heads = 128;  // NemotronHConfig's default

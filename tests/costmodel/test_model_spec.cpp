@@ -770,6 +770,19 @@ TEST_CASE("Hugging Face config.json: the architecture details are read") {
     CHECK(model_from_json(listed, "config.json") == m);
     listed["indexer_types"][3] = "full";
     CHECK(input_error([&] { model_from_json(listed, "config.json"); }).find("/indexer_types") != std::string::npos);
+    // GLM-5.2's config (transformers 5) also names every layer "deepseek_sparse_attention" in
+    // layer_types (the newer name "indexed_attention"): the same model. A list mixing DSA with dense
+    // attention layers is refused, naming the key.
+    for (const char* name : {"deepseek_sparse_attention", "indexed_attention"}) {
+      json typed = j;
+      typed["layer_types"] = json::array();
+      for (int i = 0; i < 78; ++i) typed["layer_types"].push_back(name);
+      CHECK(model_from_json(typed, "config.json") == m);
+      typed["layer_types"][5] = "full_attention";
+      const std::string err = input_error([&] { model_from_json(typed, "config.json"); });
+      CHECK(err.find("/layer_types") != std::string::npos);
+      CHECK(err.find("DeepSeek Sparse Attention in 77 of 78 layers") != std::string::npos);
+    }
     json no_mla = load_json_file(test::data_file("hf/llama-3.1-8b.json"));
     no_mla["index_topk"] = 2048;
     const std::string msg = input_error([&] { model_from_json(no_mla, "config.json"); });
@@ -1211,6 +1224,63 @@ TEST_CASE("Hugging Face config.json: Nemotron-H hybrids (Mamba-2, attention, MLP
     CHECK(m.active_params() - tables == doctest::Approx(12e9).epsilon(0.03));
     CHECK(model_from_json(model_to_json(m), "rt.json") == m);
   }
+  // tests/data/hf/nemotron-3-ultra-550b-a55b.json: NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16's config.json
+  // as ai-dynamo/aiconfigurator keeps it (HEAD 095f58a5): transformers 5's form, its layers a list
+  // (layers_block_type, no num_hidden_layers) and its MTP module's too (mtp_layers_block_type).
+  SUBCASE("Nemotron 3 Ultra: layers_block_type and mtp_layers_block_type lists") {
+    const ModelSpec m = hf_model("nemotron-3-ultra-550b-a55b");
+    CHECK(m.num_layers == 108);
+    CHECK(m.hybrid_pattern.substr(0, 9) == "MEMEMEM*E");
+    CHECK(m.count_hybrid('M') == 48);
+    CHECK(m.count_hybrid('E') == 48);
+    CHECK(m.count_hybrid('*') == 12);
+    CHECK(m.hybrid_mtp_pattern == "*E");
+    CHECK(m.mtp_layers == 1);
+    REQUIRE(m.moe.has_value());
+    CHECK(m.moe->latent_size == 2048);
+    CHECK(m.moe->num_experts == 512);
+    CHECK(m.moe->top_k == 22);
+    CHECK(m.mamba->num_heads == 256);
+    // NVIDIA's name: 550B total, 55B active (A55B).
+    CHECK(m.total_params() == doctest::Approx(550e9).epsilon(0.01));
+    CHECK(m.active_params() == doctest::Approx(55e9).epsilon(0.03));
+    CHECK(model_from_json(model_to_json(m), "rt.json") == m);
+  }
+  SUBCASE("the list and the pattern say the same; the list wins; the MTP layers default to NemotronHConfig's") {
+    json j = load_json_file(test::data_file("hf/nemotron-3-nano-30b-a3b.json"));
+    const ModelSpec nano = model_from_json(j, "config.json");
+    json listed = j;
+    listed["layers_block_type"] = json::array();
+    for (char s : nano.hybrid_pattern) {
+      const char* name = s == 'M' ? "mamba" : s == '*' ? "attention" : s == 'E' ? "moe" : "mlp";
+      listed["layers_block_type"].push_back(name);
+    }
+    listed.erase("hybrid_override_pattern");
+    listed.erase("num_hidden_layers");
+    CHECK(model_from_json(listed, "config.json") == nano);
+    // transformers 5's own names, under the alias layer_types
+    json renamed = listed;
+    renamed.erase("layers_block_type");
+    renamed["layer_types"] = listed["layers_block_type"];
+    for (auto& e : renamed["layer_types"]) {
+      if (e == "mamba") e = "linear_attention";
+      if (e == "attention") e = "full_attention";
+    }
+    CHECK(model_from_json(renamed, "config.json") == nano);
+    // NemotronHConfig takes the list over a stale pattern, and its length over num_hidden_layers.
+    listed["hybrid_override_pattern"] = std::string(52, 'M');
+    listed["num_hidden_layers"] = 52;
+    CHECK(model_from_json(listed, "config.json") == nano);
+    listed["layers_block_type"][4] = "gdn";
+    const std::string err = input_error([&] { model_from_json(listed, "config.json"); });
+    CHECK(err.find("/layers_block_type") != std::string::npos);
+    CHECK(err.find("\"gdn\"") != std::string::npos);
+    // An MTP module without its layers given runs NemotronHConfig's default, attention then MoE.
+    j["num_nextn_predict_layers"] = 1;
+    CHECK(model_from_json(j, "config.json").hybrid_mtp_pattern == "*E");
+    j["mtp_layers_block_type"] = json::array({"mamba", "moe"});
+    CHECK(model_from_json(j, "config.json").hybrid_mtp_pattern == "ME");
+  }
   SUBCASE("patterns that do not fit the model are refused") {
     json j = load_json_file(test::data_file("hf/nemotron-h-8b.json"));
     j["hybrid_override_pattern"] = "M-M*";
@@ -1224,8 +1294,8 @@ TEST_CASE("Hugging Face config.json: Nemotron-H hybrids (Mamba-2, attention, MLP
     j["hybrid_override_pattern"] = "";  // never read as a transformer of decoder layers
     CHECK_THROWS_WITH_AS(model_from_json(j, "c.json"), doctest::Contains("/hybrid_override_pattern: expected one symbol per layer"), InputError);
     j["hybrid_override_pattern"] = std::string(52, 'M');
-    j["num_nextn_predict_layers"] = 1;
-    CHECK_THROWS_WITH_AS(model_from_json(j, "c.json"), doctest::Contains("/mtp_hybrid_override_pattern: missing"), InputError);
+    j["num_nextn_predict_layers"] = 1;  // NemotronHConfig's default MTP layers, attention then MoE: no MoE shape here
+    CHECK_THROWS_WITH_AS(model_from_json(j, "c.json"), doctest::Contains("MoE layers (E) but the model gives no MoE shape"), InputError);
     j["mtp_hybrid_override_pattern"] = "*G";
     CHECK_THROWS_WITH_AS(model_from_json(j, "c.json"), doctest::Contains("/mtp_hybrid_override_pattern: expected a pattern of M"), InputError);
     j.erase("num_nextn_predict_layers");
