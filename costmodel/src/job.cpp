@@ -29,16 +29,21 @@ constexpr std::pair<const char*, unsigned> kRecomputeModuleNames[] = {
     {"mla_up_proj", kRecomputeMlaUpProj}, {"mlp", kRecomputeMlp},             {"moe", kRecomputeMoe},
     {"shared_experts", kRecomputeSharedExperts}};
 
-}  // namespace
+constexpr std::pair<const char*, unsigned> kOffloadModuleNames[] = {
+    {"attn_norm", kOffloadAttnNorm},     {"qkv_linear", kOffloadQkvLinear}, {"core_attn", kOffloadCoreAttn},
+    {"attn_proj", kOffloadAttnProj},     {"mlp_norm", kOffloadMlpNorm},     {"expert_fc1", kOffloadExpertFc1},
+    {"moe_act", kOffloadMoeAct},         {"fused_group_mlp", kOffloadFusedGroupMlp}};
 
-std::optional<unsigned> recompute_modules_from_string(const std::string& names) {
+// Names separated by spaces, commas or tabs, each one of `table`'s, as bits; nullopt for an unknown
+// name or none.
+template <std::size_t N>
+std::optional<unsigned> module_bits(const std::string& names, const std::pair<const char*, unsigned> (&table)[N]) {
   unsigned bits = 0;
   std::string word;
   auto take = [&]() {
     if (word.empty()) return true;
-    const auto it = std::find_if(std::begin(kRecomputeModuleNames), std::end(kRecomputeModuleNames),
-                                 [&](const auto& e) { return word == e.first; });
-    if (it == std::end(kRecomputeModuleNames)) return false;
+    const auto it = std::find_if(std::begin(table), std::end(table), [&](const auto& e) { return word == e.first; });
+    if (it == std::end(table)) return false;
     bits |= it->second;
     word.clear();
     return true;
@@ -53,6 +58,21 @@ std::optional<unsigned> recompute_modules_from_string(const std::string& names) 
   if (!take() || bits == 0) return std::nullopt;
   return bits;
 }
+
+template <std::size_t N>
+std::vector<std::string> module_names(unsigned modules, const std::pair<const char*, unsigned> (&table)[N]) {
+  std::vector<std::string> out;
+  for (const auto& [name, bit] : table)
+    if (modules & bit) out.emplace_back(name);
+  return out;
+}
+
+}  // namespace
+
+std::optional<unsigned> recompute_modules_from_string(const std::string& names) { return module_bits(names, kRecomputeModuleNames); }
+
+std::optional<unsigned> offload_modules_from_string(const std::string& names) { return module_bits(names, kOffloadModuleNames); }
+std::vector<std::string> offload_module_names(unsigned modules) { return module_names(modules, kOffloadModuleNames); }
 
 namespace {
 
@@ -97,12 +117,7 @@ std::vector<std::string> cuda_graph_module_names(unsigned modules) {
   return out;
 }
 
-std::vector<std::string> recompute_module_names(unsigned modules) {
-  std::vector<std::string> out;
-  for (const auto& [name, bit] : kRecomputeModuleNames)
-    if (modules & bit) out.emplace_back(name);
-  return out;
-}
+std::vector<std::string> recompute_module_names(unsigned modules) { return module_names(modules, kRecomputeModuleNames); }
 
 const char* to_string(Framework f) {
   switch (f) {

@@ -5,7 +5,17 @@
 #include <initializer_list>
 #include <string_view>
 
+#include "costmodel/memory_model.h"
+
 namespace strata {
+
+namespace {
+// Of a PCIe Gen5 x16 link's 64 GB/s per direction, what a bulk copy carries: 128b/130b encoding
+// (0.985), 256-byte TLP payloads behind ~24 bytes of header, framing and CRC (0.91), and the
+// link's flow-control and acknowledgement packets (~0.96): 0.86, about 55 GB/s. Protocol
+// arithmetic, not a measurement; taken for NVLink-C2C too.
+constexpr double kHostLinkEfficiency = 0.86;
+}  // namespace
 
 LayerShape micro_batch_shape(const Job& job) {
   const ModelSpec& m = job.model;
@@ -322,6 +332,20 @@ LayerCost decoder_layer_cost(const LayerCostInputs& in, LayerKind kind) {
       lc.recompute = lc.fwd_compute;
       lc.recompute_flops = total_flops(ops.forward);
       break;
+  }
+  if (p.offload.modules != 0) {
+    // Fine-grained activation offloading (Megatron-Core fine_grained_activation_offload.py): the
+    // offloaded tensors go to pinned host memory on a side stream (d2h) while the layer and the
+    // next ones compute, and come back on another (h2d) before the layer's backward; the layer
+    // waits only for the part of a copy its own work does not cover. The copies cross the GPU's
+    // host link (pcie_GBps: PCIe, or NVLink-C2C where the GPU file says so) at the link's
+    // protocol efficiency. Under full recompute the stored bytes are a non-recomputed layer's
+    // (the predictor weighs them by the layers that are not).
+    const RecomputeGranularity kept = p.recompute.granularity == RecomputeGranularity::full ? RecomputeGranularity::none
+                                                                                            : p.recompute.granularity;
+    const double copy = layer_offloaded_bytes(job, kept, kind) / (job.cluster.gpu.pcie_GBps * 1e9 * kHostLinkEfficiency);
+    lc.fwd_offload = std::max(0.0, copy - (lc.fwd_compute + lc.fwd_tp + lc.fwd_cp + lc.fwd_ep + lc.fwd_host));
+    lc.bwd_offload = std::max(0.0, copy - (lc.bwd_compute + lc.bwd_tp + lc.bwd_cp + lc.bwd_ep + lc.bwd_host + lc.recompute));
   }
   return lc;
 }

@@ -26,6 +26,10 @@ struct LayerCost {
   // wait for the difference (dense_layer_host_time).
   double fwd_host = 0;
   double bwd_host = 0;
+  // Fine-grained activation offloading: the copies to the host (forward) and back (backward) the
+  // layer's own time does not hide.
+  double fwd_offload = 0;
+  double bwd_offload = 0;
   double recompute_flops = 0;
   // Layers run one after another (a hybrid MTP module's): every part adds up.
   LayerCost& operator+=(const LayerCost& o) {
@@ -40,6 +44,8 @@ struct LayerCost {
     bwd_ep += o.bwd_ep;
     fwd_host += o.fwd_host;
     bwd_host += o.bwd_host;
+    fwd_offload += o.fwd_offload;
+    bwd_offload += o.bwd_offload;
     recompute_flops += o.recompute_flops;
     return *this;
   }

@@ -280,7 +280,28 @@ double mixer_layer_activation_bytes(const Job& job, LayerKind kind) {
 }
 }  // namespace
 
+namespace {
+// The bytes a layer keeps for its backward (layer_activation_bytes) and, of them, those its offload
+// modules move to the host.
+struct LayerActivation {
+  double stored = 0, offloaded = 0;
+};
+
+LayerActivation layer_activation(const Job& job, RecomputeGranularity g, LayerKind kind);
+}  // namespace
+
 double layer_activation_bytes(const Job& job, RecomputeGranularity g, LayerKind kind) {
+  const LayerActivation a = layer_activation(job, g, kind);
+  return std::max(0.0, a.stored - a.offloaded);
+}
+
+double layer_offloaded_bytes(const Job& job, RecomputeGranularity g, LayerKind kind) {
+  if (job.plan.offload.modules == 0) return 0.0;
+  return layer_activation(job, g, kind).offloaded;
+}
+
+namespace {
+LayerActivation layer_activation(const Job& job, RecomputeGranularity g, LayerKind kind) {
   const ModelSpec& m = job.model;
   const ParallelPlan& p = job.plan;
   const double eb = activation_bytes(job.training.precision);
@@ -292,8 +313,18 @@ double layer_activation_bytes(const Job& job, RecomputeGranularity g, LayerKind 
   const double t = p.tp;
   const double sp = (p.sequence_parallel && p.tp > 1) ? t : 1.0;  // divisor of the non-TP-sharded tensors
   const double sbh = s * b * h;
-  if (g == RecomputeGranularity::full) return eb * sbh / sp;
-  if ((kind.has_mamba() && m.mamba) || (kind.has_gdn() && m.gdn)) return mixer_layer_activation_bytes(job, kind);
+  // A fully recomputed layer keeps only its input; a mixer layer's modules offload nothing.
+  if (g == RecomputeGranularity::full) return {eb * sbh / sp, 0.0};
+  if ((kind.has_mamba() && m.mamba) || (kind.has_gdn() && m.gdn)) return {mixer_layer_activation_bytes(job, kind), 0.0};
+  // Fine-grained activation offloading: a tensor an offloaded module saves goes to the host when it
+  // has at least min_tensor_elements elements (FineGrainedActivationOffloadingInterface: smaller
+  // ones stay). `elements` per tensor, the bytes are elements times its element size.
+  const unsigned offload = kind.has_mamba() || kind.has_gdn() ? 0u : job.plan.offload.modules;
+  const double min_elements = static_cast<double>(job.plan.offload.min_tensor_elements);
+  double offloaded = 0;
+  auto offload_tensor = [&](unsigned module, double bytes_per_element, double elements) {
+    if ((offload & module) && elements >= min_elements) offloaded += bytes_per_element * elements;
+  };
 
   const double mask = m.dropout ? 1.0 : 0.0;
   // Transformer Engine in fp8 saves the inputs of its linears for the weight gradient as fp8 (one
@@ -337,12 +368,42 @@ double layer_activation_bytes(const Job& job, RecomputeGranularity g, LayerKind 
       attn += attn_saved * s * b * (H * (static_cast<double>(m.mla->qk_nope_head_dim) + kl + rope + kl) / t + kl + rope);
       attn += m.indexer_share() * s * b * (4.0 * topk + (m.dsa->indexer_loss_coeff > 0 ? eb * (iq + ik) : 0.0));
     }
+    if (kind.has_attention()) {
+      // MLA's input norm stands alone (attn_norm keeps its input); the down projections keep the
+      // norm's output unless the norms are recomputed; the core keeps the per-head Q, K and V (DSA:
+      // the absorbed query and the shared latent key) unless the up projections are recomputed.
+      const unsigned rec = g == RecomputeGranularity::selective ? p.recompute.modules : 0u;
+      const double rope = static_cast<double>(m.mla->qk_rope_head_dim);
+      offload_tensor(kOffloadAttnNorm, eb, sbh / sp);
+      if (!(rec & kRecomputeLayernorm)) offload_tensor(kOffloadQkvLinear, gemm_in, sbh / sp);
+      if (m.dsa) {
+        if (!(rec & kRecomputeMlaUpProj)) offload_tensor(kOffloadCoreAttn, attn_saved, s * b * H * (kl + rope) / t);
+        offload_tensor(kOffloadCoreAttn, attn_saved, s * b * (kl + rope));
+      } else if (!(rec & kRecomputeMlaUpProj)) {
+        offload_tensor(kOffloadCoreAttn, attn_saved, s * b * H * dqk / t);
+        offload_tensor(kOffloadCoreAttn, attn_saved, s * b * H * dqk / t);
+        offload_tensor(kOffloadCoreAttn, attn_saved, s * b * H * dv / t);
+      }
+      offload_tensor(kOffloadAttnProj, proj_in, s * b * H * dv / t);
+    }
   } else {
     // With fewer query groups than TP ranks a rank keeps one group's K and V.
     const double kv_rank = std::max(kv / t, static_cast<double>(m.head_dim()));
     attn = eb * sbh / sp + gemm_in * sbh / sp + attn_saved * s * b * (qh / t + 2 * kv_rank) + proj_in * s * b * qh / t + mask * sbh / sp;
     // An output gate keeps the gate and the ungated output for its backward.
     if (m.attention_output_gate) attn += 2.0 * eb * s * b * qh / t;
+    if (kind.has_attention()) {
+      // Transformer Engine's LayerNormLinear keeps the QKV projection's input and its normalized
+      // copy (the norm itself is an IdentityOp, so attn_norm has nothing); the core keeps Q, K and
+      // V; the output projection its input (the kernel's output, Megatron asking for core_attn
+      // with it, so both references go).
+      offload_tensor(kOffloadQkvLinear, eb, sbh / sp);
+      offload_tensor(kOffloadQkvLinear, gemm_in, sbh / sp);
+      offload_tensor(kOffloadCoreAttn, attn_saved, s * b * qh / t);
+      offload_tensor(kOffloadCoreAttn, attn_saved, s * b * kv_rank);
+      offload_tensor(kOffloadCoreAttn, attn_saved, s * b * kv_rank);
+      offload_tensor(kOffloadAttnProj, proj_in, s * b * qh / t);
+    }
   }
   // MLP block: norm input, fc1 input, activation input (2f for gated units), fc2 input, mask.
   const double gate = m.gated_mlp() ? 2 : 1;
@@ -371,6 +432,16 @@ double layer_activation_bytes(const Job& job, RecomputeGranularity g, LayerKind 
     expert_act_out = gemm_in * tok * fe;
     if (m.moe->shared_expert_ffn_hidden_size > 0) shared = dense_mlp(static_cast<double>(m.moe->shared_expert_ffn_hidden_size));
     mlp += gemm_in * tok * w + eb * tok * gate * fe + expert_act_out + 4.0 * tok + kept_expert_output * tok + shared;
+    if (kind.has_mlp()) {
+      // The pre-MLP norm stands alone before the router; the experts keep fc1's input, the
+      // activation's input and fc2's input (the last not when moe_act is recomputed); the fused
+      // grouped MLP all three. Megatron refuses offloading inside an MoE block recomputed whole.
+      const unsigned rec = g == RecomputeGranularity::selective ? p.recompute.modules : 0u;
+      offload_tensor(kOffloadMlpNorm, eb, sbh / sp);
+      offload_tensor(kOffloadExpertFc1 | kOffloadFusedGroupMlp, gemm_in, tok * w);
+      offload_tensor(kOffloadMoeAct | kOffloadFusedGroupMlp, eb, tok * gate * fe);
+      if (!(rec & kRecomputeMoeAct)) offload_tensor(kOffloadFusedGroupMlp, gemm_in, tok * fe);
+    }
   } else {
     mlp += gemm_in * sbh / sp + dense_mlp(static_cast<double>(m.ffn_hidden_size));
   }
@@ -412,8 +483,10 @@ double layer_activation_bytes(const Job& job, RecomputeGranularity g, LayerKind 
   // A hybrid model's layer keeps what its one part keeps.
   if (!kind.has_attention()) attn = scores = 0;
   if (!kind.has_mlp()) mlp = 0;
-  return std::max(0.0, attn + mlp + scores - saved);
+  const double stored = std::max(0.0, attn + mlp + scores - saved);
+  return {stored, std::min(stored, offloaded)};
 }
+}  // namespace
 
 double moe_tokens_per_gpu(const Job& job, double tokens) {
   const ModelSpec& m = job.model;
@@ -545,6 +618,16 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
   double per_mb = per_chunk_layers * (full_frac * full_store + (1 - full_frac) * normal_store);
   double act = peak_in_flight_chunks * per_mb;
   if (n_full > 0) act += largest_layer;
+  // Offloaded tensors (layer_activation_bytes left them out) are back on the GPU for one layer at a
+  // time: Megatron keeps the last offload group of each module of the step's last layer on the GPU
+  // so that the first backward does not wait for its reload (the "offload margin" of
+  // fine_grained_activation_offload.py), and reloads each layer's just before its backward.
+  if (p.offload.modules != 0 && n_full < layers) {
+    double margin = 0;
+    if (uniform_layers(job)) margin = layer_offloaded_bytes(job, kept, layer_kind(job, 0));
+    else for_each_stage_layer(job, stage, layers, [&](int, LayerKind kind) { margin = std::max(margin, layer_offloaded_bytes(job, kept, kind)); });
+    act += margin;
+  }
   const double eb = activation_bytes(job.training.precision);
   const double tokens = static_cast<double>(job.training.seq_length) / p.cp * p.micro_batch_size;
   // The embedding keeps nothing of its output for the backward (it needs only the token ids; the

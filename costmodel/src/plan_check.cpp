@@ -286,6 +286,21 @@ std::string check_plan(const Job& job) {
     if ((mods & kRecomputeMoe) && job.runtime.moe_a2a_overlap && p.ep > 1)
       return "recomputing whole MoE blocks excludes overlapping the MoE all-to-all (Megatron-Core TransformerConfig)";
   }
+  if (const unsigned off = p.offload.modules; off != 0) {
+    // Megatron-Core's fine-grained activation offloading and TransformerConfig's checks of it.
+    if (job.runtime.framework != Framework::megatron) return "fine-grained activation offloading is Megatron-Core's (--framework megatron)";
+    if ((off & kOffloadAttnProj) && !(off & kOffloadCoreAttn))
+      return "offload module attn_proj needs core_attn too (its input is the attention core's output, which core_attn's backward needs)";
+    if ((off & kOffloadFusedGroupMlp) && (off & (kOffloadExpertFc1 | kOffloadMoeAct)))
+      return "offload module fused_group_mlp offloads the whole fused grouped MLP and cannot be combined with expert_fc1 or moe_act";
+    if ((off & (kOffloadExpertFc1 | kOffloadMoeAct | kOffloadFusedGroupMlp)) && !m.moe)
+      return "offload modules expert_fc1, moe_act and fused_group_mlp need a mixture-of-experts model";
+    if ((off & (kOffloadExpertFc1 | kOffloadMoeAct | kOffloadFusedGroupMlp)) && p.recompute.granularity == RecomputeGranularity::selective &&
+        (p.recompute.modules & kRecomputeMoe))
+      return "offloading inside the MoE block (expert_fc1, moe_act, fused_group_mlp) while recomputing the whole block (recompute "
+             "module moe) is refused by Megatron-Core";
+    if (p.offload.min_tensor_elements < 0) return "min offloaded tensor size must be non-negative";
+  }
   if (m.mtp_layers > 0 && job.runtime.framework == Framework::megatron && m.position_embedding != PositionEmbedding::rope &&
       m.position_embedding != PositionEmbedding::none)
     return "multi-token prediction needs rotary or no position embeddings in Megatron-LM (arguments.py MTP validation)";

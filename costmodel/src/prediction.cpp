@@ -50,6 +50,7 @@ nlohmann::json prediction_to_json(const Prediction& p) {
             {"cp_comm_s", b.cp_comm_s},
             {"ep_comm_s", b.ep_comm_s},
             {"host_s", b.host_s},
+            {"offload_s", b.offload_s},
             {"pp_comm_s", b.pp_comm_s},
             {"dp_comm_s", b.dp_comm_s},
             {"stage", b.stage},

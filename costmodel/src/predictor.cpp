@@ -24,7 +24,7 @@ constexpr double kZero3BucketElements = 5e7;
 // Everything predicted of one pipeline stage (one allocation per prediction for all stages).
 struct StageCost {
   double fwd = 0, bwd = 0;  // one micro-batch through all of the stage's chunks
-  double compute = 0, recompute = 0, tp = 0, cp = 0, ep = 0, host = 0;  // per micro-batch
+  double compute = 0, recompute = 0, tp = 0, cp = 0, ep = 0, host = 0, offload = 0;  // per micro-batch
   double pp_blocking = 0;  // blocking p2p sends inside the stage's own ops (DeepSpeed), per micro-batch
   double recompute_flops = 0;  // per micro-batch, per GPU
   ParamSplit params;           // parameters per GPU: gradient accumulation, DP synchronization, memory
@@ -141,8 +141,8 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   const double emb_fwd = emb_fwd_compute + edge_tp, emb_bwd = emb_bwd_compute;
   const double out_fwd = out_fwd_compute, out_bwd = out_bwd_compute + edge_tp;
 
-  auto layer_fwd = [](const LayerCost& lc) { return lc.fwd_compute + lc.fwd_tp + lc.fwd_cp + lc.fwd_ep + lc.fwd_host; };
-  auto layer_bwd = [](const LayerCost& lc) { return lc.bwd_compute + lc.bwd_tp + lc.bwd_cp + lc.bwd_ep + lc.bwd_host; };
+  auto layer_fwd = [](const LayerCost& lc) { return lc.fwd_compute + lc.fwd_tp + lc.fwd_cp + lc.fwd_ep + lc.fwd_host + lc.fwd_offload; };
+  auto layer_bwd = [](const LayerCost& lc) { return lc.bwd_compute + lc.bwd_tp + lc.bwd_cp + lc.bwd_ep + lc.bwd_host + lc.bwd_offload; };
 
   // ---- multi-token prediction modules, on the last stage's last chunk ------------------------
   // Each runs the embedding of the next tokens, its norms and 2h -> h projection, a decoder layer of
@@ -151,7 +151,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   // its h output (gather_from_tensor_model_parallel_region), counted as three edge collectives
   // each way.
   struct MtpCost {
-    double fwd = 0, bwd = 0, compute = 0, tp = 0, ep = 0, cp = 0, host = 0;
+    double fwd = 0, bwd = 0, compute = 0, tp = 0, ep = 0, cp = 0, host = 0, offload = 0;
     const LayerCost* layer = nullptr;
   } mtp;
   // A hybrid model's MTP module runs the layers of its own pattern: their costs summed as one layer's.
@@ -174,6 +174,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     mtp.ep = mtp_modules * (lc.fwd_ep + lc.bwd_ep);
     mtp.cp = mtp_modules * (lc.fwd_cp + lc.bwd_cp);
     mtp.host = mtp_modules * (lc.fwd_host + lc.bwd_host);
+    mtp.offload = mtp_modules * (lc.fwd_offload + lc.bwd_offload);
   }
 
   // ---- per stage, per chunk ------------------------------------------------------------------
@@ -226,6 +227,10 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     const double full_frac = layers > 0 ? static_cast<double>(nfull) / layers : 0;
     const bool full = p.recompute.granularity == RecomputeGranularity::full;
     auto rec_per_layer = [&](const LayerCost& lc) { return full ? full_frac * (lc.recompute + layer_refwd(lc)) : lc.recompute; };
+    // Fully recomputed layers offload nothing (they keep only their input).
+    auto offload_per_layer = [&](const LayerCost& lc, bool backward) {
+      return (1 - full_frac) * (backward ? lc.bwd_offload : lc.fwd_offload);
+    };
     const double accum_stage = sc[s].params.total() * accum_bytes_per_param /
                                (cl.gpu.hbm_GBps * 1e9 * cal.kernel.memory_efficiency);
     for (int c = 0; c < v; ++c) {
@@ -238,8 +243,9 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
       double f = 0, b = 0;
       // `n` layers of cost lc: a uniform chunk adds its layer once, n times over; a mixed one each layer.
       auto add_layers = [&](const LayerCost& lc, double n) {
-        f += n * layer_fwd(lc);
-        b += n * (layer_bwd(lc) + rec_per_layer(lc));
+        f += n * (layer_fwd(lc) - lc.fwd_offload + offload_per_layer(lc, false));
+        b += n * (layer_bwd(lc) - lc.bwd_offload + offload_per_layer(lc, true) + rec_per_layer(lc));
+        sc[s].offload += n * (offload_per_layer(lc, false) + offload_per_layer(lc, true));
         sc[s].compute += n * (lc.fwd_compute + lc.bwd_compute);
         sc[s].recompute += n * (full ? full_frac : 1.0) * lc.recompute;
         sc[s].tp += n * (lc.fwd_tp + lc.bwd_tp + (full ? full_frac : 0.0) * lc.fwd_tp);
@@ -286,6 +292,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     sc[s].ep += last ? mtp.ep : 0;
     sc[s].cp += last ? mtp.cp : 0;
     sc[s].host += last ? mtp.host : 0;
+    sc[s].offload += last ? mtp.offload : 0;
   }
 
   const PipelineResult pr = simulate_pipeline(pin, trace);
@@ -479,6 +486,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   bd.cp_comm_s = sc[crit].cp * mbs;
   bd.ep_comm_s = sc[crit].ep * mbs;
   bd.host_s = sc[crit].host * mbs;
+  bd.offload_s = sc[crit].offload * mbs;
   const double idle = std::max(0.0, pr.end_s[crit] - pr.busy_s[crit]);
   bd.pp_comm_s = std::min(idle, pp_exposed) + sc[crit].pp_blocking * mbs;
   // Part of the critical stage's idle time is waiting for a slower stage (imbalance), the rest is

@@ -110,6 +110,17 @@ TEST_CASE("build_job") {
     CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--recompute-modules: only applies with --recompute selective") !=
           std::string::npos);
     o = sc21_options();
+    o.offload_modules = "core_attn,gdp_qkv";
+    CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--offload-modules: expected comma-separated attn_norm") != std::string::npos);
+    o.offload_modules = "core_attn,attn_proj";
+    CHECK(build_job(o, test::catalog()).plan.offload.modules == (kOffloadCoreAttn | kOffloadAttnProj));
+    o.min_offloaded_tensor_size = -1;
+    CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--min-offloaded-tensor-size: expected a non-negative") != std::string::npos);
+    o.offload_modules.clear();
+    o.min_offloaded_tensor_size = 1000;
+    CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--min-offloaded-tensor-size: only applies with --offload-modules") !=
+          std::string::npos);
+    o = sc21_options();
     o.mtp_layers = -1;
     CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--mtp-layers: expected 0..64") != std::string::npos);
   }

@@ -554,6 +554,59 @@ TEST_CASE("layer_activation_bytes: selective recompute modules keep less, each w
   CHECK(layer_activation_bytes(job, RecomputeGranularity::selective, moe) < scores_kept);
 }
 
+TEST_CASE("fine-grained activation offloading: what each module's saved tensors weigh, the size floor, the margin") {
+  Job job = test::workload("qwen3-30b-a3b", "dgx-h100-ndr", 256, 4096);
+  job.plan.ep = 8;
+  job.plan.dp = 32;
+  const LayerKind moe{true, false};
+  const RecomputeGranularity none = RecomputeGranularity::none;
+  const double kept = layer_activation_bytes(job, none, moe);
+  CHECK(layer_offloaded_bytes(job, none, moe) == 0);
+  // Qwen3-30B-A3B at tp 1, 4096 tokens: 32 query heads and 4 KV heads of 128, hidden 2048, experts
+  // of 768 (gated), bf16.
+  const double eb = 2, s = 4096, q = 32 * 128, kv = 4 * 128, h = 2048, fe = 768;
+  const double tok = moe_tokens_per_gpu(job, s);
+  auto offloaded_by = [&](unsigned modules) {
+    job.plan.offload.modules = modules;
+    const double off = layer_offloaded_bytes(job, none, moe);
+    // What goes to the host is what the layer no longer keeps on the GPU.
+    CHECK(kept - layer_activation_bytes(job, none, moe) == doctest::Approx(off).epsilon(1e-12));
+    return off;
+  };
+  CHECK(offloaded_by(kOffloadCoreAttn) == doctest::Approx(eb * s * (q + 2 * kv)).epsilon(1e-12));  // Q, K, V
+  CHECK(offloaded_by(kOffloadCoreAttn | kOffloadAttnProj) == doctest::Approx(eb * s * (2 * q + 2 * kv)).epsilon(1e-12));
+  CHECK(offloaded_by(kOffloadQkvLinear) == doctest::Approx(2 * eb * s * h).epsilon(1e-12));  // LayerNormLinear's input and ln_out
+  CHECK(offloaded_by(kOffloadAttnNorm) == 0);  // fused into the QKV linear: an IdentityOp
+  CHECK(offloaded_by(kOffloadMlpNorm) == doctest::Approx(eb * s * h).epsilon(1e-12));  // the MoE block's standalone norm
+  CHECK(offloaded_by(kOffloadExpertFc1) == doctest::Approx(eb * tok * h).epsilon(1e-12));
+  CHECK(offloaded_by(kOffloadMoeAct) == doctest::Approx(eb * tok * 2 * fe).epsilon(1e-12));
+  CHECK(offloaded_by(kOffloadFusedGroupMlp) == doctest::Approx(eb * tok * (h + 3 * fe)).epsilon(1e-12));
+  // Recomputing the activation leaves fc2's input out of the fused MLP's group: it is not kept.
+  job.plan.recompute.granularity = RecomputeGranularity::selective;
+  job.plan.recompute.modules = kRecomputeMoeAct;
+  job.plan.offload.modules = kOffloadFusedGroupMlp;
+  CHECK(layer_offloaded_bytes(job, RecomputeGranularity::selective, moe) == doctest::Approx(eb * tok * (h + 2 * fe)).epsilon(1e-12));
+  job.plan.recompute = RecomputeSpec{};
+  // Tensors under the size floor stay: K and V (4096 x 512 elements each) below it, Q (4096 x 4096) above.
+  job.plan.offload.min_tensor_elements = 4096 * 512 + 1;
+  CHECK(offloaded_by(kOffloadCoreAttn) == doctest::Approx(eb * s * q).epsilon(1e-12));
+  job.plan.offload.min_tensor_elements = ActivationOffloadSpec{}.min_tensor_elements;
+  // A fully recomputed layer keeps only its input: nothing to offload.
+  CHECK(layer_offloaded_bytes(job, RecomputeGranularity::full, moe) == 0);
+
+  // The stage: every in-flight layer's offloaded tensors leave the GPU but one layer's (the last
+  // layer's groups Megatron keeps, each layer's reload before its backward).
+  job.plan.offload.modules = 0;
+  const Prediction before = predict(job);
+  job.plan.offload.modules = kOffloadCoreAttn | kOffloadAttnProj;
+  const Prediction after = predict(job);
+  REQUIRE(before.stages.size() == 1);
+  const double off = layer_offloaded_bytes(job, none, moe);
+  const double layers = job.model.num_layers * before.stages[0].in_flight_micro_batches;
+  CHECK((before.stages[0].memory.activations_GiB - after.stages[0].memory.activations_GiB) * kGiB ==
+        doctest::Approx((layers - 1) * off).epsilon(1e-9));
+}
+
 TEST_CASE("memory as each tool counts it: the device, the caching allocator's reservation, the live tensors") {
   Job job = test::gpt3_175b_job();  // tp8 pp16 dp8: five or six NCCL communicators per stage
   const Prediction p = predict(job);

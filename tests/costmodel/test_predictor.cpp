@@ -1533,6 +1533,49 @@ TEST_CASE("selective recompute modules: Megatron-Core's rules, and a whole MoE b
   CHECK(contains(check_plan(job), "need a mixture-of-experts model"));
 }
 
+TEST_CASE("fine-grained activation offloading: copies the layer's own work hides, the rest exposed, Megatron-Core's rules") {
+  Job job = test::workload("qwen3-30b-a3b", "dgx-h100-ndr", 256, 4096);
+  job.calibration = test::catalog().calibration_or_default(job.cluster.gpu);
+  job.plan.dp = 256;
+  job.plan.ep = 8;
+  const Prediction kept = predict(job);
+  job.plan.offload.modules = kOffloadCoreAttn | kOffloadAttnProj | kOffloadExpertFc1;
+  REQUIRE(check_plan(job) == "");
+  // Over PCIe Gen5 a layer's copies (~0.2 GB at ~55 GB/s) fit in its own compute: the step is as
+  // long and needs less memory.
+  const Prediction offloaded = predict(job);
+  CHECK(offloaded.breakdown.offload_s == 0);
+  CHECK(offloaded.iteration_time_s == doctest::Approx(kept.iteration_time_s).epsilon(1e-12));
+  CHECK(offloaded.memory_per_gpu_GiB < kept.memory_per_gpu_GiB - 1);
+  // Over a 1 GB/s link they do not: the waits are the whole difference, forward and backward, and
+  // each layer waits the copy's time less its own work.
+  job.cluster.gpu.pcie_GBps = 1;
+  const Prediction slow = predict(job);
+  CHECK(slow.breakdown.offload_s > 0.05 * slow.iteration_time_s);
+  CHECK(slow.iteration_time_s - kept.iteration_time_s == doctest::Approx(slow.breakdown.offload_s).epsilon(0.01));
+  const double copy = job.model.num_layers * static_cast<double>(job.num_micro_batches()) *
+                      layer_offloaded_bytes(job, RecomputeGranularity::none, LayerKind{true, false}) / (1e9 * 0.86);
+  CHECK(slow.breakdown.offload_s < 2 * copy);
+  const TimeBreakdown& k = kept.breakdown;
+  CHECK(slow.breakdown.offload_s > 2 * copy - (k.compute_s + k.recompute_s + k.tp_comm_s + k.ep_comm_s + k.host_s));
+  // Megatron-Core's checks (TransformerConfig.__post_init__).
+  job.plan.offload.modules = kOffloadAttnProj;
+  CHECK(contains(check_plan(job), "attn_proj needs core_attn"));
+  job.plan.offload.modules = kOffloadFusedGroupMlp | kOffloadMoeAct;
+  CHECK(contains(check_plan(job), "cannot be combined with expert_fc1 or moe_act"));
+  job.plan.offload.modules = kOffloadExpertFc1;
+  job.plan.recompute.granularity = RecomputeGranularity::selective;
+  job.plan.recompute.modules = kRecomputeMoe;
+  CHECK(contains(check_plan(job), "while recomputing the whole block"));
+  job.plan.recompute = RecomputeSpec{};
+  job.runtime.framework = Framework::deepspeed;
+  CHECK(contains(check_plan(job), "Megatron-Core's"));
+  job.runtime.framework = Framework::megatron;
+  job.model = test::catalog().model("llama3-8b");
+  job.plan.ep = 1;
+  CHECK(contains(check_plan(job), "need a mixture-of-experts model"));
+}
+
 TEST_SUITE("costmodel") {
 TEST_CASE("MFU is against the peak of the format the GEMMs run in: fp4's for NVFP4, fp8's for MXFP8") {
   Job job = test::workload("llama3-8b", "dgx-b200", 64, 4096);

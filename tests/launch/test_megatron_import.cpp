@@ -652,12 +652,13 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
     CHECK(has(error_of(base + "--use-precision-aware-optimizer --main-grads-dtype bf16 --accumulate-allreduce-grads-in-fp32"),
               "can only be fp32 with --accumulate-allreduce-grads-in-fp32"));
     CHECK(has(error_of(base + "--optimizer-cpu-offload --optimizer-offload-fraction 1.5"), "--optimizer-offload-fraction: expected a number"));
-    // Megatron's FSDP2 is ZeRO-3 sharding; copies of the distributed optimizer are read; offloading activations is said, not costed.
+    // Megatron's FSDP2 is ZeRO-3 sharding; copies of the distributed optimizer are read; offloading activations is read
+    // (its own subcase).
     const MegatronLaunch fsdp2 = read(base + "--use-torch-fsdp2");
     CHECK(fsdp2.plan.zero_stage == 3);
     CHECK(has_note(fsdp2, "--use-torch-fsdp2 costed as Megatron-FSDP's sharding (ZeRO-3)"));
     CHECK(read(base + "--use-torch-fsdp2 --torch-fsdp2-no-reshard-after-forward").plan.zero_stage == 2);
-    CHECK(has_note(read(base + "--fine-grained-activation-offloading"), "activation offloading to the host"));
+    CHECK(read(base + "--fine-grained-activation-offloading --offload-modules core_attn").plan.offload.modules == kOffloadCoreAttn);
     CHECK(read(base + "--num-distributed-optimizer-instances 2").plan.optimizer_instances == 2);
     CHECK(read(base).plan.optimizer_instances == 1);
     // Megatron-FSDP with instances is hybrid sharding (HSDP), its outer strategy read; FSDP2's is refused.
@@ -725,6 +726,28 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
     CHECK(read(base).plan.recompute.modules == kRecomputeCoreAttn);  // Megatron's default
     CHECK(has(error_of(base + "--recompute-modules core_attn gdn_norm_out"),
               "--recompute-modules: expected core_attn, moe_act, layernorm, mla_up_proj, mlp, moe or shared_experts"));
+  }
+
+  SUBCASE("fine-grained activation offloading: the modules, the smallest tensor, what Megatron asks with them") {
+    const std::string base = "--num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 128 --micro-batch-size 1 "
+                             "--vocab-size 100 ";
+    MegatronLaunch l = read(base + "--fine-grained-activation-offloading --offload-modules core_attn attn_proj --bf16");
+    CHECK(l.plan.offload.modules == (kOffloadCoreAttn | kOffloadAttnProj));
+    CHECK(l.plan.offload.min_tensor_elements == 1048576);
+    CHECK(l.training.precision == Precision::bf16);  // the list stops at the next flag
+    l = read(base + "--fine-grained-activation-offloading --offload-modules fused_group_mlp --use-transformer-engine-op-fuser "
+                    "--min-offloaded-tensor-size 350000000");
+    CHECK(l.plan.offload.modules == kOffloadFusedGroupMlp);
+    CHECK(l.plan.offload.min_tensor_elements == 350000000);
+    // The list alone does nothing in Megatron-Core; the switch alone fails its assertion.
+    l = read(base + "--offload-modules core_attn");
+    CHECK(l.plan.offload.modules == 0);
+    CHECK(has_note(l, "offloads nothing"));
+    CHECK(has(error_of(base + "--fine-grained-activation-offloading"), "needs --offload-modules"));
+    CHECK(has(error_of(base + "--fine-grained-activation-offloading --offload-modules core_attn gdp_qkv"),
+              "--offload-modules: expected attn_norm, qkv_linear, core_attn"));
+    CHECK(has(error_of(base + "--fine-grained-activation-offloading --offload-modules fused_group_mlp"),
+              "fused_group_mlp needs --use-transformer-engine-op-fuser"));
   }
 
   SUBCASE("--cp-comm-type: one type or Megatron's per-layer list; a2a+p2p with its hierarchical group sizes") {

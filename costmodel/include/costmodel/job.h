@@ -48,6 +48,33 @@ std::vector<std::string> recompute_module_names(unsigned modules);
 // and the whole MoE block with MoE layers, the shared experts where there are some.
 unsigned applicable_recompute_modules(const ModelSpec& m);
 
+// Megatron-Core's fine-grained activation offloading (--fine-grained-activation-offloading
+// --offload-modules; TransformerConfig.offload_modules; pipeline_parallel/
+// fine_grained_activation_offload.py): what these modules save for their backward is copied to
+// pinned host memory on a side stream during forward and copied back before their backward.
+enum OffloadModule : unsigned {
+  kOffloadAttnNorm = 1u << 0,       // a standalone input norm (MLA's; Transformer Engine fuses the others into the QKV linear)
+  kOffloadQkvLinear = 1u << 1,      // the QKV projection (MLA: the down projections)
+  kOffloadCoreAttn = 1u << 2,       // the attention core: Q, K and V
+  kOffloadAttnProj = 1u << 3,       // the output projection's input (Megatron asks for core_attn with it)
+  kOffloadMlpNorm = 1u << 4,        // a standalone pre-MLP norm (an MoE layer's, feeding the router)
+  kOffloadExpertFc1 = 1u << 5,      // the routed experts' fc1 input
+  kOffloadMoeAct = 1u << 6,         // the routed experts' activation input
+  kOffloadFusedGroupMlp = 1u << 7,  // the routed experts' whole fused grouped MLP (Transformer Engine's op fuser)
+};
+
+struct ActivationOffloadSpec {
+  unsigned modules = 0;  // OffloadModule bits; 0: no offloading
+  // Tensors of fewer elements stay on the GPU (Megatron --min-offloaded-tensor-size, default 1M).
+  std::int64_t min_tensor_elements = 1 << 20;
+  bool operator==(const ActivationOffloadSpec&) const = default;
+};
+// Megatron's names ("attn_norm", "qkv_linear", "core_attn", "attn_proj", "mlp_norm", "expert_fc1",
+// "moe_act", "fused_group_mlp") separated by spaces or commas, as bits; nullopt for an unknown name
+// or none.
+std::optional<unsigned> offload_modules_from_string(const std::string& names);
+std::vector<std::string> offload_module_names(unsigned modules);
+
 // Parts of a decoder layer Megatron-Core replays as CUDA graphs (--cuda-graph-impl local or
 // transformer_engine with --cuda-graph-modules; TransformerConfig.cuda_graph_modules): the host
 // launches each captured part with one graph replay instead of op by op.
@@ -90,6 +117,7 @@ struct ParallelPlan {
   int microbatch_group = 0;
   int micro_batch_size = 1;
   RecomputeSpec recompute;
+  ActivationOffloadSpec offload;
   int zero_stage = 0;                  // DeepSpeed/FSDP style sharding of optimizer (1), grads (2), params (3)
   bool distributed_optimizer = false;  // Megatron's --use-distributed-optimizer (ZeRO-1 with fp32 grads)
   // Copies of the distributed optimizer (Megatron --num-distributed-optimizer-instances): each

@@ -51,6 +51,10 @@ double layer_activation_bytes(const Job& job, RecomputeGranularity g);
 // router input, the permuted tokens of the local experts (top_k copies of each token, shared over
 // EP x ETP as the FLOPs are) and the shared experts' tensors.
 double layer_activation_bytes(const Job& job, RecomputeGranularity g, LayerKind kind);
+// What fine-grained activation offloading (the plan's offload modules) moves to the host of one
+// layer of `kind` and one micro-batch: the tensors the offloaded modules save for their backward
+// that are at least the plan's minimum size. layer_activation_bytes leaves them out already.
+double layer_offloaded_bytes(const Job& job, RecomputeGranularity g, LayerKind kind);
 
 // Token-expert pairs the busiest GPU's local experts process for `tokens` tokens of its micro-batch
 // (see the formula's comment); 0 for a dense model.

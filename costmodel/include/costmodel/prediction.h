@@ -44,6 +44,7 @@ struct TimeBreakdown {
   double cp_comm_s = 0;  // exposed
   double ep_comm_s = 0;  // exposed MoE all-to-all (dispatch and combine)
   double host_s = 0;  // layers waiting on the host to issue them (moe_layer_host_time, dense_layer_host_time)
+  double offload_s = 0;  // layers waiting on fine-grained activation offloading's host copies (exposed)
   double pp_comm_s = 0;  // exposed
   double dp_comm_s = 0;  // exposed
   double bubble_s = 0;     // the schedule's own fill and drain

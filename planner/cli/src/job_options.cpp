@@ -174,6 +174,13 @@ void add_plan_options(CLI::App& app, JobOptions& o) {
   app.add_option("--recompute-modules", o.recompute_modules,
                  "With --recompute selective: comma-separated Megatron-Core modules to recompute, of core_attn, moe_act, "
                  "layernorm, mla_up_proj, mlp, moe, shared_experts (Megatron --recompute-modules; default core_attn)");
+  app.add_option("--offload-modules", o.offload_modules,
+                 "Fine-grained activation offloading: comma-separated Megatron-Core modules whose saved tensors go to host "
+                 "memory in forward and come back for backward, of attn_norm, qkv_linear, core_attn, attn_proj, mlp_norm, "
+                 "expert_fc1, moe_act, fused_group_mlp (Megatron --fine-grained-activation-offloading --offload-modules)");
+  app.add_option("--min-offloaded-tensor-size", o.min_offloaded_tensor_size,
+                 "With --offload-modules: tensors of fewer elements stay on the GPU (Megatron --min-offloaded-tensor-size; "
+                 "default 1048576)");
   app.add_flag("--dist-opt", o.dist_opt, "Megatron distributed optimizer");
   app.add_option("--dist-opt-instances", o.dist_opt_instances,
                  "With --dist-opt: copies of the distributed optimizer, each sharding over dp*cp/N ranks and all-reducing its "
@@ -410,6 +417,7 @@ MegatronLaunch read_launch_file(const JobOptions& o, const Catalog& catalog) {
       {o.dp.has_value(), "--dp"}, {o.cp.has_value(), "--cp"}, {o.ep.has_value(), "--ep"}, {o.etp.has_value(), "--etp"}, {o.vpp.has_value(), "--vpp"},
       {o.microbatch_group.has_value(), "--microbatch-group"}, {o.mbs.has_value(), "--mbs"}, {o.sp, "--sp"}, {!o.recompute.empty(), "--recompute"},
       {o.recompute_layers.has_value(), "--recompute-layers"}, {!o.recompute_modules.empty(), "--recompute-modules"},
+      {!o.offload_modules.empty(), "--offload-modules"}, {o.min_offloaded_tensor_size.has_value(), "--min-offloaded-tensor-size"},
       {o.dist_opt, "--dist-opt"}, {o.dist_opt_instances != 1, "--dist-opt-instances"},
       {o.outer_dp_sharding != "no_shard", "--outer-dp-sharding-strategy"}, {o.zero != 0, "--zero"},
       {!o.stage_layers.empty(), "--stage-layers"}, {!o.pipeline_layout.empty(), "--pipeline-layout"}};
@@ -550,6 +558,19 @@ Job build_job(const JobOptions& o, const Catalog& catalog, std::vector<std::stri
                        "expected comma-separated core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts, found \"" +
                            o.recompute_modules + "\"");
     p.recompute.modules = *modules;
+  }
+  if (!o.offload_modules.empty()) {
+    const auto modules = offload_modules_from_string(o.offload_modules);
+    if (!modules)
+      throw InputError(kCmd, "--offload-modules",
+                       "expected comma-separated attn_norm, qkv_linear, core_attn, attn_proj, mlp_norm, expert_fc1, moe_act, "
+                       "fused_group_mlp, found \"" + o.offload_modules + "\"");
+    p.offload.modules = *modules;
+  }
+  if (o.min_offloaded_tensor_size) {
+    if (o.offload_modules.empty()) throw InputError(kCmd, "--min-offloaded-tensor-size", "only applies with --offload-modules");
+    if (*o.min_offloaded_tensor_size < 0) throw InputError(kCmd, "--min-offloaded-tensor-size", "expected a non-negative element count");
+    p.offload.min_tensor_elements = *o.min_offloaded_tensor_size;
   }
   p.distributed_optimizer = o.dist_opt;
   if (o.dist_opt_instances < 1 || o.dist_opt_instances > 1000000)

@@ -1,5 +1,7 @@
 #include "cli/report.h"
 
+#include <string_view>
+
 #include <fmt/format.h>
 
 namespace strata {
@@ -46,7 +48,12 @@ std::string prediction_report(const Job& job, const Prediction& pred) {
                                                    {"stage imbalance (idle)", b.imbalance_s},
                                                    {"DP comm (exposed)", b.dp_comm_s}, {"optimizer step", b.optimizer_s},
                                                    {"step overhead (host)", b.step_overhead_s}};
-  for (const auto& [name, t] : parts) out += fmt::format("  {:<22} {:9.3f} s {:6.1f}%\n", name, t, pct(t));
+  for (const auto& [name, t] : parts) {
+    out += fmt::format("  {:<22} {:9.3f} s {:6.1f}%\n", name, t, pct(t));
+    // Only plans that offload activations wait for the copies: the line stays out of the others.
+    if (std::string_view(name) == "layer host (exposed)" && b.offload_s > 0)
+      out += fmt::format("  {:<22} {:9.3f} s {:6.1f}%\n", "act. offload (exposed)", b.offload_s, pct(b.offload_s));
+  }
   out += "stages:\n  stage layers  fwd/mb(ms)  bwd/mb(ms)  busy(s)  in-flight  memory(GiB)\n";
   for (const auto& s : pred.stages)
     out += fmt::format("  {:5} {:6} {:11.2f} {:11.2f} {:8.2f} {:10} {:12.1f}\n", s.stage, s.layers, 1e3 * s.forward_s,

@@ -66,7 +66,7 @@ nlohmann::json chrome_trace(const Job& job, const Prediction& pred, const std::v
   // breakdown; per layer these are the same on every stage).
   const TimeBreakdown& b = pred.breakdown;
   const double comm = b.tp_comm_s + b.cp_comm_s + b.ep_comm_s;
-  const double work = b.compute_s + b.recompute_s + comm + b.host_s;
+  const double work = b.compute_s + b.recompute_s + comm + b.host_s + b.offload_s;
   const double comm_share = work > 0 ? comm / work : 0;
 
   std::vector<double> stage_end(p.pp, 0);

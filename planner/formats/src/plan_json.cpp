@@ -66,6 +66,8 @@ nlohmann::json plan_to_json(const Job& job, const Prediction& prediction) {
           {"prediction", prediction_to_json(prediction)},
           {"launch", launch_to_json(megatron_launch(job, prediction.feasible, prediction.reason))}};
   if (p.recompute.granularity == RecomputeGranularity::selective) j["recompute"]["modules"] = recompute_module_names(p.recompute.modules);
+  if (p.offload.modules != 0)
+    j["activation_offload"] = {{"modules", offload_module_names(p.offload.modules)}, {"min_tensor_elements", p.offload.min_tensor_elements}};
   if (p.vpp > 1) {
     // The micro-batch group the schedule ran with, where it is not Megatron-Core's default pp.
     const std::int64_t group = interleaved_microbatch_group(p, job.num_micro_batches());
@@ -129,6 +131,7 @@ std::string prediction_defect(const Prediction& p) {
       {"memory_capacity_GiB", p.memory_capacity_GiB}, {"breakdown/compute_s", p.breakdown.compute_s},
       {"breakdown/recompute_s", p.breakdown.recompute_s}, {"breakdown/tp_comm_s", p.breakdown.tp_comm_s},
       {"breakdown/ep_comm_s", p.breakdown.ep_comm_s}, {"breakdown/host_s", p.breakdown.host_s},
+      {"breakdown/offload_s", p.breakdown.offload_s},
       {"breakdown/cp_comm_s", p.breakdown.cp_comm_s}, {"breakdown/pp_comm_s", p.breakdown.pp_comm_s},
       {"breakdown/dp_comm_s", p.breakdown.dp_comm_s}, {"breakdown/bubble_s", p.breakdown.bubble_s},
       {"breakdown/imbalance_s", p.breakdown.imbalance_s},
@@ -152,7 +155,7 @@ std::string prediction_defect(const Prediction& p) {
 Job plan_from_json(const nlohmann::json& j, const std::string& where) {
   JsonReader r(j, where);
   r.reject_unknown_keys({"schema_version", "model", "gpu", "cluster", "num_gpus", "training", "runtime", "parallel",
-                         "recompute", "stages", "stage_chunks", "calibration", "prediction", "launch", "search",
+                         "recompute", "activation_offload", "stages", "stage_chunks", "calibration", "prediction", "launch", "search",
                          "sensitivity", "megatron_launch"});
   const std::int64_t version = r.get_int("schema_version", 1, 1000);
   if (version != kPlanSchemaVersion)
@@ -313,6 +316,17 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
       if (!modules) rc.fail("modules", "expected a list of core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts");
       p.recompute.modules = *modules;
     }
+  }
+  if (r.has("activation_offload")) {
+    JsonReader off = r.child("activation_offload");
+    off.reject_unknown_keys({"modules", "min_tensor_elements"});
+    std::string names;
+    for (const auto& n : off.opt_string_list("modules")) names += n + " ";
+    const auto modules = offload_modules_from_string(names);
+    if (!modules)
+      off.fail("modules", "expected a non-empty list of attn_norm, qkv_linear, core_attn, attn_proj, mlp_norm, expert_fc1, moe_act, fused_group_mlp");
+    p.offload.modules = *modules;
+    if (off.has("min_tensor_elements")) p.offload.min_tensor_elements = off.get_int("min_tensor_elements", 0, std::int64_t{1} << 50);
   }
   if (r.has("stages")) {
     const auto& s = r.raw("stages");

@@ -469,6 +469,16 @@ std::vector<std::string> megatron_args(const Job& job) {
       }
       break;
   }
+  // Fine-grained activation offloading; the fused grouped MLP's group exists only on Transformer
+  // Engine's op-fuser path (TransformerConfig asks for use_transformer_engine_op_fuser).
+  if (p.offload.modules != 0) {
+    flag(a, "--fine-grained-activation-offloading");
+    a.push_back("--offload-modules");
+    for (const auto& name : offload_module_names(p.offload.modules)) a.push_back(name);
+    if (p.offload.min_tensor_elements != ActivationOffloadSpec{}.min_tensor_elements)
+      opt(a, "--min-offloaded-tensor-size", p.offload.min_tensor_elements);
+    if (p.offload.modules & kOffloadFusedGroupMlp) flag(a, "--use-transformer-engine-op-fuser");
+  }
   // Gradients are reduced over dp*cp, and a MoE model's expert gradients over the expert-data-
   // parallel group, which can be larger (tp*dp*cp / (ep*etp)): either makes the overlap flags count.
   const bool data_parallel = p.dp * p.cp > 1 || (job.model.moe && job.model.num_moe_layers() > 0 && p.expert_data_parallel() > 1);
@@ -599,6 +609,9 @@ LaunchPlan megatron_launch(const Job& job, bool feasible, const std::string& inf
   // A GPU of unknown architecture (0: not NVIDIA's) gets it too: Megatron's check asks for it
   // whenever the device does not report Blackwell or later, and it is harmless where unused.
   if ((p.tp > 1 || p.cp > 1) && !fsdp && arch < 10) l.env.emplace_back("CUDA_DEVICE_MAX_CONNECTIONS", "1");
+  // Megatron-LM asks for Transformer Engine's first CPU-offload implementation with fine-grained
+  // activation offloading (TE >= 2.10), which offloads activations and never weights.
+  if (p.offload.modules != 0) l.env.emplace_back("NVTE_CPU_OFFLOAD_V1", "1");
   return l;
 }
 

@@ -87,8 +87,10 @@ constexpr FlagSpec kFlags[] = {
     // Megatron-FSDP (ZeRO-2/3 in Megatron-LM), and PyTorch FSDP2 under Megatron.
     {"--use-megatron-fsdp", false}, {"--data-parallel-sharding-strategy", true}, {"--use-torch-fsdp2", false},
     {"--torch-fsdp2-no-reshard-after-forward", false},
-    // Activation offloading (noted, not costed).
-    {"--fine-grained-activation-offloading", false},
+    // Fine-grained activation offloading (Transformer Engine's op fuser only names the fused grouped
+    // MLP's offload group).
+    {"--fine-grained-activation-offloading", false}, {"--offload-modules", true}, {"--min-offloaded-tensor-size", true},
+    {"--use-transformer-engine-op-fuser", false},
     // Megatron-DeepSpeed.
     {"--deepspeed", false}, {"--zero-stage", true},
     // Hybrid models (read), model structure strata does not cost (refused) and runtime features it
@@ -193,7 +195,7 @@ class Flags {
       } else if (i + 1 < words.size() && !words[i + 1].starts_with("--")) {
         value = words[++i];
         // Megatron's list-valued flags (nargs='*') take every word up to the next flag.
-        if (name == "--recompute-modules" || name == "--cp-comm-type" || name == "--hierarchical-context-parallel-sizes" ||
+        if (name == "--recompute-modules" || name == "--offload-modules" || name == "--cp-comm-type" || name == "--hierarchical-context-parallel-sizes" ||
             name == "--cuda-graph-modules" || name == "--cuda-graph-scope")
           while (i + 1 < words.size() && !words[i + 1].starts_with("--") && !words[i + 1].ends_with(".py")) value += " " + words[++i];
       } else {
@@ -1020,12 +1022,25 @@ void read_optimizer(const Flags& f, const std::string& where, Precision precisio
   }
 }
 
-// Megatron flags that move memory off the GPU in ways strata does not cost: said, so a measured run
-// that fits where strata says it does not is not a surprise.
-void note_unmodelled_memory(const Flags& f, std::vector<std::string>& notes) {
-  if (f.has("--fine-grained-activation-offloading"))
-    notes.push_back("activation offloading to the host (--fine-grained-activation-offloading) is not modelled: "
-                    "strata keeps every activation on the GPU (memory over-estimated) and does not cost the copies");
+// Fine-grained activation offloading: the modules whose saved tensors go to the host, and the
+// smallest tensor that goes. Megatron-Core asserts a module list when the switch is on, and ignores
+// the list without it.
+void read_activation_offload(const Flags& f, const std::string& where, ParallelPlan& p, std::vector<std::string>& notes) {
+  const auto names = f.text("--offload-modules");
+  if (!f.has("--fine-grained-activation-offloading")) {
+    if (names) notes.push_back("--offload-modules without --fine-grained-activation-offloading offloads nothing (Megatron-Core reads it only with the switch)");
+    return;
+  }
+  if (!names) throw InputError(where, "--fine-grained-activation-offloading", "needs --offload-modules (Megatron-Core asserts a module list)");
+  const auto modules = offload_modules_from_string(*names);
+  if (!modules)
+    throw InputError(where, "--offload-modules",
+                     "expected attn_norm, qkv_linear, core_attn, attn_proj, mlp_norm, expert_fc1, moe_act or fused_group_mlp, found \"" +
+                         *names + "\" (strata does not model the others)");
+  p.offload.modules = *modules;
+  if (auto n = f.integer("--min-offloaded-tensor-size", 0, std::int64_t{1} << 50)) p.offload.min_tensor_elements = *n;
+  if ((p.offload.modules & kOffloadFusedGroupMlp) && !f.has("--use-transformer-engine-op-fuser"))
+    throw InputError(where, "--offload-modules", "fused_group_mlp needs --use-transformer-engine-op-fuser (Megatron-Core TransformerConfig)");
 }
 
 }  // namespace
@@ -1196,6 +1211,7 @@ MegatronLaunch read_megatron_launch(const std::string& text, const std::string& 
     p.microbatch_group = static_cast<int>(
         f.integer("--microbatch-group-size-per-virtual-pipeline-stage", 1, kMaxSimulatedChunks).value_or(p.pp));
   read_recompute(f, where, p, out.notes);
+  read_activation_offload(f, where, p, out.notes);
   p.distributed_optimizer = f.has("--use-distributed-optimizer");
   p.optimizer_instances = static_cast<int>(f.integer("--num-distributed-optimizer-instances", 1, kMaxParallel).value_or(1));
   if (f.has("--use-megatron-fsdp")) {
@@ -1248,7 +1264,6 @@ MegatronLaunch read_megatron_launch(const std::string& text, const std::string& 
   // (the main_grad buffer takes the parameters' dtype without --accumulate-allreduce-grads-in-fp32).
   rt.grad_reduce_in_bf16 = t.precision == Precision::fp16 ? !f.has("--accumulate-allreduce-grads-in-fp32") : f.has("--grad-reduce-in-bf16");
   read_optimizer(f, where, t.precision, t.optimizer, rt, out.notes);
-  note_unmodelled_memory(f, out.notes);
   if (auto cp = f.text("--cp-comm-type")) {
     // One type for every layer, or Megatron's per-layer list (nargs='+') when all its entries agree.
     const std::vector<std::string> types = split_words(*cp);
