@@ -665,8 +665,11 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
   mb.activations_GiB = act / kGiB;
   if (stage == p.pp - 1) {
     // fp16/bf16 logits kept for backward plus the fp32 softmax of the vocab-parallel cross entropy,
-    // once for the model's loss and once per MTP module's.
-    mb.logits_GiB = (1 + mtp) * (eb + 4.0) * tokens * static_cast<double>(padded_vocab_size(job)) / p.tp / kGiB;
+    // once for the model's loss and once per MTP module's. Transformer Engine's single-pass kernel
+    // (Megatron --cross-entropy-fusion-impl te: parallel_cross_entropy on the 16-bit logits) writes
+    // the gradient over the logits in place and saves that tensor alone: no fp32 copy.
+    const double per_logit = resolved_cross_entropy(job.runtime) == CrossEntropyKernel::single_pass ? eb : eb + 4.0;
+    mb.logits_GiB = (1 + mtp) * per_logit * tokens * static_cast<double>(padded_vocab_size(job)) / p.tp / kGiB;
   }
   const double context = job.runtime.lazy_module_loading ? kLazyContextGiB : kEagerContextGiB;
   mb.outside_allocator_GiB = context + kNcclCommunicatorGiB * nccl_communicators(job, stage);

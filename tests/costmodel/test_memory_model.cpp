@@ -338,6 +338,12 @@ TEST_CASE("stage_memory") {
     // V = 51200: GPT-2's 50257 rows padded to a multiple of 128 * tp by Megatron.
     CHECK(last.logits_GiB * kGiB == doctest::Approx(6.0 * 2048 * 51200 / 8).epsilon(1e-12));
     CHECK(stage_memory(job, 0, layers, 1).activations_GiB > mid.activations_GiB);
+    // Transformer Engine's single-pass cross entropy overwrites the 16-bit logits with their
+    // gradient and saves them alone: 2 * s * b * V / t. Megatron's fused loss keeps the fp32 copy.
+    job.runtime.cross_entropy = CrossEntropyKernel::single_pass;
+    CHECK(stage_memory(job, job.plan.pp - 1, layers, 1).logits_GiB * kGiB == doctest::Approx(2.0 * 2048 * 51200 / 8).epsilon(1e-12));
+    job.runtime.cross_entropy = CrossEntropyKernel::jit_fused;
+    CHECK(stage_memory(job, job.plan.pp - 1, layers, 1).logits_GiB == last.logits_GiB);
   }
 }
 
