@@ -23,7 +23,7 @@ namespace strata::test {
 
 // Every part of the critical stage's breakdown; a prediction's adds up to its iteration time.
 inline double breakdown_sum(const TimeBreakdown& b) {
-  return b.compute_s + b.recompute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s + b.host_s + b.pp_comm_s + b.dp_comm_s +
+  return b.compute_s + b.recompute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s + b.host_s + b.offload_s + b.pp_comm_s + b.dp_comm_s +
          b.bubble_s + b.imbalance_s + b.optimizer_s + b.step_overhead_s;
 }
 

@@ -203,8 +203,8 @@ ParamSplit mtp_param_split(const Job& job, int stage) {
       layer.expert += part.expert;
     }
   }
-  out.dense = m.mtp_layers * (layer.dense + m.mtp_head_params() / p.tp);
-  out.expert = m.mtp_layers * layer.expert;
+  out.dense = m.mtp_weight_copies() * (layer.dense + m.mtp_head_params() / p.tp);
+  out.expert = m.mtp_weight_copies() * layer.expert;
   return out;
 }
 

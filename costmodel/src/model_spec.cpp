@@ -503,7 +503,10 @@ void read_layer_recipe(const HfConfig& c, ModelSpec& m) {
                               " (strata knows GELU, SiLU/SwiGLU, squared ReLU and GPT-OSS's clamped GeGLU)");
   }
   const bool layernorm_family = one_of(type, {"gpt2", "gpt_neox", "falcon", "bloom", "mpt", "gptj", "opt", "phi", "gpt_bigcode", "stablelm"});
-  m.normalization = (r.has("rms_norm_eps") || (llama_like && !layernorm_family)) ? Normalization::rmsnorm : Normalization::layernorm;
+  // Nemotron-H's norms are RMSNorms whatever its epsilon key is called (HF NemotronHRMSNorm; Megatron-
+  // Bridge's hybrid provider normalization "RMSNorm"): Nemotron 3's files name it layer_norm_epsilon.
+  m.normalization = (r.has("rms_norm_eps") || (llama_like && !layernorm_family) || type == "nemotron_h") ? Normalization::rmsnorm
+                                                                                                      : Normalization::layernorm;
   if (gemma) m.norm_epsilon = 1e-6;  // GemmaConfig, Gemma2Config and Gemma3TextConfig default rms_norm_eps
   for (const char* k : {"rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "layernorm_epsilon", "norm_eps", "norm_epsilon"})
     if (r.has(k) && r.raw(k).is_number()) { m.norm_epsilon = r.get_number(k); break; }
@@ -1228,7 +1231,7 @@ double ModelSpec::mtp_params() const {
   double layers = hybrid_mtp_pattern.empty() ? layer_params_at(num_layers - 1) : 0.0;
   if (!hybrid_mtp_pattern.empty())
     for (LayerKind kind : mtp_layer_kinds()) layers += kind_params(kind, moe ? moe->num_experts : 0);
-  return mtp_layers * (layers + mtp_head_params());
+  return mtp_weight_copies() * (layers + mtp_head_params());
 }
 
 double ModelSpec::embedding_params(std::int64_t seq_length) const {
@@ -1382,7 +1385,7 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
                          "attention_sinks", "glu_linear_offset",
                          "activation_clamp", "zero_centered_gamma", "rotary_base", "rotary_percent", "norm_epsilon",
                          "rope_scaling", "rope_scaling_parameters", "sliding_window", "sliding_window_pattern", "no_rope_layers", "attention_chunk_size", "mla",
-                         "dsa", "mtp_layers", "hybrid_pattern", "hybrid_mtp_pattern", "mamba", "gdn", "attention_output_gate",
+                         "dsa", "mtp_layers", "mtp_repeated_layer", "hybrid_pattern", "hybrid_mtp_pattern", "mamba", "gdn", "attention_output_gate",
                          "parameters"});
   ModelSpec m;
   m.name = r.get_string("name");
@@ -1440,6 +1443,9 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
   if (r.has("no_rope_layers")) m.no_rope_layers = read_pattern(r, "no_rope_layers", m.num_layers);
   m.attention_chunk_size = r.opt_int("attention_chunk_size", 0, kMaxDim * 64).value_or(0);
   m.mtp_layers = static_cast<int>(r.opt_int("mtp_layers", 0, kMaxMtpLayers).value_or(0));
+  m.mtp_repeated_layer = r.opt_bool("mtp_repeated_layer", false);
+  if (m.mtp_repeated_layer && m.mtp_layers == 0)
+    r.fail("mtp_repeated_layer", "a shared MTP module needs MTP layers (expected mtp_layers of 1 or more)");
   if (r.has("mla")) {
     JsonReader ar = r.child("mla");
     ar.reject_unknown_keys({"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"});
@@ -1549,6 +1555,7 @@ json model_to_json(const ModelSpec& m) {
   if (!m.no_rope_layers.empty()) j["no_rope_layers"] = m.no_rope_layers;
   if (m.attention_chunk_size > 0) j["attention_chunk_size"] = m.attention_chunk_size;
   if (m.mtp_layers > 0) j["mtp_layers"] = m.mtp_layers;
+  if (m.mtp_repeated_layer) j["mtp_repeated_layer"] = true;
   if (m.mla)
     j["mla"] = {{"q_lora_rank", m.mla->q_lora_rank}, {"kv_lora_rank", m.mla->kv_lora_rank}, {"qk_nope_head_dim", m.mla->qk_nope_head_dim},
                 {"qk_rope_head_dim", m.mla->qk_rope_head_dim}, {"v_head_dim", m.mla->v_head_dim}};

@@ -121,6 +121,11 @@ TEST_CASE("build_job") {
     CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--min-offloaded-tensor-size: only applies with --offload-modules") !=
           std::string::npos);
     o = sc21_options();
+    o.mtp_repeated_layer = true;  // GPT's SC21 shapes train no MTP module
+    CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--mtp-repeated-layer: the model trains no MTP module") != std::string::npos);
+    o.mtp_layers = 2;
+    CHECK(build_job(o, test::catalog()).model.mtp_repeated_layer);
+    o = sc21_options();
     o.mtp_layers = -1;
     CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--mtp-layers: expected 0..64") != std::string::npos);
   }

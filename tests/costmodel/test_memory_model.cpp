@@ -560,6 +560,31 @@ TEST_CASE("layer_activation_bytes: selective recompute modules keep less, each w
   CHECK(layer_activation_bytes(job, RecomputeGranularity::selective, moe) < scores_kept);
 }
 
+TEST_CASE("MTP depths sharing one module: the last stage holds its weights once, its activations per depth") {
+  Job job = test::workload("deepseek-v3", "dgx-h100-ndr", 1024, 4096);
+  job.plan = ParallelPlan{};
+  job.plan.tp = 2;
+  job.plan.pp = 16;
+  job.plan.ep = 64;
+  job.plan.dp = 32;
+  job.plan.sequence_parallel = true;
+  job.plan.distributed_optimizer = true;
+  job.model.mtp_layers = 2;
+  const int last = job.plan.pp - 1;
+  const ParamSplit own = mtp_param_split(job, last);
+  job.model.mtp_repeated_layer = true;
+  const ParamSplit shared = mtp_param_split(job, last);
+  CHECK(shared.dense == doctest::Approx(own.dense / 2).epsilon(1e-12));
+  CHECK(shared.expert == doctest::Approx(own.expert / 2).epsilon(1e-12));
+  CHECK(mtp_param_split(job, 0).total() == 0);
+  const Prediction p = predict(job);
+  job.model.mtp_repeated_layer = false;
+  const Prediction q = predict(job);
+  CHECK(p.stages[last].memory.weights_GiB < q.stages[last].memory.weights_GiB);
+  CHECK(p.stages[last].memory.activations_GiB == doctest::Approx(q.stages[last].memory.activations_GiB).epsilon(1e-12));
+  CHECK(p.stages[0].memory.total_GiB == doctest::Approx(q.stages[0].memory.total_GiB).epsilon(1e-12));
+}
+
 TEST_CASE("fine-grained activation offloading: what each module's saved tensors weigh, the size floor, the margin") {
   Job job = test::workload("qwen3-30b-a3b", "dgx-h100-ndr", 256, 4096);
   job.plan.ep = 8;

@@ -1197,6 +1197,7 @@ TEST_CASE("Hugging Face config.json: Nemotron-H hybrids (Mamba-2, attention, MLP
     CHECK(m.moe->router_score_function == "sigmoid");
     CHECK(m.moe->router_bias);
     CHECK(m.moe->layer_pattern.empty());
+    CHECK(m.normalization == Normalization::rmsnorm);  // NemotronHRMSNorm, though the file says layer_norm_epsilon
     CHECK(m.kv_channels == 128);  // head_dim 128 with 32 heads over 2688
     CHECK(m.position_embedding == PositionEmbedding::none);  // its rope_theta notwithstanding
     CHECK(m.layer_kind(1).moe);
@@ -1245,6 +1246,19 @@ TEST_CASE("Hugging Face config.json: Nemotron-H hybrids (Mamba-2, attention, MLP
     CHECK(m.total_params() == doctest::Approx(550e9).epsilon(0.01));
     CHECK(m.active_params() == doctest::Approx(55e9).epsilon(0.03));
     CHECK(model_from_json(model_to_json(m), "rt.json") == m);
+  }
+  SUBCASE("MTP depths sharing one module (mtp_use_repeated_layer): its weights once, in the model file too") {
+    ModelSpec m = hf_model("nemotron-3-ultra-550b-a55b");
+    m.mtp_layers = 2;
+    const double two = m.mtp_params();
+    m.mtp_repeated_layer = true;
+    CHECK(m.mtp_weight_copies() == 1);
+    CHECK(m.mtp_params() == doctest::Approx(two / 2).epsilon(1e-12));
+    CHECK(model_from_json(model_to_json(m), "rt.json") == m);
+    json j = model_to_json(m);
+    j["mtp_layers"] = 0;
+    CHECK(input_error([&] { model_from_json(j, "m.json"); }).find("/mtp_repeated_layer: a shared MTP module needs MTP layers") !=
+          std::string::npos);
   }
   SUBCASE("the list and the pattern say the same; the list wins; the MTP layers default to NemotronHConfig's") {
     json j = load_json_file(test::data_file("hf/nemotron-3-nano-30b-a3b.json"));

@@ -1553,6 +1553,7 @@ TEST_CASE("fine-grained activation offloading: copies the layer's own work hides
   const Prediction slow = predict(job);
   CHECK(slow.breakdown.offload_s > 0.05 * slow.iteration_time_s);
   CHECK(slow.iteration_time_s - kept.iteration_time_s == doctest::Approx(slow.breakdown.offload_s).epsilon(0.01));
+  CHECK(test::breakdown_sum(slow.breakdown) == doctest::Approx(slow.iteration_time_s).epsilon(1e-9));
   const double copy = job.model.num_layers * static_cast<double>(job.num_micro_batches()) *
                       layer_offloaded_bytes(job, RecomputeGranularity::none, LayerKind{true, false}) / (1e9 * 0.86);
   CHECK(slow.breakdown.offload_s < 2 * copy);

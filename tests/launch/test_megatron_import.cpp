@@ -728,6 +728,14 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
               "--recompute-modules: expected core_attn, moe_act, layernorm, mla_up_proj, mlp, moe or shared_experts"));
   }
 
+  SUBCASE("--mtp-use-repeated-layer: the MTP depths share one module") {
+    const std::string base = "--num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 128 --micro-batch-size 1 "
+                             "--vocab-size 100 --position-embedding-type rope ";
+    CHECK(read(base + "--mtp-num-layers 2 --mtp-use-repeated-layer").model.mtp_repeated_layer);
+    CHECK_FALSE(read(base + "--mtp-num-layers 2").model.mtp_repeated_layer);
+    CHECK_FALSE(read(base + "--mtp-use-repeated-layer").model.mtp_repeated_layer);  // no MTP module to share
+  }
+
   SUBCASE("fine-grained activation offloading: the modules, the smallest tensor, what Megatron asks with them") {
     const std::string base = "--num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 128 --micro-batch-size 1 "
                              "--vocab-size 100 ";

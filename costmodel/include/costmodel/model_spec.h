@@ -310,6 +310,12 @@ struct ModelSpec {
   // decoder layer of the last layer's kind and its own logits and loss through the shared output
   // layer, all on the last pipeline stage (Megatron-Core multi_token_prediction.py). 0 = none.
   int mtp_layers = 0;
+  // The MTP depths run one shared module, its weights once, computed mtp_layers times (Megatron-Core
+  // TransformerConfig.mtp_use_repeated_layer, --mtp-use-repeated-layer; Megatron-Bridge's Nemotron 3
+  // recipes train two depths so from a checkpoint's one).
+  bool mtp_repeated_layer = false;
+  // MTP modules that hold their own weights: 1 when the depths share one, else mtp_layers.
+  int mtp_weight_copies() const { return mtp_repeated_layer && mtp_layers > 0 ? 1 : mtp_layers; }
 
   std::int64_t head_dim() const { return kv_channels > 0 ? kv_channels : hidden_size / num_attention_heads; }
   std::int64_t kv_hidden() const { return head_dim() * num_query_groups; }

@@ -138,6 +138,8 @@ void add_workload_options(CLI::App& app, JobOptions& o) {
   app.add_option("--mtp-layers", o.mtp_layers,
                  "Multi-token prediction modules trained with the model (Megatron --mtp-num-layers; default: the model's, "
                  "e.g. 1 for DeepSeek-V3's num_nextn_predict_layers; 0 trains none)");
+  app.add_flag("--mtp-repeated-layer", o.mtp_repeated_layer,
+               "The MTP depths share one module's weights, computed once per depth (Megatron --mtp-use-repeated-layer)");
   app.add_flag("--moe-a2a-overlap", o.moe_a2a_overlap, "MoE: the expert-parallel all-to-all overlaps computation (Megatron --overlap-moe-expert-parallel-comm)");
   app.add_flag("--moe-allgather-dispatch", o.moe_allgather_dispatch,
                "MoE: Megatron's allgather token dispatcher (its default without --moe-token-dispatcher-type): the expert-parallel "
@@ -286,6 +288,12 @@ Job build_workload(const JobOptions& o, const Catalog& catalog) {
   if (o.mtp_layers) {
     if (*o.mtp_layers < 0 || *o.mtp_layers > 64) throw InputError(kCmd, "--mtp-layers", "expected 0..64 multi-token prediction modules");
     job.model.mtp_layers = *o.mtp_layers;
+    if (job.model.mtp_layers == 0) job.model.mtp_repeated_layer = false;
+  }
+  if (o.mtp_repeated_layer) {
+    if (job.model.mtp_layers == 0)
+      throw InputError(kCmd, "--mtp-repeated-layer", "the model trains no MTP module (give --mtp-layers N for N depths)");
+    job.model.mtp_repeated_layer = true;
   }
   const std::string precision = o.precision.empty() ? "bf16" : o.precision;
   auto prec = precision_from_string(lower(precision));
@@ -409,7 +417,7 @@ MegatronLaunch read_launch_file(const JobOptions& o, const Catalog& catalog) {
       {o.bf16_first_layers != 0, "--num-layers-at-start-in-bf16"}, {o.bf16_last_layers != 0, "--num-layers-at-end-in-bf16"}, {o.moe_capacity_factor != 0, "--moe-capacity-factor"},
       {o.moe_pad_to_capacity, "--moe-pad-to-capacity"}, {o.moe_rank_capacity_factor != 0, "--moe-rank-capacity-factor"},
       {o.moe_a2a_overlap, "--moe-a2a-overlap"}, {o.moe_token_dedup, "--moe-token-dedup"},
-      {o.moe_allgather_dispatch, "--moe-allgather-dispatch"}, {o.moe_grouped_gemm, "--moe-grouped-gemm"}, {o.mtp_layers.has_value(), "--mtp-layers"},
+      {o.moe_allgather_dispatch, "--moe-allgather-dispatch"}, {o.moe_grouped_gemm, "--moe-grouped-gemm"}, {o.mtp_layers.has_value(), "--mtp-layers"}, {o.mtp_repeated_layer, "--mtp-repeated-layer"},
       {!o.framework.empty(), "--framework"}, {o.no_flash_attention, "--no-flash-attention"},
       {!o.attention_kernel.empty(), "--attention-kernel"}, {!o.cross_entropy.empty(), "--cross-entropy"}, {o.tp_comm_overlap, "--tp-comm-overlap"}, {o.no_async_tp_allreduce, "--no-async-tp-allreduce"},
       {o.no_overlap_grad_reduce, "--no-overlap-grad-reduce"}, {o.no_overlap_param_gather, "--no-overlap-param-gather"}, {o.no_grad_accumulation_fusion, "--no-grad-accumulation-fusion"},

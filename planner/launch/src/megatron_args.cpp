@@ -229,6 +229,7 @@ void model_flags(std::vector<std::string>& a, const ModelSpec& m) {
     router_flags(a, e);
   }
   if (m.mtp_layers > 0) opt(a, "--mtp-num-layers", m.mtp_layers);
+  if (m.mtp_layers > 0 && m.mtp_repeated_layer) flag(a, "--mtp-use-repeated-layer");
 }
 
 // The pipeline split: Megatron's default even split when it equals strata's, else the flags that

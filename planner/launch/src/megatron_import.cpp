@@ -52,7 +52,7 @@ constexpr FlagSpec kFlags[] = {
     {"--moe-expert-rank-capacity-factor", true},
     {"--moe-token-dispatcher-type", true}, {"--moe-flex-dispatcher-backend", true}, {"--moe-enable-deepep", false},
     {"--overlap-moe-expert-parallel-comm", false}, {"--moe-router-force-load-balancing", false},
-    {"--moe-pad-expert-input-to-capacity", false}, {"--moe-grouped-gemm", false}, {"--mtp-num-layers", true},
+    {"--moe-pad-expert-input-to-capacity", false}, {"--moe-grouped-gemm", false}, {"--mtp-num-layers", true}, {"--mtp-use-repeated-layer", false},
     {"--moe-router-num-groups", true}, {"--moe-router-group-topk", true}, {"--moe-router-topk-scaling-factor", true},
     {"--moe-router-pre-softmax", false}, {"--quick-geglu", false}, {"--glu-linear-offset", true},
     {"--activation-func-clamp-value", true}, {"--qk-l2-norm", false}, {"--softmax-type", true}, {"--rope-scaling-factor", true}, {"--rotary-seq-len-interpolation-factor", true},
@@ -1150,6 +1150,9 @@ MegatronLaunch read_megatron_launch(const std::string& text, const std::string& 
   refuse_unmodelled_models(script, f, where);
 
   out.model = read_model(f, where, base, out.notes);
+  // The MTP depths sharing one module (TransformerConfig.mtp_use_repeated_layer): without MTP
+  // layers Megatron builds no module to share.
+  out.model.mtp_repeated_layer = f.has("--mtp-use-repeated-layer") && out.model.mtp_layers > 0;
   // A hybrid pattern's symbols, checked as a model file's are (one per layer, layers strata costs).
   if (out.model.hybrid()) validate_model(out.model, where, hybrid_pattern_flag_name(f));
 

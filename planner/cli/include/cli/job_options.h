@@ -65,6 +65,7 @@ struct JobOptions {
   bool moe_allgather_dispatch = false;
   // Multi-token prediction modules trained with the model (ModelSpec::mtp_layers); unset: the model's.
   std::optional<int> mtp_layers;
+  bool mtp_repeated_layer = false;  // the MTP depths share one module (ModelSpec::mtp_repeated_layer)
   // Plan flags (predict; plan uses them as constraints later).
   std::optional<int> tp, pp, dp, cp, ep, etp, vpp, mbs;
   std::optional<std::int64_t> microbatch_group;  // interleaved: micro-batches per group (Megatron-Core)
