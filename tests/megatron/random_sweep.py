@@ -96,6 +96,13 @@ def draw(rng, hf_configs):
         args += ["--moe-token-dedup"]
     if cp > 1 and rng.random() < 0.4:
         args += ["--cp-comm-type", rng.choice(["p2p", "a2a", "allgather", "a2a+p2p"])]
+    if rng.random() < 0.25:
+        # Fine-grained activation offloading: attention modules anywhere, the experts' where there are some.
+        modules = rng.choice([["core_attn"], ["core_attn", "attn_proj"], ["qkv_linear"], ["attn_norm", "mlp_norm"]] +
+                             ([["expert_fc1"], ["moe_act"], ["fused_group_mlp"]] if moe else []))
+        args += ["--offload-modules", ",".join(modules)]
+        if rng.random() < 0.3:
+            args += ["--min-offloaded-tensor-size", str(rng.choice([0, 1 << 20, 50_000_000]))]
     return args
 
 
