@@ -1070,6 +1070,26 @@ TEST_CASE("load_validation_runs: settings in any spelling a source uses (recipe 
     CHECK_FALSE(mamba[0].job);
     CHECK(mamba[0].error.find("/notes (cuda_graph_scope): expected CUDA graph modules") != std::string::npos);
   }
+  SUBCASE("fine-grained activation offloading and shared MTP depths, as recipe knobs") {
+    const ValidationRun off = deepseek_with_notes(
+        "knobs {\"fine_grained_activation_offloading\": true, \"offload_modules\": [\"core_attn\", \"attn_proj\"], "
+        "\"min_offloaded_tensor_size\": 350_000_000, \"mtp_num_layers\": 2, \"mtp_use_repeated_layer\": true}");
+    REQUIRE(off.job);
+    CHECK(off.job->plan.offload.modules == (kOffloadCoreAttn | kOffloadAttnProj));
+    CHECK(off.job->plan.offload.min_tensor_elements == 350000000);
+    CHECK(off.job->model.mtp_layers == 2);  // over the config's one
+    CHECK(off.job->model.mtp_repeated_layer);
+    CHECK(any_contains(off.assumptions, "fine-grained activation offloading of core_attn, attn_proj"));
+    CHECK(any_contains(off.assumptions, "2 MTP depth(s) from the recipe"));
+    // The module list alone, as Megatron-Core reads it without the switch, offloads nothing.
+    CHECK(deepseek_with_notes("knobs {\"offload_modules\": [\"core_attn\"]}").job->plan.offload.modules == 0);
+    const auto bad = load_validation_runs(
+        nlohmann::json::array({deepseek_record("knobs {\"fine_grained_activation_offloading\": true, \"offload_modules\": []}")}),
+        "runs.json", test::catalog());
+    REQUIRE(bad.size() == 1);
+    CHECK_FALSE(bad[0].job);
+    CHECK(bad[0].error.find("/notes (offload_modules): fine_grained_activation_offloading needs offload_modules") != std::string::npos);
+  }
   SUBCASE("a negated phrase is not the phrase") {
     CHECK(deepseek_with_notes("routing is force-balanced").job->runtime.moe_load_imbalance == 1.0);
     const ValidationRun real = deepseek_with_notes("routing is not force-balanced (aux-loss balancing)");

@@ -488,6 +488,32 @@ void read_communication_options(const std::string& stated, const std::string& wh
 
 }  // namespace
 
+// Megatron-Core's fine-grained activation offloading, as recipe knobs (Megatron-Bridge:
+// "fine_grained_activation_offloading": true, "offload_modules": ["core_attn", "attn_proj"],
+// "min_offloaded_tensor_size": 350000000) or Megatron's flags.
+void read_activation_offload(const std::string& stated, const std::string& where, ParallelPlan& p, std::vector<std::string>& as) {
+  if (!knob_bool(stated, "fine_grained_activation_offloading").value_or(false)) return;
+  auto module = [](const std::string& w) { return offload_modules_from_string(w).has_value(); };
+  const std::optional<std::string> names = knob_list(stated, "offload_modules", module);
+  const auto modules = offload_modules_from_string(names.value_or(""));
+  if (!modules)
+    throw InputError(where, "/notes (offload_modules)",
+                     "fine_grained_activation_offloading needs offload_modules among attn_norm, qkv_linear, core_attn, attn_proj, "
+                     "mlp_norm, expert_fc1, moe_act, fused_group_mlp; found \"" + names.value_or("") + "\"");
+  p.offload.modules = *modules;
+  if (auto n = knob_string(stated, "min_offloaded_tensor_size")) {
+    // An element count, Python's digit separators allowed (350_000_000).
+    std::string digits;
+    for (char c : *n)
+      if (c != '_') digits += c;
+    if (digits.empty() || digits.size() > 15 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      throw InputError(where, "/notes (min_offloaded_tensor_size)", "expected a whole number of elements, found \"" + *n + "\"");
+    p.offload.min_tensor_elements = std::stoll(digits);
+  }
+  as.push_back(fmt::format("fine-grained activation offloading of {} from the recipe knobs (tensors of {} elements and more)",
+                           fmt::join(offload_module_names(*modules), ", "), p.offload.min_tensor_elements));
+}
+
 void read_runtime(const nlohmann::json& r, const std::string& where, Job& job, ValidationRun& run) {
   std::vector<std::string>& as = run.assumptions;
   const std::string fwtext = text_of(r, "framework");
@@ -513,6 +539,7 @@ void read_runtime(const nlohmann::json& r, const std::string& where, Job& job, V
                              "not need",
                              *layers));
   read_cuda_graphs(stated, where, job, as);
+  read_activation_offload(stated, where, job.plan, as);
 }
 
 }  // namespace strata::record

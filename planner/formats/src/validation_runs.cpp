@@ -223,6 +223,21 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   // pipeline_model_parallel_layout), e.g. DeepSeek-V3's "Et|(tt|)*30mL": it sets vpp and each
   // rank's layers.
   const std::string knobs = text_of(r, "notes");
+  // The recipe's MTP depth (Megatron-Bridge's mtp_num_layers knob, Megatron's --mtp-num-layers)
+  // over the config's, and whether its depths share one module (mtp_use_repeated_layer): before
+  // the pipeline split, which counts MTP layers.
+  if (auto depth = knob_int(knobs, "mtp_num_layers"); depth && *depth >= 0 && *depth <= 64 && *depth != m.mtp_layers) {
+    as.push_back(fmt::format("{} MTP depth(s) from the recipe (mtp_num_layers) over the model config's {}", *depth, m.mtp_layers));
+    m.mtp_layers = *depth;
+    // A hybrid model's MTP modules run their own layers: NemotronHConfig's default, attention then
+    // the model's MLP kind, where the config gave none.
+    if (m.mtp_layers == 0) m.hybrid_mtp_pattern.clear();
+    else if (!m.hybrid_pattern.empty() && m.hybrid_mtp_pattern.empty()) m.hybrid_mtp_pattern = m.moe ? "*E" : "*-";
+  }
+  if (knob_bool(knobs, "mtp_use_repeated_layer").value_or(false) && m.mtp_layers > 0) {
+    m.mtp_repeated_layer = true;
+    as.push_back("the MTP depths share one module (mtp_use_repeated_layer): its weights counted once");
+  }
   auto layout = knob_string(knobs, "pp_layout");
   if (!layout) layout = knob_string(knobs, "pipeline_model_parallel_layout");
   if (layout && p.pp > 1) {
