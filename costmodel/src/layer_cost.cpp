@@ -9,14 +9,6 @@
 
 namespace strata {
 
-namespace {
-// Of a PCIe Gen5 x16 link's 64 GB/s per direction, what a bulk copy carries: 128b/130b encoding
-// (0.985), 256-byte TLP payloads behind ~24 bytes of header, framing and CRC (0.91), and the
-// link's flow-control and acknowledgement packets (~0.96): 0.86, about 55 GB/s. Protocol
-// arithmetic, not a measurement; taken for NVLink-C2C too.
-constexpr double kHostLinkEfficiency = 0.86;
-}  // namespace
-
 LayerShape micro_batch_shape(const Job& job) {
   const ModelSpec& m = job.model;
   const ParallelPlan& p = job.plan;

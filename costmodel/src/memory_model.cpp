@@ -505,6 +505,21 @@ void LayerActivationBytes::compute(int gi, int ki, RecomputeGranularity g, Layer
   known_[gi][ki] = true;
 }
 
+CpuOffloadBytes cpu_offloaded_bytes(const Job& job) {
+  CpuOffloadBytes out;
+  const int n = std::min(job.plan.cpu_offload_layers, job.model.num_layers);
+  if (n <= 0) return out;
+  // Megatron runs it with pp 1 (check_plan): the model's first n layers, in order.
+  int seen = 0;
+  for_each_stage_layer(job, 0, job.model.num_layers, [&](int, LayerKind kind) {
+    if (seen++ >= n) return;
+    const double bytes = layer_activation_bytes(job, RecomputeGranularity::none, kind);
+    out.total += bytes;
+    out.largest_layer = std::max(out.largest_layer, bytes);
+  });
+  return out;
+}
+
 MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_flight_chunks) {
   LayerActivationBytes layer_bytes(job);
   return stage_memory(job, stage, layers, peak_in_flight_chunks, stage_param_split(job, stage, layers), layer_bytes);
@@ -622,6 +637,13 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
   // time: Megatron keeps the last offload group of each module of the step's last layer on the GPU
   // so that the first backward does not wait for its reload (the "offload margin" of
   // fine_grained_activation_offload.py), and reloads each layer's just before its backward.
+  // Layer-level CPU offloading: the first layers' activations of every micro-batch in flight live
+  // on the host, but for the layer being reloaded for its backward (Transformer Engine's offload
+  // handler reloads a layer ahead of its backward).
+  if (p.cpu_offload_layers > 0 && p.pp == 1) {
+    const CpuOffloadBytes off = cpu_offloaded_bytes(job);
+    act = std::max(0.0, act - peak_in_flight_chunks * off.total) + off.largest_layer;
+  }
   if (p.offload.modules != 0 && n_full < layers) {
     double margin = 0;
     if (uniform_layers(job)) margin = layer_offloaded_bytes(job, kept, layer_kind(job, 0));

@@ -286,6 +286,17 @@ std::string check_plan(const Job& job) {
     if ((mods & kRecomputeMoe) && job.runtime.moe_a2a_overlap && p.ep > 1)
       return "recomputing whole MoE blocks excludes overlapping the MoE all-to-all (Megatron-Core TransformerConfig)";
   }
+  if (p.cpu_offload_layers != 0) {
+    // Megatron-Core TransformerConfig's checks of layer-level CPU offloading.
+    if (job.runtime.framework != Framework::megatron) return "layer-level CPU offloading is Megatron-Core's (--framework megatron)";
+    if (p.cpu_offload_layers < 0 || p.cpu_offload_layers >= m.num_layers)
+      return fmt::format("CPU offloading can be done only for fewer layers than the model's {} (found {})", m.num_layers, p.cpu_offload_layers);
+    if (p.pp > 1) return "Megatron-Core has no support for pipeline parallelism with CPU offloading";
+    if (p.recompute.granularity != RecomputeGranularity::none) return "CPU offloading does not work when activation recomputation is enabled (Megatron-Core)";
+    if (p.offload.modules != 0) return "fine-grained activation offloading cannot be enabled with CPU offloading (Megatron-Core)";
+    if (job.runtime.cuda_graph_modules != 0 && !(job.runtime.cuda_graph_modules & kCudaGraphFullIteration))
+      return "CUDA graphs are not supported with CPU offloading, but for a full-iteration graph (Megatron-Core)";
+  }
   if (const unsigned off = p.offload.modules; off != 0) {
     // Megatron-Core's fine-grained activation offloading and TransformerConfig's checks of it.
     if (job.runtime.framework != Framework::megatron) return "fine-grained activation offloading is Megatron-Core's (--framework megatron)";

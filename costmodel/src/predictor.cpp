@@ -256,6 +256,17 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
       };
       if (uniform) add_layers(kind_costs.front().second, in_chunk);
       else for (int id = chunk_first[vs]; id < chunk_first[vs] + in_chunk; ++id) add_layers(cost_of(id), 1.0);
+      if (p.cpu_offload_layers > 0 && p.pp == 1) {
+        // Layer-level CPU offloading (Transformer Engine's offload handler): the first layers'
+        // activations go out on a side stream, each copy due by a later layer's end (its layer
+        // window map spreads them over the forward), and come back ahead of their backward: the
+        // pass waits only for what its own layers' work does not cover.
+        const double copy = cpu_offloaded_bytes(job).total / (cl.gpu.pcie_GBps * 1e9 * kHostLinkEfficiency);
+        const double fwd_wait = std::max(0.0, copy - f), bwd_wait = std::max(0.0, copy - b);
+        f += fwd_wait;
+        b += bwd_wait;
+        sc[s].offload += fwd_wait + bwd_wait;
+      }
       if (s == 0 && c == 0) { f += emb_fwd; b += emb_bwd; }
       if (s == p.pp - 1 && c == v - 1) {
         f += out_fwd + mtp.fwd;

@@ -121,6 +121,9 @@ TEST_CASE("build_job") {
     CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--min-offloaded-tensor-size: only applies with --offload-modules") !=
           std::string::npos);
     o = sc21_options();
+    o.cpu_offload_layers = -2;
+    CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--cpu-offload-layers: expected a non-negative layer count") != std::string::npos);
+    o = sc21_options();
     o.mtp_repeated_layer = true;  // GPT's SC21 shapes train no MTP module
     CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--mtp-repeated-layer: the model trains no MTP module") != std::string::npos);
     o.mtp_layers = 2;

@@ -1577,6 +1577,50 @@ TEST_CASE("fine-grained activation offloading: copies the layer's own work hides
   CHECK(contains(check_plan(job), "need a mixture-of-experts model"));
 }
 
+TEST_CASE("layer-level CPU offloading: the first layers' activations on the host, the copies hidden by the pass or waited for") {
+  Job job = test::workload("llama3-8b", "dgx-h100-ndr", 8, 8192);
+  job.calibration = test::catalog().calibration_or_default(job.cluster.gpu);
+  job.training.global_batch_size = 64;
+  job.plan.tp = 2;
+  job.plan.dp = 4;
+  job.plan.sequence_parallel = true;
+  job.plan.distributed_optimizer = true;
+  const Prediction kept = predict(job);
+  job.plan.cpu_offload_layers = 8;
+  REQUIRE(check_plan(job) == "");
+  const Prediction few = predict(job);
+  // Eight of the 32 layers' activations leave the GPU but the layer being reloaded.
+  const double layer = layer_activation_bytes(job, RecomputeGranularity::none, LayerKind{});
+  CHECK(cpu_offloaded_bytes(job).total == doctest::Approx(8 * layer).epsilon(1e-12));
+  CHECK((kept.stages[0].memory.activations_GiB - few.stages[0].memory.activations_GiB) * 1024.0 * 1024 * 1024 ==
+        doctest::Approx(7 * layer).epsilon(1e-9));
+  // Their copies (~4 GB each way per micro-batch at ~55 GB/s) hide behind the 32 layers' pass; 30
+  // layers' do not, and the pass waits for the rest.
+  CHECK(few.breakdown.offload_s == 0);
+  CHECK(few.iteration_time_s == doctest::Approx(kept.iteration_time_s).epsilon(1e-12));
+  job.plan.cpu_offload_layers = 30;
+  const Prediction most = predict(job);
+  CHECK(most.breakdown.offload_s > 0);
+  CHECK(most.iteration_time_s - kept.iteration_time_s == doctest::Approx(most.breakdown.offload_s).epsilon(0.01));
+  CHECK(test::breakdown_sum(most.breakdown) == doctest::Approx(most.iteration_time_s).epsilon(1e-9));
+  // Megatron-Core's rules.
+  job.plan.cpu_offload_layers = 32;
+  CHECK(contains(check_plan(job), "fewer layers than the model's 32"));
+  job.plan.cpu_offload_layers = 8;
+  job.plan.recompute.granularity = RecomputeGranularity::selective;
+  CHECK(contains(check_plan(job), "does not work when activation recomputation is enabled"));
+  job.plan.recompute = RecomputeSpec{};
+  job.plan.offload.modules = kOffloadCoreAttn;
+  CHECK(contains(check_plan(job), "fine-grained activation offloading cannot be enabled with CPU offloading"));
+  job.plan.offload.modules = 0;
+  job.runtime.cuda_graph_modules = kCudaGraphAttn;
+  CHECK(contains(check_plan(job), "CUDA graphs are not supported with CPU offloading"));
+  job.runtime.cuda_graph_modules = 0;
+  job.plan.pp = 2;
+  job.plan.dp = 2;
+  CHECK(contains(check_plan(job), "no support for pipeline parallelism with CPU offloading"));
+}
+
 TEST_SUITE("costmodel") {
 TEST_CASE("MFU is against the peak of the format the GEMMs run in: fp4's for NVFP4, fp8's for MXFP8") {
   Job job = test::workload("llama3-8b", "dgx-b200", 64, 4096);

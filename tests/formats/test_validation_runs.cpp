@@ -1020,7 +1020,7 @@ TEST_CASE("load_validation_runs: settings in any spelling a source uses (recipe 
     const ValidationRun knob = deepseek_with_notes(
         "knobs {\"use_megatron_fsdp\": true, \"data_parallel_sharding_strategy\": \"optim_grads\", \"cpu_offloading_num_layers\": 30}");
     CHECK(knob.job->plan.zero_stage == 2);
-    CHECK(any_contains(knob.assumptions, "activation offloading to the host (30 layers"));
+    CHECK(any_contains(knob.assumptions, "layer-level CPU offloading of the first 30 layers"));
     CHECK(deepseek_with_notes("knobs {\"use_megatron_fsdp\": true, \"data_parallel_sharding_strategy\": \"optim\"}")
               .job->plan.distributed_optimizer);
     const ValidationRun unsharded = deepseek_with_notes("knobs {\"use_megatron_fsdp\": true, \"data_parallel_sharding_strategy\": \"no_shard\"}");
@@ -1081,6 +1081,11 @@ TEST_CASE("load_validation_runs: settings in any spelling a source uses (recipe 
     CHECK(off.job->model.mtp_repeated_layer);
     CHECK(any_contains(off.assumptions, "fine-grained activation offloading of core_attn, attn_proj"));
     CHECK(any_contains(off.assumptions, "2 MTP depth(s) from the recipe"));
+    // Layer-level CPU offloading (Megatron-Bridge's Llama 3 recipes on Blackwell).
+    const ValidationRun layers = deepseek_with_notes("knobs {\"cpu_offloading\": true, \"cpu_offloading_num_layers\": 5}");
+    CHECK(layers.job->plan.cpu_offload_layers == 5);
+    CHECK(any_contains(layers.assumptions, "layer-level CPU offloading of the first 5 layers"));
+    CHECK(deepseek_with_notes("knobs {\"cpu_offloading\": false, \"cpu_offloading_num_layers\": 5}").job->plan.cpu_offload_layers == 0);
     // The module list alone, as Megatron-Core reads it without the switch, offloads nothing.
     CHECK(deepseek_with_notes("knobs {\"offload_modules\": [\"core_attn\"]}").job->plan.offload.modules == 0);
     const auto bad = load_validation_runs(

@@ -728,6 +728,13 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
               "--recompute-modules: expected core_attn, moe_act, layernorm, mla_up_proj, mlp, moe or shared_experts"));
   }
 
+  SUBCASE("--cpu-offloading-num-layers: layer-level CPU offloading of the first layers") {
+    const std::string base = "--num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 128 --micro-batch-size 1 "
+                             "--vocab-size 100 ";
+    CHECK(read(base + "--cpu-offloading-num-layers 3").plan.cpu_offload_layers == 3);
+    CHECK(read(base).plan.cpu_offload_layers == 0);
+  }
+
   SUBCASE("--mtp-use-repeated-layer: the MTP depths share one module") {
     const std::string base = "--num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 128 --micro-batch-size 1 "
                              "--vocab-size 100 --position-embedding-type rope ";

@@ -118,6 +118,11 @@ struct ParallelPlan {
   int micro_batch_size = 1;
   RecomputeSpec recompute;
   ActivationOffloadSpec offload;
+  // Megatron-Core's layer-level CPU offloading (--cpu-offloading-num-layers; Transformer Engine's
+  // get_cpu_offload_context): every activation the first this-many decoder layers save goes to
+  // host memory in forward and comes back in backward. Megatron allows it with pp 1 and no
+  // recompute only. 0: none.
+  int cpu_offload_layers = 0;
   int zero_stage = 0;                  // DeepSpeed/FSDP style sharding of optimizer (1), grads (2), params (3)
   bool distributed_optimizer = false;  // Megatron's --use-distributed-optimizer (ZeRO-1 with fp32 grads)
   // Copies of the distributed optimizer (Megatron --num-distributed-optimizer-instances): each

@@ -56,6 +56,14 @@ double layer_activation_bytes(const Job& job, RecomputeGranularity g, LayerKind 
 // that are at least the plan's minimum size. layer_activation_bytes leaves them out already.
 double layer_offloaded_bytes(const Job& job, RecomputeGranularity g, LayerKind kind);
 
+// Layer-level CPU offloading (ParallelPlan::cpu_offload_layers): what the first cpu_offload_layers
+// decoder layers save for backward, one micro-batch on one GPU, all of it on the host; and the
+// largest of those layers, the reload buffer that is back on the GPU for that layer's backward.
+struct CpuOffloadBytes {
+  double total = 0, largest_layer = 0;
+};
+CpuOffloadBytes cpu_offloaded_bytes(const Job& job);
+
 // Token-expert pairs the busiest GPU's local experts process for `tokens` tokens of its micro-batch
 // (see the formula's comment); 0 for a dense model.
 double moe_tokens_per_gpu(const Job& job, double tokens);

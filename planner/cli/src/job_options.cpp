@@ -183,6 +183,9 @@ void add_plan_options(CLI::App& app, JobOptions& o) {
   app.add_option("--min-offloaded-tensor-size", o.min_offloaded_tensor_size,
                  "With --offload-modules: tensors of fewer elements stay on the GPU (Megatron --min-offloaded-tensor-size; "
                  "default 1048576)");
+  app.add_option("--cpu-offload-layers", o.cpu_offload_layers,
+                 "Layer-level CPU offloading: every activation of the first N decoder layers goes to host memory in forward "
+                 "and comes back in backward (Megatron --cpu-offloading-num-layers; pp 1 and no recompute only)");
   app.add_flag("--dist-opt", o.dist_opt, "Megatron distributed optimizer");
   app.add_option("--dist-opt-instances", o.dist_opt_instances,
                  "With --dist-opt: copies of the distributed optimizer, each sharding over dp*cp/N ranks and all-reducing its "
@@ -425,7 +428,7 @@ MegatronLaunch read_launch_file(const JobOptions& o, const Catalog& catalog) {
       {o.dp.has_value(), "--dp"}, {o.cp.has_value(), "--cp"}, {o.ep.has_value(), "--ep"}, {o.etp.has_value(), "--etp"}, {o.vpp.has_value(), "--vpp"},
       {o.microbatch_group.has_value(), "--microbatch-group"}, {o.mbs.has_value(), "--mbs"}, {o.sp, "--sp"}, {!o.recompute.empty(), "--recompute"},
       {o.recompute_layers.has_value(), "--recompute-layers"}, {!o.recompute_modules.empty(), "--recompute-modules"},
-      {!o.offload_modules.empty(), "--offload-modules"}, {o.min_offloaded_tensor_size.has_value(), "--min-offloaded-tensor-size"},
+      {!o.offload_modules.empty(), "--offload-modules"}, {o.cpu_offload_layers != 0, "--cpu-offload-layers"}, {o.min_offloaded_tensor_size.has_value(), "--min-offloaded-tensor-size"},
       {o.dist_opt, "--dist-opt"}, {o.dist_opt_instances != 1, "--dist-opt-instances"},
       {o.outer_dp_sharding != "no_shard", "--outer-dp-sharding-strategy"}, {o.zero != 0, "--zero"},
       {!o.stage_layers.empty(), "--stage-layers"}, {!o.pipeline_layout.empty(), "--pipeline-layout"}};
@@ -580,6 +583,8 @@ Job build_job(const JobOptions& o, const Catalog& catalog, std::vector<std::stri
     if (*o.min_offloaded_tensor_size < 0) throw InputError(kCmd, "--min-offloaded-tensor-size", "expected a non-negative element count");
     p.offload.min_tensor_elements = *o.min_offloaded_tensor_size;
   }
+  if (o.cpu_offload_layers < 0) throw InputError(kCmd, "--cpu-offload-layers", "expected a non-negative layer count");
+  p.cpu_offload_layers = o.cpu_offload_layers;
   p.distributed_optimizer = o.dist_opt;
   if (o.dist_opt_instances < 1 || o.dist_opt_instances > 1000000)
     throw InputError(kCmd, "--dist-opt-instances", "expected 1..1000000 copies of the distributed optimizer");

@@ -66,6 +66,7 @@ nlohmann::json plan_to_json(const Job& job, const Prediction& prediction) {
           {"prediction", prediction_to_json(prediction)},
           {"launch", launch_to_json(megatron_launch(job, prediction.feasible, prediction.reason))}};
   if (p.recompute.granularity == RecomputeGranularity::selective) j["recompute"]["modules"] = recompute_module_names(p.recompute.modules);
+  if (p.cpu_offload_layers > 0) j["parallel"]["cpu_offload_layers"] = p.cpu_offload_layers;
   if (p.offload.modules != 0)
     j["activation_offload"] = {{"modules", offload_module_names(p.offload.modules)}, {"min_tensor_elements", p.offload.min_tensor_elements}};
   if (p.vpp > 1) {
@@ -280,7 +281,7 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
   JsonReader pr = r.child("parallel");
   pr.reject_unknown_keys({"tp", "pp", "dp", "cp", "ep", "etp", "sequence_parallel", "vpp", "microbatch_group_size_per_vp_stage",
                           "micro_batch_size", "zero_stage", "distributed_optimizer", "distributed_optimizer_instances",
-                          "outer_dp_sharding_strategy"});
+                          "outer_dp_sharding_strategy", "cpu_offload_layers"});
   ParallelPlan& p = job.plan;
   constexpr std::int64_t kMax = 1000000;
   p.tp = static_cast<int>(pr.get_int("tp", 1, kMax));
@@ -295,6 +296,7 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
   p.micro_batch_size = static_cast<int>(pr.get_int("micro_batch_size", 1, kMax));
   p.zero_stage = static_cast<int>(pr.opt_int("zero_stage", 0, 3).value_or(0));
   p.distributed_optimizer = pr.opt_bool("distributed_optimizer", false);
+  p.cpu_offload_layers = static_cast<int>(pr.opt_int("cpu_offload_layers", 0, kMax).value_or(0));
   if (pr.has("distributed_optimizer_instances")) p.optimizer_instances = static_cast<int>(pr.get_int("distributed_optimizer_instances", 1, kMax));
   if (pr.has("outer_dp_sharding_strategy")) {
     const std::string outer = pr.get_string("outer_dp_sharding_strategy");

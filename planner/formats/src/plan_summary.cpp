@@ -18,6 +18,7 @@ std::string plan_summary(const ParallelPlan& p) {
     s += fmt::format("({} layers/stage)", p.recompute.num_layers);
   if (p.recompute.granularity == RecomputeGranularity::selective && p.recompute.modules != kRecomputeCoreAttn)
     s += fmt::format("({})", fmt::join(recompute_module_names(p.recompute.modules), ","));
+  if (p.cpu_offload_layers > 0) s += fmt::format(" cpu-offload={}", p.cpu_offload_layers);
   if (p.offload.modules != 0) s += fmt::format(" offload=({})", fmt::join(offload_module_names(p.offload.modules), ","));
   if (p.distributed_optimizer) s += " dist-opt";
   if (p.distributed_optimizer && p.optimizer_instances > 1) s += "x" + std::to_string(p.optimizer_instances);  // copies of it

@@ -531,13 +531,16 @@ void read_runtime(const nlohmann::json& r, const std::string& where, Job& job, V
   read_communication_options(stated, where, fwtext, year, job, run);
   if (job.model.moe) apply_moe_runtime(r, job, as);
   apply_bridge_model_function(r, job, run, as);
-  // Activation offloading to the host, as a recipe knob (Megatron-Bridge cpu_offloading_num_layers)
-  // or Megatron's flag: not modelled, as `--megatron-args` says.
-  if (const auto layers = knob_int(stated, "cpu_offloading_num_layers"); layers && *layers > 0)
-    as.push_back(fmt::format("activation offloading to the host ({} layers, cpu_offloading_num_layers) is not modelled: their "
-                             "activations count on the GPU, so memory is overstated and a completion may add recompute the run did "
-                             "not need",
-                             *layers));
+  // Layer-level CPU offloading, as a recipe knob (Megatron-Bridge cpu_offloading_num_layers, with
+  // cpu_offloading True) or Megatron's flag (--cpu-offloading-num-layers turns it on). The weights'
+  // offloading (cpu_offloading_weights) is not modelled: said.
+  const bool switched_off = knob_bool(stated, "cpu_offloading") == false;
+  if (const auto layers = knob_int(stated, "cpu_offloading_num_layers"); layers && *layers > 0 && !switched_off) {
+    job.plan.cpu_offload_layers = *layers;
+    as.push_back(fmt::format("layer-level CPU offloading of the first {} layers' activations (cpu_offloading_num_layers)", *layers));
+    if (knob_bool(stated, "cpu_offloading_weights").value_or(false))
+      as.push_back("cpu_offloading_weights: the weights' offloading is not modelled (they count on the GPU)");
+  }
   read_cuda_graphs(stated, where, job, as);
   read_activation_offload(stated, where, job.plan, as);
 }

@@ -472,6 +472,7 @@ std::vector<std::string> megatron_args(const Job& job) {
   }
   // Fine-grained activation offloading; the fused grouped MLP's group exists only on Transformer
   // Engine's op-fuser path (TransformerConfig asks for use_transformer_engine_op_fuser).
+  if (p.cpu_offload_layers > 0) opt(a, "--cpu-offloading-num-layers", p.cpu_offload_layers);
   if (p.offload.modules != 0) {
     flag(a, "--fine-grained-activation-offloading");
     a.push_back("--offload-modules");

@@ -90,7 +90,7 @@ constexpr FlagSpec kFlags[] = {
     // Fine-grained activation offloading (Transformer Engine's op fuser only names the fused grouped
     // MLP's offload group).
     {"--fine-grained-activation-offloading", false}, {"--offload-modules", true}, {"--min-offloaded-tensor-size", true},
-    {"--use-transformer-engine-op-fuser", false},
+    {"--use-transformer-engine-op-fuser", false}, {"--cpu-offloading-num-layers", true},
     // Megatron-DeepSpeed.
     {"--deepspeed", false}, {"--zero-stage", true},
     // Hybrid models (read), model structure strata does not cost (refused) and runtime features it
@@ -1215,6 +1215,8 @@ MegatronLaunch read_megatron_launch(const std::string& text, const std::string& 
         f.integer("--microbatch-group-size-per-virtual-pipeline-stage", 1, kMaxSimulatedChunks).value_or(p.pp));
   read_recompute(f, where, p, out.notes);
   read_activation_offload(f, where, p, out.notes);
+  // Megatron-LM turns layer-level CPU offloading on with a layer count (validate_args).
+  p.cpu_offload_layers = static_cast<int>(f.integer("--cpu-offloading-num-layers", 0, 1 << 20).value_or(0));
   p.distributed_optimizer = f.has("--use-distributed-optimizer");
   p.optimizer_instances = static_cast<int>(f.integer("--num-distributed-optimizer-instances", 1, kMaxParallel).value_or(1));
   if (f.has("--use-megatron-fsdp")) {

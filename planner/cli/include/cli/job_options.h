@@ -75,6 +75,7 @@ struct JobOptions {
   std::string recompute_modules;  // with --recompute selective: Megatron's module names; empty: core_attn
   std::string offload_modules;    // fine-grained activation offloading: Megatron's module names; empty: none
   std::optional<std::int64_t> min_offloaded_tensor_size;  // elements; default Megatron's 1M
+  int cpu_offload_layers = 0;  // layer-level CPU offloading of the first N layers' activations
   bool dist_opt = false;
   std::string outer_dp_sharding = "no_shard";
   int dist_opt_instances = 1;
