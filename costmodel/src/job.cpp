@@ -355,6 +355,17 @@ std::vector<int> virtual_stage_layers(const ParallelPlan& plan, const ModelSpec&
   return out;
 }
 
+std::vector<int> first_last_stage_layers(int num_layers, int pp, std::optional<int> first, std::optional<int> last) {
+  const int edges = (first ? 1 : 0) + (last ? 1 : 0);
+  const std::int64_t rest = static_cast<std::int64_t>(num_layers) - first.value_or(0) - last.value_or(0);
+  const int middle = pp - edges;
+  if (pp < 1 || edges == 0 || (middle < 1 ? rest != 0 : (rest < middle || rest % middle != 0))) return {};
+  std::vector<int> out(static_cast<std::size_t>(pp), middle > 0 ? static_cast<int>(rest / middle) : 0);
+  if (first) out.front() = *first;
+  if (last) out.back() = *last;
+  return out;
+}
+
 unsigned applicable_recompute_modules(const ModelSpec& m) {
   unsigned bits = kRecomputeCoreAttn | kRecomputeLayernorm;
   if (m.mla) bits |= kRecomputeMlaUpProj;

@@ -1070,6 +1070,24 @@ TEST_CASE("load_validation_runs: settings in any spelling a source uses (recipe 
     CHECK_FALSE(mamba[0].job);
     CHECK(mamba[0].error.find("/notes (cuda_graph_scope): expected CUDA graph modules") != std::string::npos);
   }
+  SUBCASE("uneven first and last pipeline stages, as TransformerConfig or Megatron's flags name them") {
+    // DeepSeek-V3's 61 layers over pp 16: 5 first and 14 last leave 42 = 14 x 3 for the other stages; 5 and 2
+    // leave 54, which 14 stages cannot share.
+    const ValidationRun both = deepseek_with_notes("knobs {\"num_layers_in_first_pipeline_stage\": 5, \"num_layers_in_last_pipeline_stage\": 14}");
+    std::vector<int> expected(16, 3);
+    expected.front() = 5;
+    expected.back() = 14;
+    CHECK(both.job->plan.stage_layers == expected);
+    CHECK(any_contains(both.assumptions, "uneven first/last pipeline stages from the recipe"));
+    CHECK(deepseek_with_notes("ran with --decoder-first-pipeline-num-layers 5 --decoder-last-pipeline-num-layers 14").job->plan.stage_layers ==
+          expected);
+    const auto bad = load_validation_runs(
+        nlohmann::json::array({deepseek_record("knobs {\"num_layers_in_first_pipeline_stage\": 5, \"num_layers_in_last_pipeline_stage\": 2}")}),
+        "runs.json", test::catalog());
+    REQUIRE(bad.size() == 1);
+    CHECK_FALSE(bad[0].job);
+    CHECK(bad[0].error.find("cannot share evenly") != std::string::npos);
+  }
   SUBCASE("fine-grained activation offloading and shared MTP depths, as recipe knobs") {
     const ValidationRun off = deepseek_with_notes(
         "knobs {\"fine_grained_activation_offloading\": true, \"offload_modules\": [\"core_attn\", \"attn_proj\"], "

@@ -428,6 +428,11 @@ std::vector<int> accounted_stage_layers(int num_layers, int pp, int vpp);
 // layer (DeepSeek-V3's 61 layers over pp 8 x vpp 4: "Et|(tt|)*30mL"). Empty when the layers divide
 // evenly, or when no layout gives every model chunk a layer (the caller reports it).
 std::vector<int> standard_stage_layers(int num_layers, int pp, int vpp, int mtp_layers = 0);
+// Megatron's uneven first and/or last pipeline stage (--decoder-first-pipeline-num-layers,
+// --decoder-last-pipeline-num-layers; TransformerConfig num_layers_in_first/last_pipeline_stage):
+// those stages hold the given layers, the others share the rest evenly. Empty when the rest does
+// not divide over them, as Megatron refuses.
+std::vector<int> first_last_stage_layers(int num_layers, int pp, std::optional<int> first, std::optional<int> last);
 
 // The most model chunks a stage of pp stages can hold: one layer each, counting the embedding, the
 // loss and each MTP layer as a layer as Megatron's layouts do (Qwen3-235B-A22B's 94 layers hold 12

@@ -250,6 +250,25 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
     if (vpp && stated_vpp != p.vpp) as.push_back(fmt::format("the record's vpp {} differs from the layout's {}; the layout is used", stated_vpp, p.vpp));
     for (auto& n : layout_notes) as.push_back(std::move(n));
   }
+  // A recipe's uneven first and last stages (Megatron-Bridge's GLM-5 on GB200: 14 and 16 of 78
+  // layers over pp 6), as TransformerConfig or Megatron's flags name them.
+  if (p.stage_layers.empty() && p.pp > 1) {
+    auto stage_knob = [&](const char* config_key, const char* flag_key) {
+      auto v = knob_int(knobs, config_key);
+      return v ? v : knob_int(knobs, flag_key);
+    };
+    const std::optional<int> first = stage_knob("num_layers_in_first_pipeline_stage", "decoder_first_pipeline_num_layers");
+    const std::optional<int> last = stage_knob("num_layers_in_last_pipeline_stage", "decoder_last_pipeline_num_layers");
+    if (first || last) {
+      p.stage_layers = first_last_stage_layers(m.num_layers, p.pp, first, last);
+      if (p.stage_layers.empty())
+        throw InputError(where, "/notes (num_layers_in_first_pipeline_stage)",
+                         fmt::format("the first/last stage layers ({}, {}) leave a rest of the {} layers the other stages cannot share evenly",
+                                     first ? std::to_string(*first) : "-", last ? std::to_string(*last) : "-", m.num_layers));
+      run.unknown.vpp = false;
+      as.push_back(fmt::format("uneven first/last pipeline stages from the recipe: {} layers per stage", fmt::join(p.stage_layers, ",")));
+    }
+  }
   // Interleaved or uneven pipelines whose layers do not divide: the layout Megatron runs them with
   // (embedding and loss counted as layers), as the run's engineers must have.
   if (p.stage_layers.empty()) {

@@ -890,16 +890,15 @@ void read_pipeline(const Flags& f, const std::string& where, const ModelSpec& m,
   const auto first = f.integer("--decoder-first-pipeline-num-layers", 1, 1 << 20);
   const auto last = f.integer("--decoder-last-pipeline-num-layers", 1, 1 << 20);
   if (!first && !last) return;
-  const int edges = (first ? 1 : 0) + (last ? 1 : 0);
-  const std::int64_t rest = L - first.value_or(0) - last.value_or(0);
-  const int middle = p.pp - edges;
-  const char* flag = first ? "--decoder-first-pipeline-num-layers" : "--decoder-last-pipeline-num-layers";
-  if (middle < 1 ? rest != 0 : (rest < middle || rest % middle != 0))
+  auto as_int = [](std::optional<std::int64_t> v) { return v ? std::optional<int>(static_cast<int>(*v)) : std::nullopt; };
+  p.stage_layers = first_last_stage_layers(static_cast<int>(L), p.pp, as_int(first), as_int(last));
+  if (p.stage_layers.empty()) {
+    const int middle = p.pp - (first ? 1 : 0) - (last ? 1 : 0);
+    const std::int64_t rest = L - first.value_or(0) - last.value_or(0);
+    const char* flag = first ? "--decoder-first-pipeline-num-layers" : "--decoder-last-pipeline-num-layers";
     throw InputError(where, flag, "the other " + std::to_string(std::max(middle, 0)) + " pipeline stages cannot share the remaining " +
                                       std::to_string(rest) + " of " + std::to_string(L) + " layers evenly");
-  p.stage_layers.assign(p.pp, middle > 0 ? static_cast<int>(rest / middle) : 0);
-  if (first) p.stage_layers.front() = static_cast<int>(*first);
-  if (last) p.stage_layers.back() = static_cast<int>(*last);
+  }
 }
 
 void read_recompute(const Flags& f, const std::string& where, ParallelPlan& p, std::vector<std::string>& notes) {
