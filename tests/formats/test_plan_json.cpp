@@ -47,6 +47,22 @@ TEST_CASE("plan_from_json") {
     check_same_job(back, job);
     CHECK(back.plan.stage_layers == std::vector<int>{20, 28, 28, 20});
   }
+  SUBCASE("round trip of activation offloading (fine-grained and layer-level) and shared MTP depths") {
+    Job job = test::gpt3_175b_job();
+    job.plan.offload.modules = kOffloadCoreAttn | kOffloadAttnProj | kOffloadQkvLinear;
+    job.plan.offload.min_tensor_elements = 350000000;
+    check_same_job(round_trip(job), job);
+    job.plan.offload = ActivationOffloadSpec{};
+    job.plan.pp = 1;
+    job.plan.dp = 128;
+    job.plan.cpu_offload_layers = 40;
+    check_same_job(round_trip(job), job);
+    job.model = test::catalog().model("deepseek-v3");
+    job.model.mtp_layers = 2;
+    job.model.mtp_repeated_layer = true;
+    job.plan.ep = 8;
+    check_same_job(round_trip(job), job);
+  }
   SUBCASE("round trip of interleaving, cp, ZeRO, runtime options and a custom calibration") {
     Job job;
     job.model = test::catalog().model("llama3-70b");
