@@ -9,7 +9,7 @@ ClusterSpec cluster_from_json(const json& j, const std::string& where, const Gpu
   r.reject_unknown_keys({"name", "aliases", "description", "gpu", "gpus_per_node", "intra_node_GBps",
                          "intra_node_latency_us", "nics_per_node", "nic_Gbps", "inter_node_latency_us",
                          "price_per_gpu_hour_usd", "price_source", "carbon_intensity_g_per_kWh", "pue",
-                         "host_power_W_per_node", "sources", "notes", "num_nodes"});
+                         "host_power_W_per_node", "host_memory_GiB", "sources", "notes", "num_nodes"});
   ClusterSpec c;
   c.name = r.get_string("name");
   c.aliases = r.opt_string_list("aliases");
@@ -31,6 +31,9 @@ ClusterSpec cluster_from_json(const json& j, const std::string& where, const Gpu
   c.host_power_W_per_node = r.has("host_power_W_per_node") ? r.get_number("host_power_W_per_node") : 0;
   if (c.host_power_W_per_node < 0 || c.host_power_W_per_node > 1e6)
     r.fail("host_power_W_per_node", "expected a non-negative number of W per node, at most 1000000");
+  c.host_memory_GiB_per_node = r.has("host_memory_GiB") ? r.get_number("host_memory_GiB") : 0;
+  if (!(c.host_memory_GiB_per_node >= 0 && c.host_memory_GiB_per_node <= 1e7))
+    r.fail("host_memory_GiB", "expected a non-negative number of GiB of host memory per node, at most 10000000");
   return c;
 }
 
@@ -50,6 +53,7 @@ json cluster_to_json(const ClusterSpec& c) {
   if (c.price_per_gpu_hour_usd) j["price_per_gpu_hour_usd"] = *c.price_per_gpu_hour_usd;
   if (!c.price_source.empty()) j["price_source"] = c.price_source;
   if (c.carbon_intensity_g_per_kWh) j["carbon_intensity_g_per_kWh"] = *c.carbon_intensity_g_per_kWh;
+  if (c.host_memory_GiB_per_node > 0) j["host_memory_GiB"] = c.host_memory_GiB_per_node;
   return j;
 }
 

@@ -561,6 +561,9 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
   const double expert_frac = params > 0 ? split.expert / params : 0;
   const double shard_mix = (1 - expert_frac) / shard + expert_frac / expert_shard;  // mean 1/shard per parameter
   double w = params * weight_b, gr = params * grad_b, opt = params * opt_b;
+  // The offloaded share of the optimizer state, sharded as the rest of it is.
+  double host_opt = params * (master_weight_bytes(optimizer, job.training.precision, job.training.recipe) + moment_bytes(optimizer)) *
+                    optimizer.cpu_offload_fraction;
   if (fw == Framework::fsdp) {
     // FULL_SHARD with mixed precision: sharded fp32 params, grads and Adam moments; the bf16
     // parameters of the layer being computed (and the next, prefetched) are gathered transiently.
@@ -568,9 +571,10 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
     w = params * 4 / shard + 2 * per_layer * weight_b;
     gr = params * 4 / shard;
     opt = params * moment_bytes(optimizer) / shard;
+    host_opt = 0;
   } else {
-    if (p.distributed_optimizer || p.zero_stage >= 1) opt *= shard_mix;
-    if (p.outer_optimizer_sharding) opt /= p.sharded_copies();  // HSDP: split across the replicas too
+    if (p.distributed_optimizer || p.zero_stage >= 1) opt *= shard_mix, host_opt *= shard_mix;
+    if (p.outer_optimizer_sharding) opt /= p.sharded_copies(), host_opt /= p.sharded_copies();  // HSDP: split across the replicas too
     if (p.zero_stage >= 2) gr *= shard_mix;
     if (p.zero_stage >= 3) {
       w *= shard_mix;
@@ -640,15 +644,22 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
   // Layer-level CPU offloading: the first layers' activations of every micro-batch in flight live
   // on the host, but for the layer being reloaded for its backward (Transformer Engine's offload
   // handler reloads a layer ahead of its backward).
+  double host_act = 0;
   if (p.cpu_offload_layers > 0 && p.pp == 1) {
     const CpuOffloadBytes off = cpu_offloaded_bytes(job);
     act = std::max(0.0, act - peak_in_flight_chunks * off.total) + off.largest_layer;
+    host_act += peak_in_flight_chunks * off.total;
   }
   if (p.offload.modules != 0 && n_full < layers) {
     double margin = 0;
     if (uniform_layers(job)) margin = layer_offloaded_bytes(job, kept, layer_kind(job, 0));
     else for_each_stage_layer(job, stage, layers, [&](int, LayerKind kind) { margin = std::max(margin, layer_offloaded_bytes(job, kept, kind)); });
     act += margin;
+    // On the host: every in-flight layer's offloaded tensors (what layer_activation_bytes left out).
+    double per_mb_offloaded = 0;
+    if (uniform_layers(job)) per_mb_offloaded = layers * layer_offloaded_bytes(job, kept, layer_kind(job, 0));
+    else for_each_stage_layer(job, stage, layers, [&](int, LayerKind kind) { per_mb_offloaded += layer_offloaded_bytes(job, kept, kind); });
+    host_act += (1 - full_frac) * peak_in_flight_chunks * per_mb_offloaded / p.vpp;
   }
   const double eb = activation_bytes(job.training.precision);
   const double tokens = static_cast<double>(job.training.seq_length) / p.cp * p.micro_batch_size;
@@ -699,6 +710,7 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
   if (fw == Framework::deepspeed && p.zero_stage >= 1) buffers += kDeepSpeedBucketBytes;  // torch tensors
   mb.buffers_GiB = buffers / kGiB;
   mb.fragmentation_GiB = kFragmentation * (mb.activations_GiB + mb.logits_GiB);
+  mb.host_GiB = (host_opt + host_act) / kGiB;
   mb.total_GiB = mb.weights_GiB + mb.gradients_GiB + mb.optimizer_GiB + mb.activations_GiB + mb.logits_GiB +
                  mb.buffers_GiB + mb.fragmentation_GiB;
   return mb;

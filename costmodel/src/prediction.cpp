@@ -14,7 +14,7 @@ namespace {
 nlohmann::json memory_to_json(const MemoryBreakdown& m) {
   return {{"weights_GiB", m.weights_GiB},       {"gradients_GiB", m.gradients_GiB}, {"optimizer_GiB", m.optimizer_GiB},
           {"activations_GiB", m.activations_GiB}, {"logits_GiB", m.logits_GiB},     {"buffers_GiB", m.buffers_GiB},
-          {"outside_allocator_GiB", m.outside_allocator_GiB}, {"fragmentation_GiB", m.fragmentation_GiB},
+          {"outside_allocator_GiB", m.outside_allocator_GiB}, {"fragmentation_GiB", m.fragmentation_GiB}, {"host_GiB", m.host_GiB},
           {"total_GiB", m.total_GiB}};
 }
 

@@ -519,6 +519,20 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     pred.bottleneck = {"memory", worst_mem, 0, 0, pred.reason};
     return pred;
   }
+  // Host memory: what a GPU's offloaded activations and optimizer state take of its node's host
+  // memory, shared by the node's GPUs (where the cluster gives it).
+  int worst_host = 0;
+  for (int s = 1; s < p.pp; ++s)
+    if (pred.stages[s].memory.host_GiB > pred.stages[worst_host].memory.host_GiB) worst_host = s;
+  const double host_need = pred.stages[worst_host].memory.host_GiB, host_share = cl.host_memory_GiB_per_gpu();
+  if (host_share > 0 && host_need > host_share) {
+    pred.feasible = false;
+    pred.reason = fmt::format(FMT_COMPILE("stage {} needs {:.1f} GiB of host memory per GPU for offloaded activations and optimizer "
+                                          "state > {:.1f} GiB ({:.0f} GiB per node over {} GPUs) on {} ({})"),
+                              worst_host, host_need, host_share, cl.host_memory_GiB_per_node, cl.gpus_per_node, cl.name, plan_text(p));
+    pred.bottleneck = {"memory", worst_host, 0, 0, pred.reason};
+    return pred;
+  }
   const double T = pred.iteration_time_s;
   // Aceso's bottleneck (Liu et al., EuroSys'24 §4): the busiest stage sets the pace, so what its
   // layers spend beyond compute (exposed TP/CP/EP communication, host waits, recompute) is read off
@@ -545,6 +559,14 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     pred.bottleneck = {top->kind, top->stage, top->t, T, {}};
   }
   add_prediction_notes(job, shape, moe_host, dense_host, worst_mem, pred);
+  if (host_need > 0)
+    pred.notes.push_back(host_share > 0 ? fmt::format("host memory: stage {} keeps {:.1f} GiB per GPU offloaded, of the {:.1f} GiB its node "
+                                                      "has per GPU (not counting what the OS, the data loader and pinned "
+                                                      "communication buffers take)",
+                                                      worst_host, host_need, host_share)
+                                        : fmt::format("host memory: stage {} keeps {:.1f} GiB per GPU offloaded; the cluster gives no host "
+                                                      "memory (host_memory_GiB), so whether it fits is not checked",
+                                                      worst_host, host_need));
   return pred;
 }
 

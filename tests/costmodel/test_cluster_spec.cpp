@@ -47,6 +47,8 @@ TEST_CASE("cluster_from_json") {
     CHECK(c.inter_node_latency_us == 5.0);
     CHECK(c.pue == 1.2);
     CHECK_FALSE(c.price_per_gpu_hour_usd.has_value());
+    CHECK(c.host_memory_GiB_per_node == 0);  // not known unless given
+    CHECK(test::catalog().cluster("gb200-nvl72").host_memory_GiB_per_gpu() == 240);  // 36 Graces' 480 GiB over 72 GPUs
   }
   SUBCASE("every shipped cluster round-trips through cluster_to_json (aliases aside)") {
     auto entries = test::catalog().list("clusters");
@@ -72,6 +74,7 @@ TEST_CASE("cluster_from_json") {
     CHECK(err("price_per_gpu_hour_usd", 0).find("/price_per_gpu_hour_usd") != std::string::npos);
     CHECK(err("pue", 0).find("/pue") != std::string::npos);
     CHECK(err("host_power_W_per_node", -1).find("/host_power_W_per_node: expected a non-negative number") != std::string::npos);
+    CHECK(err("host_memory_GiB", -1).find("/host_memory_GiB: expected a non-negative number of GiB") != std::string::npos);
     CHECK(err("nic_Gbs", 200).find("did you mean \"nic_Gbps\"") != std::string::npos);
   }
 }

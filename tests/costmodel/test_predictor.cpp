@@ -1603,6 +1603,19 @@ TEST_CASE("layer-level CPU offloading: the first layers' activations on the host
   CHECK(most.breakdown.offload_s > 0);
   CHECK(most.iteration_time_s - kept.iteration_time_s == doctest::Approx(most.breakdown.offload_s).epsilon(0.01));
   CHECK(test::breakdown_sum(most.breakdown) == doctest::Approx(most.iteration_time_s).epsilon(1e-9));
+  // On the host: the offloaded layers of the micro-batch in flight, against the node's host memory
+  // over its GPUs (DGX H100: 2048 GiB over 8).
+  CHECK(most.stages[0].memory.host_GiB * 1024.0 * 1024 * 1024 == doctest::Approx(cpu_offloaded_bytes(job).total).epsilon(1e-9));
+  CHECK(job.cluster.host_memory_GiB_per_gpu() == 256);
+  CHECK(std::any_of(most.notes.begin(), most.notes.end(), [](const std::string& n) { return contains(n, "of the 256.0 GiB its node has per GPU"); }));
+  job.cluster.host_memory_GiB_per_node = 8;  // 1 GiB per GPU: the offloaded layers do not fit
+  const Prediction tight = predict(job);
+  CHECK_FALSE(tight.feasible);
+  CHECK(contains(tight.reason, "GiB of host memory per GPU for offloaded activations and optimizer state > 1.0 GiB"));
+  job.cluster.host_memory_GiB_per_node = 0;  // not known: said, not checked
+  const Prediction unknown = predict(job);
+  CHECK(unknown.feasible);
+  CHECK(std::any_of(unknown.notes.begin(), unknown.notes.end(), [](const std::string& n) { return contains(n, "so whether it fits is not checked"); }));
   // Megatron-Core's rules.
   job.plan.cpu_offload_layers = 32;
   CHECK(contains(check_plan(job), "fewer layers than the model's 32"));

@@ -27,6 +27,9 @@ struct ClusterSpec {
   std::optional<double> carbon_intensity_g_per_kWh;
   double pue = 1.2;
   double host_power_W_per_node = 0;
+  // The node's host (CPU) memory, where offloaded activations and optimizer state go; 0: not known.
+  double host_memory_GiB_per_node = 0;
+  double host_memory_GiB_per_gpu() const { return gpus_per_node > 0 ? host_memory_GiB_per_node / gpus_per_node : 0.0; }
 
   // Per-GPU share of the node's inter-node bandwidth, per direction, in GB/s (rail-optimized:
   // every GPU reaches the fabric through its share of the node's NICs).

@@ -20,6 +20,9 @@ struct MemoryBreakdown {
   double outside_allocator_GiB = 0;
   double fragmentation_GiB = 0;
   double total_GiB = 0;
+  // Host memory per GPU, not in total_GiB: offloaded activations (fine-grained and layer-level) and
+  // the offloaded share of the optimizer state.
+  double host_GiB = 0;
   bool operator==(const MemoryBreakdown&) const = default;
 };
 

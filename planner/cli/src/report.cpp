@@ -61,9 +61,11 @@ std::string prediction_report(const Job& job, const Prediction& pred) {
   if (!pred.stages.empty()) {
     const auto& m = pred.stages[pred.bottleneck.kind == "memory" && pred.bottleneck.stage >= 0 ? pred.bottleneck.stage : 0].memory;
     out += fmt::format("memory of stage {}: weights {:.1f}, grads {:.1f}, optimizer {:.1f}, activations {:.1f}, logits {:.1f}, "
-                       "buffers {:.1f} (CUDA context and NCCL {:.1f}), fragmentation {:.1f} GiB\n",
+                       "buffers {:.1f} (CUDA context and NCCL {:.1f}), fragmentation {:.1f} GiB",
                        pred.bottleneck.kind == "memory" ? pred.bottleneck.stage : 0, m.weights_GiB, m.gradients_GiB, m.optimizer_GiB,
                        m.activations_GiB, m.logits_GiB, m.buffers_GiB, m.outside_allocator_GiB, m.fragmentation_GiB);
+    // Offloaded activations and optimizer state, in host memory (not in the GPU total).
+    out += m.host_GiB > 0 ? fmt::format("; on the host {:.1f} GiB\n", m.host_GiB) : std::string("\n");
   }
   out += fmt::format("bottleneck {} (stage {}): {}\n", pred.bottleneck.kind, pred.bottleneck.stage, pred.bottleneck.detail());
   for (const auto& n : pred.notes) out += "note: " + n + "\n";
