@@ -128,6 +128,15 @@ TEST_CASE("build_job") {
     CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--mtp-repeated-layer: the model trains no MTP module") != std::string::npos);
     o.mtp_layers = 2;
     CHECK(build_job(o, test::catalog()).model.mtp_repeated_layer);
+    // A hybrid model given MTP modules runs NemotronHConfig's default layers in them (attention then
+    // its MLP kind); taking them away takes the pattern too.
+    o = sc21_options();
+    o.model = "nemotron-h-8b";
+    o.mtp_layers = 1;
+    CHECK(build_job(o, test::catalog()).model.hybrid_mtp_pattern == "*-");
+    o.model = "nemotron-3-super-120b-a12b";
+    o.mtp_layers = 0;
+    CHECK(build_job(o, test::catalog()).model.hybrid_mtp_pattern.empty());
     o = sc21_options();
     o.mtp_layers = -1;
     CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--mtp-layers: expected 0..64") != std::string::npos);
