@@ -315,6 +315,12 @@ std::string check_plan(const Job& job) {
   if (m.mtp_layers > 0 && job.runtime.framework == Framework::megatron && m.position_embedding != PositionEmbedding::rope &&
       m.position_embedding != PositionEmbedding::none)
     return "multi-token prediction needs rotary or no position embeddings in Megatron-LM (arguments.py MTP validation)";
+  // YaRN outside MLA is its own position embedding type in Megatron-LM (--position-embedding-type
+  // yarn, GPT-OSS), which the same validation refuses; MLA runs YaRN inside its rotary embedding.
+  if (m.mtp_layers > 0 && job.runtime.framework == Framework::megatron && m.position_embedding == PositionEmbedding::rope &&
+      m.rope_scaling == "yarn" && !m.mla)
+    return "multi-token prediction with YaRN positions outside multi-latent attention: Megatron-LM runs MTP with rope or no "
+           "position embeddings only, and YaRN there is --position-embedding-type yarn (arguments.py MTP validation)";
   if (job.training.precision == Precision::fp8) {
     if (std::string why = job.cluster.gpu.recipe_unsupported(job.training.recipe); !why.empty()) return why;
   }

@@ -1577,6 +1577,24 @@ TEST_CASE("fine-grained activation offloading: copies the layer's own work hides
   CHECK(contains(check_plan(job), "need a mixture-of-experts model"));
 }
 
+TEST_CASE("multi-token prediction: Megatron-LM's position embedding rule, YaRN outside MLA included") {
+  Job job = test::workload("gpt-oss-120b", "dgx-b200-ndr", 64, 4096);
+  job.plan.tp = 8;
+  job.plan.dp = 8;
+  job.plan.ep = 8;
+  job.plan.sequence_parallel = true;
+  REQUIRE(check_plan(job) == "");
+  job.model.mtp_layers = 1;  // GPT-OSS's YaRN is --position-embedding-type yarn, which MTP refuses
+  CHECK(contains(check_plan(job), "YaRN positions outside multi-latent attention"));
+  job = test::workload("deepseek-v3", "dgx-h100-ndr", 1024, 4096);  // YaRN inside MLA, with its MTP module
+  job.plan.tp = 2;
+  job.plan.pp = 16;
+  job.plan.dp = 32;
+  job.plan.ep = 64;
+  job.plan.sequence_parallel = true;
+  CHECK_FALSE(contains(check_plan(job), "YaRN"));
+}
+
 TEST_CASE("layer-level CPU offloading: the first layers' activations on the host, the copies hidden by the pass or waited for") {
   Job job = test::workload("llama3-8b", "dgx-h100-ndr", 8, 8192);
   job.calibration = test::catalog().calibration_or_default(job.cluster.gpu);

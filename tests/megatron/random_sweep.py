@@ -96,6 +96,12 @@ def draw(rng, hf_configs):
         args += ["--moe-token-dedup"]
     if cp > 1 and rng.random() < 0.4:
         args += ["--cp-comm-type", rng.choice(["p2p", "a2a", "allgather", "a2a+p2p"])]
+    if rng.random() < 0.15:
+        # Multi-token prediction: taken away, or 1-2 modules (sharing one module's weights now and then).
+        depth = rng.choice([0, 1, 2])
+        args += ["--mtp-layers", str(depth)]
+        if depth > 0 and rng.random() < 0.4:
+            args += ["--mtp-repeated-layer"]
     if rng.random() < 0.25:
         # Fine-grained activation offloading: attention modules anywhere, the experts' where there are some.
         modules = rng.choice([["core_attn"], ["core_attn", "attn_proj"], ["qkv_linear"], ["attn_norm", "mlp_norm"]] +
