@@ -511,9 +511,10 @@ CpuOffloadBytes cpu_offloaded_bytes(const Job& job) {
   if (n <= 0) return out;
   // Megatron runs it with pp 1 (check_plan): the model's first n layers, in order.
   int seen = 0;
-  for_each_stage_layer(job, 0, job.model.num_layers, [&](int, LayerKind kind) {
+  PerLayerKind<double> stored_of;
+  for_each_stage_layer(job, 0, job.model.num_layers, [&](int id, LayerKind kind) {
     if (seen++ >= n) return;
-    const double bytes = layer_activation_bytes(job, RecomputeGranularity::none, kind);
+    const double bytes = stored_of.get(id, kind, [&](int, LayerKind k) { return layer_activation_bytes(job, RecomputeGranularity::none, k); });
     out.total += bytes;
     out.largest_layer = std::max(out.largest_layer, bytes);
   });
@@ -651,14 +652,16 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
     host_act += peak_in_flight_chunks * off.total;
   }
   if (p.offload.modules != 0 && n_full < layers) {
-    double margin = 0;
-    if (uniform_layers(job)) margin = layer_offloaded_bytes(job, kept, layer_kind(job, 0));
-    else for_each_stage_layer(job, stage, layers, [&](int, LayerKind kind) { margin = std::max(margin, layer_offloaded_bytes(job, kept, kind)); });
+    // One pass over the stage's layers, each kind's offloaded bytes computed once: the largest
+    // layer's stays on the GPU; every in-flight layer's is on the host.
+    PerLayerKind<double> offloaded_of;
+    double margin = 0, per_mb_offloaded = 0;
+    for_each_stage_layer(job, stage, layers, [&](int id, LayerKind kind) {
+      const double bytes = offloaded_of.get(id, kind, [&](int, LayerKind k) { return layer_offloaded_bytes(job, kept, k); });
+      margin = std::max(margin, bytes);
+      per_mb_offloaded += bytes;
+    });
     act += margin;
-    // On the host: every in-flight layer's offloaded tensors (what layer_activation_bytes left out).
-    double per_mb_offloaded = 0;
-    if (uniform_layers(job)) per_mb_offloaded = layers * layer_offloaded_bytes(job, kept, layer_kind(job, 0));
-    else for_each_stage_layer(job, stage, layers, [&](int, LayerKind kind) { per_mb_offloaded += layer_offloaded_bytes(job, kept, kind); });
     host_act += (1 - full_frac) * peak_in_flight_chunks * per_mb_offloaded / p.vpp;
   }
   const double eb = activation_bytes(job.training.precision);

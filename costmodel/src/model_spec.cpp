@@ -1328,7 +1328,7 @@ void split_into_hybrid_layers(ModelSpec& m, const std::string& mixers) {
   if (m.moe) m.moe->layer_pattern.clear();
   m.hybrid_pattern = pattern;
   m.num_layers = static_cast<int>(pattern.size());
-  if (m.mtp_layers > 0) m.hybrid_mtp_pattern = m.moe ? "*E" : "*-";
+  if (m.mtp_layers > 0) m.hybrid_mtp_pattern = m.default_hybrid_mtp_pattern();
 }
 
 void validate_model(const ModelSpec& m, const std::string& where, const std::string& path) {

@@ -221,6 +221,13 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   const std::vector<int> chunk_counts = virtual_stage_layers(p, m);
   std::vector<int> chunk_first(chunk_counts.size(), 0);
   std::exclusive_scan(chunk_counts.begin(), chunk_counts.end(), chunk_first.begin(), 0);
+  // Layer-level CPU offloading (Transformer Engine's offload handler; pp 1): the first layers'
+  // activations go out on a side stream, each copy due by a later layer's end (its layer window map
+  // spreads them over the forward), and come back ahead of their backward: the pass waits only for
+  // what its own layers' work does not cover. The copy time of one micro-batch:
+  const double cpu_offload_copy = p.cpu_offload_layers > 0 && p.pp == 1
+                                      ? cpu_offloaded_bytes(job).total / (cl.gpu.pcie_GBps * 1e9 * kHostLinkEfficiency)
+                                      : 0.0;
   for (int s = 0; s < p.pp; ++s) {
     const int layers = stage_layers[s];
     const int nfull = full_layers(layers);
@@ -256,13 +263,8 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
       };
       if (uniform) add_layers(kind_costs.front().second, in_chunk);
       else for (int id = chunk_first[vs]; id < chunk_first[vs] + in_chunk; ++id) add_layers(cost_of(id), 1.0);
-      if (p.cpu_offload_layers > 0 && p.pp == 1) {
-        // Layer-level CPU offloading (Transformer Engine's offload handler): the first layers'
-        // activations go out on a side stream, each copy due by a later layer's end (its layer
-        // window map spreads them over the forward), and come back ahead of their backward: the
-        // pass waits only for what its own layers' work does not cover.
-        const double copy = cpu_offloaded_bytes(job).total / (cl.gpu.pcie_GBps * 1e9 * kHostLinkEfficiency);
-        const double fwd_wait = std::max(0.0, copy - f), bwd_wait = std::max(0.0, copy - b);
+      if (cpu_offload_copy > 0) {
+        const double fwd_wait = std::max(0.0, cpu_offload_copy - f), bwd_wait = std::max(0.0, cpu_offload_copy - b);
         f += fwd_wait;
         b += bwd_wait;
         sc[s].offload += fwd_wait + bwd_wait;

@@ -316,6 +316,20 @@ struct ModelSpec {
   bool mtp_repeated_layer = false;
   // MTP modules that hold their own weights: 1 when the depths share one, else mtp_layers.
   int mtp_weight_copies() const { return mtp_repeated_layer && mtp_layers > 0 ? 1 : mtp_layers; }
+  // The layers of a hybrid model's MTP module where its config gives none: NemotronHConfig's
+  // default, attention then the model's MLP kind (MoE where it has experts).
+  std::string default_hybrid_mtp_pattern() const { return moe ? "*E" : "*-"; }
+  // Trains `n` MTP modules (a launch's or recipe's depth over the config's): none drops the MTP
+  // pattern and the shared module; a hybrid model without an MTP pattern gets the default one.
+  void set_mtp_layers(int n) {
+    mtp_layers = n;
+    if (n == 0) {
+      hybrid_mtp_pattern.clear();
+      mtp_repeated_layer = false;
+    } else if (!hybrid_pattern.empty() && hybrid_mtp_pattern.empty()) {
+      hybrid_mtp_pattern = default_hybrid_mtp_pattern();
+    }
+  }
 
   std::int64_t head_dim() const { return kv_channels > 0 ? kv_channels : hidden_size / num_attention_heads; }
   std::int64_t kv_hidden() const { return head_dim() * num_query_groups; }

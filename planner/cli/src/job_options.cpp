@@ -290,13 +290,7 @@ Job build_workload(const JobOptions& o, const Catalog& catalog) {
   job.model = catalog.model(o.model);
   if (o.mtp_layers) {
     if (*o.mtp_layers < 0 || *o.mtp_layers > 64) throw InputError(kCmd, "--mtp-layers", "expected 0..64 multi-token prediction modules");
-    job.model.mtp_layers = *o.mtp_layers;
-    if (job.model.mtp_layers == 0) job.model.mtp_repeated_layer = false;
-    // A hybrid model's MTP modules run layers of their own pattern; where its config gives none,
-    // NemotronHConfig's default, attention then the model's MLP kind (MoE where it has experts).
-    if (job.model.mtp_layers == 0) job.model.hybrid_mtp_pattern.clear();
-    else if (!job.model.hybrid_pattern.empty() && job.model.hybrid_mtp_pattern.empty())
-      job.model.hybrid_mtp_pattern = job.model.moe ? "*E" : "*-";
+    job.model.set_mtp_layers(*o.mtp_layers);
   }
   if (o.mtp_repeated_layer) {
     if (job.model.mtp_layers == 0)

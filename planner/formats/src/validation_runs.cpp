@@ -228,11 +228,7 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   // the pipeline split, which counts MTP layers.
   if (auto depth = knob_int(knobs, "mtp_num_layers"); depth && *depth >= 0 && *depth <= 64 && *depth != m.mtp_layers) {
     as.push_back(fmt::format("{} MTP depth(s) from the recipe (mtp_num_layers) over the model config's {}", *depth, m.mtp_layers));
-    m.mtp_layers = *depth;
-    // A hybrid model's MTP modules run their own layers: NemotronHConfig's default, attention then
-    // the model's MLP kind, where the config gave none.
-    if (m.mtp_layers == 0) m.hybrid_mtp_pattern.clear();
-    else if (!m.hybrid_pattern.empty() && m.hybrid_mtp_pattern.empty()) m.hybrid_mtp_pattern = m.moe ? "*E" : "*-";
+    m.set_mtp_layers(*depth);
   }
   if (knob_bool(knobs, "mtp_use_repeated_layer").value_or(false) && m.mtp_layers > 0) {
     m.mtp_repeated_layer = true;
