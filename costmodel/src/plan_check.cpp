@@ -304,8 +304,24 @@ std::string check_plan(const Job& job) {
       return "offload module attn_proj needs core_attn too (its input is the attention core's output, which core_attn's backward needs)";
     if ((off & kOffloadFusedGroupMlp) && (off & (kOffloadExpertFc1 | kOffloadMoeAct)))
       return "offload module fused_group_mlp offloads the whole fused grouped MLP and cannot be combined with expert_fc1 or moe_act";
-    if ((off & (kOffloadExpertFc1 | kOffloadMoeAct | kOffloadFusedGroupMlp)) && !m.moe)
+    const unsigned expert_offload = kOffloadExpertFc1 | kOffloadMoeAct | kOffloadFusedGroupMlp;
+    if ((off & expert_offload) && !m.moe)
       return "offload modules expert_fc1, moe_act and fused_group_mlp need a mixture-of-experts model";
+    // Only TEGroupedMLP offloads inside the experts (moe/experts.py); without --moe-grouped-gemm
+    // Megatron builds SequentialMLP, plain MLPs that offload nothing, and starts without a word.
+    if ((off & expert_offload) && !job.runtime.moe_grouped_gemm)
+      return "offload modules expert_fc1, moe_act and fused_group_mlp act in Megatron-Core's grouped-GEMM experts (TEGroupedMLP, "
+             "--moe-grouped-gemm); its default SequentialMLP offloads nothing, so those tensors would stay on the GPU";
+    // The fused grouped MLP is Transformer Engine's op fuser, which TEGroupedMLP asserts it can build
+    // (_is_fused_impl_supported): no expert tensor parallelism, a gated SiLU or quick-GeLU, or the
+    // non-gated squared ReLU with Megatron's fused weighted kernel.
+    if ((off & kOffloadFusedGroupMlp) && p.etp > 1)
+      return fmt::format("offload module fused_group_mlp runs the experts with Transformer Engine's op fuser, which has no expert "
+                         "tensor parallelism (TEGroupedMLP asserts etp 1, found {})", p.etp);
+    if ((off & kOffloadFusedGroupMlp) && m.activation != Activation::swiglu && m.activation != Activation::quick_geglu &&
+        m.activation != Activation::squared_relu)
+      return "offload module fused_group_mlp runs the experts with Transformer Engine's op fuser, which fuses only SwiGLU, quick "
+             "GeGLU and squared ReLU experts (TEGroupedMLP asserts it)";
     if ((off & (kOffloadExpertFc1 | kOffloadMoeAct | kOffloadFusedGroupMlp)) && p.recompute.granularity == RecomputeGranularity::selective &&
         (p.recompute.modules & kRecomputeMoe))
       return "offloading inside the MoE block (expert_fc1, moe_act, fused_group_mlp) while recomputing the whole block (recompute "

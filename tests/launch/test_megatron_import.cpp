@@ -763,6 +763,18 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
               "--offload-modules: expected attn_norm, qkv_linear, core_attn"));
     CHECK(has(error_of(base + "--fine-grained-activation-offloading --offload-modules fused_group_mlp"),
               "fused_group_mlp needs --use-transformer-engine-op-fuser"));
+    // Inside the experts only TEGroupedMLP offloads: without --moe-grouped-gemm the list's expert
+    // modules do nothing (Megatron's SequentialMLP), and the launch is read as Megatron runs it.
+    const std::string moe = base + "--num-experts 8 --moe-router-topk 2 --fine-grained-activation-offloading ";
+    l = read(moe + "--offload-modules core_attn expert_fc1 moe_act");
+    CHECK(l.plan.offload.modules == kOffloadCoreAttn);
+    CHECK(has_note(l, "expert_fc1 moe_act without --moe-grouped-gemm"));
+    l = read(moe + "--offload-modules core_attn expert_fc1 --moe-grouped-gemm");
+    CHECK(l.plan.offload.modules == (kOffloadCoreAttn | kOffloadExpertFc1));
+    // Squared-ReLU experts fuse only with Megatron's fused weighted kernel (TEGroupedMLP asserts).
+    const std::string fused = moe + "--moe-grouped-gemm --use-transformer-engine-op-fuser --offload-modules fused_group_mlp --squared-relu ";
+    CHECK(has(error_of(fused), "needs --use-fused-weighted-squared-relu"));
+    CHECK(read(fused + "--use-fused-weighted-squared-relu").plan.offload.modules == kOffloadFusedGroupMlp);
   }
 
   SUBCASE("--cp-comm-type: one type or Megatron's per-layer list; a2a+p2p with its hierarchical group sizes") {

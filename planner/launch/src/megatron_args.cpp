@@ -374,10 +374,13 @@ std::optional<std::string> megatron_launch_refusal(const Job& job) {
     return "the model uses ALiBi positions, which Megatron-LM does not implement (BLOOM and MPT trained with Megatron-DeepSpeed and "
            "llm-foundry): no Megatron-LM launch trains this model";
   if (job.model.moe && job.runtime.moe_grouped_gemm)
-    return "the plan times grouped-GEMM experts (--moe-grouped-gemm), which strata does not write (Megatron checks it against "
-           "the GPU's compute capability, which a launch cannot be verified for without the GPU): plan without --moe-grouped-gemm "
-           "(the experts one after another, Megatron's default, as strata's launch runs them), or add --moe-grouped-gemm to "
-           "that launch yourself";
+    return std::string("the plan times grouped-GEMM experts (--moe-grouped-gemm), which strata does not write (Megatron checks it "
+                       "against the GPU's compute capability, which a launch cannot be verified for without the GPU): ") +
+           (p.offload.modules & (kOffloadExpertFc1 | kOffloadMoeAct | kOffloadFusedGroupMlp)
+                ? "its offloading inside the experts needs them, so add --moe-grouped-gemm to that launch yourself, or plan "
+                  "without the expert offload modules"
+                : "plan without --moe-grouped-gemm (the experts one after another, Megatron's default, as strata's launch runs "
+                  "them), or add --moe-grouped-gemm to that launch yourself");
   // The graphs change a dropless MoE layer's predicted host time (moe_layer_host_time); elsewhere the
   // prediction does not depend on them, and the launch runs without.
   if (job.model.moe && job.runtime.cuda_graph_modules != 0)

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "costmodel/errors.h"
 #include "launch/shell_words.h"
@@ -106,6 +107,7 @@ constexpr FlagSpec kFlags[] = {
     {"--enable-cuda-graph", false}, {"--external-cuda-graph", false},
     {"--num-layers-at-start-in-bf16", true}, {"--num-layers-at-end-in-bf16", true},
     {"--moe-shared-expert-overlap", false},
+    {"--use-fused-weighted-squared-relu", false},
     // torchrun / torch.distributed.launch, and the deepspeed launcher.
     {"--nnodes", true}, {"--nproc-per-node", true}, {"--nproc_per_node", true}, {"--num_nodes", true}, {"--num_gpus", true},
 };
@@ -1040,6 +1042,20 @@ void read_activation_offload(const Flags& f, const std::string& where, ParallelP
   if (auto n = f.integer("--min-offloaded-tensor-size", 0, std::int64_t{1} << 50)) p.offload.min_tensor_elements = *n;
   if ((p.offload.modules & kOffloadFusedGroupMlp) && !f.has("--use-transformer-engine-op-fuser"))
     throw InputError(where, "--offload-modules", "fused_group_mlp needs --use-transformer-engine-op-fuser (Megatron-Core TransformerConfig)");
+  // Only the grouped-GEMM experts (TEGroupedMLP) offload inside the MoE block; the default
+  // SequentialMLP builds plain MLPs, which ignore the list, and Megatron starts without a word.
+  const unsigned expert_offload = kOffloadExpertFc1 | kOffloadMoeAct | kOffloadFusedGroupMlp;
+  if ((p.offload.modules & expert_offload) && f.has("--num-experts") && !f.has("--moe-grouped-gemm")) {
+    notes.push_back("--offload-modules " + fmt::format("{}", fmt::join(offload_module_names(p.offload.modules & expert_offload), " ")) +
+                    " without --moe-grouped-gemm: Megatron's SequentialMLP experts offload nothing, so those tensors stay on the GPU");
+    p.offload.modules &= ~expert_offload;
+  }
+  // TEGroupedMLP builds the fused grouped MLP of squared-ReLU experts only with Megatron's fused
+  // weighted kernel (_is_fused_impl_supported); otherwise its assertion stops the model's build.
+  if ((p.offload.modules & kOffloadFusedGroupMlp) && f.has("--squared-relu") && !f.has("--use-fused-weighted-squared-relu"))
+    throw InputError(where, "--offload-modules",
+                     "fused_group_mlp with --squared-relu experts needs --use-fused-weighted-squared-relu (Megatron-Core's "
+                     "TEGroupedMLP asserts the op fuser can build them)");
 }
 
 }  // namespace
