@@ -278,6 +278,11 @@ std::string check_plan(const Job& job) {
     if ((mods & kRecomputeMlaUpProj) && !m.mla) return "recompute module mla_up_proj needs multi-latent attention";
     if ((mods & (kRecomputeMoeAct | kRecomputeMoe | kRecomputeSharedExperts)) && !m.moe)
       return "recompute modules moe_act, moe and shared_experts need a mixture-of-experts model";
+    // Only TEGroupedMLP recomputes its activation (moe/experts.py); SequentialMLP's plain MLPs
+    // keep it, and Megatron starts without a word.
+    if ((mods & kRecomputeMoeAct) && m.moe && !job.runtime.moe_grouped_gemm)
+      return "recompute module moe_act acts in Megatron-Core's grouped-GEMM experts (TEGroupedMLP, --moe-grouped-gemm); its "
+             "default SequentialMLP recomputes nothing, so the activation's input would stay in memory";
     if ((mods & kRecomputeSharedExperts) && m.moe && m.moe->shared_expert_ffn_hidden_size == 0)
       return "recompute module shared_experts needs shared experts";
     if ((mods & (kRecomputeMoeAct | kRecomputeLayernorm)) && job.training.precision == Precision::fp8 &&

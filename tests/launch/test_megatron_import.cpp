@@ -724,6 +724,13 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
     CHECK(l.plan.recompute.modules == (kRecomputeMoeAct | kRecomputeLayernorm));
     CHECK(l.training.precision == Precision::bf16);  // the list stops at the next flag
     CHECK(read(base).plan.recompute.modules == kRecomputeCoreAttn);  // Megatron's default
+    // moe_act acts only in grouped-GEMM experts: Megatron's SequentialMLP keeps the activation.
+    const std::string moe = base + "--num-experts 8 --moe-router-topk 2 ";
+    l = read(moe + "--recompute-modules moe_act layernorm");
+    CHECK(l.plan.recompute.modules == kRecomputeLayernorm);
+    CHECK(has_note(l, "moe_act without --moe-grouped-gemm"));
+    CHECK(read(moe + "--recompute-modules moe_act").plan.recompute.granularity == RecomputeGranularity::none);
+    CHECK(read(moe + "--recompute-modules moe_act --moe-grouped-gemm").plan.recompute.modules == kRecomputeMoeAct);
     CHECK(has(error_of(base + "--recompute-modules core_attn gdn_norm_out"),
               "--recompute-modules: expected core_attn, moe_act, layernorm, mla_up_proj, mlp, moe or shared_experts"));
   }

@@ -919,6 +919,14 @@ void read_recompute(const Flags& f, const std::string& where, ParallelPlan& p, s
                              "\" (strata does not model the others)");
       p.recompute.modules = *modules;
     }
+    // Only the grouped-GEMM experts (TEGroupedMLP) recompute their activation; Megatron's default
+    // SequentialMLP builds plain MLPs that keep it, without a word.
+    if ((p.recompute.modules & kRecomputeMoeAct) && f.has("--num-experts") && !f.has("--moe-grouped-gemm")) {
+      notes.push_back("--recompute-modules moe_act without --moe-grouped-gemm: Megatron's SequentialMLP experts recompute nothing, "
+                      "so the activation's input stays in memory");
+      p.recompute.modules &= ~kRecomputeMoeAct;
+      if (p.recompute.modules == 0) p.recompute = RecomputeSpec{};
+    }
     return;
   }
   if (granularity != "full") throw InputError(where, "--recompute-granularity", "expected full or selective, found \"" + granularity + "\"");
