@@ -548,7 +548,8 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   struct Cand { const char* kind; double t; int stage; };
   const Cand cands[] = {{"bubble", bd.bubble_s, crit},          {"tp_comm", hot.tp * mbs, slowest},
                         {"cp_comm", hot.cp * mbs, slowest},     {"ep_comm", hot.ep * mbs, slowest},
-                        {"host", hot.host * mbs, slowest},      {"pp_comm", bd.pp_comm_s, crit},
+                        {"host", hot.host * mbs, slowest},      {"offload", hot.offload * mbs, slowest},
+                        {"pp_comm", bd.pp_comm_s, crit},
                         {"dp_comm", bd.dp_comm_s, crit},        {"recompute", hot.recompute * mbs, slowest},
                         {"optimizer", bd.optimizer_s, crit},    {"stage_time", max_busy - mean_busy, slowest}};
   const Cand* top = std::max_element(std::begin(cands), std::end(cands), [](const Cand& a, const Cand& b) { return a.t < b.t; });

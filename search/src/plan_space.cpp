@@ -109,6 +109,7 @@ std::string plan_illegal_reason(const Job& job, const SearchOptions& o) {
     return fmt::format("the micro-batch size is fixed to {} (--mbs)", *o.micro_batch_size);
   if (o.recompute && p.recompute.granularity != *o.recompute)
     return fmt::format("recompute is fixed to {} (--recompute)", to_string(*o.recompute));
+  if (p.offload.modules != 0 && !o.allow_offload) return "activation offloading is searched only with --allow-offload";
   if (o.sequence_parallel && p.tp > 1 && p.sequence_parallel != *o.sequence_parallel)
     return fmt::format("sequence parallelism is fixed {}", *o.sequence_parallel ? "on" : "off");
   if (p.world_size() != o.num_gpus)
@@ -171,6 +172,8 @@ void canonicalize(ParallelPlan& p, int num_layers) {
   }
   if (p.recompute.granularity != RecomputeGranularity::full) p.recompute.num_layers = -1;
   else if (p.recompute.num_layers >= max_stage_layers(p, num_layers)) p.recompute.num_layers = -1;
+  // A layer recomputed whole keeps only its input: nothing is left to offload.
+  if (p.recompute.granularity == RecomputeGranularity::full && p.recompute.num_layers == -1) p.offload.modules = 0;
   // Module sets mean something only to selective recompute.
   if (p.recompute.granularity != RecomputeGranularity::selective) p.recompute.modules = kRecomputeCoreAttn;
 }
@@ -241,7 +244,8 @@ std::uint64_t plan_hash(const ParallelPlan& p) {
   for (std::int64_t v : {std::int64_t{p.tp}, std::int64_t{p.pp}, std::int64_t{p.dp}, std::int64_t{p.cp}, std::int64_t{p.ep}, std::int64_t{p.etp},
                          std::int64_t{p.sequence_parallel}, std::int64_t{p.vpp}, std::int64_t{p.micro_batch_size},
                          static_cast<std::int64_t>(p.recompute.granularity), std::int64_t{p.recompute.num_layers},
-                         std::int64_t{p.recompute.modules}, std::int64_t{p.zero_stage}, std::int64_t{p.distributed_optimizer}})
+                         std::int64_t{p.recompute.modules}, std::int64_t{p.zero_stage}, std::int64_t{p.distributed_optimizer},
+                         std::int64_t{p.offload.modules}, p.offload.min_tensor_elements, std::int64_t{p.cpu_offload_layers}})
     mix(v);
   mix(static_cast<std::int64_t>(p.stage_layers.size()));
   for (int l : p.stage_layers) mix(l);
@@ -251,7 +255,8 @@ std::uint64_t plan_hash(const ParallelPlan& p) {
 bool plan_less(const ParallelPlan& a, const ParallelPlan& b) {
   auto key = [](const ParallelPlan& p) {
     return std::tie(p.tp, p.pp, p.dp, p.cp, p.ep, p.etp, p.sequence_parallel, p.vpp, p.micro_batch_size, p.recompute.granularity,
-                    p.recompute.num_layers, p.recompute.modules, p.zero_stage, p.distributed_optimizer, p.stage_layers);
+                    p.recompute.num_layers, p.recompute.modules, p.zero_stage, p.distributed_optimizer, p.offload.modules,
+                    p.offload.min_tensor_elements, p.cpu_offload_layers, p.stage_layers);
   };
   return key(a) < key(b);
 }

@@ -266,6 +266,41 @@ void recompute(Builder& b) {
   }
 }
 
+// Fine-grained activation offloading (Megatron-Core --offload-modules), with --allow-offload: the
+// module sets Megatron-Bridge's recipes run (DeepSeek-V3's core_attn attn_proj, Nemotron 3.5's
+// expert_fc1) and the attention block whole; the expert modules are legal only with grouped-GEMM
+// experts (check_plan). Between two sets "+" offloads a superset, "-" a subset, "~" another set;
+// "recompute->offload" drops the recompute for a set, the trade offloading exists for: copies the
+// layer's own work hides instead of work done twice.
+std::vector<unsigned> offload_rungs(const ModelSpec& m) {
+  std::vector<unsigned> out = {kOffloadCoreAttn | kOffloadAttnProj, kOffloadQkvLinear | kOffloadCoreAttn | kOffloadAttnProj};
+  if (m.moe) {
+    out.push_back(kOffloadExpertFc1);
+    out.push_back(kOffloadCoreAttn | kOffloadAttnProj | kOffloadExpertFc1);
+  }
+  return out;
+}
+
+void offloading(Builder& b) {
+  if (!b.ev.options().allow_offload) return;
+  const ParallelPlan& f = b.from.plan;
+  const unsigned cur = f.offload.modules;
+  for (unsigned mods : offload_rungs(b.ev.workload().model)) {
+    ParallelPlan p = f;
+    p.offload.modules = mods;
+    b.add((mods & cur) == cur ? "offload+" : (mods & cur) == mods ? "offload-" : "offload~", p, false);
+    if (f.recompute.granularity != RecomputeGranularity::none) {
+      p.recompute = RecomputeSpec{};
+      b.add("recompute->offload", p, false);
+    }
+  }
+  if (cur != 0) {
+    ParallelPlan p = f;
+    p.offload.modules = 0;
+    b.add("offload-", p, false);
+  }
+}
+
 void toggles(Builder& b) {
   ParallelPlan p = b.from.plan;
   p.sequence_parallel = !p.sequence_parallel;
@@ -347,6 +382,10 @@ bool move_relieves(const std::string& name, const std::string& k) {
   if (name == "recompute+") return k == "memory";
   if (name == "recompute-") return k == "recompute" || k == "compute" || k == "stage_time";
   if (name == "recompute~") return k == "memory" || k == "recompute";
+  if (name == "offload+") return k == "memory";
+  if (name == "offload-") return k == "offload";
+  if (name == "offload~") return k == "memory" || k == "offload";
+  if (name == "recompute->offload") return k == "recompute" || k == "compute" || k == "stage_time";
   if (name == "sp") return k == "memory" || k == "tp_comm";
   if (name == "dist-opt") return k == "memory" || k == "optimizer" || k == "dp_comm";
   if (name == "ep+") return k == "memory";
@@ -363,6 +402,7 @@ std::vector<Move> propose_moves(const Evaluator& ev, const Evaluation& from, Mov
   micro_batch(b);
   virtual_pipeline(b);
   recompute(b);
+  offloading(b);
   toggles(b);
   stage_moves(b);
   return std::move(b.out);

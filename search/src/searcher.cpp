@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "costmodel/errors.h"
 #include "search/bottleneck_search.h"
@@ -69,11 +70,19 @@ SearchResult search_once(const Job& workload, const SearchOptions& options, cons
     r.found = true;
     std::vector<EvalPtr> all = ev.all();
     std::sort(all.begin(), all.end(), [](const EvalPtr& a, const EvalPtr& b) { return better(*a, *b); });
-    // Fastest first: the tied plans are a prefix; the first with the least memory wins.
+    // Fastest first: the tied plans are a prefix; the first with the least memory wins, but one
+    // that keeps its activations on the GPU beats one that offloads them (--allow-offload): the
+    // copies' cost rests on a host-link model no measurement here checked, and they take host
+    // memory and PCIe from the NICs, so offloading must buy time to be chosen.
     const EvalPtr fastest = best;
+    auto offloads = [](const ParallelPlan& p) { return p.offload.modules != 0 || p.cpu_offload_layers > 0; };
+    auto preferred = [&](const Evaluation& a, const Evaluation& b) {
+      if (offloads(a.plan) != offloads(b.plan)) return !offloads(a.plan);
+      return a.memory_GiB < b.memory_GiB;
+    };
     for (const EvalPtr& e : all) {
       if (!e->feasible || e->time_s > fastest->time_s * (1 + kTimeTie)) break;
-      if (e->prediction && e->memory_GiB < best->memory_GiB) best = e;
+      if (e->prediction && preferred(*e, *best)) best = e;
     }
     if (best != fastest) r.fastest_tied = ranked(ev, *fastest);
     r.best = ranked(ev, *best);
@@ -98,8 +107,9 @@ SearchResult search_once(const Job& workload, const SearchOptions& options, cons
       r.best = ranked(ev, *best);
       r.infeasible_reason = fmt::format(
           "no plan fits in the {:.1f} GiB per GPU available on {}: the leanest (tp={} pp={} dp={} cp={}, micro-batch {}, "
-          "{} recompute) needs {:.1f} GiB per GPU",
+          "{} recompute{}) needs {:.1f} GiB per GPU",
           capacity, workload.cluster.gpu.name, p.tp, p.pp, p.dp, p.cp, p.micro_batch_size, to_string(p.recompute.granularity),
+          p.offload.modules ? fmt::format(", offloading {}", fmt::join(offload_module_names(p.offload.modules), " ")) : "",
           best->memory_GiB);
       r.gpus_needed_to_fit = gpus_needed_to_fit(workload, options, model);
     }

@@ -87,6 +87,29 @@ TEST_CASE("strata plan: no plan fits: a clear message and exit code 2") {
   CHECK(r.out.find(" GPUs of this type would fit a plan (try --gpus ") != std::string::npos);
 }
 
+TEST_CASE("strata plan --allow-offload: a plan that fits only with activations on the host, suggested where it may help") {
+  // Llama 3 8B at 96k tokens without recompute: 84 GiB at best on 8 H100s, most of it activations.
+  const std::string job = "plan --model llama3-8b --gpu h100 --gpus 8 --global-batch 8 --seq 98304 --recompute none --quiet";
+  auto r = test::run_strata(job);
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("note: --allow-offload lets the search move activations to host memory") != std::string::npos);
+  const std::string out = temp_path("offload-plan.json");
+  r = test::run_strata(job + " --allow-offload -o " + out);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.out);
+  const nlohmann::json plan = read_json(out);
+  std::filesystem::remove(out);
+  CHECK(plan["search"]["allow_offload"] == true);
+  CHECK_FALSE(plan["activation_offload"]["modules"].empty());
+  CHECK(plan["launch"]["megatron_args"].dump().find("--fine-grained-activation-offloading") != std::string::npos);
+  // Weights and optimizer state decide the fit here: offloading activations cannot help, so no hint.
+  r = test::run_strata("plan --model llama3.1-405b --gpu h100 --gpus 64 --global-batch 256 --seq 8192 --quiet");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("--allow-offload") == std::string::npos);
+  r = test::run_strata(job + " --allow-offload --search exhaustive");
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("--allow-offload: applies to the bottleneck search") != std::string::npos);
+}
+
 TEST_CASE("strata plan: constraints no plan can meet: which rule they break, exit code 2") {
   const auto r = test::run_strata("plan " + kGpt3 + " --tp 16");
   CHECK(r.exit_code == 2);

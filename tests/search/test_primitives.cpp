@@ -215,4 +215,59 @@ TEST_CASE("propose_moves: a layer leaves the slowest stage, rebalance evens the 
   const auto& l = it->plan.stage_layers;
   CHECK((l.empty() || *std::max_element(l.begin(), l.end()) - *std::min_element(l.begin(), l.end()) <= 1));
 }
+
+TEST_CASE("propose_moves: activation offloading only with allow_offload, its module sets and the trade for recompute") {
+  Gpt3Search plain;
+  ParallelPlan p = test::gpt3_175b_job().plan;
+  p.recompute = {RecomputeGranularity::selective, -1};
+  EvalPtr e = plain.ev.evaluate(p);
+  REQUIRE(e);
+  for (const Move& m : propose_moves(plain.ev, *e, MoveScope::all)) CHECK(m.plan.offload.modules == 0);
+  ParallelPlan off = p;
+  off.offload.modules = kOffloadCoreAttn | kOffloadAttnProj;
+  CHECK(plain.ev.illegal_reason(off).find("--allow-offload") != std::string::npos);
+
+  const AnalyticalCostModel model;
+  SearchOptions o;
+  o.num_gpus = 1024;
+  o.allow_offload = true;
+  Evaluator ev(test::gpt3_175b_job(), o, model);
+  e = ev.evaluate(p);
+  REQUIRE(e);
+  auto moves = propose_moves(ev, *e, MoveScope::all);
+  auto find = [&](const std::string& name, unsigned modules, RecomputeGranularity g) {
+    return std::any_of(moves.begin(), moves.end(), [&](const Move& m) {
+      return m.name == name && m.plan.offload.modules == modules && m.plan.recompute.granularity == g;
+    });
+  };
+  // DeepSeek-V3's set (Megatron-Bridge) and the attention block whole, kept beside the recompute or
+  // instead of it; a dense model has no expert modules to offload.
+  CHECK(find("offload+", kOffloadCoreAttn | kOffloadAttnProj, RecomputeGranularity::selective));
+  CHECK(find("offload+", kOffloadQkvLinear | kOffloadCoreAttn | kOffloadAttnProj, RecomputeGranularity::selective));
+  CHECK(find("recompute->offload", kOffloadCoreAttn | kOffloadAttnProj, RecomputeGranularity::none));
+  for (const Move& m : moves) {
+    INFO(m.name);
+    CHECK(ev.illegal_reason(m.plan) == "");
+    CHECK((m.plan.offload.modules & kOffloadExpertFc1) == 0);
+  }
+  // From an offloading plan: less, another set, or none.
+  e = ev.evaluate(off);
+  REQUIRE(e);
+  moves = propose_moves(ev, *e, MoveScope::all);
+  CHECK(find("offload-", 0, RecomputeGranularity::selective));
+  CHECK(find("offload+", kOffloadQkvLinear | kOffloadCoreAttn | kOffloadAttnProj, RecomputeGranularity::selective));
+  // A layer recomputed whole keeps only its input: a full-recompute plan offloads nothing.
+  ParallelPlan full = p;
+  full.recompute = {RecomputeGranularity::full, -1};
+  e = ev.evaluate(full);
+  REQUIRE(e);
+  moves = propose_moves(ev, *e, MoveScope::all);
+  CHECK_FALSE(std::any_of(moves.begin(), moves.end(), [](const Move& m) { return m.name == "offload+"; }));
+  CHECK(find("recompute->offload", kOffloadCoreAttn | kOffloadAttnProj, RecomputeGranularity::none));
+  // The bottlenecks they relieve.
+  CHECK(move_relieves("offload+", "memory"));
+  CHECK(move_relieves("offload-", "offload"));
+  CHECK(move_relieves("recompute->offload", "recompute"));
+  CHECK_FALSE(move_relieves("offload+", "offload"));
+}
 }

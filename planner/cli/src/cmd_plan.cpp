@@ -34,6 +34,7 @@ struct PlanArgs {
   bool quiet = false;
   std::string runtime = "megatron";
   bool allow_tp_across_nodes = false;
+  bool allow_offload = false;
   std::optional<int> tp, pp, cp, ep, etp, vpp, mbs;
   std::optional<std::string> recompute;
   std::string out_file;
@@ -78,6 +79,9 @@ SearchOptions search_options(const PlanArgs& a, std::optional<int> launched_gpus
   if (!a.quiet) o.on_progress = print_search_progress;
   o.runtime = a.runtime;
   o.allow_tp_across_nodes = a.allow_tp_across_nodes;
+  o.allow_offload = a.allow_offload;
+  if (o.allow_offload && o.algorithm == SearchAlgorithm::exhaustive)
+    throw InputError(kCmd, "--allow-offload", "applies to the bottleneck search; --search exhaustive scores the uniform grid, which does not offload");
   o.tp = positive(a.tp, "--tp");
   o.pp = positive(a.pp, "--pp");
   o.cp = positive(a.cp, "--cp");
@@ -106,6 +110,9 @@ void register_plan(CLI::App& app, CommandContext& ctx) {
   cmd->add_flag("--quiet", a->quiet, "No progress line on stderr");
   cmd->add_option("--runtime", a->runtime, "megatron (default): only plans stock Megatron-LM runs");
   cmd->add_flag("--allow-tp-across-nodes", a->allow_tp_across_nodes, "Allow tensor parallelism beyond one node's NVLink domain");
+  cmd->add_flag("--allow-offload", a->allow_offload,
+                "Let the search offload activations to host memory (Megatron-Core --fine-grained-activation-offloading; "
+                "the copies' contention with the NICs is not modelled)");
   cmd->add_option("--tp", a->tp, "Fix the tensor-parallel size");
   cmd->add_option("--pp", a->pp, "Fix the pipeline-parallel size");
   cmd->add_option("--cp", a->cp, "Fix the context-parallel size");
@@ -140,6 +147,17 @@ void register_plan(CLI::App& app, CommandContext& ctx) {
       for (const auto& n : launch_notes) fmt::print(stderr, "note: {}\n", n);
     if (!result.found) {
       fmt::print(stderr, "strata: {}\n", infeasible_message(result));
+      // Worth saying only where the leanest plan's fullest stage holds more activations than it lacks.
+      const double lacking = result.min_memory_needed_GiB - (workload.cluster.gpu.memory_GiB - workload.runtime.memory_reserve_GiB);
+      // (The memory pre-check may have ruled the leanest plan out without a full prediction.)
+      const Prediction lean = result.best.prediction.stages.empty() ? model.predict(result.best.job) : result.best.prediction;
+      const MemoryBreakdown* fullest = nullptr;
+      for (const StagePrediction& s : lean.stages)
+        if (!fullest || s.memory.total_GiB > fullest->total_GiB) fullest = &s.memory;
+      if (!options.allow_offload && workload.runtime.framework == Framework::megatron && result.min_memory_needed_GiB > 0 &&
+          fullest && fullest->activations_GiB > lacking)
+        fmt::print(stderr, "note: --allow-offload lets the search move activations to host memory (Megatron-Core's fine-grained "
+                           "activation offloading)\n");
       if (current) fmt::print(stderr, "{}", launch_report(*current, nullptr));
       ctx.exit_code = 2;
       return;

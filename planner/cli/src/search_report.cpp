@@ -30,6 +30,7 @@ nlohmann::json plan_brief(const ParallelPlan& p) {
           {"recompute", to_string(p.recompute.granularity)},
           {"recompute_num_layers", p.recompute.num_layers < 0 ? nlohmann::json(nullptr) : nlohmann::json(p.recompute.num_layers)},
           {"distributed_optimizer", p.distributed_optimizer},
+          {"offload_modules", offload_module_names(p.offload.modules)},
           {"stage_layers", p.stage_layers}};
 }
 
@@ -204,6 +205,7 @@ nlohmann::json search_to_json(const SearchResult& r, const SearchOptions& o, con
                       {"plans_ruled_out_by_memory", r.plans_ruled_out_by_memory},
                       {"seed", o.seed},
                       {"runtime", o.runtime},
+                      {"allow_offload", o.allow_offload},
                       {"runners_up", ru}};
   if (o.algorithm == SearchAlgorithm::exhaustive) j["grid_size"] = r.grid_size;
   else j["starts"] = r.starts;

@@ -1,7 +1,8 @@
 #pragma once
 // The plan searcher's public interface: given a workload (model, cluster, batch, runtime) and a
 // GPU count, find the fastest memory-feasible parallel plan (of plans predicted within 0.5% of
-// each other, the one needing the least memory). The search sees the cost model only
+// each other, the one needing the least memory, and one that does not offload activations before
+// one that does). The search sees the cost model only
 // through strata::CostModel, so tests can hand it a fake one.
 #include <cstdint>
 #include <functional>
@@ -41,6 +42,10 @@ struct SearchOptions {
   std::function<void(const SearchProgress&)> on_progress;
   std::string runtime = "megatron";  // plans stock Megatron-LM can run
   bool allow_tp_across_nodes = false;
+  // Let the search move activations to host memory (Megatron-Core's fine-grained activation
+  // offloading, primitives.cpp): off by default, since the copies' contention with the NICs on the
+  // host link and the host memory the OS keeps are not modelled.
+  bool allow_offload = false;
   // Optional user constraints (fixed values); unset means searched.
   std::optional<int> tp, pp, cp, ep, etp, vpp, micro_batch_size;
   std::optional<bool> sequence_parallel;
