@@ -149,6 +149,24 @@ TEST_CASE("strata plan --megatron-args: searches the launch's workload and compa
   CHECK(launch["flag_speedups"].empty());
 }
 
+TEST_CASE("strata plan --megatron-args: a launch that offloads activations lets the search offload too") {
+  const std::string launch = temp_path("offload-launch.txt");
+  const std::string flags =
+      "--num-layers 32 --hidden-size 4096 --ffn-hidden-size 14336 --num-attention-heads 32 --group-query-attention "
+      "--num-query-groups 8 --swiglu --normalization RMSNorm --disable-bias-linear --untie-embeddings-and-output-weights "
+      "--position-embedding-type rope --vocab-size 128256 --micro-batch-size 1 --global-batch-size 64 --seq-length 8192 "
+      "--max-position-embeddings 8192 --tensor-model-parallel-size 2 --sequence-parallel --bf16 --use-distributed-optimizer ";
+  auto allowed = [&](const std::string& extra) {
+    std::ofstream(launch) << flags << extra << "\n";
+    const auto r = test::run_strata("plan --megatron-args " + launch + " --gpus 8 --cluster dgx-h100-ndr --quiet --json");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.out);
+    return nlohmann::json::parse(r.out)["search"]["allow_offload"].get<bool>();
+  };
+  CHECK(allowed("--fine-grained-activation-offloading --offload-modules core_attn attn_proj"));
+  CHECK_FALSE(allowed(""));
+  std::filesystem::remove(launch);
+}
+
 TEST_CASE("strata plan --megatron-args: on a GPU count the launch's own plan does not divide, still plans its workload") {
   const std::string script = test::data_file("megatron_gpt3_175b.sh");
   const auto r = test::run_strata("plan --megatron-args " + script + " --cluster dgx-a100-hdr --gpus 64 --quiet --json");

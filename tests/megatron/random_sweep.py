@@ -50,6 +50,8 @@ def draw(rng, hf_configs):
                 "--seq", str(rng.choice([2048, 4096, 8192]))]
         if rng.random() < 0.3:
             args += ["--precision", "fp8"]
+        if rng.random() < 0.3:
+            args += ["--allow-offload"]
         return args
     tp, pp, cp, dp = rng.choice([1, 2, 4, 8]), rng.choice([1, 2, 4, 8, 16]), rng.choice([1, 1, 1, 2, 4]), rng.choice([1, 2, 4, 8, 16])
     mbs, vpp = rng.choice([1, 1, 2, 4]), rng.choice([1, 1, 2, 3, 4, 5])

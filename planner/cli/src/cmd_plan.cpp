@@ -134,7 +134,12 @@ void register_plan(CLI::App& app, CommandContext& ctx) {
     std::vector<std::string> launch_notes;
     bool launch_plan_ok = false;
     if (!a->job.megatron_args.empty()) launch = build_launch_workload(a->job, catalog, launch_notes, launch_plan_ok);
-    const SearchOptions options = search_options(*a, launch ? std::optional<int>(launch->plan.world_size()) : std::nullopt);
+    SearchOptions options = search_options(*a, launch ? std::optional<int>(launch->plan.world_size()) : std::nullopt);
+    // A launch that offloads activations itself has accepted what offloading asks of the hosts.
+    if (launch && launch->plan.offload.modules != 0 && options.algorithm == SearchAlgorithm::bottleneck && !options.allow_offload) {
+      options.allow_offload = true;
+      if (!a->quiet) fmt::print(stderr, "note: the launch offloads activations (--fine-grained-activation-offloading): the search may too\n");
+    }
     const Job workload = launch ? *launch : build_workload(a->job, catalog);
     if (!workload.model.moe)
       for (const auto& [flag, v] : {std::pair{"--ep", options.ep}, std::pair{"--etp", options.etp}})
