@@ -497,7 +497,18 @@ double moe_tokens_per_gpu(const Job& job, double tokens) {
   // (tokens = this rank's micro-batch tokens; with tp > 1, sequence parallelism splits them over
   // TP first). The busiest rank gets the load-imbalance factor more, capped by the capacity factor
   // when tokens are dropped.
-  return tokens * m.moe->top_k * std::max(1, p.etp) / p.tp * effective_moe_imbalance(job.runtime);
+  const double mean = tokens * m.moe->top_k * std::max(1, p.etp) / p.tp;
+  // HybridEP's static per-rank budget (--moe-expert-rank-capacity-factor) gives every rank a
+  // buffer of the budget's rows (token_dispatcher.py: num_permuted_tokens = tokens x top_k x
+  // factor), and the grouped experts keep their inputs at that shape for backward whatever the rank
+  // received: the budget, not the load, sizes what they store.
+  // Paged stash keeps what arrived instead, in pages of a pool sized at its factor of the mean (or,
+  // negative, of the largest actual count: the busiest rank's, capped by the budget).
+  const double stash = job.runtime.moe_paged_stash_factor;
+  if (job.runtime.moe_rank_capacity_factor > 0 && stash > 0) return mean * stash;
+  if (job.runtime.moe_rank_capacity_factor > 0 && stash < 0) return mean * -stash * effective_moe_imbalance(job.runtime);
+  if (job.runtime.moe_rank_capacity_factor > 0) return mean * std::max(1.0, job.runtime.moe_rank_capacity_factor);
+  return mean * effective_moe_imbalance(job.runtime);
 }
 
 void LayerActivationBytes::compute(int gi, int ki, RecomputeGranularity g, LayerKind kind) {
@@ -663,6 +674,21 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
     });
     act += margin;
     host_act += (1 - full_frac) * peak_in_flight_chunks * per_mb_offloaded / p.vpp;
+  }
+  // Paged stash: the layer whose experts run (forward before their tensors are stashed, backward
+  // after they are reloaded) holds them at the budget's rows, beside the pool.
+  if (job.runtime.moe_paged_stash_factor != 0 && job.runtime.moe_rank_capacity_factor > 0 && n_full < layers) {
+    Job unstashed = job;
+    unstashed.runtime.moe_paged_stash_factor = 0;
+    double transient = 0;
+    PerLayerKind<double> transient_of;
+    for_each_stage_layer(job, stage, layers, [&](int id, LayerKind kind) {
+      if (!kind.moe) return;
+      transient = std::max(transient, transient_of.get(id, kind, [&](int, LayerKind k) {
+        return layer_activation_bytes(unstashed, kept, k) - layer_activation_bytes(job, kept, k);
+      }));
+    });
+    act += std::max(0.0, transient);
   }
   const double eb = activation_bytes(job.training.precision);
   const double tokens = static_cast<double>(job.training.seq_length) / p.cp * p.micro_batch_size;

@@ -291,6 +291,20 @@ std::string check_plan(const Job& job) {
     if ((mods & kRecomputeMoe) && job.runtime.moe_a2a_overlap && p.ep > 1)
       return "recomputing whole MoE blocks excludes overlapping the MoE all-to-all (Megatron-Core TransformerConfig)";
   }
+  if (job.runtime.moe_paged_stash_factor != 0) {
+    // Megatron-Core TransformerConfig's checks of moe_paged_stash; the stash acts in the grouped
+    // experts' fused path (TEGroupedMLP with Transformer Engine's op fuser), so grouped GEMMs.
+    if (!m.moe) return "the MoE paged stash needs a mixture-of-experts model";
+    if (!(job.runtime.moe_rank_capacity_factor > 0))
+      return "the MoE paged stash needs HybridEP's per-rank budget (moe_expert_rank_capacity_factor; Megatron-Core refuses it without)";
+    if (p.cpu_offload_layers != 0) return "the MoE paged stash cannot be enabled with CPU offloading (Megatron-Core)";
+    if (p.offload.modules & (kOffloadExpertFc1 | kOffloadMoeAct | kOffloadFusedGroupMlp))
+      return "with the MoE paged stash, offload modules must not include expert_fc1, moe_act or fused_group_mlp (the stash "
+             "covers those activations; Megatron-Core refuses them)";
+    if (!job.runtime.moe_grouped_gemm)
+      return "the MoE paged stash acts in the grouped experts' fused path (TEGroupedMLP with Transformer Engine's op fuser, "
+             "--moe-grouped-gemm); Megatron's SequentialMLP stashes nothing";
+  }
   if (p.cpu_offload_layers != 0) {
     // Megatron-Core TransformerConfig's checks of layer-level CPU offloading.
     if (job.runtime.framework != Framework::megatron) return "layer-level CPU offloading is Megatron-Core's (--framework megatron)";

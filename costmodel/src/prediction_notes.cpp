@@ -116,10 +116,17 @@ void add_prediction_notes(const Job& job, const LayerShape& shape, const MoeHost
   if (m.moe && m.num_moe_layers() > 0 && job.runtime.moe_rank_capacity_factor > 0)
     pred.notes.push_back(fmt::format(
         FMT_COMPILE("MoE: a static per-rank token budget ({:g} x the mean, moe_expert_rank_capacity_factor): the dispatcher never "
-                    "waits on the host for its token counts{}; a rank receiving more drops the excess"),
+                    "waits on the host for its token counts{}; a rank receiving more drops the excess, and {}"),
         job.runtime.moe_rank_capacity_factor,
         (job.runtime.cuda_graph_modules & kCudaGraphFullIteration) ? ", and the whole step replays as one CUDA graph: no MoE host time"
-                                                                   : ""));
+                                                                   : "",
+        job.runtime.moe_paged_stash_factor > 0
+            ? fmt::format("the paged stash keeps what the experts store for backward in a pool of {:g} x the mean tokens",
+                          job.runtime.moe_paged_stash_factor)
+        : job.runtime.moe_paged_stash_factor < 0
+            ? fmt::format("the paged stash keeps what the experts store for backward in a pool of {:g} x the largest count that "
+                          "arrives", -job.runtime.moe_paged_stash_factor)
+            : std::string("the experts store the budget's rows for backward however many arrived")));
   if (m.moe && m.num_moe_layers() > 0 && moe_host_bound && moe_host.graph_replays > 0) {
     const std::vector<std::string> names = cuda_graph_module_names(job.runtime.cuda_graph_modules);
     pred.notes.push_back(fmt::format(

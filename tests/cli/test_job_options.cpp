@@ -186,6 +186,22 @@ TEST_CASE("build_job") {
     CHECK(job.runtime.framework == Framework::deepspeed);
     CHECK(job.runtime.attention_kernel == AttentionKernel::automatic);
   }
+  SUBCASE("--moe-paged-stash: under HybridEP's budget, Megatron's default pool or the one given") {
+    JobOptions o = sc21_options();
+    o.moe_paged_stash = true;
+    CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--moe-paged-stash: needs --moe-rank-capacity-factor") !=
+          std::string::npos);
+    o.moe_token_dedup = true;
+    o.moe_rank_capacity_factor = 1.5;
+    CHECK(build_job(o, test::catalog()).runtime.moe_paged_stash_factor == kMegatronPagedStashFactor);
+    o.moe_paged_stash_factor = -1.2;
+    CHECK(build_job(o, test::catalog()).runtime.moe_paged_stash_factor == -1.2);
+    o.moe_paged_stash_factor = 0;
+    CHECK(input_error([&] { build_job(o, test::catalog()); }).find("expected a non-zero factor") != std::string::npos);
+    o.moe_paged_stash = false;
+    o.moe_paged_stash_factor = 1.2;
+    CHECK(input_error([&] { build_job(o, test::catalog()); }).find("only applies with --moe-paged-stash") != std::string::npos);
+  }
   SUBCASE("--attention-kernel") {
     JobOptions o = sc21_options();
     o.attention_kernel = "cuDNN";

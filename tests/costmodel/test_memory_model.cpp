@@ -448,6 +448,22 @@ TEST_CASE("layer_activation_bytes: MoE layers store the routed token copies") {
   job.runtime.moe_capacity_factor = 1.0;  // drops tokens beyond the mean: no imbalance left
   CHECK(layer_activation_bytes(job, RecomputeGranularity::none, LayerKind{true, false}) == doctest::Approx(moe).epsilon(1e-12));
   CHECK(moe_tokens_per_gpu(job, 4096) == doctest::Approx(4096.0 * 8));
+  // HybridEP's static per-rank budget hands the experts a buffer of the budget's rows, which they
+  // keep for backward however many tokens arrived: GPT-OSS's recipes budget 5 to 7x the mean.
+  job.runtime.moe_capacity_factor = 0;
+  job.runtime.moe_rank_capacity_factor = 5;
+  CHECK(moe_tokens_per_gpu(job, 4096) == doctest::Approx(5 * 4096.0 * 8));
+  CHECK(layer_activation_bytes(job, RecomputeGranularity::none, LayerKind{true, false}) > 2 * moe);
+  // Megatron-Core's paged stash keeps what arrived, in a pool of its factor x the mean tokens, or
+  // (negative) of the largest count that arrives: the busiest rank's.
+  job.runtime.moe_paged_stash_factor = kMegatronPagedStashFactor;
+  CHECK(moe_tokens_per_gpu(job, 4096) == doctest::Approx(1.1 * 4096.0 * 8));
+  job.runtime.moe_load_imbalance = 1.5;
+  job.runtime.moe_paged_stash_factor = -1.2;
+  CHECK(moe_tokens_per_gpu(job, 4096) == doctest::Approx(1.2 * 1.5 * 4096.0 * 8));
+  job.runtime.moe_load_imbalance = 1.0;
+  job.runtime.moe_paged_stash_factor = 0;
+  job.runtime.moe_rank_capacity_factor = 0;
 
   // Megatron-Core weights the tokens by their routing probabilities inside the expert activation,
   // so its combine keeps no expert outputs; a combine that weights the outputs (DeepSpeed) keeps
@@ -461,6 +477,36 @@ TEST_CASE("layer_activation_bytes: MoE layers store the routed token copies") {
   const double weighted_combine = layer_activation_bytes(job, RecomputeGranularity::none, LayerKind{true, false});
   const double copies = moe_tokens_per_gpu(job, 4096);  // micro-batch 1
   CHECK(weighted_combine - megatron == doctest::Approx(copies * 2.0 * static_cast<double>(job.model.hidden_size)).epsilon(1e-9));
+}
+
+TEST_CASE("paged stash: a pool instead of the budget's rows, and the running layer's experts at the budget's rows") {
+  Job job = test::workload("qwen3-30b-a3b", "dgx-h100-ndr", 256, 4096);
+  job.plan.dp = 8;
+  job.plan.ep = 8;
+  job.runtime.moe_grouped_gemm = true;
+  job.runtime.moe_token_dedup = true;
+  job.runtime.moe_rank_capacity_factor = 4;
+  const int L = job.model.num_layers;
+  const LayerKind moe{true, false};
+  const MemoryBreakdown budget = stage_memory(job, 0, L, 1);
+  const double budget_layer = layer_activation_bytes(job, RecomputeGranularity::none, moe);
+  job.runtime.moe_paged_stash_factor = kMegatronPagedStashFactor;
+  REQUIRE(check_plan(job).empty());
+  const MemoryBreakdown stash = stage_memory(job, 0, L, 1);
+  const double per_layer = budget_layer - layer_activation_bytes(job, RecomputeGranularity::none, moe);
+  CHECK(per_layer > 0);
+  // Every layer of the micro-batch in flight stores the pool's share, but the one whose experts
+  // run, which holds the budget's rows until they are stashed.
+  CHECK((budget.activations_GiB - stash.activations_GiB) * kGiB == doctest::Approx((L - 1) * per_layer).epsilon(1e-9));
+  // Megatron-Core's rules: a budget, no expert offload modules, grouped experts.
+  job.runtime.moe_rank_capacity_factor = 0;
+  CHECK(check_plan(job).find("needs HybridEP's per-rank budget") != std::string::npos);
+  job.runtime.moe_rank_capacity_factor = 4;
+  job.plan.offload.modules = kOffloadExpertFc1;
+  CHECK(check_plan(job).find("must not include expert_fc1, moe_act or fused_group_mlp") != std::string::npos);
+  job.plan.offload.modules = 0;
+  job.runtime.moe_grouped_gemm = false;
+  CHECK(check_plan(job).find("SequentialMLP stashes nothing") != std::string::npos);
 }
 
 TEST_CASE("fp8 memory: fp8 parameters replace the bf16 weights, bf16 gradient buffers halve the gradients") {

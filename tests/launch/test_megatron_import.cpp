@@ -622,6 +622,18 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
         read(moe8 + "--moe-token-dispatcher-type alltoall --moe-flex-dispatcher-backend hybridep --moe-expert-rank-capacity-factor 2");
     CHECK(ignored.runtime.moe_rank_capacity_factor == 0);
     CHECK(has_note(ignored, "the alltoall dispatcher ignores it"));
+    // Megatron-Core's paged stash under the budget: in the grouped experts' fused path only.
+    const std::string hybridep = moe8 + "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep "
+                                        "--moe-expert-rank-capacity-factor 1.5 --moe-paged-stash ";
+    const MegatronLaunch stash = read(hybridep + "--moe-grouped-gemm --use-transformer-engine-op-fuser "
+                                                 "--moe-paged-stash-buffer-size-factor-cuda 1.2");
+    CHECK(stash.runtime.moe_paged_stash_factor == 1.2);
+    CHECK(read(hybridep + "--moe-grouped-gemm --use-transformer-engine-op-fuser").runtime.moe_paged_stash_factor ==
+          kMegatronPagedStashFactor);
+    const MegatronLaunch unfused = read(hybridep + "--moe-grouped-gemm");
+    CHECK(unfused.runtime.moe_paged_stash_factor == 0);
+    CHECK(has_note(unfused, "without it nothing is stashed"));
+    CHECK(has(error_of(moe8 + "--moe-paged-stash"), "--moe-paged-stash: needs --moe-expert-rank-capacity-factor"));
     CHECK(has_note(moe, "--moe-shared-expert-overlap: the shared expert's overlap"));
   }
 

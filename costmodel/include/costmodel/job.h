@@ -205,6 +205,10 @@ enum class CrossEntropyKernel {
 const char* to_string(CrossEntropyKernel k);  // "auto", "eager", "jit-fused", "single-pass"
 std::optional<CrossEntropyKernel> cross_entropy_kernel_from_string(const std::string& s);
 
+// Megatron-Core's default paged stash pool: 1.10 x the mean tokens (TransformerConfig
+// moe_paged_stash_buffer_size_factor_cuda).
+inline constexpr double kMegatronPagedStashFactor = 1.10;
+
 // Features of the training framework that change the physics, with Megatron-LM (2024+) defaults.
 struct RuntimeOptions {
   Framework framework = Framework::megatron;
@@ -276,6 +280,11 @@ struct RuntimeOptions {
   // token_dispatcher.py); tokens beyond the budget are dropped. 0: dynamic shapes, one host
   // synchronisation per MoE layer forward.
   double moe_rank_capacity_factor = 0;
+  // Megatron-Core's paged stash (--moe-paged-stash, moe/paged_stash.py) under that budget: the
+  // grouped MLP's saved tensors go into a preallocated page pool sized by this factor
+  // (--moe-paged-stash-buffer-size-factor-cuda: positive x the mean tokens, negative x the actual
+  // maximum) instead of keeping the budget's rows. 0: no paged stash.
+  double moe_paged_stash_factor = 0;
   // Overlap of the MoE all-to-all with computation (Megatron --overlap-moe-expert-parallel-comm,
   // DeepSeek-V3's dual-batch overlap): off unless set.
   bool moe_a2a_overlap = false;

@@ -64,8 +64,9 @@ struct CpuOffloadBytes {
 };
 CpuOffloadBytes cpu_offloaded_bytes(const Job& job);
 
-// Token-expert pairs the busiest GPU's local experts process for `tokens` tokens of its micro-batch
-// (see the formula's comment); 0 for a dense model.
+// Token-expert pairs the busiest GPU's local experts store for `tokens` tokens of its micro-batch
+// (see the formula's comment; under HybridEP's static per-rank budget, the budget's rows); 0 for a
+// dense model.
 double moe_tokens_per_gpu(const Job& job, double tokens);
 
 // layer_activation_bytes of one job, computed once per recompute granularity and layer kind:

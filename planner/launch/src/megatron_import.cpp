@@ -107,7 +107,7 @@ constexpr FlagSpec kFlags[] = {
     {"--enable-cuda-graph", false}, {"--external-cuda-graph", false},
     {"--num-layers-at-start-in-bf16", true}, {"--num-layers-at-end-in-bf16", true},
     {"--moe-shared-expert-overlap", false},
-    {"--use-fused-weighted-squared-relu", false},
+    {"--use-fused-weighted-squared-relu", false}, {"--moe-paged-stash", false}, {"--moe-paged-stash-buffer-size-factor-cuda", true},
     // torchrun / torch.distributed.launch, and the deepspeed launcher.
     {"--nnodes", true}, {"--nproc-per-node", true}, {"--nproc_per_node", true}, {"--num_nodes", true}, {"--num_gpus", true},
 };
@@ -982,6 +982,19 @@ void read_moe_runtime(const Flags& f, const std::string& where, RuntimeOptions& 
   if (budget > 0 && dispatcher != "flex")
     notes.push_back("--moe-expert-rank-capacity-factor acts only in the flex dispatcher; the " + dispatcher + " dispatcher ignores it");
   rt.moe_rank_capacity_factor = dispatcher == "flex" ? budget : 0;
+  // Megatron-Core's paged stash: refused without a budget (TransformerConfig), and acting only in
+  // the grouped experts' fused path (TEGroupedMLP with the op fuser), which stashes their saved
+  // tensors in a pool of its factor x the mean tokens.
+  if (f.has("--moe-paged-stash")) {
+    if (!(budget > 0))
+      throw InputError(where, "--moe-paged-stash", "needs --moe-expert-rank-capacity-factor (Megatron-Core TransformerConfig refuses it without)");
+    const double factor = f.number("--moe-paged-stash-buffer-size-factor-cuda", -1024, 1024).value_or(kMegatronPagedStashFactor);
+    if (!f.has("--moe-grouped-gemm") || !f.has("--use-transformer-engine-op-fuser"))
+      notes.push_back("--moe-paged-stash acts in the grouped experts' fused path (--moe-grouped-gemm with "
+                      "--use-transformer-engine-op-fuser); without it nothing is stashed");
+    else if (rt.moe_rank_capacity_factor > 0 && factor != 0)
+      rt.moe_paged_stash_factor = factor;
+  }
 }
 
 // The optimizer and its state (Megatron's OptimizerConfig): which optimizer, the precision-aware

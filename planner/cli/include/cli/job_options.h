@@ -58,6 +58,8 @@ struct JobOptions {
   double moe_load_imbalance = RuntimeOptions::kDefaultMoeLoadImbalance;
   double moe_capacity_factor = 0;
   double moe_rank_capacity_factor = 0;
+  bool moe_paged_stash = false;
+  std::optional<double> moe_paged_stash_factor;  // Megatron's --moe-paged-stash-buffer-size-factor-cuda
   bool moe_pad_to_capacity = false;
   bool moe_a2a_overlap = false;
   bool moe_token_dedup = false;
