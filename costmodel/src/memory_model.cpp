@@ -689,6 +689,21 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
       }));
     });
     act += std::max(0.0, transient);
+    // The pinned host pool, allocated beside it: the same in-flight tokens at its own factor.
+    if (const double hf = job.runtime.moe_paged_stash_host_factor; hf != 0) {
+      Job one = job, two = job;
+      one.runtime.moe_paged_stash_factor = hf > 0 ? 1.0 : -1.0;
+      two.runtime.moe_paged_stash_factor = hf > 0 ? 2.0 : -2.0;
+      double per_mb_unit = 0;
+      PerLayerKind<double> unit_of;
+      for_each_stage_layer(job, stage, layers, [&](int id, LayerKind kind) {
+        if (!kind.moe) return;
+        per_mb_unit += unit_of.get(id, kind, [&](int, LayerKind k) {
+          return layer_activation_bytes(two, kept, k) - layer_activation_bytes(one, kept, k);
+        });
+      });
+      host_act += std::abs(hf) * (1 - full_frac) * peak_in_flight_chunks * per_mb_unit / p.vpp;
+    }
   }
   const double eb = activation_bytes(job.training.precision);
   const double tokens = static_cast<double>(job.training.seq_length) / p.cp * p.micro_batch_size;

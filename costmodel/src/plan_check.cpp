@@ -291,6 +291,8 @@ std::string check_plan(const Job& job) {
     if ((mods & kRecomputeMoe) && job.runtime.moe_a2a_overlap && p.ep > 1)
       return "recomputing whole MoE blocks excludes overlapping the MoE all-to-all (Megatron-Core TransformerConfig)";
   }
+  if (job.runtime.moe_paged_stash_host_factor != 0 && job.runtime.moe_paged_stash_factor == 0)
+    return "a paged stash host pool needs the paged stash itself (moe_paged_stash)";
   if (job.runtime.moe_paged_stash_factor != 0) {
     // Megatron-Core TransformerConfig's checks of moe_paged_stash; the stash acts in the grouped
     // experts' fused path (TEGroupedMLP with Transformer Engine's op fuser), so grouped GEMMs.

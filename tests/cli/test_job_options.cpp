@@ -196,6 +196,9 @@ TEST_CASE("build_job") {
     CHECK(build_job(o, test::catalog()).runtime.moe_paged_stash_factor == kMegatronPagedStashFactor);
     o.moe_paged_stash_factor = -1.2;
     CHECK(build_job(o, test::catalog()).runtime.moe_paged_stash_factor == -1.2);
+    o.moe_paged_stash_host_factor = 1.0;
+    CHECK(build_job(o, test::catalog()).runtime.moe_paged_stash_host_factor == 1.0);
+    o.moe_paged_stash_host_factor.reset();
     o.moe_paged_stash_factor = 0;
     CHECK(input_error([&] { build_job(o, test::catalog()); }).find("expected a non-zero factor") != std::string::npos);
     o.moe_paged_stash = false;

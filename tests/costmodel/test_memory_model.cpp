@@ -498,6 +498,21 @@ TEST_CASE("paged stash: a pool instead of the budget's rows, and the running lay
   // Every layer of the micro-batch in flight stores the pool's share, but the one whose experts
   // run, which holds the budget's rows until they are stashed.
   CHECK((budget.activations_GiB - stash.activations_GiB) * kGiB == doctest::Approx((L - 1) * per_layer).epsilon(1e-9));
+  // A pinned host pool (Bridge's DeepSeek recipes: 1.0 beside 1.2 on the GPU) takes host memory
+  // for the same in-flight tokens at its own factor, and no GPU memory.
+  CHECK(stash.host_GiB == 0);
+  job.runtime.moe_paged_stash_host_factor = 1.0;
+  const MemoryBreakdown host = stage_memory(job, 0, L, 1);
+  CHECK(host.total_GiB == doctest::Approx(stash.total_GiB).epsilon(1e-12));
+  job.runtime.moe_paged_stash_host_factor = 2.0;
+  CHECK(stage_memory(job, 0, L, 1).host_GiB == doctest::Approx(2 * host.host_GiB).epsilon(1e-9));
+  job.runtime.moe_paged_stash_factor = 2 * kMegatronPagedStashFactor;
+  // The GPU pool grows by (L - 1) layers' share per unit of its factor (the running layer holds the
+  // budget's rows either way); the host pool holds all L layers' at 1.0.
+  const double gpu_pool_per_factor = (stage_memory(job, 0, L, 1).activations_GiB - stash.activations_GiB) / kMegatronPagedStashFactor;
+  CHECK(host.host_GiB == doctest::Approx(L * gpu_pool_per_factor / (L - 1)).epsilon(1e-6));
+  job.runtime.moe_paged_stash_factor = kMegatronPagedStashFactor;
+  job.runtime.moe_paged_stash_host_factor = 0;
   // Megatron-Core's rules: a budget, no expert offload modules, grouped experts.
   job.runtime.moe_rank_capacity_factor = 0;
   CHECK(check_plan(job).find("needs HybridEP's per-rank budget") != std::string::npos);

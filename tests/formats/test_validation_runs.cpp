@@ -1060,8 +1060,10 @@ TEST_CASE("load_validation_runs: settings in any spelling a source uses (recipe 
     // Megatron-Bridge's DeepSeek recipes stash the experts' tensors under that budget.
     const ValidationRun stashed = deepseek_with_notes(
         "knobs {\"moe_flex_dispatcher_backend\": \"hybridep\", \"moe_expert_rank_capacity_factor\": 1.5, "
-        "\"moe_paged_stash\": true, \"moe_paged_stash_buffer_size_factor_cuda\": 1.2}");
+        "\"moe_paged_stash\": true, \"moe_paged_stash_buffer_size_factor_cuda\": 1.2, "
+        "\"moe_paged_stash_buffer_size_factor_cpu\": 1.0}");
     CHECK(stashed.job->runtime.moe_paged_stash_factor == 1.2);
+    CHECK(stashed.job->runtime.moe_paged_stash_host_factor == 1.0);
     CHECK(any_contains(whole.assumptions, "CUDA graphs (full_iteration, the whole step)"));
     // The budget is HybridEP's: beside DeepEP it is not read.
     CHECK(deepseek_with_notes("knobs {\"moe_flex_dispatcher_backend\": \"deepep\", \"moe_expert_rank_capacity_factor\": 1.5}")

@@ -628,6 +628,9 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
     const MegatronLaunch stash = read(hybridep + "--moe-grouped-gemm --use-transformer-engine-op-fuser "
                                                  "--moe-paged-stash-buffer-size-factor-cuda 1.2");
     CHECK(stash.runtime.moe_paged_stash_factor == 1.2);
+    CHECK(stash.runtime.moe_paged_stash_host_factor == 0);
+    CHECK(read(hybridep + "--moe-grouped-gemm --use-transformer-engine-op-fuser --moe-paged-stash-buffer-size-factor-cpu 1.0")
+              .runtime.moe_paged_stash_host_factor == 1.0);
     CHECK(read(hybridep + "--moe-grouped-gemm --use-transformer-engine-op-fuser").runtime.moe_paged_stash_factor ==
           kMegatronPagedStashFactor);
     const MegatronLaunch unfused = read(hybridep + "--moe-grouped-gemm");

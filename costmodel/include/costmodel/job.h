@@ -285,6 +285,9 @@ struct RuntimeOptions {
   // (--moe-paged-stash-buffer-size-factor-cuda: positive x the mean tokens, negative x the actual
   // maximum) instead of keeping the budget's rows. 0: no paged stash.
   double moe_paged_stash_factor = 0;
+  // Its pinned host pool for what overflows the GPU's (--moe-paged-stash-buffer-size-factor-cpu,
+  // the same sign convention; 0, Megatron's default: none).
+  double moe_paged_stash_host_factor = 0;
   // Overlap of the MoE all-to-all with computation (Megatron --overlap-moe-expert-parallel-comm,
   // DeepSeek-V3's dual-batch overlap): off unless set.
   bool moe_a2a_overlap = false;

@@ -141,6 +141,9 @@ void add_workload_options(CLI::App& app, JobOptions& o) {
   app.add_option("--moe-paged-stash-buffer-size-factor-cuda", o.moe_paged_stash_factor,
                  "With --moe-paged-stash: the stash pool over the mean tokens (negative: over the actual maximum; Megatron's "
                  "default 1.10)");
+  app.add_option("--moe-paged-stash-buffer-size-factor-cpu", o.moe_paged_stash_host_factor,
+                 "With --moe-paged-stash: a pinned host pool for what overflows, over the mean tokens (negative: over the actual "
+                 "maximum; Megatron's default 0, none); counted in host memory");
   app.add_option("--mtp-layers", o.mtp_layers,
                  "Multi-token prediction modules trained with the model (Megatron --mtp-num-layers; default: the model's, "
                  "e.g. 1 for DeepSeek-V3's num_nextn_predict_layers; 0 trains none)");
@@ -400,6 +403,11 @@ Job build_workload(const JobOptions& o, const Catalog& catalog) {
     throw InputError(kCmd, "--moe-paged-stash", "needs --moe-rank-capacity-factor (Megatron-Core refuses the paged stash without "
                                                 "HybridEP's per-rank budget)");
   job.runtime.moe_paged_stash_factor = o.moe_paged_stash ? o.moe_paged_stash_factor.value_or(kMegatronPagedStashFactor) : 0.0;
+  if (o.moe_paged_stash_host_factor && !o.moe_paged_stash)
+    throw InputError(kCmd, "--moe-paged-stash-buffer-size-factor-cpu", "only applies with --moe-paged-stash");
+  if (o.moe_paged_stash_host_factor && !(std::abs(*o.moe_paged_stash_host_factor) <= 1024))
+    throw InputError(kCmd, "--moe-paged-stash-buffer-size-factor-cpu", "expected a factor of at most 1024 in size");
+  job.runtime.moe_paged_stash_host_factor = o.moe_paged_stash_host_factor.value_or(0.0);
   job.runtime.moe_a2a_overlap = o.moe_a2a_overlap;
   job.runtime.moe_token_dedup = o.moe_token_dedup;
   job.runtime.moe_allgather_dispatch = o.moe_allgather_dispatch;
@@ -433,6 +441,7 @@ MegatronLaunch read_launch_file(const JobOptions& o, const Catalog& catalog) {
       {o.bf16_first_layers != 0, "--num-layers-at-start-in-bf16"}, {o.bf16_last_layers != 0, "--num-layers-at-end-in-bf16"}, {o.moe_capacity_factor != 0, "--moe-capacity-factor"},
       {o.moe_pad_to_capacity, "--moe-pad-to-capacity"}, {o.moe_rank_capacity_factor != 0, "--moe-rank-capacity-factor"},
       {o.moe_paged_stash, "--moe-paged-stash"}, {o.moe_paged_stash_factor.has_value(), "--moe-paged-stash-buffer-size-factor-cuda"},
+      {o.moe_paged_stash_host_factor.has_value(), "--moe-paged-stash-buffer-size-factor-cpu"},
       {o.moe_a2a_overlap, "--moe-a2a-overlap"}, {o.moe_token_dedup, "--moe-token-dedup"},
       {o.moe_allgather_dispatch, "--moe-allgather-dispatch"}, {o.moe_grouped_gemm, "--moe-grouped-gemm"}, {o.mtp_layers.has_value(), "--mtp-layers"}, {o.mtp_repeated_layer, "--mtp-repeated-layer"},
       {!o.framework.empty(), "--framework"}, {o.no_flash_attention, "--no-flash-attention"},

@@ -99,8 +99,10 @@ void apply_moe_runtime(const nlohmann::json& r, Job& job, std::vector<std::strin
   if (auto budget = knob_number(notes, "moe_expert_rank_capacity_factor"); budget && *budget > 0 && backend == "hybridep")
     rt.moe_rank_capacity_factor = *budget;
   // Megatron-Core's paged stash under that budget (Megatron-Bridge's DeepSeek recipes set it).
-  if (knob_bool(notes, "moe_paged_stash").value_or(false) && rt.moe_rank_capacity_factor > 0)
+  if (knob_bool(notes, "moe_paged_stash").value_or(false) && rt.moe_rank_capacity_factor > 0) {
     rt.moe_paged_stash_factor = knob_number(notes, "moe_paged_stash_buffer_size_factor_cuda").value_or(kMegatronPagedStashFactor);
+    rt.moe_paged_stash_host_factor = knob_number(notes, "moe_paged_stash_buffer_size_factor_cpu").value_or(0);
+  }
   // Grouped expert GEMMs unless the record says otherwise: published MoE runs use them
   // (Megatron-LM's MoE examples pass --moe-grouped-gemm; NeMo's and Megatron-Bridge's MoE recipes
   // set moe_grouped_gemm = True), though Megatron's own default is one expert after another.

@@ -108,6 +108,7 @@ constexpr FlagSpec kFlags[] = {
     {"--num-layers-at-start-in-bf16", true}, {"--num-layers-at-end-in-bf16", true},
     {"--moe-shared-expert-overlap", false},
     {"--use-fused-weighted-squared-relu", false}, {"--moe-paged-stash", false}, {"--moe-paged-stash-buffer-size-factor-cuda", true},
+    {"--moe-paged-stash-buffer-size-factor-cpu", true},
     // torchrun / torch.distributed.launch, and the deepspeed launcher.
     {"--nnodes", true}, {"--nproc-per-node", true}, {"--nproc_per_node", true}, {"--num_nodes", true}, {"--num_gpus", true},
 };
@@ -992,8 +993,10 @@ void read_moe_runtime(const Flags& f, const std::string& where, RuntimeOptions& 
     if (!f.has("--moe-grouped-gemm") || !f.has("--use-transformer-engine-op-fuser"))
       notes.push_back("--moe-paged-stash acts in the grouped experts' fused path (--moe-grouped-gemm with "
                       "--use-transformer-engine-op-fuser); without it nothing is stashed");
-    else if (rt.moe_rank_capacity_factor > 0 && factor != 0)
+    else if (rt.moe_rank_capacity_factor > 0 && factor != 0) {
       rt.moe_paged_stash_factor = factor;
+      rt.moe_paged_stash_host_factor = f.number("--moe-paged-stash-buffer-size-factor-cpu", -1024, 1024).value_or(0);
+    }
   }
 }
 

@@ -60,6 +60,7 @@ struct JobOptions {
   double moe_rank_capacity_factor = 0;
   bool moe_paged_stash = false;
   std::optional<double> moe_paged_stash_factor;  // Megatron's --moe-paged-stash-buffer-size-factor-cuda
+  std::optional<double> moe_paged_stash_host_factor;  // Megatron's --moe-paged-stash-buffer-size-factor-cpu
   bool moe_pad_to_capacity = false;
   bool moe_a2a_overlap = false;
   bool moe_token_dedup = false;
