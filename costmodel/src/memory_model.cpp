@@ -427,18 +427,24 @@ LayerActivation layer_activation(const Job& job, RecomputeGranularity g, LayerKi
     // input per local token (the down projection's input is the router's, kept already).
     const double w = static_cast<double>(m.expert_width());
     const double kept_expert_output = job.runtime.framework == Framework::megatron ? 0.0 : eb * w;
+    // With expert_fc1 offloaded outside MXFP8 and NVFP4, TEGroupedMLP has fc1 save its original
+    // 16-bit input instead of the quantized copies (moe/experts.py set_save_original_input: one
+    // device-to-host copy), so that tensor weighs 16 bits.
+    const bool fc1_original = fp8 && (offload & kOffloadExpertFc1) && job.training.recipe != LowPrecisionRecipe::mxfp8 &&
+                              job.training.recipe != LowPrecisionRecipe::nvfp4;
+    const double fc1_in = fc1_original ? eb : gemm_in;
     mlp += eb * sbh / sp + 4.0 * s * b * m.moe->num_experts / sp;
     if (m.moe->latent_size > 0) mlp += gemm_in * s * b * w / sp;
     expert_act_out = gemm_in * tok * fe;
     if (m.moe->shared_expert_ffn_hidden_size > 0) shared = dense_mlp(static_cast<double>(m.moe->shared_expert_ffn_hidden_size));
-    mlp += gemm_in * tok * w + eb * tok * gate * fe + expert_act_out + 4.0 * tok + kept_expert_output * tok + shared;
+    mlp += fc1_in * tok * w + eb * tok * gate * fe + expert_act_out + 4.0 * tok + kept_expert_output * tok + shared;
     if (kind.has_mlp()) {
       // The pre-MLP norm stands alone before the router; the experts keep fc1's input, the
       // activation's input and fc2's input (the last not when moe_act is recomputed); the fused
       // grouped MLP all three. Megatron refuses offloading inside an MoE block recomputed whole.
       const unsigned rec = g == RecomputeGranularity::selective ? p.recompute.modules : 0u;
       offload_tensor(kOffloadMlpNorm, eb, sbh / sp);
-      offload_tensor(kOffloadExpertFc1 | kOffloadFusedGroupMlp, gemm_in, tok * w);
+      offload_tensor(kOffloadExpertFc1 | kOffloadFusedGroupMlp, fc1_in, tok * w);
       offload_tensor(kOffloadMoeAct | kOffloadFusedGroupMlp, eb, tok * gate * fe);
       if (!(rec & kRecomputeMoeAct)) offload_tensor(kOffloadFusedGroupMlp, gemm_in, tok * fe);
     }

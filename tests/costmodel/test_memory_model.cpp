@@ -685,6 +685,21 @@ TEST_CASE("fine-grained activation offloading: what each module's saved tensors 
   job.plan.offload.min_tensor_elements = ActivationOffloadSpec{}.min_tensor_elements;
   // A fully recomputed layer keeps only its input: nothing to offload.
   CHECK(layer_offloaded_bytes(job, RecomputeGranularity::full, moe) == 0);
+  {
+    // In fp8 with current scaling fc1 keeps its input quantized, but offloaded it saves the 16-bit
+    // original (set_save_original_input), which the host then holds; MXFP8 offloads the quantized copy.
+    Job f = job;
+    f.training.precision = Precision::fp8;
+    f.training.recipe = LowPrecisionRecipe::tensorwise;
+    f.plan.offload.modules = 0;
+    const double quantized_kept = layer_activation_bytes(f, none, moe);
+    f.plan.offload.modules = kOffloadExpertFc1;
+    CHECK(layer_offloaded_bytes(f, none, moe) == doctest::Approx(eb * tok * h).epsilon(1e-12));
+    const double q8 = quantized_input_bytes(LowPrecisionRecipe::tensorwise);
+    CHECK(quantized_kept - layer_activation_bytes(f, none, moe) == doctest::Approx(q8 * tok * h).epsilon(1e-12));
+    f.training.recipe = LowPrecisionRecipe::mxfp8;
+    CHECK(layer_offloaded_bytes(f, none, moe) == doctest::Approx(quantized_input_bytes(LowPrecisionRecipe::mxfp8) * tok * h).epsilon(1e-12));
+  }
 
   // The stage: every in-flight layer's offloaded tensors leave the GPU but one layer's (the last
   // layer's groups Megatron keeps, each layer's reload before its backward).
