@@ -236,6 +236,30 @@ LayerCost decoder_layer_cost(const LayerCostInputs& in, LayerKind kind) {
       };
       lc.fwd_ep = exposed(2 * a2a, lc.bwd_compute);
       lc.bwd_ep = exposed(2 * a2a, lc.fwd_compute);
+    } else if (job.runtime.moe_shared_expert_overlap && !job.runtime.moe_allgather_dispatch) {
+      // The shared experts on their side stream (SharedExpertMLP, token_dispatcher.py): forward,
+      // fc1 and the activation run behind the dispatch all-to-all and fc2 behind the combine;
+      // backward the mirror, fc2's gradients behind the combine's and fc1's behind the dispatch's.
+      // Each all-to-all hides at most the shared work beside it, which the overlapped NCCL kernels
+      // slow (overlap_interference).
+      double fc1_fwd = 0, fc2_fwd = 0, fc1_bwd = 0, fc2_bwd = 0;
+      for (const Op& op : ops.forward) {
+        const std::string_view name = op.name;
+        if (name == "shared_fc1" || name == "shared_activation") fc1_fwd += kernels.time(op).time_s;
+        else if (name == "shared_fc2") fc2_fwd += kernels.time(op).time_s;
+      }
+      for (const Op& op : ops.backward) {
+        const std::string_view name = op.name;
+        if (name == "shared_fc1" || name == "shared_activation_bwd") fc1_bwd += kernels.time(op).time_s;
+        else if (name == "shared_fc2") fc2_bwd += kernels.time(op).time_s;
+      }
+      auto exposed = [&](double comm_s, double compute_s) {
+        return std::max(0.0, comm_s - compute_s) + cal.kernel.overlap_interference * std::min(comm_s, compute_s);
+      };
+      if (fc1_fwd + fc2_fwd > 0) {
+        lc.fwd_ep = exposed(a2a, fc1_fwd) + exposed(a2a, fc2_fwd);
+        lc.bwd_ep = exposed(a2a, fc2_bwd) + exposed(a2a, fc1_bwd);
+      }
     }
   }
   // Full recompute issues a layer's forward a second time in its backward, host and GPU work both.

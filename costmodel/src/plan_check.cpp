@@ -262,6 +262,17 @@ std::string check_plan(const Job& job) {
     if (job.runtime.moe_a2a_overlap && p.ep > 1 && m.mtp_layers > 1)
       return fmt::format("overlapping the MoE all-to-all supports at most one MTP layer, the model has {} (Megatron-Core "
                          "TransformerConfig)", m.mtp_layers);
+    // Megatron-Core TransformerConfig's checks of --moe-shared-expert-overlap.
+    if (job.runtime.moe_shared_expert_overlap && m.moe->shared_expert_ffn_hidden_size > 0) {
+      if (job.runtime.moe_allgather_dispatch)
+        return "overlapping the shared experts with the dispatcher needs the alltoall or flex dispatcher, not allgather "
+               "(Megatron-Core TransformerConfig)";
+      if (job.runtime.moe_a2a_overlap && p.ep > 1)
+        return "overlapping the shared experts excludes overlapping the MoE all-to-all (Megatron-Core: disable "
+               "moe_shared_expert_overlap when enabling overlap_moe_expert_parallel_comm)";
+      if (p.recompute.granularity == RecomputeGranularity::selective && (p.recompute.modules & kRecomputeSharedExperts))
+        return "recomputing the shared experts cannot work with their overlap (Megatron-Core TransformerConfig)";
+    }
     if (p.tp > 1 && !p.sequence_parallel)
       return "MoE layers with tp > 1 need sequence parallelism (Megatron-Core MoELayer.forward refuses to train without it)";
     // A graph of the whole step cannot hold the dispatcher's wait for its token counts.

@@ -865,6 +865,42 @@ TEST_CASE("check_plan: Megatron-Core's expert-parallel rules") {
   CHECK(check_plan(oss).empty());
 }
 
+TEST_CASE("MoE: shared experts beside the dispatcher's all-to-alls hide up to their own work, and Megatron-Core's rules") {
+  Job job = test::qwen3_30b_ep8_job();
+  job.plan.ep = 16;  // over two nodes: the all-to-all is not free
+  const Prediction routed_only = predict(job);
+  job.runtime.moe_shared_expert_overlap = true;  // no shared experts: nothing to overlap
+  CHECK(predict(job).iteration_time_s == routed_only.iteration_time_s);
+  job.model.moe->shared_expert_ffn_hidden_size = 2048;  // a shared expert of 2048, DeepSeek-style
+  job.runtime.moe_shared_expert_overlap = false;
+  const Prediction serial = predict(job);
+  job.runtime.moe_shared_expert_overlap = true;
+  REQUIRE(check_plan(job).empty());
+  const Prediction overlapped = predict(job);
+  REQUIRE(serial.breakdown.ep_comm_s > 0);
+  // Less of the all-to-all shows, and the step is shorter by what was hidden; the shared work
+  // itself stays in compute.
+  CHECK(overlapped.breakdown.ep_comm_s < serial.breakdown.ep_comm_s);
+  CHECK(overlapped.breakdown.compute_s == doctest::Approx(serial.breakdown.compute_s).epsilon(1e-12));
+  CHECK(serial.iteration_time_s - overlapped.iteration_time_s > 0);
+  CHECK(serial.iteration_time_s - overlapped.iteration_time_s <=
+        (serial.breakdown.ep_comm_s - overlapped.breakdown.ep_comm_s) * (1 + 1e-9));
+  // What it hides is at most the shared experts' own work: with them twice as wide, more hides.
+  job.model.moe->shared_expert_ffn_hidden_size = 4096;
+  const Prediction wider = predict(job);
+  job.runtime.moe_shared_expert_overlap = false;
+  CHECK(predict(job).breakdown.ep_comm_s - wider.breakdown.ep_comm_s >
+        serial.breakdown.ep_comm_s - overlapped.breakdown.ep_comm_s);
+  job.runtime.moe_shared_expert_overlap = true;
+  // Megatron-Core's checks (TransformerConfig.__post_init__).
+  job.runtime.moe_allgather_dispatch = true;
+  CHECK(contains(check_plan(job), "needs the alltoall or flex dispatcher"));
+  job.runtime.moe_allgather_dispatch = false;
+  job.plan.recompute = {RecomputeGranularity::selective, -1};
+  job.plan.recompute.modules = kRecomputeSharedExperts;
+  CHECK(contains(check_plan(job), "recomputing the shared experts cannot work with their overlap"));
+}
+
 TEST_CASE("MoE: sequential experts unless grouped GEMM is on, said in the notes, and grouped is faster at 16 local experts") {
   Job job = test::qwen3_30b_ep8_job();
   job.runtime.moe_grouped_gemm = false;

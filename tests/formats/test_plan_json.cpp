@@ -94,6 +94,7 @@ TEST_CASE("plan_from_json") {
     job.runtime.moe_rank_capacity_factor = 1.5;
     job.runtime.moe_paged_stash_factor = -1.2;
     job.runtime.moe_paged_stash_host_factor = 1.0;
+    job.runtime.moe_shared_expert_overlap = true;
     job.calibration = default_calibration(job.cluster.gpu);
     job.calibration.host.cuda_graph_replay_s = 2e-4;
     job.calibration.kernel.gemm_efficiency = 0.61;

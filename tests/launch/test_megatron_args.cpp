@@ -398,6 +398,11 @@ TEST_CASE("megatron_args") {
     CHECK(value_of(a, "--num-experts") == std::to_string(moe.model.moe->num_experts));
     CHECK(value_of(a, "--moe-router-topk") == std::to_string(moe.model.moe->top_k));
     CHECK(value_of(a, "--expert-model-parallel-size") == "4");
+    // The shared experts' overlap with the dispatcher: written only where there are shared experts.
+    moe.runtime.moe_shared_expert_overlap = true;
+    CHECK_FALSE(has(megatron_args(moe), "--moe-shared-expert-overlap"));
+    moe.model.moe->shared_expert_ffn_hidden_size = 14336;
+    CHECK(has(megatron_args(moe), "--moe-shared-expert-overlap"));
   }
   SUBCASE("no data parallelism, nothing to overlap; tp = 1 has no sequence parallelism") {
     Job job = test::gpt3_175b_job();

@@ -637,7 +637,7 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
     CHECK(unfused.runtime.moe_paged_stash_factor == 0);
     CHECK(has_note(unfused, "without it nothing is stashed"));
     CHECK(has(error_of(moe8 + "--moe-paged-stash"), "--moe-paged-stash: needs --moe-expert-rank-capacity-factor"));
-    CHECK(has_note(moe, "--moe-shared-expert-overlap: the shared expert's overlap"));
+    CHECK(moe.runtime.moe_shared_expert_overlap);  // the shared experts beside the dispatcher's all-to-alls
   }
 
   SUBCASE("the optimizer: --optimizer, the precision-aware optimizer's dtypes and CPU offload; unmodelled offloads are noted") {

@@ -291,6 +291,10 @@ struct RuntimeOptions {
   // Overlap of the MoE all-to-all with computation (Megatron --overlap-moe-expert-parallel-comm,
   // DeepSeek-V3's dual-batch overlap): off unless set.
   bool moe_a2a_overlap = false;
+  // The shared experts run on a side stream beside the dispatcher's all-to-alls (Megatron
+  // --moe-shared-expert-overlap; Megatron-Bridge's DeepSeek, GLM, Kimi and Nemotron-H providers set
+  // it): fc1 and the activation behind the dispatch, fc2 behind the combine (token_dispatcher.py).
+  bool moe_shared_expert_overlap = false;
   // Token dispatch that sends a token once per destination node and forwards it over NVLink
   // there (DeepEP, HybridEP: Megatron --moe-flex-dispatcher-backend deepep|hybridep) instead of
   // once per chosen expert (the all-to-all dispatcher, strata's default).

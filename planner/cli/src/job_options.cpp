@@ -150,6 +150,8 @@ void add_workload_options(CLI::App& app, JobOptions& o) {
   app.add_flag("--mtp-repeated-layer", o.mtp_repeated_layer,
                "The MTP depths share one module's weights, computed once per depth (Megatron --mtp-use-repeated-layer)");
   app.add_flag("--moe-a2a-overlap", o.moe_a2a_overlap, "MoE: the expert-parallel all-to-all overlaps computation (Megatron --overlap-moe-expert-parallel-comm)");
+  app.add_flag("--moe-shared-expert-overlap", o.moe_shared_expert_overlap,
+               "MoE: the shared experts run beside the dispatch and combine all-to-alls (Megatron --moe-shared-expert-overlap)");
   app.add_flag("--moe-allgather-dispatch", o.moe_allgather_dispatch,
                "MoE: Megatron's allgather token dispatcher (its default without --moe-token-dispatcher-type): the expert-parallel "
                "group's tokens are all-gathered and the expert outputs reduce-scattered");
@@ -409,6 +411,7 @@ Job build_workload(const JobOptions& o, const Catalog& catalog) {
     throw InputError(kCmd, "--moe-paged-stash-buffer-size-factor-cpu", "expected a factor of at most 1024 in size");
   job.runtime.moe_paged_stash_host_factor = o.moe_paged_stash_host_factor.value_or(0.0);
   job.runtime.moe_a2a_overlap = o.moe_a2a_overlap;
+  job.runtime.moe_shared_expert_overlap = o.moe_shared_expert_overlap;
   job.runtime.moe_token_dedup = o.moe_token_dedup;
   job.runtime.moe_allgather_dispatch = o.moe_allgather_dispatch;
   job.runtime.moe_grouped_gemm = o.moe_grouped_gemm;
@@ -442,7 +445,7 @@ MegatronLaunch read_launch_file(const JobOptions& o, const Catalog& catalog) {
       {o.moe_pad_to_capacity, "--moe-pad-to-capacity"}, {o.moe_rank_capacity_factor != 0, "--moe-rank-capacity-factor"},
       {o.moe_paged_stash, "--moe-paged-stash"}, {o.moe_paged_stash_factor.has_value(), "--moe-paged-stash-buffer-size-factor-cuda"},
       {o.moe_paged_stash_host_factor.has_value(), "--moe-paged-stash-buffer-size-factor-cpu"},
-      {o.moe_a2a_overlap, "--moe-a2a-overlap"}, {o.moe_token_dedup, "--moe-token-dedup"},
+      {o.moe_a2a_overlap, "--moe-a2a-overlap"}, {o.moe_shared_expert_overlap, "--moe-shared-expert-overlap"}, {o.moe_token_dedup, "--moe-token-dedup"},
       {o.moe_allgather_dispatch, "--moe-allgather-dispatch"}, {o.moe_grouped_gemm, "--moe-grouped-gemm"}, {o.mtp_layers.has_value(), "--mtp-layers"}, {o.mtp_repeated_layer, "--mtp-repeated-layer"},
       {!o.framework.empty(), "--framework"}, {o.no_flash_attention, "--no-flash-attention"},
       {!o.attention_kernel.empty(), "--attention-kernel"}, {!o.cross_entropy.empty(), "--cross-entropy"}, {o.tp_comm_overlap, "--tp-comm-overlap"}, {o.no_async_tp_allreduce, "--no-async-tp-allreduce"},

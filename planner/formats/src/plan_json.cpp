@@ -45,6 +45,7 @@ nlohmann::json plan_to_json(const Job& job, const Prediction& prediction) {
             {"moe_paged_stash_factor", job.runtime.moe_paged_stash_factor},
             {"moe_paged_stash_host_factor", job.runtime.moe_paged_stash_host_factor},
             {"moe_a2a_overlap", job.runtime.moe_a2a_overlap},
+            {"moe_shared_expert_overlap", job.runtime.moe_shared_expert_overlap},
             {"moe_token_dedup", job.runtime.moe_token_dedup},
             {"moe_allgather_dispatch", job.runtime.moe_allgather_dispatch},
             {"moe_grouped_gemm", job.runtime.moe_grouped_gemm}}},
@@ -212,7 +213,7 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
     JsonReader rt = r.child("runtime");
     rt.reject_unknown_keys({"framework", "flash_attention", "overlap_grad_reduce", "overlap_param_gather", "fused_grad_accumulation",
                             "tp_comm_overlap", "async_tp_allreduce", "make_vocab_size_divisible_by", "memory_reserve_GiB",
-                            "step_overhead_s", "moe_load_imbalance", "moe_capacity_factor", "moe_pad_to_capacity", "moe_rank_capacity_factor", "moe_paged_stash_factor", "moe_paged_stash_host_factor", "moe_a2a_overlap",
+                            "step_overhead_s", "moe_load_imbalance", "moe_capacity_factor", "moe_pad_to_capacity", "moe_rank_capacity_factor", "moe_paged_stash_factor", "moe_paged_stash_host_factor", "moe_a2a_overlap", "moe_shared_expert_overlap",
                             "moe_token_dedup", "moe_allgather_dispatch", "moe_grouped_gemm", "fp8_param_gather", "fp8_attention", "grad_reduce_in_bf16", "cp_comm_type",
                             "cp_a2a_size", "bf16_first_layers", "bf16_last_layers", "lazy_module_loading", "attention_kernel",
                             "cross_entropy", "cuda_graph_modules"});
@@ -281,6 +282,7 @@ Job plan_from_json(const nlohmann::json& j, const std::string& where) {
       rt.fail("moe_paged_stash_host_factor", "expected 0 (no host pool) or a factor of at most 1024 in size");
     job.runtime.moe_pad_to_capacity = rt.opt_bool("moe_pad_to_capacity", false);
     job.runtime.moe_a2a_overlap = rt.opt_bool("moe_a2a_overlap", false);
+    job.runtime.moe_shared_expert_overlap = rt.opt_bool("moe_shared_expert_overlap", false);
     job.runtime.moe_token_dedup = rt.opt_bool("moe_token_dedup", false);
     job.runtime.moe_allgather_dispatch = rt.opt_bool("moe_allgather_dispatch", false);
     job.runtime.moe_grouped_gemm = rt.opt_bool("moe_grouped_gemm", false);

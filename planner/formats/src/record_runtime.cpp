@@ -91,6 +91,7 @@ void apply_moe_runtime(const nlohmann::json& r, Job& job, std::vector<std::strin
   if (!etp) etp = knob_int(notes, "etp");
   if (etp && *etp >= 1) job.plan.etp = *etp;
   // Megatron-Bridge's knob, or Megatron's flag and TransformerConfig field.
+  rt.moe_shared_expert_overlap = knob_bool(notes, "moe_shared_expert_overlap").value_or(false);
   rt.moe_a2a_overlap = knob_bool(notes, "moe_a2a_overlap").value_or(false) ||
                        knob_bool(notes, "overlap_moe_expert_parallel_comm").value_or(false);
   const std::string backend = lower(knob_string(notes, "moe_flex_dispatcher_backend").value_or(""));

@@ -449,6 +449,8 @@ std::vector<std::string> megatron_args(const Job& job) {
     // The combined 1F1B schedule the cost model times for --moe-a2a-overlap; Megatron runs it
     // only with expert parallelism (TransformerConfig asserts ep > 1).
     if (job.runtime.moe_a2a_overlap && p.ep > 1) flag(a, "--overlap-moe-expert-parallel-comm");
+    // The shared experts beside the dispatcher's all-to-alls, as the cost model times them.
+    if (job.runtime.moe_shared_expert_overlap && m.moe->shared_expert_ffn_hidden_size > 0) flag(a, "--moe-shared-expert-overlap");
   }
   if (p.sequence_parallel && p.tp > 1) flag(a, "--sequence-parallel");
   pipeline_split(a, job);

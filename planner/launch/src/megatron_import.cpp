@@ -968,6 +968,7 @@ void read_moe_runtime(const Flags& f, const std::string& where, RuntimeOptions& 
   if (dispatcher == "flex" && backend == "ncclep")
     notes.push_back("flex dispatcher with the ncclep backend costed as the plain all-to-all dispatcher");
   rt.moe_a2a_overlap = f.has("--overlap-moe-expert-parallel-comm");
+  rt.moe_shared_expert_overlap = f.has("--moe-shared-expert-overlap");
   rt.moe_grouped_gemm = f.has("--moe-grouped-gemm");
   // Random router logits (a benchmark setting) give every expert the mean token count; padding to
   // capacity gives every expert exactly the capacity.
@@ -1173,14 +1174,6 @@ void read_cuda_graphs(const Flags& f, const std::string& where, bool moe, Runtim
                     "host.cuda_graph_replay_s); the dispatcher's synchronisation and what follows it stay eager");
 }
 
-// Runtime features the launch turns on that the cost model leaves out: said, so a measured step
-// that differs is not a surprise.
-void note_unmodelled_runtime(const Flags& f, std::vector<std::string>& notes) {
-  if (f.has("--moe-shared-expert-overlap"))
-    notes.push_back("--moe-shared-expert-overlap: the shared expert's overlap with the token dispatch is not modelled (costed "
-                    "one after the other)");
-}
-
 MegatronLaunch read_megatron_launch(const std::string& text, const std::string& where, const ModelSpec* base) {
   MegatronLaunch out;
   const ScriptWords script = split_flag_words(read_script_words(text, where));
@@ -1301,7 +1294,6 @@ MegatronLaunch read_megatron_launch(const std::string& text, const std::string& 
   rt.tp_comm_overlap = f.has("--tp-comm-overlap");
   rt.moe_capacity_factor = f.number("--moe-expert-capacity-factor", 0, 1024).value_or(0);
   if (out.model.moe) read_moe_runtime(f, where, rt, out.notes);
-  note_unmodelled_runtime(f, out.notes);
   read_cuda_graphs(f, where, out.model.moe.has_value(), rt, out.notes);
   rt.fp8_param_gather = f.has("--fp8-param-gather") || f.has("--fp4-param-gather");
   // 16-bit gradient reduction: asked for in bf16 (--grad-reduce-in-bf16), Megatron's default in fp16

@@ -63,6 +63,7 @@ struct JobOptions {
   std::optional<double> moe_paged_stash_host_factor;  // Megatron's --moe-paged-stash-buffer-size-factor-cpu
   bool moe_pad_to_capacity = false;
   bool moe_a2a_overlap = false;
+  bool moe_shared_expert_overlap = false;
   bool moe_token_dedup = false;
   bool moe_grouped_gemm = false;
   bool moe_allgather_dispatch = false;
