@@ -96,6 +96,8 @@ def draw(rng, hf_configs):
         args += ["--moe-a2a-overlap"]
     if ep > 1 and rng.random() < 0.2:
         args += ["--moe-token-dedup"]
+    if ep > 1 and rng.random() < 0.2:
+        args += ["--moe-shared-expert-overlap"]
     if cp > 1 and rng.random() < 0.4:
         args += ["--cp-comm-type", rng.choice(["p2p", "a2a", "allgather", "a2a+p2p"])]
     if rng.random() < 0.15:
