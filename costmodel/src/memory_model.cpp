@@ -494,6 +494,15 @@ LayerActivation layer_activation(const Job& job, RecomputeGranularity g, LayerKi
 }
 }  // namespace
 
+namespace {
+// Token rows per mean row that Megatron-Core's paged stash pools at `factor` (its buffer-size
+// factors: positive x the mean tokens, negative x the largest count that arrives, the busiest
+// rank's).
+double paged_stash_rows(const RuntimeOptions& rt, double factor) {
+  return factor > 0 ? factor : -factor * effective_moe_imbalance(rt);
+}
+}  // namespace
+
 double moe_tokens_per_gpu(const Job& job, double tokens) {
   const ModelSpec& m = job.model;
   const ParallelPlan& p = job.plan;
@@ -510,9 +519,8 @@ double moe_tokens_per_gpu(const Job& job, double tokens) {
   // received: the budget, not the load, sizes what they store.
   // Paged stash keeps what arrived instead, in pages of a pool sized at its factor of the mean (or,
   // negative, of the largest actual count: the busiest rank's, capped by the budget).
-  const double stash = job.runtime.moe_paged_stash_factor;
-  if (job.runtime.moe_rank_capacity_factor > 0 && stash > 0) return mean * stash;
-  if (job.runtime.moe_rank_capacity_factor > 0 && stash < 0) return mean * -stash * effective_moe_imbalance(job.runtime);
+  if (job.runtime.moe_rank_capacity_factor > 0 && job.runtime.moe_paged_stash_factor != 0)
+    return mean * paged_stash_rows(job.runtime, job.runtime.moe_paged_stash_factor);
   if (job.runtime.moe_rank_capacity_factor > 0) return mean * std::max(1.0, job.runtime.moe_rank_capacity_factor);
   return mean * effective_moe_imbalance(job.runtime);
 }
@@ -681,35 +689,29 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
     act += margin;
     host_act += (1 - full_frac) * peak_in_flight_chunks * per_mb_offloaded / p.vpp;
   }
-  // Paged stash: the layer whose experts run (forward before their tensors are stashed, backward
-  // after they are reloaded) holds them at the budget's rows, beside the pool.
-  if (job.runtime.moe_paged_stash_factor != 0 && job.runtime.moe_rank_capacity_factor > 0 && n_full < layers) {
-    Job unstashed = job;
-    unstashed.runtime.moe_paged_stash_factor = 0;
-    double transient = 0;
-    PerLayerKind<double> transient_of;
+  // Paged stash: the routed experts' saved tensors scale with the token rows they hold
+  // (moe_tokens_per_gpu); `unit` is an MoE layer's bytes per mean row, the difference of two pool
+  // sizes. The layer whose experts run (forward before their tensors are stashed, backward after
+  // they are reloaded) holds the budget's rows beside the pool; the pinned host pool holds the
+  // in-flight layers' rows at its own factor.
+  const RuntimeOptions& rt = job.runtime;
+  if (rt.moe_paged_stash_factor != 0 && rt.moe_rank_capacity_factor > 0 && n_full < layers) {
+    Job one = job, two = job;
+    one.runtime.moe_paged_stash_factor = 1.0;
+    two.runtime.moe_paged_stash_factor = 2.0;
+    double unit_max = 0, unit_sum = 0;
+    PerLayerKind<double> unit_of;
     for_each_stage_layer(job, stage, layers, [&](int id, LayerKind kind) {
       if (!kind.moe) return;
-      transient = std::max(transient, transient_of.get(id, kind, [&](int, LayerKind k) {
-        return layer_activation_bytes(unstashed, kept, k) - layer_activation_bytes(job, kept, k);
-      }));
-    });
-    act += std::max(0.0, transient);
-    // The pinned host pool, allocated beside it: the same in-flight tokens at its own factor.
-    if (const double hf = job.runtime.moe_paged_stash_host_factor; hf != 0) {
-      Job one = job, two = job;
-      one.runtime.moe_paged_stash_factor = hf > 0 ? 1.0 : -1.0;
-      two.runtime.moe_paged_stash_factor = hf > 0 ? 2.0 : -2.0;
-      double per_mb_unit = 0;
-      PerLayerKind<double> unit_of;
-      for_each_stage_layer(job, stage, layers, [&](int id, LayerKind kind) {
-        if (!kind.moe) return;
-        per_mb_unit += unit_of.get(id, kind, [&](int, LayerKind k) {
-          return layer_activation_bytes(two, kept, k) - layer_activation_bytes(one, kept, k);
-        });
+      const double unit = unit_of.get(id, kind, [&](int, LayerKind k) {
+        return layer_activation_bytes(two, kept, k) - layer_activation_bytes(one, kept, k);
       });
-      host_act += std::abs(hf) * (1 - full_frac) * peak_in_flight_chunks * per_mb_unit / p.vpp;
-    }
+      unit_max = std::max(unit_max, unit);
+      unit_sum += unit;
+    });
+    act += std::max(0.0, std::max(1.0, rt.moe_rank_capacity_factor) - paged_stash_rows(rt, rt.moe_paged_stash_factor)) * unit_max;
+    if (rt.moe_paged_stash_host_factor != 0)
+      host_act += paged_stash_rows(rt, rt.moe_paged_stash_host_factor) * (1 - full_frac) * peak_in_flight_chunks * unit_sum / p.vpp;
   }
   const double eb = activation_bytes(job.training.precision);
   const double tokens = static_cast<double>(job.training.seq_length) / p.cp * p.micro_batch_size;

@@ -311,7 +311,7 @@ std::string check_plan(const Job& job) {
     if (!(job.runtime.moe_rank_capacity_factor > 0))
       return "the MoE paged stash needs HybridEP's per-rank budget (moe_expert_rank_capacity_factor; Megatron-Core refuses it without)";
     if (p.cpu_offload_layers != 0) return "the MoE paged stash cannot be enabled with CPU offloading (Megatron-Core)";
-    if (p.offload.modules & (kOffloadExpertFc1 | kOffloadMoeAct | kOffloadFusedGroupMlp))
+    if (p.offload.modules & kOffloadExpertModules)
       return "with the MoE paged stash, offload modules must not include expert_fc1, moe_act or fused_group_mlp (the stash "
              "covers those activations; Megatron-Core refuses them)";
     if (!job.runtime.moe_grouped_gemm)
@@ -336,12 +336,11 @@ std::string check_plan(const Job& job) {
       return "offload module attn_proj needs core_attn too (its input is the attention core's output, which core_attn's backward needs)";
     if ((off & kOffloadFusedGroupMlp) && (off & (kOffloadExpertFc1 | kOffloadMoeAct)))
       return "offload module fused_group_mlp offloads the whole fused grouped MLP and cannot be combined with expert_fc1 or moe_act";
-    const unsigned expert_offload = kOffloadExpertFc1 | kOffloadMoeAct | kOffloadFusedGroupMlp;
-    if ((off & expert_offload) && !m.moe)
+    if ((off & kOffloadExpertModules) && !m.moe)
       return "offload modules expert_fc1, moe_act and fused_group_mlp need a mixture-of-experts model";
     // Only TEGroupedMLP offloads inside the experts (moe/experts.py); without --moe-grouped-gemm
     // Megatron builds SequentialMLP, plain MLPs that offload nothing, and starts without a word.
-    if ((off & expert_offload) && !job.runtime.moe_grouped_gemm)
+    if ((off & kOffloadExpertModules) && !job.runtime.moe_grouped_gemm)
       return "offload modules expert_fc1, moe_act and fused_group_mlp act in Megatron-Core's grouped-GEMM experts (TEGroupedMLP, "
              "--moe-grouped-gemm); its default SequentialMLP offloads nothing, so those tensors would stay on the GPU";
     // The fused grouped MLP is Transformer Engine's op fuser, which TEGroupedMLP asserts it can build
@@ -354,7 +353,7 @@ std::string check_plan(const Job& job) {
         m.activation != Activation::squared_relu)
       return "offload module fused_group_mlp runs the experts with Transformer Engine's op fuser, which fuses only SwiGLU, quick "
              "GeGLU and squared ReLU experts (TEGroupedMLP asserts it)";
-    if ((off & (kOffloadExpertFc1 | kOffloadMoeAct | kOffloadFusedGroupMlp)) && p.recompute.granularity == RecomputeGranularity::selective &&
+    if ((off & kOffloadExpertModules) && p.recompute.granularity == RecomputeGranularity::selective &&
         (p.recompute.modules & kRecomputeMoe))
       return "offloading inside the MoE block (expert_fc1, moe_act, fused_group_mlp) while recomputing the whole block (recompute "
              "module moe) is refused by Megatron-Core";

@@ -62,6 +62,8 @@ enum OffloadModule : unsigned {
   kOffloadMoeAct = 1u << 6,         // the routed experts' activation input
   kOffloadFusedGroupMlp = 1u << 7,  // the routed experts' whole fused grouped MLP (Transformer Engine's op fuser)
 };
+// The modules inside the routed experts, which only grouped-GEMM experts (TEGroupedMLP) offload.
+inline constexpr unsigned kOffloadExpertModules = kOffloadExpertFc1 | kOffloadMoeAct | kOffloadFusedGroupMlp;
 
 struct ActivationOffloadSpec {
   unsigned modules = 0;  // OffloadModule bits; 0: no offloading

@@ -376,7 +376,7 @@ std::optional<std::string> megatron_launch_refusal(const Job& job) {
   if (job.model.moe && job.runtime.moe_grouped_gemm)
     return std::string("the plan times grouped-GEMM experts (--moe-grouped-gemm), which strata does not write (Megatron checks it "
                        "against the GPU's compute capability, which a launch cannot be verified for without the GPU): ") +
-           (p.offload.modules & (kOffloadExpertFc1 | kOffloadMoeAct | kOffloadFusedGroupMlp)
+           (p.offload.modules & kOffloadExpertModules
                 ? "its offloading inside the experts needs them, so add --moe-grouped-gemm to that launch yourself, or plan "
                   "without the expert offload modules"
                 : "plan without --moe-grouped-gemm (the experts one after another, Megatron's default, as strata's launch runs "

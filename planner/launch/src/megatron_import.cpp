@@ -1069,11 +1069,11 @@ void read_activation_offload(const Flags& f, const std::string& where, ParallelP
     throw InputError(where, "--offload-modules", "fused_group_mlp needs --use-transformer-engine-op-fuser (Megatron-Core TransformerConfig)");
   // Only the grouped-GEMM experts (TEGroupedMLP) offload inside the MoE block; the default
   // SequentialMLP builds plain MLPs, which ignore the list, and Megatron starts without a word.
-  const unsigned expert_offload = kOffloadExpertFc1 | kOffloadMoeAct | kOffloadFusedGroupMlp;
-  if ((p.offload.modules & expert_offload) && f.has("--num-experts") && !f.has("--moe-grouped-gemm")) {
-    notes.push_back("--offload-modules " + fmt::format("{}", fmt::join(offload_module_names(p.offload.modules & expert_offload), " ")) +
-                    " without --moe-grouped-gemm: Megatron's SequentialMLP experts offload nothing, so those tensors stay on the GPU");
-    p.offload.modules &= ~expert_offload;
+  if ((p.offload.modules & kOffloadExpertModules) && f.has("--num-experts") && !f.has("--moe-grouped-gemm")) {
+    notes.push_back(fmt::format("--offload-modules {} without --moe-grouped-gemm: Megatron's SequentialMLP experts offload nothing, "
+                                "so those tensors stay on the GPU",
+                                fmt::join(offload_module_names(p.offload.modules & kOffloadExpertModules), " ")));
+    p.offload.modules &= ~kOffloadExpertModules;
   }
   // TEGroupedMLP builds the fused grouped MLP of squared-ReLU experts only with Megatron's fused
   // weighted kernel (_is_fused_impl_supported); otherwise its assertion stops the model's build.
