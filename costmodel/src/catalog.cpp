@@ -64,9 +64,11 @@ bool names_other_variant(const std::string& extra, const std::vector<std::string
 
 // Published names often lead with the vendor ("NVIDIA H100 80GB HBM3", what torch.cuda's
 // get_device_name prints; "AMD Instinct MI300X"), and GPU names with the 8-GPU SXM system that
-// carries the part ("DGX H100", "HGX B200") or its architecture ("Blackwell B200"). Whether a
-// word is one of those, for entries of this kind.
-constexpr std::array<std::string_view, 7> kLeadingWords = {"nvidia", "amd", "dgx", "hgx", "blackwell", "hopper", "ampere"};
+// carries the part ("DGX H100", "HGX B200") or its architecture ("Blackwell B200", "Grace
+// Blackwell GB200", "Blackwell Ultra B300", "Grace Hopper GH200"). Whether a word is one of those,
+// for entries of this kind.
+constexpr std::array<std::string_view, 9> kLeadingWords = {"nvidia", "amd",    "dgx",   "hgx",  "grace",
+                                                           "blackwell", "ultra", "hopper", "ampere"};
 bool leading_word(std::string_view word, const std::string& kind) {
   const bool vendor = word == "nvidia" || word == "amd";
   return vendor || (kind == "gpus" && std::find(kLeadingWords.begin(), kLeadingWords.end(), word) != kLeadingWords.end());

@@ -53,6 +53,10 @@ TEST_CASE("Catalog::gpu") {
     CHECK(c.gpu("GB200 NVL72").name == "GB200-B200-186GB");
     // The architecture before the part, and an alias's words in another order.
     CHECK(c.gpu("Blackwell B200").name == "B200-SXM-180GB");
+    CHECK(c.gpu("NVIDIA Grace Blackwell GB200").name == "GB200-B200-186GB");
+    CHECK(c.gpu("Grace Blackwell GB200 NVL72").name == "GB200-B200-186GB");
+    CHECK(c.gpu("Blackwell Ultra GB300").name == "GB300-B300-288GB");
+    CHECK(c.gpu("Grace Hopper GH200").name == "GH200-H100-96GB");
     CHECK(c.gpu("H100 80GB PCIe").name == "H100-PCIe-80GB");
     CHECK(c.gpu("NVIDIA H100 80GB PCIe").name == "H100-PCIe-80GB");
     // ... but not the words that name another variant of the part, nor the vendor alone.

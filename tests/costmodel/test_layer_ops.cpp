@@ -517,7 +517,7 @@ TEST_CASE("decoder_layer_ops: multi-latent attention GEMM FLOPs are 2*T times it
 
 TEST_CASE("decoder_layer_ops: DeepSeek Sparse Attention attends to top-k keys in MLA's absorbed form, its indexer on every TP rank") {
   const ModelSpec m = model_from_json(load_json_file(test::data_file("hf/deepseek-v3.2.json")), "deepseek-v3.2.json");
-  const double h = 7168, H = 128, ql = 1536, kl = 512, nope = 128, rope = 64, v = 128, ih = 64, id = 128, topk = 2048;
+  const double H = 128, ql = 1536, kl = 512, nope = 128, rope = 64, v = 128, ih = 64, id = 128, topk = 2048;
   auto flops_of = [](const std::vector<Op>& ops, std::string_view name) {
     double f = 0;
     for (const auto& op : ops)

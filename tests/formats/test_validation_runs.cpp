@@ -441,6 +441,10 @@ TEST_CASE("load_validation_runs: published GPU names, Llama defaults, stated ove
   CHECK(read_modified({{"gpu_type", "DGX B200"}, {"gpu_memory_gb", nullptr}}).job->cluster.gpu.name == "B200-SXM-180GB");
   CHECK(read_modified({{"gpu_type", "NVIDIA B200 180GB"}, {"gpu_memory_gb", nullptr}}).job->cluster.gpu.name == "B200-SXM-180GB");
   CHECK(read_modified({{"gpu_type", "NVIDIA H100 80GB HBM3"}}).job->cluster.gpu.name == "H100-SXM5-80GB");
+  // A GPU count before the part ("8x H100 SXM"), and the architecture's names.
+  CHECK(read_modified({{"gpu_type", "8x H100 SXM"}}).job->cluster.gpu.name == "H100-SXM5-80GB");
+  CHECK(read_modified({{"gpu_type", "Grace Blackwell GB200 NVL72"}, {"gpu_memory_gb", nullptr}}).job->cluster.gpu.name ==
+        "GB200-B200-186GB");
   CHECK(read_modified({{"gpu_type", "AMD Instinct MI300X"}, {"gpu_memory_gb", 192}}).job->cluster.gpu.vendor == "amd");
   // Grace Hopper: the quad-GH200 node (4 GPUs on NVLink, one 200 Gb/s NIC each) unless the record says otherwise.
   const ClusterSpec gh = read_modified({{"gpu_type", "NVIDIA GH200 (96GB HBM3)"}, {"gpu_memory_gb", nullptr}, {"gpus_per_node", 4},

@@ -24,9 +24,9 @@ GpuSpec resolve_gpu(const std::string& text, std::optional<double> memory_gb, co
     throw InputError(where, "/gpu_memory_gb", "expected a positive number of GB (at most 100000)");
   std::string base = text.substr(0, text.find('('));
   while (!base.empty() && std::isspace(static_cast<unsigned char>(base.back()))) base.pop_back();
-  // The vendor or the system before the part ("NVIDIA B200", "DGX B200", "AMD Instinct MI300X"):
-  // the part is what names the GPU.
-  static const std::regex vendor_re("^((nvidia|amd|dgx|hgx|tesla|instinct)[\\s_-]+)+", std::regex::icase);
+  // The vendor, the system or a GPU count before the part ("NVIDIA B200", "DGX B200", "AMD Instinct
+  // MI300X", "8x H100 SXM"): the part is what names the GPU.
+  static const std::regex vendor_re("^(([0-9]+\\s*x|nvidia|amd|dgx|hgx|tesla|instinct)[\\s_-]+)+", std::regex::icase);
   base = std::regex_replace(base, vendor_re, "");
   // The memory size, when the record states it: gpu_memory_gb, else "NN GB" in the free text
   // ("A100-SXM4 (DGX-A100, 2020; ... likely 40GB)").
