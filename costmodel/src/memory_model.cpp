@@ -76,6 +76,8 @@ int nccl_communicators(const Job& job, int stage) {
   return n;
 }
 
+bool fsdp_keeps_stage_gathered(const Job& job) { return job.runtime.framework == Framework::fsdp && job.plan.pp > 1; }
+
 bool te_fp8(const Job& job) {
   return job.training.precision == Precision::fp8 && job.runtime.framework != Framework::fsdp;
 }
@@ -596,6 +598,13 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
     const double per_layer = layers > 0 ? params / std::max(1, layers) : 0;
     w = params * 4 / shard + 2 * per_layer * weight_b;
     gr = params * 4 / shard;
+    // Under a pipeline schedule the whole stage stays gathered through the step and its gradients
+    // accumulate unsharded (fsdp_keeps_stage_gathered): every layer's weights and an unsharded
+    // gradient beside the shards.
+    if (fsdp_keeps_stage_gathered(job)) {
+      w = params * 4 / shard + params * weight_b;
+      gr = params * 4 / shard + params * kFsdpReduceBytes;
+    }
     opt = params * moment_bytes(optimizer) / shard;
     host_opt = 0;
   } else {

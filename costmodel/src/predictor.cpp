@@ -322,6 +322,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   const double weight_bytes = fp32_model ? 4 : 2;
   const bool fp8_params = te_fp8(job) && job.runtime.fp8_param_gather && job.training.recipe != LowPrecisionRecipe::nvfp4;
   const double dp_shard = static_cast<double>(p.dp) * p.cp;
+  const bool fsdp_gathered_through_step = fsdp_keeps_stage_gathered(job);
   const OptimizerSpec& optimizer = job.training.optimizer;
   const double step_bytes = optimizer_step_bytes(optimizer, job.training.precision, job.training.recipe, grad_bytes, weight_bytes);
   double tied_embedding_sync = 0;
@@ -364,7 +365,22 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     };
     double dp_time = 0, hidden = 0;  // hidden: the part of dp_time that runs behind compute
     if (dp_shard > 1 || (edp > 1 && split.expert > 0)) {
-      if (fw == Framework::fsdp || p.zero_stage >= 3) {
+      if (fsdp_gathered_through_step) {
+        // FSDP2 under PyTorch's pipeline schedules (torch.distributed.pipelining, as torchtitan
+        // runs it): each layer's parameters are gathered at its first forward and stay gathered
+        // (torchtitan's default reshard_after_forward policy is False with PP, "to avoid
+        // per-microbatch all-gathers"; the schedule sets reshard_after_backward and
+        // requires_gradient_sync False on every backward but the last, PipelineStage's
+        // backward_maybe_with_nosync). The gradients accumulate unsharded in the reduce dtype and
+        // are reduce-scattered once, after the last backward, in one post-backward pass that has
+        // no compute left to hide behind. The gathers are prefetched layer by layer behind the
+        // first micro-batch's forward.
+        const GroupPlacement& shard_g = copies ? dp_intra_g : dp_g;
+        const double gather = comm.all_gather(params * weight_bytes, shard_g);
+        dp_time = gather + comm.reduce_scatter(params * kFsdpReduceBytes, shard_g);
+        hidden = overlapped_dp_time(gather, sc[s].fwd, p.vpp, p.pp);
+        if (copies) dp_time += comm.all_reduce(params * kFsdpReduceBytes / shard_ranks, dp_inter_g);
+      } else if (fw == Framework::fsdp || p.zero_stage >= 3) {
         // Parameters gathered for forward and again for backward, gradients reduce-scattered, for
         // every micro-batch; prefetching overlaps them with the compute of each micro-batch.
         // DeepSpeed ZeRO-3 moves parameters in buckets of stage3_prefetch_bucket_size (default

@@ -289,11 +289,23 @@ TEST_CASE("stage_memory") {
   }
   SUBCASE("FSDP FULL_SHARD: 16 B/param of fp32 state sharded, plus two gathered bf16 layers") {
     job.runtime.framework = Framework::fsdp;
+    job.plan.pp = 1;
+    const double shard = job.plan.dp * job.plan.cp;
+    const double P1 = stage_params_per_gpu(job, 0, layers);
+    MemoryBreakdown f = stage_memory(job, 0, layers, 1);
+    CHECK_FALSE(fsdp_keeps_stage_gathered(job));
+    CHECK(f.gradients_GiB * kGiB == doctest::Approx(4 * P1 / shard).epsilon(1e-12));
+    CHECK(f.optimizer_GiB * kGiB == doctest::Approx(8 * P1 / shard).epsilon(1e-12));
+    CHECK(f.weights_GiB * kGiB == doctest::Approx(4 * P1 / shard + 2 * (P1 / layers) * 2).epsilon(1e-12));
+  }
+  SUBCASE("FSDP under a pipeline schedule keeps the stage's bf16 weights gathered and an unsharded fp32 gradient") {
+    job.runtime.framework = Framework::fsdp;  // pp 16
     const double shard = job.plan.dp * job.plan.cp;
     MemoryBreakdown f = stage_memory(job, stage, layers, 1);
-    CHECK(f.gradients_GiB * kGiB == doctest::Approx(4 * P / shard).epsilon(1e-12));
+    CHECK(fsdp_keeps_stage_gathered(job));
+    CHECK(f.weights_GiB * kGiB == doctest::Approx(4 * P / shard + 2 * P).epsilon(1e-12));
+    CHECK(f.gradients_GiB * kGiB == doctest::Approx(4 * P / shard + 4 * P).epsilon(1e-12));
     CHECK(f.optimizer_GiB * kGiB == doctest::Approx(8 * P / shard).epsilon(1e-12));
-    CHECK(f.weights_GiB * kGiB == doctest::Approx(4 * P / shard + 2 * (P / layers) * 2).epsilon(1e-12));
   }
   SUBCASE("Megatron-FSDP (ZeRO-3 under Megatron) keeps its sharded weights and two gathered layers, the current and the prefetched") {
     job.plan.zero_stage = 2;

@@ -1378,6 +1378,31 @@ TEST_CASE("check_plan: Megatron-LM and FSDP2's pipelining interleave pipeline st
   CHECK(contains(check_plan(job), "the deepspeed pipeline does not interleave"));
 }
 
+TEST_CASE("FSDP under a pipeline schedule gathers each stage once per step and reduce-scatters once, after the last backward") {
+  // torchtitan with PP: reshard_after_forward False, and PipelineStage's backward_maybe_with_nosync
+  // keeps every backward but the last from resharding and reducing: the data-parallel traffic does
+  // not grow with the micro-batches, as FSDP's per-micro-batch gathers without a pipeline do.
+  Job job = test::gpt3_175b_job();  // tp8 pp16 dp8
+  job.runtime.framework = Framework::fsdp;
+  job.plan.distributed_optimizer = false;
+  job.plan.zero_stage = 3;
+  REQUIRE(check_plan(job) == "");
+  const Prediction few = predict(job);
+  job.training.global_batch_size *= 4;
+  const Prediction many = predict(job);
+  CHECK(many.breakdown.dp_comm_s == doctest::Approx(few.breakdown.dp_comm_s).epsilon(1e-9));
+  CHECK(few.breakdown.dp_comm_s > 0);
+  // Without a pipeline each micro-batch gathers every layer twice and reduce-scatters once.
+  job.plan.pp = 1;
+  job.plan.tp = 8;
+  job.plan.dp = 128;
+  job.model.num_layers = 6;  // what fits on one stage
+  job.training.global_batch_size = 128 * 2;
+  const double two = predict(job).breakdown.dp_comm_s;
+  job.training.global_batch_size = 128 * 8;
+  CHECK(predict(job).breakdown.dp_comm_s > 2 * two);
+}
+
 TEST_CASE("MoE allgather dispatcher: every token of the group travels, routed to this rank or not") {
   // Mixtral routes each token to 2 of 8 experts: the all-to-all moves 2 copies of 7/8 of the
   // tokens, the all-gather and reduce-scatter move all of the other 7 ranks' tokens each way.

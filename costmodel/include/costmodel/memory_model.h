@@ -28,6 +28,14 @@ double decoder_params_per_gpu(const Job& job, int layers);
 // Whether the job trains in fp8 through Transformer Engine (Megatron, Megatron-DeepSpeed), whose
 // fp8 weight caches and fp8-saved GEMM inputs change the memory.
 bool te_fp8(const Job& job);
+// Whether FSDP runs under a pipeline schedule (pp > 1): PyTorch's pipelining with FSDP2, as
+// torchtitan runs it, keeps each stage's parameters gathered and its gradients unsharded from the
+// first forward to the last backward of a step (predictor.cpp says where each rule comes from).
+bool fsdp_keeps_stage_gathered(const Job& job);
+// Bytes per gradient element FSDP accumulates unsharded and reduce-scatters in that mode: fp32,
+// torchtitan's default reduce dtype (mixed_precision_reduce "float32"; FSDP2 upcasts an
+// accumulated unsharded gradient to the reduce dtype, FSDPParam.to_accumulated_grad_if_needed).
+inline constexpr double kFsdpReduceBytes = 4;
 // Bytes per element of a GEMM input quantized by a recipe, scales included (a saved activation).
 double quantized_input_bytes(LowPrecisionRecipe r);
 // Bytes per parameter of the quantized weight copies Transformer Engine keeps (both directions).
