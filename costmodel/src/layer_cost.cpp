@@ -170,8 +170,11 @@ LayerCost decoder_layer_cost(const LayerCostInputs& in, LayerKind kind) {
       // --cp-comm-type allgather (TE AttnFuncWithCPAndKVAllGather): K and V of the whole sequence
       // are all-gathered before attention, dK and dV reduce-scattered after its backward; the
       // attention of the local half runs behind the gather of the rest (about half hidden).
-      lc.fwd_cp = std::max(0.0, comm.all_gather(kv_bytes * p.cp, cp_g) - 0.5 * attn_fwd);
-      lc.bwd_cp = std::max(0.0, comm.reduce_scatter(kv_bytes * p.cp, cp_g) - 0.5 * attn_bwd);
+      // PyTorch's context parallelism (torchtitan's "allgather" rotate method) gathers them behind
+      // its first sub-attention only, the rank's own K/V block: 1/cp of the attention.
+      const double behind = job.runtime.framework == Framework::fsdp ? 1.0 / p.cp : 0.5;
+      lc.fwd_cp = std::max(0.0, comm.all_gather(kv_bytes * p.cp, cp_g) - behind * attn_fwd);
+      lc.bwd_cp = std::max(0.0, comm.reduce_scatter(kv_bytes * p.cp, cp_g) - behind * attn_bwd);
     } else {
       // p2p, a2a and a2a+p2p are one mechanism over a CP ranks that exchange by all-to-all and
       // b = cp / a groups on a ring (cp_a2a_group_size: a = 1 for p2p, cp for a2a). The

@@ -46,6 +46,15 @@ TEST_CASE("build_job") {
     o.cp = 2;
     CHECK(build_job(o, test::catalog()).plan.dp == 4);
   }
+  SUBCASE("the CP exchange defaults to Megatron's ring, and to PyTorch's all-gather under --framework fsdp") {
+    JobOptions o = sc21_options();
+    o.cp = 2;
+    CHECK(build_job(o, test::catalog()).runtime.cp_comm_type == CpCommType::p2p);
+    o.framework = "fsdp";
+    CHECK(build_job(o, test::catalog()).runtime.cp_comm_type == CpCommType::allgather);
+    o.cp_comm_type = "p2p";
+    CHECK(build_job(o, test::catalog()).runtime.cp_comm_type == CpCommType::p2p);
+  }
   SUBCASE("an explicit dp that matches --gpus") {
     JobOptions o = sc21_options();
     o.dp = 8;

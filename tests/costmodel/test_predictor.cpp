@@ -1456,6 +1456,31 @@ TEST_CASE("context parallelism: --cp-comm-type a2a exposes its all-to-alls, p2p 
   CHECK(std::string(to_string(CpCommType::a2a)) == "a2a");
 }
 
+TEST_CASE("context parallelism: PyTorch's all-gather rotation hides behind the rank's own K/V block, TE's behind half the attention") {
+  // GPT-3 175B (96 K/V heads) at 8k tokens, tp 8 x cp 4 (a CP rank per node): the gathered K/V
+  // outlast the hiding compute.
+  Job job = test::workload("gpt3-175b", "dgx-h100-ndr", 128, 8192);
+  job.calibration = test::catalog().calibration_or_default(job.cluster.gpu);
+  job.training.global_batch_size = 16;
+  job.plan.tp = 8;
+  job.plan.cp = 4;
+  job.plan.pp = 4;
+  job.plan.dp = 1;
+  job.plan.sequence_parallel = true;
+  job.plan.recompute.granularity = RecomputeGranularity::full;
+  job.runtime.attention_kernel = AttentionKernel::flash2;  // the same kernel under both stacks
+  job.runtime.cp_comm_type = CpCommType::allgather;
+  REQUIRE(check_plan(job).empty());
+  const double te = predict(job).breakdown.cp_comm_s;
+  job.runtime.framework = Framework::fsdp;
+  job.plan.distributed_optimizer = false;
+  job.plan.zero_stage = 3;
+  REQUIRE(check_plan(job).empty());
+  const double torch_cp = predict(job).breakdown.cp_comm_s;
+  CHECK(te > 0);
+  CHECK(torch_cp > te);
+}
+
 TEST_CASE("context parallelism: --cp-comm-type a2a+p2p is a2a inside each group and the p2p ring between them") {
   // Llama 3 70B (64 heads, 8 query groups), tp 2 x cp 8 on 8-GPU nodes: the CP group spans two nodes.
   Job job = test::workload("llama3-70b", "dgx-h100-ndr", 64, 32768);

@@ -1193,6 +1193,14 @@ TEST_CASE("load_validation_runs: settings in any spelling a source uses (recipe 
     CHECK(cp.job->runtime.cp_comm_type == CpCommType::a2a);
     const ValidationRun ag = read_modified({{"cp", 2}, {"dp", 4}, {"notes", "--cp-comm-type allgather"}});
     CHECK(ag.job->runtime.cp_comm_type == CpCommType::allgather);
+    // Unstated: Megatron's ring, or PyTorch's all-gather on an FSDP stack (torchtitan's default).
+    CHECK(read_modified({{"cp", 2}, {"dp", 4}}).job->runtime.cp_comm_type == CpCommType::p2p);
+    const ValidationRun titan = read_modified({{"cp", 2}, {"dp", 4}, {"framework", "torchtitan"}});
+    CHECK(titan.job->runtime.framework == Framework::fsdp);
+    CHECK(titan.job->runtime.cp_comm_type == CpCommType::allgather);
+    CHECK(any_contains(titan.assumptions, "torchtitan's default context_parallel_rotate_method"));
+    CHECK(read_modified({{"cp", 2}, {"dp", 4}, {"framework", "torchtitan"}, {"notes", "cp p2p"}}).job->runtime.cp_comm_type ==
+          CpCommType::p2p);
   }
 }
 

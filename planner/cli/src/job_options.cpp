@@ -84,7 +84,7 @@ void add_workload_options(CLI::App& app, JobOptions& o) {
                  "Share (0-1) of the optimizer state kept and updated on the host (Megatron --optimizer-cpu-offload; needs "
                  "--precision-aware-optimizer); its host link copies are costed, the host's update is not");
   app.add_option("--cp-comm-type", o.cp_comm_type,
-                 "p2p | a2a | allgather | a2a+p2p: how context-parallel ranks exchange K/V (Megatron --cp-comm-type; default p2p, allgather for DeepSeek Sparse Attention)");
+                 "p2p | a2a | allgather | a2a+p2p: how context-parallel ranks exchange K/V (Megatron --cp-comm-type; default p2p, allgather for DeepSeek Sparse Attention and for --framework fsdp, torchtitan's default context_parallel_rotate_method)");
   app.add_option("--num-layers-at-start-in-bf16", o.bf16_first_layers,
                  "With --precision fp8: decoder layers at the start of the model kept in bf16 (Megatron --first-last-layers-bf16)");
   app.add_option("--num-layers-at-end-in-bf16", o.bf16_last_layers,
@@ -356,6 +356,9 @@ Job build_workload(const JobOptions& o, const Catalog& catalog) {
   auto fw = parse_framework(o.framework.empty() ? "megatron" : o.framework);
   if (!fw) throw InputError(kCmd, "--framework", "expected megatron, deepspeed or fsdp, found \"" + o.framework + "\"");
   job.runtime.framework = *fw;
+  // PyTorch's context parallelism (torch.distributed.tensor.experimental.context_parallel) rotates
+  // K/V by all-gather under torchtitan's default context_parallel_rotate_method "allgather".
+  if (o.cp_comm_type.empty() && job.runtime.framework == Framework::fsdp) job.runtime.cp_comm_type = CpCommType::allgather;
   job.runtime.flash_attention = !o.no_flash_attention;
   if (!o.attention_kernel.empty()) {
     auto k = attention_kernel_from_string(lower(o.attention_kernel));

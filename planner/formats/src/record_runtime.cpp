@@ -482,6 +482,10 @@ void read_communication_options(const std::string& stated, const std::string& wh
   } else if (job.model.dsa && p.cp > 1) {
     rt.cp_comm_type = CpCommType::allgather;
     as.push_back("CP exchange not stated: all-gather, the only one Megatron-Core's DeepSeek Sparse Attention runs");
+  } else if (rt.framework == Framework::fsdp && p.cp > 1) {
+    rt.cp_comm_type = CpCommType::allgather;
+    as.push_back("CP exchange not stated: K/V all-gathered, torchtitan's default context_parallel_rotate_method for PyTorch's "
+                 "context parallelism (say \"cp p2p\" or \"cp a2a\" in the notes for another)");
   }
   if (mentions(stated, {"overlap-grad-reduce/param-gather off", "no overlap flags"})) {
     rt.overlap_grad_reduce = false;
