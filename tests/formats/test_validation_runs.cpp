@@ -898,6 +898,19 @@ TEST_CASE("load_validation_runs: a parallel degree left out is what num_gpus or 
         "runs.json [0]: /dp: not published, and num_gpus 1000 is not a multiple of the other degrees' product 128");
   CHECK(error({{"tp", 1 << 20}, {"pp", 1 << 20}, {"dp", 1 << 24}, {"cp", 1 << 20}}) ==
         "runs.json [0]: /num_gpus: tp*pp*dp*cp = 2^30 or more differs from num_gpus 1024");
+  // tp, pp and dp stated, cp left out: Megatron's dp excludes the CP ranks, which fill num_gpus.
+  const ValidationRun cp = read_modified({{"cp", nullptr}, {"dp", 4}});
+  CHECK(cp.job->plan.cp == 2);
+  CHECK(any_contains(cp.assumptions, "cp not published; num_gpus / (tp x pp x dp) = 2"));
+  // A stated cp stays what it is: the mismatch is an error.
+  CHECK(error({{"cp", 1}, {"dp", 4}}) == "runs.json [0]: /num_gpus: tp*pp*dp*cp = 512 differs from num_gpus 1024");
+}
+
+TEST_CASE("load_validation_runs: vpp 0 is no interleaving, as some tables write Megatron's None") {
+  const ValidationRun r = read_modified({{"vpp", 0}});
+  CHECK(r.job->plan.vpp == 1);
+  CHECK_FALSE(r.unknown.vpp);
+  CHECK(any_contains(r.assumptions, "vpp 0 read as no interleaving"));
 }
 
 TEST_CASE("predict_validation_run: an MoE record without ep completes with the fastest expert parallelism that fits") {

@@ -116,7 +116,8 @@ void read_parallel_degrees(const nlohmann::json& r, const std::string& where, co
   p.tp = static_cast<int>(tp.value_or(1));
   p.pp = static_cast<int>(pp.value_or(1));
   p.dp = static_cast<int>(dp.value_or(1));
-  p.cp = static_cast<int>(rd.opt_int("cp", 1, 1 << 20).value_or(1));
+  const auto cp = rd.opt_int("cp", 1, 1 << 20);
+  p.cp = static_cast<int>(cp.value_or(1));
   p.ep = static_cast<int>(rd.opt_int("ep", 1, 1 << 20).value_or(1));
   const auto n = rd.opt_int("num_gpus", 1, 1 << 24);
   // Each degree is bounded, their product is not (check_plan_input bounds it later): products are
@@ -165,6 +166,13 @@ void read_parallel_degrees(const nlohmann::json& r, const std::string& where, co
     p.dp *= p.ep;
     return;
   }
+  // tp, pp and dp stated and cp left out: Megatron's dp excludes the context-parallel ranks
+  // (world = tp x pp x dp x cp), so what num_gpus leaves over is the CP size.
+  if (missing == 0 && !cp && *n % world == 0) {
+    p.cp = static_cast<int>(*n / world);
+    as.push_back(fmt::format("cp not published; num_gpus / (tp x pp x dp) = {}", p.cp));
+    return;
+  }
   throw InputError(where, "/num_gpus",
                    fmt::format("tp*pp*dp*cp = {} differs from num_gpus {}{}", world < kCap ? std::to_string(world) : "2^30 or more", *n,
                                missing > 1 ? " (more than one of tp, pp and dp not published)" : ""));
@@ -203,8 +211,10 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
 
   ParallelPlan& p = job.plan;
   read_parallel_degrees(r, where, m, t.global_batch_size, p, as);
-  const auto vpp = rd.opt_int("vpp", 1, 1 << 10);
-  p.vpp = static_cast<int>(vpp.value_or(1));
+  // Some tables write 0 for "no virtual pipeline" (Megatron's None): one model chunk per stage.
+  const auto vpp = rd.opt_int("vpp", 0, 1 << 10);
+  p.vpp = static_cast<int>(std::max<std::int64_t>(1, vpp.value_or(1)));
+  if (vpp == 0) as.push_back("vpp 0 read as no interleaving (one model chunk per stage)");
   run.unknown.vpp = !vpp && p.pp > 1;
   run.unknown.expert_parallel = m.moe && !(r.contains("ep") && r["ep"].is_number());
   const bool sp_stated = r.contains("sequence_parallel") && r["sequence_parallel"].is_boolean();
