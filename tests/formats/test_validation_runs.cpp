@@ -1214,6 +1214,8 @@ TEST_CASE("load_validation_runs: settings in any spelling a source uses (recipe 
     CHECK(any_contains(titan.assumptions, "torchtitan's default context_parallel_rotate_method"));
     CHECK(read_modified({{"cp", 2}, {"dp", 4}, {"framework", "torchtitan"}, {"notes", "cp p2p"}}).job->runtime.cp_comm_type ==
           CpCommType::p2p);
+    CHECK(read_modified({{"cp", 2}, {"dp", 4}, {"framework", "torchtitan"}, {"notes", "--parallelism.context_parallel_rotate_method alltoall"}})
+              .job->runtime.cp_comm_type == CpCommType::p2p);
   }
 }
 

@@ -482,6 +482,11 @@ void read_communication_options(const std::string& stated, const std::string& wh
   } else if (job.model.dsa && p.cp > 1) {
     rt.cp_comm_type = CpCommType::allgather;
     as.push_back("CP exchange not stated: all-gather, the only one Megatron-Core's DeepSeek Sparse Attention runs");
+  } else if (rt.framework == Framework::fsdp && p.cp > 1 &&
+             lower(knob_string(stated, "context_parallel_rotate_method").value_or("")) == "alltoall") {
+    // torchtitan's "alltoall" rotation swaps K/V shards step by step behind each sub-attention
+    // (PyTorch's _AllToAllRotater): the ring's traffic and overlap.
+    rt.cp_comm_type = CpCommType::p2p;
   } else if (rt.framework == Framework::fsdp && p.cp > 1) {
     rt.cp_comm_type = CpCommType::allgather;
     as.push_back("CP exchange not stated: K/V all-gathered, torchtitan's default context_parallel_rotate_method for PyTorch's "
