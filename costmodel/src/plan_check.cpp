@@ -221,8 +221,14 @@ std::string check_plan(const Job& job) {
     // Megatron: parallel_state.py's divisibility checks; the copies split the distributed optimizer only.
     if (!p.distributed_optimizer && p.zero_stage < 2)
       return "distributed optimizer instances need the distributed optimizer or Megatron-FSDP's sharding (hybrid sharding, HSDP)";
-    if (p.zero_stage >= 2 && job.runtime.framework != Framework::megatron)
-      return "hybrid sharding (several sharded copies) is modelled for Megatron-FSDP only";
+    // Hybrid sharding: Megatron-FSDP's replica groups, or FSDP2's (torchtitan's
+    // data_parallel_replicate_degree) over its full sharding; DeepSpeed's hpZ/MiCS are not modelled.
+    if (p.zero_stage >= 2 && job.runtime.framework == Framework::deepspeed)
+      return "hybrid sharding (several sharded copies) is modelled for Megatron-FSDP and PyTorch FSDP, not DeepSpeed";
+    if (job.runtime.framework == Framework::fsdp && p.zero_stage != 3)
+      return "PyTorch FSDP's hybrid sharding (HSDP) replicates its full sharding: --zero 3";
+    if (job.runtime.framework == Framework::fsdp && p.outer_optimizer_sharding)
+      return "--outer-dp-sharding-strategy optim is Megatron-FSDP's; PyTorch FSDP's HSDP replicas hold the same shards";
     if ((p.dp * p.cp) % p.optimizer_instances != 0)
       return fmt::format("{} distributed optimizer instances do not divide dp*cp = {}", p.optimizer_instances, p.dp * p.cp);
     if (m.moe && p.expert_data_parallel() % p.optimizer_instances != 0)

@@ -396,14 +396,19 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
         // split across them (outer "optim"), reduce-scatters it and all-gathers the updated
         // parameters (Megatron-FSDP's outer data-parallel group).
         const GroupPlacement& shard_g = copies ? dp_intra_g : dp_g;
-        const double per_mb = pieces * (2 * comm.all_gather(params * weight_bytes / pieces, shard_g) +
-                                        comm.reduce_scatter(params * grad_bytes / pieces, shard_g));
+        // FSDP2's HSDP all-reduces each unit's gradient shard across the replicas right after its
+        // reduce-scatter, on every backward that syncs (foreach_reduce's all-reduce group), which
+        // is every micro-batch without a pipeline: per unit, behind the backward like the rest.
+        const bool replica_reduce_per_mb = copies && fw == Framework::fsdp;
+        const double per_mb =
+            pieces * (2 * comm.all_gather(params * weight_bytes / pieces, shard_g) + comm.reduce_scatter(params * grad_bytes / pieces, shard_g) +
+                      (replica_reduce_per_mb ? comm.all_reduce(params * grad_bytes / pieces / shard_ranks, dp_inter_g) : 0.0));
         dp_time = per_mb * static_cast<double>(micro_batches);
         // FSDP prefetches the next block's parameters while computing the current one. DeepSpeed
         // ZeRO-3 fetches sub-module parameters on demand, so its gathers sit on the critical path
         // (the bottleneck ZeRO++, Wang et al. 2023 §2, sets out to remove).
         if (layerwise) hidden = std::min(dp_time, (sc[s].fwd + sc[s].bwd) * static_cast<double>(micro_batches));
-        if (copies)
+        if (copies && !replica_reduce_per_mb)
           dp_time += p.outer_optimizer_sharding ? comm.reduce_scatter(params * grad_bytes / shard_ranks, dp_inter_g) +
                                                       comm.all_gather(params * weight_bytes / shard_ranks, dp_inter_g)
                                                 : comm.all_reduce(params * grad_bytes / shard_ranks, dp_inter_g);

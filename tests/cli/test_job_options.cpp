@@ -330,7 +330,7 @@ TEST_CASE("build_job") {
     CHECK(build_job(o, test::catalog()).plan.optimizer_instances == 4);
     o.dist_opt = false;
     CHECK(input_error([&] { build_job(o, test::catalog()); }) ==
-          "command line: --dist-opt-instances: needs --dist-opt, or --zero 2 or 3 (Megatron-FSDP's hybrid sharding)");
+          "command line: --dist-opt-instances: needs --dist-opt, or --zero 2 or 3 (Megatron-FSDP's hybrid sharding; with --framework fsdp, --zero 3 for FSDP2's)");
     o.zero = 3;  // Megatron-FSDP's hybrid sharding (HSDP)
     o.outer_dp_sharding = "optim";
     const Job hsdp = build_job(o, test::catalog());

@@ -1361,8 +1361,21 @@ TEST_CASE("ZeRO-3: Megatron-FSDP prefetches each layer's gather behind compute, 
   job.plan.zero_stage = 2;
   CHECK(contains(check_plan(job), "needs Megatron-FSDP's optim_grads_params"));
   job.plan.zero_stage = 3;
+  // PyTorch FSDP2's HSDP (torchtitan's data_parallel_replicate_degree): replicas of its full
+  // sharding, each unit's gradient shard all-reduced across them after every reduce-scatter.
   job.runtime.framework = Framework::fsdp;
-  CHECK(contains(check_plan(job), "modelled for Megatron-FSDP only"));
+  CHECK(contains(check_plan(job), "is Megatron-FSDP's; PyTorch FSDP's HSDP replicas hold the same shards"));
+  job.plan.outer_optimizer_sharding = false;
+  REQUIRE(check_plan(job) == "");
+  const Prediction fsdp_hsdp = predict(job);
+  job.plan.optimizer_instances = 1;
+  const Prediction fsdp = predict(job);
+  CHECK(fsdp_hsdp.memory_per_gpu_GiB > fsdp.memory_per_gpu_GiB);  // sharded over 32 ranks, not 64
+  job.plan.optimizer_instances = 2;
+  job.plan.zero_stage = 2;
+  CHECK(contains(check_plan(job), "replicates its full sharding: --zero 3"));
+  job.runtime.framework = Framework::deepspeed;
+  CHECK(contains(check_plan(job), "not DeepSpeed"));
 }
 
 TEST_CASE("check_plan: Megatron-LM and FSDP2's pipelining interleave pipeline stages, DeepSpeed does not") {

@@ -906,6 +906,24 @@ TEST_CASE("load_validation_runs: a parallel degree left out is what num_gpus or 
   CHECK(error({{"cp", 1}, {"dp", 4}}) == "runs.json [0]: /num_gpus: tp*pp*dp*cp = 512 differs from num_gpus 1024");
 }
 
+TEST_CASE("load_validation_runs: torchtitan's replicate degree is FSDP2's hybrid sharding") {
+  // The hand-made GPT-3 record: dp 8 on 1024 GPUs.
+  const ValidationRun r =
+      read_modified({{"framework", "torchtitan"}, {"notes", "--parallelism.data_parallel_replicate_degree 2"}});
+  CHECK(r.job->runtime.framework == Framework::fsdp);
+  CHECK(r.job->plan.optimizer_instances == 2);
+  CHECK(r.job->plan.optimizer_shard_ranks() == 4);
+  CHECK(any_contains(r.assumptions, "FSDP2 hybrid sharding (HSDP): 2 replica groups, each sharding over 4 ranks"));
+  CHECK(check_plan(*r.job) == "");
+  // Not on a Megatron stack, and only a whole number of groups dividing the data-parallel ranks.
+  CHECK(read_modified({{"notes", "data_parallel_replicate_degree: 2"}}).job->plan.optimizer_instances == 1);
+  const nlohmann::json bad = merged(load_json_file(test::data_file("validation_runs_small.json")).at(0),
+                                    {{"framework", "torchtitan"}, {"notes", "data_parallel_replicate_degree: 3"}});
+  const auto runs = load_validation_runs(nlohmann::json::array({bad}), "runs.json", test::catalog());
+  CHECK(runs.at(0).error.find("/notes: data_parallel_replicate_degree 3: expected a whole number of replica groups dividing dp x cp = 8") !=
+        std::string::npos);
+}
+
 TEST_CASE("load_validation_runs: vpp 0 is no interleaving, as some tables write Megatron's None") {
   const ValidationRun r = read_modified({{"vpp", 0}});
   CHECK(r.job->plan.vpp == 1);

@@ -201,7 +201,8 @@ void add_plan_options(CLI::App& app, JobOptions& o) {
   app.add_option("--dist-opt-instances", o.dist_opt_instances,
                  "With --dist-opt: copies of the distributed optimizer, each sharding over dp*cp/N ranks and all-reducing its "
                  "shard across the copies; with --zero 2/3, Megatron-FSDP's hybrid sharding (HSDP) over N replica groups "
-                 "(Megatron --num-distributed-optimizer-instances; default 1)");
+                 "(Megatron --num-distributed-optimizer-instances; default 1); with --framework fsdp --zero 3, FSDP2's HSDP "
+                 "(torchtitan's data_parallel_replicate_degree)");
   app.add_option("--outer-dp-sharding-strategy", o.outer_dp_sharding,
                  "With --zero 3 and --dist-opt-instances N: no_shard (the N replicas hold the same state, default) or optim "
                  "(they split each shard's optimizer state; Megatron --outer-dp-sharding-strategy)");
@@ -618,7 +619,8 @@ Job build_job(const JobOptions& o, const Catalog& catalog, std::vector<std::stri
   if (o.dist_opt_instances < 1 || o.dist_opt_instances > 1000000)
     throw InputError(kCmd, "--dist-opt-instances", "expected 1..1000000 copies of the distributed optimizer");
   if (o.dist_opt_instances > 1 && !o.dist_opt && o.zero < 2)
-    throw InputError(kCmd, "--dist-opt-instances", "needs --dist-opt, or --zero 2 or 3 (Megatron-FSDP's hybrid sharding)");
+    throw InputError(kCmd, "--dist-opt-instances",
+                     "needs --dist-opt, or --zero 2 or 3 (Megatron-FSDP's hybrid sharding; with --framework fsdp, --zero 3 for FSDP2's)");
   if (o.outer_dp_sharding != "no_shard" && o.outer_dp_sharding != "optim")
     throw InputError(kCmd, "--outer-dp-sharding-strategy", "expected no_shard or optim, found \"" + o.outer_dp_sharding + "\"");
   p.outer_optimizer_sharding = o.outer_dp_sharding == "optim";

@@ -170,6 +170,22 @@ void read_megatron_fsdp(const nlohmann::json& r, const std::string& where, const
   }
 }
 
+// FSDP2's hybrid sharding (HSDP) on a PyTorch stack: torchtitan's data_parallel_replicate_degree
+// (--parallelism.data_parallel_replicate_degree) replica groups, each sharding over the rest of the
+// record's data-parallel ranks (its data_parallel_shard_degree).
+void read_fsdp_replicas(const nlohmann::json& r, const std::string& where, ParallelPlan& p, std::vector<std::string>& as) {
+  const std::string notes = lower(text_of(r, "notes"));
+  const auto n = knob_number(notes, "data_parallel_replicate_degree");
+  if (!n || *n <= 1) return;
+  if (*n != std::floor(*n) || *n > 1e6 || (static_cast<std::int64_t>(p.dp) * p.cp) % static_cast<std::int64_t>(*n) != 0)
+    throw InputError(where, "/notes",
+                     fmt::format("data_parallel_replicate_degree {:g}: expected a whole number of replica groups dividing dp x cp = {}", *n,
+                                 static_cast<std::int64_t>(p.dp) * p.cp));
+  p.optimizer_instances = static_cast<int>(*n);
+  as.push_back(fmt::format("FSDP2 hybrid sharding (HSDP): {} replica groups, each sharding over {} ranks", p.optimizer_instances,
+                           p.optimizer_shard_ranks()));
+}
+
 // What a Megatron-Bridge performance script sets in its model function, beyond the workload base
 // config whose knobs a record quotes. One function does so far: Qwen3-235B-A22B on H100
 // (scripts/performance/configs/qwen/qwen3_llm_pretrain.py, qwen3_235b_a22b_pretrain_config_h100)
@@ -301,6 +317,7 @@ void read_framework(const nlohmann::json& r, const std::string& where, const std
     }
   }
   if (rt.framework == Framework::megatron) read_megatron_fsdp(r, where, zero, fwtext, p, as);
+  if (rt.framework == Framework::fsdp) read_fsdp_replicas(r, where, p, as);
   if (zero.find("assumed") != std::string::npos) as.push_back("optimizer sharding not stated; read as \"" + zero + "\"");
   run.unknown.optimizer_sharding = (zero.empty() || zero.find("not stated") != std::string::npos) &&
                                    rt.framework != Framework::fsdp && !p.distributed_optimizer && p.zero_stage == 0;
