@@ -78,6 +78,16 @@ int nccl_communicators(const Job& job, int stage) {
 
 bool fsdp_keeps_stage_gathered(const Job& job) { return job.runtime.framework == Framework::fsdp && job.plan.pp > 1; }
 
+bool fsdp_float8_all_gather(const Job& job) {
+  return job.runtime.framework == Framework::fsdp && job.training.precision == Precision::fp8 && job.runtime.fp8_param_gather;
+}
+
+double fsdp_gathered_bytes(const Job& job, double params, double linears) {
+  const bool fp32_model = job.training.precision == Precision::fp32 || job.training.precision == Precision::tf32;
+  const double weight_b = fp32_model ? 4 : 2;
+  return fsdp_float8_all_gather(job) ? (params - linears) * weight_b + linears : params * weight_b;
+}
+
 bool te_fp8(const Job& job) {
   return job.training.precision == Precision::fp8 && job.runtime.framework != Framework::fsdp;
 }
@@ -594,15 +604,17 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
                     optimizer.cpu_offload_fraction;
   if (fw == Framework::fsdp) {
     // FULL_SHARD with mixed precision: sharded fp32 params, grads and Adam moments; the bf16
-    // parameters of the layer being computed (and the next, prefetched) are gathered transiently.
-    const double per_layer = layers > 0 ? params / std::max(1, layers) : 0;
-    w = params * 4 / shard + 2 * per_layer * weight_b;
+    // parameters of the layer being computed (and the next, prefetched) are gathered transiently
+    // (the linears' in fp8 with torchao's float8 all-gather, fsdp_gathered_bytes).
+    const double gathered = fsdp_gathered_bytes(job, params, decoder_param_split(job, stage, layers).total());
+    const double per_layer_gathered = layers > 0 ? gathered / std::max(1, layers) : 0;
+    w = params * 4 / shard + 2 * per_layer_gathered;
     gr = params * 4 / shard;
     // Under a pipeline schedule the whole stage stays gathered through the step and its gradients
     // accumulate unsharded (fsdp_keeps_stage_gathered): every layer's weights and an unsharded
     // gradient beside the shards.
     if (fsdp_keeps_stage_gathered(job)) {
-      w = params * 4 / shard + params * weight_b;
+      w = params * 4 / shard + gathered;
       gr = params * 4 / shard + params * kFsdpReduceBytes;
     }
     opt = params * moment_bytes(optimizer) / shard;

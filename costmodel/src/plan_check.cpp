@@ -118,6 +118,9 @@ std::string check_plan(const Job& job) {
       (m.num_attention_heads % (p.tp * p.cp) != 0 || m.num_query_groups % (p.tp * p.cp) != 0))
     return fmt::format("--cp-comm-type a2a needs the {} heads and {} query groups divisible by tp*cp = {}", m.num_attention_heads,
                        m.num_query_groups, p.tp * p.cp);
+  if (job.runtime.framework == Framework::fsdp && job.runtime.fp8_param_gather &&
+      !(job.training.precision == Precision::fp8 && job.training.recipe == LowPrecisionRecipe::tensorwise))
+    return "FSDP's fp8 all-gather (torchao's enable_fsdp_float8_all_gather) needs Float8 training with tensorwise scaling";
   if (job.runtime.fp8_attention) {
     // Transformer Engine's fp8 attention is part of its fp8 recipe (fp8_dpa) and runs in cuDNN's
     // fused kernel; Float8BlockScaling takes no fp8_dpa (Megatron-Core fp8_utils get_fp8_recipe).

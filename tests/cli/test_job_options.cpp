@@ -55,6 +55,16 @@ TEST_CASE("build_job") {
     o.cp_comm_type = "p2p";
     CHECK(build_job(o, test::catalog()).runtime.cp_comm_type == CpCommType::p2p);
   }
+  SUBCASE("fp8 without a recipe: Transformer Engine's delayed scaling, torchao's tensorwise under --framework fsdp") {
+    JobOptions o = sc21_options();
+    o.gpu = "h100-sxm";
+    o.precision = "fp8";
+    CHECK(build_job(o, test::catalog()).training.recipe == LowPrecisionRecipe::delayed);
+    o.framework = "fsdp";
+    CHECK(build_job(o, test::catalog()).training.recipe == LowPrecisionRecipe::tensorwise);
+    o.fp8_recipe = "mxfp8";
+    CHECK(build_job(o, test::catalog()).training.recipe == LowPrecisionRecipe::mxfp8);
+  }
   SUBCASE("an explicit dp that matches --gpus") {
     JobOptions o = sc21_options();
     o.dp = 8;

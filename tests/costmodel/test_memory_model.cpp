@@ -298,6 +298,19 @@ TEST_CASE("stage_memory") {
     CHECK(f.optimizer_GiB * kGiB == doctest::Approx(8 * P1 / shard).epsilon(1e-12));
     CHECK(f.weights_GiB * kGiB == doctest::Approx(4 * P1 / shard + 2 * (P1 / layers) * 2).epsilon(1e-12));
   }
+  SUBCASE("FSDP's float8 all-gather gathers the linears' weights at one byte") {
+    job.runtime.framework = Framework::fsdp;
+    job.training.precision = Precision::fp8;
+    job.training.recipe = LowPrecisionRecipe::tensorwise;
+    const double shard = job.plan.dp * job.plan.cp;
+    REQUIRE(decoder_params_per_gpu(job, layers) == doctest::Approx(P).epsilon(1e-12));  // a middle stage: linears (and norms) only
+    const double bf16_gather = stage_memory(job, stage, layers, 1).weights_GiB * kGiB;
+    job.runtime.fp8_param_gather = true;
+    CHECK(fsdp_float8_all_gather(job));
+    const MemoryBreakdown f = stage_memory(job, stage, layers, 1);
+    CHECK(f.weights_GiB * kGiB == doctest::Approx(4 * P / shard + P).epsilon(1e-12));  // pp 16: the whole stage, 1 byte each
+    CHECK(bf16_gather == doctest::Approx(4 * P / shard + 2 * P).epsilon(1e-12));
+  }
   SUBCASE("FSDP under a pipeline schedule keeps the stage's bf16 weights gathered and an unsharded fp32 gradient") {
     job.runtime.framework = Framework::fsdp;  // pp 16
     const double shard = job.plan.dp * job.plan.cp;

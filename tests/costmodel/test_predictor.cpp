@@ -1416,6 +1416,27 @@ TEST_CASE("FSDP under a pipeline schedule gathers each stage once per step and r
   CHECK(predict(job).breakdown.dp_comm_s > 2 * two);
 }
 
+TEST_CASE("FSDP's float8 all-gather halves the linears' gathers, and torchao runs it with tensorwise scaling only") {
+  // Llama 3 8B on 64 H100s, FSDP without a pipeline: every micro-batch gathers every layer twice.
+  Job job = test::workload("llama3-8b", "dgx-h100-ndr", 256, 4096);
+  job.calibration = test::catalog().calibration_or_default(job.cluster.gpu);
+  job.runtime = RuntimeOptions{};
+  job.runtime.framework = Framework::fsdp;
+  job.plan.dp = 64;
+  job.plan.zero_stage = 3;
+  job.training.precision = Precision::fp8;
+  job.training.recipe = LowPrecisionRecipe::tensorwise;
+  job.runtime.overlap_grad_reduce = false;  // the whole gather traffic shows (nothing hidden)
+  REQUIRE(check_plan(job) == "");
+  const double bf16_gathers = predict(job).breakdown.dp_comm_s;
+  job.runtime.fp8_param_gather = true;
+  REQUIRE(check_plan(job) == "");
+  const double fp8_gathers = predict(job).breakdown.dp_comm_s;
+  CHECK(fp8_gathers < bf16_gathers);
+  job.training.recipe = LowPrecisionRecipe::delayed;
+  CHECK(contains(check_plan(job), "needs Float8 training with tensorwise scaling"));
+}
+
 TEST_CASE("MoE allgather dispatcher: every token of the group travels, routed to this rank or not") {
   // Mixtral routes each token to 2 of 8 experts: the all-to-all moves 2 copies of 7/8 of the
   // tokens, the all-gather and reduce-scatter move all of the other 7 ranks' tokens each way.

@@ -924,6 +924,25 @@ TEST_CASE("load_validation_runs: torchtitan's replicate degree is FSDP2's hybrid
         std::string::npos);
 }
 
+TEST_CASE("load_validation_runs: torchtitan's float8 all-gather knob gathers FSDP's linears in fp8") {
+  const ValidationRun r = read_modified({{"framework", "torchtitan"},
+                                         {"precision", "Float8 (torchao, tensorwise)"},
+                                         {"notes", "--float8.enable_fsdp_float8_all_gather true"}});
+  CHECK(r.job->runtime.fp8_param_gather);
+  CHECK(fsdp_float8_all_gather(*r.job));
+  CHECK(any_contains(r.assumptions, "FSDP float8 all-gather"));
+  // An unnamed fp8 recipe is torchao's default on an FSDP stack, Transformer Engine's on Megatron.
+  const ValidationRun titan = read_modified({{"framework", "torchtitan"}, {"precision", "FP8"}});
+  CHECK(titan.job->training.recipe == LowPrecisionRecipe::tensorwise);
+  CHECK(any_contains(titan.assumptions, "assumed torchao's default Float8 training, tensorwise scaling"));
+  CHECK_FALSE(any_contains(titan.assumptions, "Transformer Engine's default delayed"));
+  const ValidationRun nemo = read_modified({{"framework", "NeMo"}, {"precision", "FP8"}});
+  CHECK(nemo.job->training.recipe == LowPrecisionRecipe::delayed);
+  CHECK(any_contains(nemo.assumptions, "assumed Transformer Engine's default delayed scaling"));
+  // Only on an FSDP stack: Megatron's own flag is --fp8-param-gather.
+  CHECK_FALSE(read_modified({{"precision", "FP8 current scaling"}, {"notes", "enable_fsdp_float8_all_gather: true"}}).job->runtime.fp8_param_gather);
+}
+
 TEST_CASE("load_validation_runs: vpp 0 is no interleaving, as some tables write Megatron's None") {
   const ValidationRun r = read_modified({{"vpp", 0}});
   CHECK(r.job->plan.vpp == 1);

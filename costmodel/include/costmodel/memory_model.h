@@ -36,6 +36,12 @@ bool fsdp_keeps_stage_gathered(const Job& job);
 // torchtitan's default reduce dtype (mixed_precision_reduce "float32"; FSDP2 upcasts an
 // accumulated unsharded gradient to the reduce dtype, FSDPParam.to_accumulated_grad_if_needed).
 inline constexpr double kFsdpReduceBytes = 4;
+// Whether FSDP gathers its Float8 linears' weights in fp8 (torchao's enable_fsdp_float8_all_gather,
+// the job's fp8_param_gather on an FSDP stack): each weight is cast to fp8 on its shard and gathered
+// at 1 byte, and the gathered copy is that fp8 weight (torchao supports it with tensorwise scaling).
+bool fsdp_float8_all_gather(const Job& job);
+// Bytes FSDP gathers of `params` parameters, `linears` of them in decoder linears.
+double fsdp_gathered_bytes(const Job& job, double params, double linears);
 // Bytes per element of a GEMM input quantized by a recipe, scales included (a saved activation).
 double quantized_input_bytes(LowPrecisionRecipe r);
 // Bytes per parameter of the quantized weight copies Transformer Engine keeps (both directions).

@@ -65,8 +65,8 @@ void add_workload_options(CLI::App& app, JobOptions& o) {
   app.add_option("--seq", o.seq, "Sequence length in tokens (default: the model's max_seq_length)");
   app.add_option("--precision", o.precision, "fp32 | tf32 | fp16 | bf16 | fp8 (default bf16)");
   app.add_option("--fp8-recipe", o.fp8_recipe,
-                 "With --precision fp8: delayed | tensorwise | blockwise | mxfp8 | nvfp4 (Transformer Engine recipe; default delayed)");
-  app.add_flag("--fp8-param-gather", o.fp8_param_gather, "fp8 parameters, no bf16 weight copy (Megatron --fp8-param-gather)");
+                 "With --precision fp8: delayed | tensorwise | blockwise | mxfp8 | nvfp4 (Transformer Engine recipe; default delayed, tensorwise for --framework fsdp: torchao's Float8 default)");
+  app.add_flag("--fp8-param-gather", o.fp8_param_gather, "fp8 parameters, no bf16 weight copy (Megatron --fp8-param-gather); with --framework fsdp, torchao's float8 all-gather: the linears' weights gathered in fp8 (tensorwise scaling)");
   app.add_flag("--fp8-attention", o.fp8_attention,
                "With --precision fp8: the attention core in fp8 too (Transformer Engine fp8_dpa; Megatron-Core "
                "TransformerConfig.fp8_dot_product_attention, which Megatron-LM has no flag for; Megatron-Bridge "
@@ -360,6 +360,9 @@ Job build_workload(const JobOptions& o, const Catalog& catalog) {
   // PyTorch's context parallelism (torch.distributed.tensor.experimental.context_parallel) rotates
   // K/V by all-gather under torchtitan's default context_parallel_rotate_method "allgather".
   if (o.cp_comm_type.empty() && job.runtime.framework == Framework::fsdp) job.runtime.cp_comm_type = CpCommType::allgather;
+  // fp8 on an FSDP stack is torchao's Float8 training, tensorwise dynamic scaling by default.
+  if (o.fp8_recipe.empty() && job.runtime.framework == Framework::fsdp && job.training.precision == Precision::fp8)
+    job.training.recipe = LowPrecisionRecipe::tensorwise;
   job.runtime.flash_attention = !o.no_flash_attention;
   if (!o.attention_kernel.empty()) {
     auto k = attention_kernel_from_string(lower(o.attention_kernel));

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "costmodel/job.h"
@@ -23,6 +24,10 @@ struct PrecisionReading {
   bool recipe_assumed = false;
   std::string unmodelled;  // a format strata has no recipe for (the record is refused, naming it)
 };
+
+// The assumption an fp8 record without a named recipe is read with (Transformer Engine's default),
+// until its recompute modules or its stack say otherwise and replace it.
+inline constexpr std::string_view kAssumedDelayedRecipe = "fp8 recipe not stated; assumed Transformer Engine's default delayed scaling";
 
 // The reading of a record's precision field, lower-cased.
 PrecisionReading read_precision_text(const std::string& prec);

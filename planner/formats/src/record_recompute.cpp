@@ -9,6 +9,7 @@
 
 #include "costmodel/errors.h"
 #include "formats/plan_input.h"
+#include "record_precision.h"
 #include "record_text.h"
 
 namespace strata::record {
@@ -185,7 +186,7 @@ void read_recompute(const nlohmann::json& r, const std::string& where, bool reci
     // use Transformer Engine's default recipe.
     if (t.precision == Precision::fp8 && recipe_assumed && (*modules & (kRecomputeMoeAct | kRecomputeLayernorm))) {
       t.recipe = LowPrecisionRecipe::tensorwise;
-      std::replace(as.begin(), as.end(), std::string("fp8 recipe not stated; assumed Transformer Engine's default delayed scaling"),
+      std::replace(as.begin(), as.end(), std::string(kAssumedDelayedRecipe),
                    std::string("fp8 recipe not stated; assumed current (tensorwise) scaling: the run recomputes moe_act or "
                                "layernorm, which Megatron refuses under the default delayed scaling"));
     }

@@ -408,6 +408,13 @@ void read_precision_options(const std::string& stated, const std::string& where,
   // that fp8 recipes use to fit; unless the record states them (in its precision text, or as
   // knobs or flags in its notes) they are completed too.
   if (t.precision == Precision::fp8 && knob_bool(stated, "fp8_param_gather").value_or(false)) job.runtime.fp8_param_gather = true;
+  // On an FSDP stack the same thing is torchao's float8 all-gather (torchtitan's
+  // --float8.enable_fsdp_float8_all_gather): the linears' weights gathered in fp8.
+  if (t.precision == Precision::fp8 && rt.framework == Framework::fsdp &&
+      knob_bool(stated, "enable_fsdp_float8_all_gather").value_or(false)) {
+    job.runtime.fp8_param_gather = true;
+    as.push_back("FSDP float8 all-gather: the linears' weights gathered in fp8 (torchao's enable_fsdp_float8_all_gather)");
+  }
   // fp8 attention, as Megatron-Bridge's recipes name it (mixed_precision.fp8_dot_product_attention)
   // or Transformer Engine's recipe field (fp8_dpa).
   // Or in words, in the precision text or the notes ("FP8 with fp8 dot product attention").

@@ -207,7 +207,7 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
   job.runtime.fp8_param_gather = pr.fp8_params;
   job.runtime.grad_reduce_in_bf16 = pr.bf16_grads;
   if (!pr.stated) as.push_back("precision not stated; assumed bf16");
-  else if (pr.recipe_assumed) as.push_back("fp8 recipe not stated; assumed Transformer Engine's default delayed scaling");
+  else if (pr.recipe_assumed) as.push_back(std::string(kAssumedDelayedRecipe));
 
   ParallelPlan& p = job.plan;
   read_parallel_degrees(r, where, m, t.global_batch_size, p, as);
@@ -288,6 +288,13 @@ Job job_from_record(const nlohmann::json& r, const std::string& where, const Cat
                                fmt::join(p.stage_layers, ",")));
   }
   read_runtime(r, where, job, run);
+  // An fp8 recipe left unsaid is the stack's default: Transformer Engine's delayed scaling, or on
+  // an FSDP stack torchao's Float8 training, whose default is tensorwise dynamic scaling.
+  if (pr.recipe_assumed && job.runtime.framework == Framework::fsdp && t.recipe == LowPrecisionRecipe::delayed) {
+    t.recipe = LowPrecisionRecipe::tensorwise;
+    std::replace(as.begin(), as.end(), std::string(kAssumedDelayedRecipe),
+                 std::string("fp8 recipe not stated; assumed torchao's default Float8 training, tensorwise scaling (an FSDP stack)"));
+  }
   return job;
 }
 
