@@ -45,7 +45,8 @@ Calibration default_calibration(const GpuSpec& gpu) {
     c.kernel.gemm_efficiency = 0.80;
     c.kernel.attention_fwd_efficiency = 0.70;
     c.kernel.attention_bwd_efficiency = 0.55;
-  } else if (arch == "cdna3") {
+  } else if (arch == "cdna3" || arch == "cdna4") {
+    // CDNA 4 (MI355X) is not measured: it takes CDNA 3's fractions of its own peaks (a guess).
     c.kernel.gemm_efficiency = 0.48;
     c.kernel.attention_fwd_efficiency = 0.55;
     c.kernel.attention_bwd_efficiency = 0.47;

@@ -61,7 +61,8 @@ ClusterSpec default_cluster_for(const GpuSpec& gpu) {
   ClusterSpec c;
   c.gpu = gpu;
   c.name = "generic-" + gpu.name;
-  bool newer = gpu.architecture == "hopper" || gpu.architecture == "blackwell" || gpu.architecture == "cdna3";
+  bool newer = gpu.architecture == "hopper" || gpu.architecture == "blackwell" || gpu.architecture == "cdna3" ||
+               gpu.architecture == "cdna4";
   c.gpus_per_node = 8;
   c.intra_node_GBps = gpu.nvlink_GBps > 0 ? gpu.nvlink_GBps : gpu.pcie_GBps;
   c.nics_per_node = 8;

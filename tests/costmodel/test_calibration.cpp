@@ -55,6 +55,11 @@ TEST_CASE("default_calibration") {
     CHECK(cb.kernel.gemm_efficiency * cb.kernel.attention_bwd_efficiency ==
           doctest::Approx(ch.kernel.gemm_efficiency * ch.kernel.attention_bwd_efficiency));
   }
+  SUBCASE("CDNA 4 (MI355X), not measured, takes CDNA 3's fractions of its own peaks") {
+    const Calibration c3 = default_calibration(test::catalog().gpu("mi300x")), c4 = default_calibration(test::catalog().gpu("mi355x"));
+    CHECK(c4.kernel == c3.kernel);
+    CHECK(c4.source.find("cdna4") != std::string::npos);
+  }
   SUBCASE("the catalog falls back to these defaults when no calibration file exists") {
     CHECK(test::catalog().calibration_or_default(a100) == (test::catalog().calibration_for(a100) ? *test::catalog().calibration_for(a100) : ca));
   }

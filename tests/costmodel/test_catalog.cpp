@@ -49,6 +49,8 @@ TEST_CASE("Catalog::gpu") {
     CHECK(c.gpu("HGX B200").name == "B200-SXM-180GB");
     CHECK(c.gpu("DGX H100").name == "H100-SXM5-80GB");
     CHECK(c.gpu("AMD Instinct MI300X").name == "MI300X");
+    CHECK(c.gpu("AMD Instinct MI325X").name == "MI325X");
+    CHECK(c.gpu("AMD Instinct MI355X").name == "MI355X");
     CHECK(c.gpu("NVIDIA GB300 NVL72").name == "GB300-B300-288GB");
     CHECK(c.gpu("GB200 NVL72").name == "GB200-B200-186GB");
     // The architecture before the part, and an alias's words in another order.

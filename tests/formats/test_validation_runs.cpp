@@ -220,15 +220,21 @@ TEST_CASE("load_validation_runs: an unknown GPU names the runs file and /gpu_typ
 
 TEST_CASE("load_validation_runs: an unknown GPU without a stated memory size is named, with no assumed size") {
   nlohmann::json rec = load_json_file(test::data_file("validation_runs_small.json")).at(0);
-  rec["gpu_type"] = "MI355X";
+  rec["gpu_type"] = "MI450X";
   rec["gpu_memory_gb"] = nullptr;
   const auto runs = load_validation_runs(nlohmann::json::array({rec}), "runs.json", test::catalog());
   CHECK_FALSE(runs.at(0).job);
-  CHECK(runs.at(0).error.find("unknown GPU type \"MI355X\"; `strata list gpus`") != std::string::npos);
+  CHECK(runs.at(0).error.find("unknown GPU type \"MI450X\"; `strata list gpus`") != std::string::npos);
   CHECK(runs.at(0).error.find("80 GB") == std::string::npos);
-  rec["gpu_memory_gb"] = 288;  // a stated size names the missing part
+  rec["gpu_memory_gb"] = 432;  // a stated size names the missing part
   const auto stated = load_validation_runs(nlohmann::json::array({rec}), "runs.json", test::catalog());
-  CHECK(stated.at(0).error.find("no mi355x part with 288 GB is known") != std::string::npos);
+  CHECK(stated.at(0).error.find("no mi450x part with 432 GB is known") != std::string::npos);
+  // A listed part of another memory size is another part too.
+  rec["gpu_type"] = "MI355X";
+  CHECK(load_validation_runs(nlohmann::json::array({rec}), "runs.json", test::catalog()).at(0).error.find(
+            "no mi355x part with 432 GB is known") != std::string::npos);
+  rec["gpu_memory_gb"] = 288;
+  CHECK(load_validation_runs(nlohmann::json::array({rec}), "runs.json", test::catalog()).at(0).job->cluster.gpu.name == "MI355X");
 }
 }
 

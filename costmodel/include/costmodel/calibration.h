@@ -206,6 +206,7 @@ struct GpuSpec;
 //  ada (L40S, PCIe, 350 W): the hopper figures (a guess).
 //  cdna3 (MI300X): hipBLASLt bf16 reaches ~45-50% of the 1307 TFLOP/s peak on training shapes
 //    (public MI300X training benchmarks, 2024); attention as hopper (a guess).
+//  cdna4 (MI355X): the cdna3 fractions of its own peaks (a guess, not measured).
 // The Calibration's `source` says which default was used.
 Calibration default_calibration(const GpuSpec& gpu);
 
