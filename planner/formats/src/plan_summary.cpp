@@ -21,7 +21,7 @@ std::string plan_summary(const ParallelPlan& p) {
   if (p.cpu_offload_layers > 0) s += fmt::format(" cpu-offload={}", p.cpu_offload_layers);
   if (p.offload.modules != 0) s += fmt::format(" offload=({})", fmt::join(offload_module_names(p.offload.modules), ","));
   if (p.distributed_optimizer) s += " dist-opt";
-  if (p.distributed_optimizer && p.optimizer_instances > 1) s += "x" + std::to_string(p.optimizer_instances);  // copies of it
+  if (p.distributed_optimizer && p.optimizer_instances > 1) s += fmt::format("x{}", p.optimizer_instances);  // copies of it
   if (p.zero_stage > 0) s += fmt::format(" zero={}", p.zero_stage);
   if (p.zero_stage >= 2 && p.optimizer_instances > 1)  // hybrid sharding: replica groups of the sharded state
     s += fmt::format("x{}{}", p.optimizer_instances, p.outer_optimizer_sharding ? " outer-optim" : "");

@@ -659,7 +659,7 @@ std::string launch_script(const Job& job, const LaunchPlan& launch) {
   const auto& a = launch.megatron_args;
   for (std::size_t i = 0; i < a.size(); ++i) {
     s += "  " + join_args({a[i]});
-    if (i + 1 < a.size() && !a[i + 1].starts_with("--")) s += " " + join_args({a[++i]});
+    if (i + 1 < a.size() && !a[i + 1].starts_with("--")) s += fmt::format(" {}", join_args({a[++i]}));
     s += "\n";
   }
   s += ")\n\n";
