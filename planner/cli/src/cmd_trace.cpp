@@ -25,8 +25,8 @@ struct TraceArgs {
   std::vector<std::string> command;
 };
 
-// "trace.json" -> "trace.profile.json"
-std::string default_profile_path(const std::string& trace) {
+// "trace.json" -> "trace.profile.json" (used only where strata is built with CUPTI)
+[[maybe_unused]] std::string default_profile_path(const std::string& trace) {
   std::filesystem::path p(trace);
   std::string stem = p.extension() == ".json" ? p.stem().string() : p.filename().string();
   return (p.parent_path() / (stem + ".profile.json")).string();
