@@ -82,10 +82,12 @@ bool fsdp_float8_all_gather(const Job& job) {
   return job.runtime.framework == Framework::fsdp && job.training.precision == Precision::fp8 && job.runtime.fp8_param_gather;
 }
 
-double fsdp_gathered_bytes(const Job& job, double params, double linears) {
+double fsdp_gathered_bytes(const Job& job, int stage, int layers, double params) {
   const bool fp32_model = job.training.precision == Precision::fp32 || job.training.precision == Precision::tf32;
   const double weight_b = fp32_model ? 4 : 2;
-  return fsdp_float8_all_gather(job) ? (params - linears) * weight_b + linears : params * weight_b;
+  if (!fsdp_float8_all_gather(job)) return params * weight_b;
+  const double linears = decoder_param_split(job, stage, layers).total();
+  return (params - linears) * weight_b + linears;
 }
 
 bool te_fp8(const Job& job) {
@@ -606,7 +608,7 @@ MemoryBreakdown stage_memory(const Job& job, int stage, int layers, int peak_in_
     // FULL_SHARD with mixed precision: sharded fp32 params, grads and Adam moments; the bf16
     // parameters of the layer being computed (and the next, prefetched) are gathered transiently
     // (the linears' in fp8 with torchao's float8 all-gather, fsdp_gathered_bytes).
-    const double gathered = fsdp_gathered_bytes(job, params, decoder_param_split(job, stage, layers).total());
+    const double gathered = fsdp_gathered_bytes(job, stage, layers, params);
     const double per_layer_gathered = layers > 0 ? gathered / std::max(1, layers) : 0;
     w = params * 4 / shard + 2 * per_layer_gathered;
     gr = params * 4 / shard;

@@ -376,7 +376,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
         // no compute left to hide behind. The gathers are prefetched layer by layer behind the
         // first micro-batch's forward.
         const GroupPlacement& shard_g = copies ? dp_intra_g : dp_g;
-        const double gather = comm.all_gather(fsdp_gathered_bytes(job, params, decoder_param_split(job, s, stage_layers[s]).total()), shard_g);
+        const double gather = comm.all_gather(fsdp_gathered_bytes(job, s, stage_layers[s], params), shard_g);
         dp_time = gather + comm.reduce_scatter(params * kFsdpReduceBytes, shard_g);
         hidden = overlapped_dp_time(gather, sc[s].fwd, p.vpp, p.pp);
         if (copies) dp_time += comm.all_reduce(params * kFsdpReduceBytes / shard_ranks, dp_inter_g);
@@ -401,8 +401,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
         // is every micro-batch without a pipeline: per unit, behind the backward like the rest.
         const bool replica_reduce_per_mb = copies && fw == Framework::fsdp;
         // FSDP gathers the linears' weights in fp8 under torchao's float8 all-gather.
-        const double gathered_bytes =
-            fw == Framework::fsdp ? fsdp_gathered_bytes(job, params, decoder_param_split(job, s, stage_layers[s]).total()) : params * weight_bytes;
+        const double gathered_bytes = fsdp_gathered_bytes(job, s, stage_layers[s], params);
         const double per_mb =
             pieces * (2 * comm.all_gather(gathered_bytes / pieces, shard_g) + comm.reduce_scatter(params * grad_bytes / pieces, shard_g) +
                       (replica_reduce_per_mb ? comm.all_reduce(params * grad_bytes / pieces / shard_ranks, dp_inter_g) : 0.0));

@@ -40,8 +40,9 @@ inline constexpr double kFsdpReduceBytes = 4;
 // the job's fp8_param_gather on an FSDP stack): each weight is cast to fp8 on its shard and gathered
 // at 1 byte, and the gathered copy is that fp8 weight (torchao supports it with tensorwise scaling).
 bool fsdp_float8_all_gather(const Job& job);
-// Bytes FSDP gathers of `params` parameters, `linears` of them in decoder linears.
-double fsdp_gathered_bytes(const Job& job, double params, double linears);
+// Bytes a sharded stack gathers of the `params` parameters of `stage` (its `layers` decoder layers):
+// 16 bits each (32 for fp32 models), the decoder layers' at 1 byte under fsdp_float8_all_gather.
+double fsdp_gathered_bytes(const Job& job, int stage, int layers, double params);
 // Bytes per element of a GEMM input quantized by a recipe, scales included (a saved activation).
 double quantized_input_bytes(LowPrecisionRecipe r);
 // Bytes per parameter of the quantized weight copies Transformer Engine keeps (both directions).
