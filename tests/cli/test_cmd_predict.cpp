@@ -155,6 +155,16 @@ TEST_CASE("strata predict") {
     auto fp8_attention = run_strata("predict --megatron-args " + script + " --cluster dgx-a100-hdr --fp8-attention");
     CHECK(fp8_attention.exit_code == 1);
     CHECK(has(fp8_attention.out, "--fp8-attention: a Megatron-LM launch cannot run fp8 attention"));
+    // A launch written for more GPUs than its torchrun line starts (Megatron-LM's examples/gpt3 on
+    // one node): the error says how to predict it where it is meant to run.
+    TempFile one_node("one_node.sh", "torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py --num-layers 4 --hidden-size 256 "
+                                     "--num-attention-heads 8 --seq-length 128 --micro-batch-size 1 --vocab-size 128 --bf16 "
+                                     "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 2");
+    auto too_few = run_strata("predict --megatron-args " + one_node.path() + " --cluster dgx-h100");
+    CHECK(too_few.exit_code == 1);
+    CHECK(has(too_few.out, "--nnodes: 8 GPUs are not divisible by tensor x pipeline x context parallel = 16; give --gpus N, a "
+                           "multiple of 16, for the cluster it is meant for"));
+    CHECK(run_strata("predict --megatron-args " + one_node.path() + " --cluster dgx-h100 --gpus 16").exit_code == 0);
     auto bf16_attention = run_strata("predict --model llama3-8b --gpu h100 --gpus 8 --global-batch 64 --fp8-attention");
     CHECK(bf16_attention.exit_code == 1);
     CHECK(has(bf16_attention.out, "--fp8-attention: needs --precision fp8"));

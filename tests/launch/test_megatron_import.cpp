@@ -397,6 +397,56 @@ pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads
     CHECK_FALSE(has_note(l, "--num-attention-heads"));
   }
 
+  SUBCASE("flags in a string variable, expanded unquoted: split as bash splits them, with the case branches noted") {
+    // Megatron-LM's examples/mamba/train.sh: a case picks the size, options="..." collects the
+    // flags, `torchrun --nproc_per_node 8 pretrain_hybrid.py ${options}` runs them.
+    const MegatronLaunch l = read(R"(
+case "${MODEL_SCALE}" in
+    "800M") HIDDEN_SIZE=1024 ;;
+    "8B") HIDDEN_SIZE=4096 ;;
+esac
+options=" \
+       --tensor-model-parallel-size 2 \
+       --hybrid-layer-pattern M-M* \
+       --hidden-size ${HIDDEN_SIZE} --num-attention-heads 32 --seq-length 4096 --micro-batch-size 1 --vocab-size 32000 --bf16"
+torchrun --nproc_per_node 8 ../../pretrain_hybrid.py ${options}
+)");
+    CHECK(l.model.hidden_size == 4096);
+    CHECK(l.model.num_layers == 4);
+    CHECK(l.plan.tp == 2);
+    CHECK(has_note(l, "--hidden-size 4096 comes from $HIDDEN_SIZE, which the file assigns 2 times (1024, 4096)"));
+    CHECK_FALSE(has_note(l, "--tensor-model-parallel-size 2 comes from"));
+    // torchrun without --nnodes runs one node.
+    CHECK(l.nnodes == 1);
+    CHECK(l.nproc_per_node == 8);
+    CHECK(has_note(l, "torchrun gives no --nnodes: one node"));
+    // DeepSpeed's launcher without --num_nodes reads its hostfile: the node count stays unknown.
+    CHECK_FALSE(read("deepspeed --num_gpus 8 pretrain_gpt.py --num-layers 2 --hidden-size 64 --num-attention-heads 4 "
+                     "--seq-length 128 --micro-batch-size 1 --vocab-size 100").nnodes.has_value());
+  }
+
+  SUBCASE("a sourced fragment that only sets flag variables is read through them") {
+    // Megatron-LM's examples/post_training/modelopt/conf/Qwen/Qwen3-8B.sh: MODEL_ARGS="..." and no command.
+    const MegatronLaunch l = read(R"(#!/bin/bash
+if [ -z ${HF_MODEL_CKPT} ]; then
+    HF_MODEL_CKPT=Qwen/Qwen3-8B
+fi
+MODEL_ARGS=" \
+    --micro-batch-size 1 --bf16 --swiglu --num-layers 36 --hidden-size 4096 --ffn-hidden-size 12288 \
+    --num-attention-heads 32 --group-query-attention --num-query-groups 8 --kv-channels 128 --seq-length 4096 \
+"
+EXTRA="--vocab-size 151936"
+)");
+    CHECK(l.model.num_layers == 36);
+    CHECK(l.model.num_query_groups == 8);
+    CHECK(l.model.vocab_size == 151936);
+    CHECK(has_note(l, "its flags were read from $MODEL_ARGS, $EXTRA"));
+    // A launch that runs its flags is read from its command alone.
+    CHECK_FALSE(has_note(read("X=\"--num-layers 9\"\npretrain_gpt.py --num-layers 2 --hidden-size 64 --num-attention-heads 4 "
+                              "--seq-length 128 --micro-batch-size 1 --vocab-size 100"),
+                         "fragment"));
+  }
+
   SUBCASE("a named model fills what the launch leaves out") {
     const ModelSpec llama = test::catalog().model("llama3-8b");
     const std::string shape = "--num-layers 32 --hidden-size 4096 --ffn-hidden-size 14336 --num-attention-heads 32 "

@@ -47,8 +47,9 @@ TEST_CASE("shell_words") {
     CHECK(s.assignments.at("B") == std::vector<std::string>{"x"});
   }
   SUBCASE("defaults: :- and - differ on an empty variable, := assigns") {
+    // ${E-b} of the empty E is empty, and an unquoted empty expansion is no word (bash drops it).
     const ScriptWords s = read_script_words("E=\n${E:-a} ${E-b} ${U-c} ${V:=d} $V");
-    CHECK(s.words == Words{"a", "", "c", "d", "d"});
+    CHECK(s.words == Words{"a", "c", "d", "d"});
     // The default word goes through quote removal (Megatron-LM's examples/megatron_fsdp launch:
     // SHARDING_STRATEGY=${SHARDING_STRATEGY:-"optim_grads_params"}).
     const ScriptWords q = read_script_words("S=${S:-\"optim\"}\nT=${T:-'$x'}\n$S $T");
@@ -56,6 +57,26 @@ TEST_CASE("shell_words") {
   }
   SUBCASE("the last assignment wins; arrays contribute their words") {
     CHECK(words_of("N=1\nN=2\nARGS=(\n  --num-layers $N\n)\ncmd ${ARGS[@]}") == Words{"--num-layers", "2", "cmd", "${ARGS[@]}"});
+  }
+  SUBCASE("an unquoted variable splits into words on blanks, as bash splits it") {
+    // Megatron-LM's examples/mamba/train.sh: options=" \ --flag value \ ..." then ${options}.
+    CHECK(words_of("H=64\nopts=\" \\\n  --num-layers 4 \\\n  --hidden-size ${H}\"\ntorchrun a.py ${opts} --bf16") ==
+          Words{"torchrun", "a.py", "--num-layers", "4", "--hidden-size", "64", "--bf16"});
+    CHECK(words_of("V=\"a  b\"\npre$V-post \"$V\" --x=$V") == Words{"prea", "b-post", "a  b", "--x=a", "b"});
+    CHECK(words_of("E=\nB=\" \"\ncmd $E $B x \"$E\"") == Words{"cmd", "x", ""});  // empty fields vanish, "" stays
+    CHECK(words_of("V=\"-i -4\"\nX=$V\ncmd $(hostname $V) $((1 + 2))") == Words{"cmd", "$(hostname $V)", "3"});
+    CHECK(read_script_words("V=\"-i -4\"\nX=$V\n").variables.at("X") == "-i -4");  // an assignment is not split
+  }
+  SUBCASE("a word's variables include those inside the variables it expands") {
+    // The branches of a case assign TP twice; the flags string that uses it knows it.
+    const ScriptWords s = read_script_words("TP=1\nTP=4\nopts=\"--tp ${TP} --lr 0.1\"\nall=\"$opts --bf16\"\n"
+                                            "cmd $all \"$opts\"");
+    REQUIRE(s.words == Words{"cmd", "--tp", "4", "--lr", "0.1", "--bf16", "--tp 4 --lr 0.1"});
+    CHECK(s.word_variables[1] == std::vector<std::string>{"all", "opts"});
+    CHECK(s.word_variables[2] == std::vector<std::string>{"all", "opts", "TP"});
+    CHECK(s.word_variables[4] == std::vector<std::string>{"all", "opts"});
+    CHECK(s.word_variables[5] == std::vector<std::string>{"all"});
+    CHECK(s.word_variables[6] == std::vector<std::string>{"opts", "TP"});
   }
   SUBCASE("what cannot be resolved stays as written") {
     const Words w = words_of("--a $UNSET --b ${UNSET} --c $(hostname) --d `hostname` --e $((1/0)) --f $((N+1)) --g $1 --h $");

@@ -520,7 +520,8 @@ Job build_job_from_megatron(const JobOptions& o, const Catalog& catalog, std::ve
   std::optional<InputError> plan_error;
   if (world % mp != 0) {
     plan_error = InputError(o.gpus ? kCmd : file, o.gpus ? "--gpus" : "--nnodes",
-                            std::to_string(world) + " GPUs are not divisible by tensor x pipeline x context parallel = " + std::to_string(mp));
+                            std::to_string(world) + " GPUs are not divisible by tensor x pipeline x context parallel = " + std::to_string(mp) +
+                                (o.gpus ? "" : "; give --gpus N, a multiple of " + std::to_string(mp) + ", for the cluster it is meant for"));
     p.dp = 1;
   } else {
     p.dp = static_cast<int>(world / mp);

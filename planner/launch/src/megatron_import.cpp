@@ -1174,9 +1174,39 @@ void read_cuda_graphs(const Flags& f, const std::string& where, bool moe, Runtim
                     "host.cuda_graph_replay_s); the dispatcher's synchronisation and what follows it stay eager");
 }
 
+// A file whose commands give no Megatron flag but whose variables hold them is a fragment that
+// another script sources and expands (Megatron-LM's examples/post_training/modelopt/conf/*/*.sh:
+// MODEL_ARGS="--num-layers 36 ..." and nothing run): its flags are those variables' words, in the
+// order the variables were first assigned.
+ScriptWords flags_of_sourced_fragment(ScriptWords script, std::vector<std::string>& notes) {
+  const auto has_flag = [](const std::vector<std::string>& words) {
+    return std::any_of(words.begin(), words.end(), [](const std::string& w) {
+      const std::string name = w.substr(0, w.find('='));
+      return name.starts_with("--") && find_flag(name) && !is_torchrun_flag(name);
+    });
+  };
+  if (has_flag(script.words)) return script;
+  std::string read;
+  for (const std::string& var : script.assigned_in_order) {
+    const std::vector<std::string> words = split_words(script.variables.at(var));
+    if (!has_flag(words)) continue;
+    for (const std::string& w : words) {
+      script.words.push_back(w);
+      script.word_variables.push_back({var});
+      script.word_line.push_back(0);
+      script.word_command.push_back(-1);  // one command of its own, outside the file's
+    }
+    read += (read.empty() ? "$" : ", $") + var;
+  }
+  if (!read.empty())
+    notes.push_back("the file runs no command with Megatron flags; its flags were read from " + read +
+                    " (a fragment that a launch sources and expands)");
+  return script;
+}
+
 MegatronLaunch read_megatron_launch(const std::string& text, const std::string& where, const ModelSpec* base) {
   MegatronLaunch out;
-  const ScriptWords script = split_flag_words(read_script_words(text, where));
+  const ScriptWords script = flags_of_sourced_fragment(split_flag_words(read_script_words(text, where)), out.notes);
   refuse_two_launches(script, where);
   const Flags f(script, where, out.notes);
   refuse_unmodelled_models(script, f, where);
@@ -1382,6 +1412,14 @@ MegatronLaunch read_megatron_launch(const std::string& text, const std::string& 
   };
   torch_int({"--nnodes", "--num_nodes"}, out.nnodes);
   torch_int({"--nproc-per-node", "--nproc_per_node", "--num_gpus"}, out.nproc_per_node);
+  // torchrun (and torch.distributed.launch) run one node unless told otherwise: --nnodes defaults
+  // to "1:1" (torch/distributed/run.py). DeepSpeed's launcher (--num_gpus) reads its hostfile
+  // instead, so its node count stays unknown.
+  const bool torch_processes = f.raw("--nproc-per-node") || f.raw("--nproc_per_node");
+  if (out.nproc_per_node && torch_processes && !f.raw("--nnodes") && !f.raw("--num_nodes")) {
+    out.nnodes = 1;
+    out.notes.push_back("torchrun gives no --nnodes: one node, torchrun's default");
+  }
   return out;
 }
 

@@ -150,6 +150,12 @@ std::size_t matching_close(const std::string& s, std::size_t open) {
   return std::string::npos;
 }
 
+// Where a value's text came from: the variables expanded into [begin, end) of it.
+struct Span {
+  std::size_t begin, end;
+  std::vector<std::string> vars;
+};
+
 class Lexer {
  public:
   Lexer(const std::string& text, const std::string& where) : s_(text), where_(where) {}
@@ -177,8 +183,20 @@ class Lexer {
     if (used_.empty() || used_.back() != name) used_.push_back(name);
   }
 
+  // Appends the value of the set variable `name` to `word`; where `spans` is given (the expansion
+  // is the word's own, not a default's), also where the variables inside that value sit in it.
+  void append_value(const std::string& name, const std::string& value, std::string& word, std::vector<Span>* spans) {
+    charge(value.size());
+    if (spans) {
+      if (auto it = value_spans_.find(name); it != value_spans_.end())
+        for (const Span& sp : it->second) spans->push_back({word.size() + sp.begin, word.size() + sp.end, sp.vars});
+    }
+    word += value;
+  }
+
   // Expands the expansion starting at s[i] == '$' into `word`; returns the index after it.
-  std::size_t expand(const std::string& s, std::size_t i, std::string& word, int depth) {
+  // `spans`, at the top level only, receives where other variables' text sits in what was added.
+  std::size_t expand(const std::string& s, std::size_t i, std::string& word, int depth, std::vector<Span>* spans = nullptr) {
     if (i + 1 >= s.size()) {
       word += '$';
       return i + 1;
@@ -210,8 +228,7 @@ class Lexer {
       const bool set = it != out_.variables.end();
       if (set) note_used(name);
       if (!name.empty() && rest.empty() && set) {
-        charge(it->second.size());
-        word += it->second;
+        append_value(name, it->second, word, spans);
       } else if (!name.empty() && (rest.starts_with(":-") || rest.starts_with(":=") || rest.starts_with("-"))) {
         const bool colon = rest[0] == ':';
         const bool use_value = set && (!colon || !it->second.empty());
@@ -220,10 +237,14 @@ class Lexer {
         const bool single = word_text.size() >= 2 && word_text.front() == '\'' && word_text.back() == '\'';
         const bool dbl = word_text.size() >= 2 && word_text.front() == '"' && word_text.back() == '"';
         if (single || dbl) word_text = word_text.substr(1, word_text.size() - 2);
-        const std::string fallback = single ? word_text : expand_all(word_text, depth + 1);
-        charge(use_value ? it->second.size() : fallback.size());
-        word += use_value ? it->second : fallback;
-        if (!use_value && rest.starts_with(":=")) assign(name, fallback);
+        if (use_value) {
+          append_value(name, it->second, word, spans);
+        } else {
+          const std::string fallback = single ? word_text : expand_all(word_text, depth + 1);
+          charge(fallback.size());
+          word += fallback;
+          if (rest.starts_with(":=")) assign(name, fallback, {});
+        }
       } else {
         word += s.substr(i, end - i);  // unset, arrays, other operators: kept as written
       }
@@ -235,9 +256,10 @@ class Lexer {
       auto it = out_.variables.find(s.substr(i + 1, k - i - 1));
       if (it != out_.variables.end()) {
         note_used(it->first);
-        charge(it->second.size());
+        append_value(it->first, it->second, word, spans);
+      } else {
+        word += s.substr(i, k - i);
       }
-      word += it != out_.variables.end() ? it->second : s.substr(i, k - i);
       return k;
     }
     word += '$';  // $1, $@, $# ...: positional parameters are not known
@@ -247,14 +269,36 @@ class Lexer {
     word += s.substr(i);
     return s.size();
   }
-  std::string expand_all(const std::string& s, int depth) {
+  std::string expand_all(const std::string& s, int depth, std::vector<Span>* spans = nullptr) {
     if (depth > kMaxExpansionDepth) return s;
     std::string r;
     for (std::size_t i = 0; i < s.size();) {
-      if (s[i] == '$') i = expand(s, i, r, depth);
+      if (s[i] == '$') i = expand(s, i, r, depth, spans);
       else r += s[i++];
     }
     return r;
+  }
+
+  // The value of the expansion at s_[i_, end) for the current word, the variables it used
+  // (`vars`), and where the variables inside those variables' values sit in it (`inner`).
+  std::string expand_for_word(std::size_t end, std::vector<std::string>& vars, std::vector<Span>& inner) {
+    std::vector<std::string> outer;
+    outer.swap(used_);
+    std::string value = expand_all(s_.substr(i_, end - i_), 0, &inner);
+    vars.swap(used_);
+    used_ = std::move(outer);
+    return value;
+  }
+  // Appends an expansion's value to the word unsplit: the word used its variables, and those inside
+  // them (A="--tp $TP" then "$A": the word depends on TP too).
+  void append_unsplit(const std::string& value, const std::vector<std::string>& vars, const std::vector<Span>& inner) {
+    const std::size_t start = word_.size();
+    word_spans_.push_back({start, start + value.size(), vars});
+    for (const Span& sp : inner) word_spans_.push_back({start + sp.begin, start + sp.end, sp.vars});
+    for (const auto& v : vars) note_used(v);
+    for (const Span& sp : inner)
+      for (const auto& v : sp.vars) note_used(v);
+    word_ += value;
   }
 
   // The text from s_[i_] to the end of the shell construct that starts there, for "$(" "${" "$((".
@@ -268,18 +312,54 @@ class Lexer {
     return k == i + 1 ? std::min(i + 2, s_.size()) : k;
   }
 
+  // An unquoted expansion outside an assignment. bash splits the value of a parameter expansion
+  // ($NAME, ${NAME...}) into fields on blanks (bash(1), Word Splitting), so flags collected in a
+  // string (`options="--num-layers 24 ..."` then `torchrun pretrain_gpt.py ${options}`, as
+  // Megatron-LM's examples/mamba/train.sh) reach the program as separate words, and an empty value
+  // with nothing around it is no word at all. Command substitutions stay whole, as written (they
+  // are not run); arithmetic yields one number.
   void add_expansion() {
     const std::size_t end = construct_end(i_);
-    word_ += expand_all(s_.substr(i_, end - i_), 0);
-    in_word_ = true;
-    literal_name_ = false;
+    const bool command_or_arithmetic = i_ + 1 < s_.size() && s_[i_ + 1] == '(';
+    std::vector<std::string> vars;
+    std::vector<Span> inner;
+    const std::string value = expand_for_word(end, vars, inner);
     i_ = end;
+    if (!assign_name_.empty() || command_or_arithmetic) {
+      append_unsplit(value, vars, inner);
+      in_word_ = true;
+      literal_name_ = false;
+      return;
+    }
+    // Blanks end the word so far; each field depends on the expanded variables and on the
+    // variables inside their values that it overlaps. The last field goes on with what follows.
+    const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n'; };
+    for (std::size_t k = 0; k < value.size();) {
+      std::size_t b = k;
+      while (b < value.size() && blank(value[b])) ++b;
+      if (b > k) end_word();
+      if (b == value.size()) break;
+      std::size_t e = b;
+      while (e < value.size() && !blank(value[e])) ++e;
+      word_ += value.substr(b, e - b);
+      in_word_ = true;
+      literal_name_ = false;  // a field is never an assignment (NAME=... from a value)
+      for (const auto& v : vars) note_used(v);
+      for (const Span& sp : inner)
+        if (sp.begin < e && sp.end > b)
+          for (const auto& v : sp.vars) note_used(v);
+      k = e;
+    }
   }
 
   void end_word() {
     if (!in_word_) return;
     if (!assign_name_.empty()) {
-      assign(assign_name_, word_.substr(assign_name_.size() + 1));
+      const std::size_t offset = assign_name_.size() + 1;  // NAME=
+      std::vector<Span> spans;
+      for (const Span& sp : word_spans_)
+        if (sp.end > offset) spans.push_back({std::max(sp.begin, offset) - offset, sp.end - offset, sp.vars});
+      assign(assign_name_, word_.substr(offset), std::move(spans));
     } else {
       if (out_.words.size() >= kMaxWords)
         throw InputError(where_, "", "more than " + std::to_string(kMaxWords) +
@@ -291,6 +371,7 @@ class Lexer {
     }
     used_.clear();
     word_.clear();
+    word_spans_.clear();
     assign_name_.clear();
     in_word_ = false;
     literal_name_ = true;
@@ -350,7 +431,10 @@ class Lexer {
           i_ += 2;
         } else if (s_[i_] == '$') {
           const std::size_t end = construct_end(i_);
-          word_ += expand_all(s_.substr(i_, end - i_), 0);
+          std::vector<std::string> vars;
+          std::vector<Span> inner;
+          const std::string value = expand_for_word(end, vars, inner);
+          append_unsplit(value, vars, inner);
           i_ = end;
         } else {
           word_ += s_[i_++];
@@ -373,10 +457,13 @@ class Lexer {
     ++i_;
   }
 
-  void assign(const std::string& name, const std::string& value) {
+  void assign(const std::string& name, const std::string& value, std::vector<Span> spans) {
     charge(value.size());
     out_.variables[name] = value;
-    out_.assignments[name].push_back(value);
+    auto& values = out_.assignments[name];
+    if (values.empty()) out_.assigned_in_order.push_back(name);
+    values.push_back(value);
+    value_spans_[name] = std::move(spans);
   }
 
   // `<<WORD`, `<<-WORD`, `<<'WORD'`, `<<"WORD"`: the lines after this command line, up to the
@@ -439,6 +526,8 @@ class Lexer {
   bool in_word_ = false;
   bool literal_name_ = true;  // the word so far is an unquoted NAME, so a '=' makes it an assignment
   std::string assign_name_;
+  std::vector<Span> word_spans_;                        // of word_: the expansions in it, for an assignment
+  std::map<std::string, std::vector<Span>> value_spans_;  // of each variable's value
   ScriptWords out_;
 };
 

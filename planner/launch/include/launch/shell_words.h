@@ -18,6 +18,7 @@ struct ScriptWords {
   // reader does not follow) makes a word that uses it a guess, which callers can say.
   std::vector<std::vector<std::string>> word_variables;
   std::map<std::string, std::vector<std::string>> assignments;
+  std::vector<std::string> assigned_in_order;  // each variable once, in the order of its first assignment
   // For each word, its line in the text (1-based) and the command it belongs to: commands are
   // separated by newlines, ';', '&' and '|', so two launch lines are two commands.
   std::vector<int> word_line;
