@@ -541,6 +541,12 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
     pred.feasible = false;
     pred.reason = fmt::format(FMT_COMPILE("stage {} needs {:.1f} GiB > {:.1f} GiB available on {} ({})"), worst_mem, wm.memory.total_GiB,
                               pred.memory_capacity_GiB, cl.gpu.name, plan_text(p));
+    // The memory model errs by some percent on published runs (as much as kTightMemoryFraction's
+    // margin): a plan over by less is not known not to fit, the mirror of the tight-fit note.
+    if (wm.memory.total_GiB * kTightMemoryFraction < pred.memory_capacity_GiB)
+      pred.reason += fmt::format(FMT_COMPILE("; {:.0f}% over, within the memory model's error on published runs, so it may fit: "
+                                             "measure it before ruling it out"),
+                                 100 * (wm.memory.total_GiB / pred.memory_capacity_GiB - 1));
     pred.bottleneck = {"memory", worst_mem, 0, 0, pred.reason};
     return pred;
   }

@@ -253,6 +253,12 @@ TEST_CASE("predict") {
     CHECK(p.memory_per_gpu_GiB > p.memory_capacity_GiB);
     // 175B parameters at 18 B each over 8 GPUs alone exceed 80 GiB.
     CHECK(p.memory_per_gpu_GiB > 174.6e9 * 18 / 8 / (1024.0 * 1024 * 1024));
+    CHECK_FALSE(contains(p.reason, "may fit"));  // far over: no doubt
+    // Over by less than the memory model's error: infeasible, and the reason says it may fit.
+    job.runtime.memory_reserve_GiB = job.cluster.gpu.memory_GiB - p.memory_per_gpu_GiB / 1.05;
+    const Prediction close = predict(job);
+    CHECK_FALSE(close.feasible);
+    CHECK_MESSAGE(contains(close.reason, "; 5% over, within the memory model's error on published runs, so it may fit"), close.reason);
   }
   SUBCASE("memory_reserve lowers the capacity") {
     Job job = test::gpt3_175b_job();
