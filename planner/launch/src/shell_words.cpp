@@ -168,6 +168,10 @@ class Lexer {
 
  private:
   static constexpr int kMaxExpansionDepth = 16;
+  // Spans kept per value: a launch's flag string holds some tens of variables; a variable doubled
+  // again and again (A="$A$A") would double its spans each time. Beyond this a value's later
+  // variables go unnamed in the ambiguity notes.
+  static constexpr std::size_t kMaxSpans = 512;
 
   // Variable values copied into words and other values, in bytes, over the whole script. A short
   // script can double a variable into gigabytes (A=$A$A nine times over a long value); a real
@@ -189,7 +193,8 @@ class Lexer {
     charge(value.size());
     if (spans) {
       if (auto it = value_spans_.find(name); it != value_spans_.end())
-        for (const Span& sp : it->second) spans->push_back({word.size() + sp.begin, word.size() + sp.end, sp.vars});
+        for (const Span& sp : it->second)
+          if (spans->size() < kMaxSpans) spans->push_back({word.size() + sp.begin, word.size() + sp.end, sp.vars});
     }
     word += value;
   }
@@ -294,7 +299,8 @@ class Lexer {
   void append_unsplit(const std::string& value, const std::vector<std::string>& vars, const std::vector<Span>& inner) {
     const std::size_t start = word_.size();
     word_spans_.push_back({start, start + value.size(), vars});
-    for (const Span& sp : inner) word_spans_.push_back({start + sp.begin, start + sp.end, sp.vars});
+    for (const Span& sp : inner)
+      if (word_spans_.size() < kMaxSpans) word_spans_.push_back({start + sp.begin, start + sp.end, sp.vars});
     for (const auto& v : vars) note_used(v);
     for (const Span& sp : inner)
       for (const auto& v : sp.vars) note_used(v);
