@@ -297,6 +297,13 @@ TEST_CASE("megatron_import") {
     CHECK(read("--num-layers 2 --hidden-size 768 --num-attention-heads 12 --seq-length 8 --micro-batch-size 1 --vocab-size 9 "
                "--microbatch-group-size-per-virtual-pipeline-stage 3")
               .plan.microbatch_group == 0);  // without interleaving Megatron never reads it
+    // Vocabularies fixed by Megatron's tokenizer classes: TikTokenizer is built with 2**17 tokens
+    // unless --vocab-size says otherwise (Megatron-LM's functional-test launches rely on it).
+    const std::string shape = "--num-layers 2 --hidden-size 768 --num-attention-heads 12 --seq-length 8 --micro-batch-size 1 ";
+    CHECK(read(shape + "--tokenizer-type TikTokenizer --tiktoken-pattern v2").model.vocab_size == 131072);
+    CHECK(read(shape + "--tokenizer-type TikTokenizer --vocab-size 100000").model.vocab_size == 100000);
+    CHECK(read(shape + "--tokenizer-type Llama2Tokenizer").model.vocab_size == 32000);
+    CHECK(has(error_of(shape + "--tokenizer-type HuggingFaceTokenizer"), "--vocab-size: missing"));
   }
 
   SUBCASE("older and DeepSpeed spellings") {

@@ -747,6 +747,9 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
     const std::string tok = f.text("--tokenizer-type").value_or("");
     if (tok == "GPT2BPETokenizer") m.vocab_size = 50257;
     else if (tok == "Llama2Tokenizer") m.vocab_size = 32000;
+    // Megatron builds a TikTokenizer of exactly DEFAULT_TIKTOKEN_MAX_VOCAB = 2**17 tokens when no
+    // --vocab-size is given (megatron/core/tokenizers/text/libraries/tiktoken_tokenizer.py).
+    else if (tok == "TikTokenizer") m.vocab_size = 131072;
     else if (tok.empty() && f.has("--merge-file")) {
       // A vocabulary file with BPE merges and no tokenizer type: GPT-2's BPE, as Megatron-LM's
       // examples/gpt3 launch trains it (gpt2-vocab.json, gpt2-merges.txt).
