@@ -304,6 +304,13 @@ TEST_CASE("megatron_import") {
     CHECK(read(shape + "--tokenizer-type TikTokenizer --vocab-size 100000").model.vocab_size == 100000);
     CHECK(read(shape + "--tokenizer-type Llama2Tokenizer").model.vocab_size == 32000);
     CHECK(has(error_of(shape + "--tokenizer-type HuggingFaceTokenizer"), "--vocab-size: missing"));
+    // Sequence parallelism without tensor parallelism: Megatron's validate_args turns it off.
+    const MegatronLaunch sp1 = read(shape + "--vocab-size 9 --sequence-parallel");
+    CHECK_FALSE(sp1.plan.sequence_parallel);
+    CHECK(has_note(sp1, "--sequence-parallel with tensor parallel size 1: Megatron disables it"));
+    const MegatronLaunch sp2 = read(shape + "--vocab-size 9 --sequence-parallel --tensor-model-parallel-size 2");
+    CHECK(sp2.plan.sequence_parallel);
+    CHECK_FALSE(has_note(sp2, "Megatron disables it"));
   }
 
   SUBCASE("older and DeepSpeed spellings") {

@@ -1258,7 +1258,11 @@ MegatronLaunch read_megatron_launch(const std::string& text, const std::string& 
   // Megatron's expert tensor parallel size defaults to the tensor-parallel size.
   p.etp = out.model.moe ? static_cast<int>(f.integer("--expert-tensor-parallel-size", 1, kMaxParallel).value_or(p.tp)) : 1;
   p.dp = 0;
-  p.sequence_parallel = f.has("--sequence-parallel");
+  // Megatron turns sequence parallelism off without tensor parallelism (validate_args: "Disabling
+  // sequence parallelism because tensor model parallelism is disabled").
+  p.sequence_parallel = f.has("--sequence-parallel") && p.tp > 1;
+  if (f.has("--sequence-parallel") && p.tp == 1)
+    out.notes.push_back("--sequence-parallel with tensor parallel size 1: Megatron disables it, and so does strata");
   p.micro_batch_size = static_cast<int>(f.required("--micro-batch-size", 1, kMaxParallel, "Megatron needs the micro-batch size"));
   if (f.raw("--experimental-attention-variant") == std::optional<std::string>("gated_delta_net")) {
     // The split flags count decoder layers; each is two of strata's layers (read_gdn_gpt_layers).
