@@ -722,6 +722,17 @@ EXTRA="--vocab-size 151936"
     CHECK(has_note(read(base + "--optimizer-offload-fraction 0.5"), "without --optimizer-cpu-offload: nothing is offloaded"));
     CHECK(read(base + "--optimizer sgd").training.optimizer.kind == OptimizerKind::sgd);
     CHECK(read(base + "--optimizer dist_muon").training.optimizer.kind == OptimizerKind::muon);
+    // Muon with the distributed optimizer (or dist_muon, its old spelling) is Megatron's layer-wise
+    // distributed optimizer: sharded state, costed as the distributed optimizer and said so.
+    for (const char* muon : {"--optimizer dist_muon", "--optimizer muon --use-distributed-optimizer"}) {
+      const MegatronLaunch l = read(base + muon);
+      CHECK_MESSAGE(l.plan.distributed_optimizer, muon);
+      CHECK_MESSAGE(has_note(l, "Megatron runs its layer-wise distributed optimizer"), muon);
+    }
+    const std::string replicated = "--num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 128 --micro-batch-size 1 "
+                                   "--vocab-size 100 --bf16 --optimizer muon";
+    CHECK_FALSE(read(replicated).plan.distributed_optimizer);
+    CHECK_FALSE(has_note(read(replicated), "layer-wise"));
     CHECK(has(error_of(base + "--optimizer soap"), "launch.sh: --optimizer: \"soap\" is not modelled"));
     CHECK(has(error_of(base + "--optimizer adamw"), "--optimizer: expected adam, sgd, muon"));
     CHECK(has(error_of(base + "--use-precision-aware-optimizer --main-params-dtype bf16"),

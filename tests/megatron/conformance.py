@@ -198,8 +198,14 @@ def compare(plan, args, config, verdict):
         same("etp", par["etp"], args.expert_tensor_parallel_size)
     same("sequence parallel", bool(par["sequence_parallel"] and par["tp"] > 1), bool(args.sequence_parallel))
     zero = par.get("zero_stage", 0)
-    same("distributed optimizer", bool(par["distributed_optimizer"] or zero >= 1), bool(args.use_distributed_optimizer))
-    same("Megatron-FSDP (ZeRO-2/3)", zero >= 2, bool(args.use_megatron_fsdp))
+    # Sharded optimizer state: the distributed optimizer, or the layer-wise one Megatron runs for
+    # Muon in its place (validate_args turns use_distributed_optimizer off for it); strata costs
+    # PyTorch FSDP2 as Megatron-FSDP's ZeRO-2/3 (said in a launch note).
+    layer_wise = bool(getattr(args, "use_layer_wise_distributed_optimizer", False))
+    fsdp2 = bool(getattr(args, "use_torch_fsdp2", False))
+    same("distributed optimizer", bool(par["distributed_optimizer"] or zero >= 1),
+         bool(args.use_distributed_optimizer or layer_wise or fsdp2))
+    same("Megatron-FSDP (ZeRO-2/3)", zero >= 2, bool(args.use_megatron_fsdp or fsdp2))
     same("distributed optimizer instances", par.get("distributed_optimizer_instances", 1), args.num_distributed_optimizer_instances)
     if zero >= 2:
         same("FSDP sharding", {2: "optim_grads", 3: "optim_grads_params"}[zero], args.data_parallel_sharding_strategy)
@@ -232,7 +238,8 @@ def compare(plan, args, config, verdict):
     offload = state.get("cpu_offload_fraction", 0)
     same("optimizer CPU offload fraction", offload, args.optimizer_offload_fraction if args.optimizer_cpu_offload else 0)
     # Layers a low-precision run keeps in bf16 (fp8_utils.is_first_last_bf16_layer reads the config).
-    first_last = bool(getattr(config, "first_last_layers_bf16", False))
+    # Only a low-precision run has layers to keep in bf16: a bf16 run's are all bf16 anyway.
+    first_last = bool(getattr(config, "first_last_layers_bf16", False)) and precision == "fp8"
     same("bf16 layers at the start", rt.get("bf16_first_layers", 0), config.num_layers_at_start_in_bf16 if first_last else 0)
     same("bf16 layers at the end", rt.get("bf16_last_layers", 0), config.num_layers_at_end_in_bf16 if first_last else 0)
     if par["cp"] > 1:
@@ -248,8 +255,9 @@ def compare(plan, args, config, verdict):
         dedup = bool(rt.get("moe_token_dedup"))
         dispatcher = "flex" if dedup else "allgather" if rt.get("moe_allgather_dispatch") else "alltoall"
         same("MoE token dispatcher", dispatcher, args.moe_token_dispatcher_type)
-        if dedup:
-            same("MoE flex dispatcher backend", "deepep", args.moe_flex_dispatcher_backend)
+        if dedup:  # DeepEP and HybridEP both send a token once per destination node
+            same("MoE flex dispatcher backend", "deepep or hybridep",
+                 "deepep or hybridep" if args.moe_flex_dispatcher_backend in ("deepep", "hybridep") else args.moe_flex_dispatcher_backend)
         same("MoE all-to-all overlap (combined 1F1B)", bool(rt.get("moe_a2a_overlap")) and par.get("ep", 1) > 1,
              bool(args.overlap_moe_expert_parallel_comm))
 
@@ -333,11 +341,12 @@ def compare(plan, args, config, verdict):
         same("router score function", moe.get("router_score_function", "softmax"), config.moe_router_score_function)
         sigmoid = moe.get("router_score_function") == "sigmoid"
         same("router expert bias", bool(moe.get("router_bias")) and sigmoid, bool(config.moe_router_enable_expert_bias))
+        # One group holding every expert restricts nothing: the same routing as no groups.
         same("router groups", (moe["num_groups"], moe["group_topk"]) if moe.get("num_groups") else None,
-             (config.moe_router_num_groups, config.moe_router_group_topk) if config.moe_router_num_groups else None)
+             (config.moe_router_num_groups, config.moe_router_group_topk) if (config.moe_router_num_groups or 0) > 1 else None)
         same("router top-k scaling factor", moe.get("topk_scaling_factor"), config.moe_router_topk_scaling_factor)
-        same("router softmax before top-k", not moe.get("normalize_top_k", True) and not sigmoid,
-             bool(config.moe_router_pre_softmax))
+        if not sigmoid:  # pre-softmax orders the softmax; a sigmoid router ignores it (moe_utils.py)
+            same("router softmax before top-k", not moe.get("normalize_top_k", True), bool(config.moe_router_pre_softmax))
         if "etp" in par:
             same("expert-data-parallel size", par["tp"] * par["dp"] * par["cp"] // (par["ep"] * par["etp"]),
                  world_size(plan) // (par["pp"] * par["ep"] * par["etp"]))
@@ -359,10 +368,13 @@ def compare(plan, args, config, verdict):
               config.linear_value_head_dim, config.linear_conv_kernel_dim))
     same("attention output gate", bool(model.get("attention_output_gate")), bool(config.attention_output_gate))
     mamba = model.get("mamba")
-    if mamba:
+    if mamba and "M" in (model.get("hybrid_pattern") or ""):  # the shape only matters where Mamba layers run
+        # Without --mamba-num-heads the mixer takes d_inner / head dim heads, d_inner = 2h
+        # (MambaMixer's expand=2, megatron/core/ssm/mamba_mixer.py).
+        heads = config.mamba_num_heads or 2 * config.hidden_size // config.mamba_head_dim
         same("Mamba shape (heads, head dim, state, groups)",
              (mamba["num_heads"], mamba["head_dim"], mamba["state_dim"], mamba["num_groups"]),
-             (config.mamba_num_heads, config.mamba_head_dim, config.mamba_state_dim, config.mamba_num_groups))
+             (heads, config.mamba_head_dim, config.mamba_state_dim, config.mamba_num_groups))
     mla = model.get("mla")
     same("multi-latent attention", bool(mla), bool(config.multi_latent_attention))
     if mla:

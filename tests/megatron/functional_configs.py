@@ -8,7 +8,12 @@ most of Megatron's flags). Each case's MODEL_ARGS become a command line as Megat
 them (shell_test_utils/_run_training.sh: `true` is the bare switch, a "[a b]" value is its words);
 strata predicts it (`--megatron-args`, on the fewest GPUs of 8, 16, 32 or 64 its parallel sizes
 fit), and check.py asks Megatron-LM for what it derives from the same flags. For the cases both
-accept, the fields below must agree. The checkout is not part of the project, so CI does not run
+accept, conformance.py's comparison must find no difference: dp, vpp, micro-batches, the decoder
+layers of every stage and chunk, recompute, the model's shape, MoE and MLA settings, the parallel
+and runtime settings, as for a launch strata writes. Vocabulary sizes are compared where the launch
+gives --vocab-size (Megatron's args hold none for a tokenizer file); a departure strata states in a
+note of its own is not a disagreement: DSA launches without a fused kernel backend, costed as the
+fused kernels. The checkout is not part of the project, so CI does not run
 this; a developer runs it against the Megatron-LM commit check.py pins.
 
 Usage: functional_configs.py --strata BIN --check CHECK_PY --megatron MEGATRON_LM_CHECKOUT
@@ -16,6 +21,8 @@ Exit 0: every case both read agrees; 1: a case disagrees, or strata crashes (pri
 Needs PyYAML (python3-yaml).
 """
 import argparse
+import contextlib
+import io
 import glob
 import json
 import os
@@ -68,37 +75,67 @@ def strata_prediction(strata, script, words):
         os.unlink(path)
 
 
-def compared_fields(job, derived, words):
-    plan, model, training = job["parallel"], job["model"], job["training"]
-    heads = model["num_attention_heads"]
-    fields = {
-        "dp": (plan["dp"], derived["dp"]),
-        "vpp": (plan.get("vpp") or 1, derived["vpp"] or 1),
-        "micro-batches": (training["global_batch_size"] // (plan["micro_batch_size"] * plan["dp"]), derived["num_microbatches"]),
-        "sequence parallel": (plan["sequence_parallel"], bool(derived["sequence_parallel"])),
-        "cp": (plan["cp"], derived["context_parallel_size"]),
-        "swiglu": (model["activation"] == "swiglu", bool(derived["swiglu"])),
-        "normalization": (model["normalization"], {"LayerNorm": "layernorm", "RMSNorm": "rmsnorm"}.get(derived["normalization"])),
-        "untied embeddings": (not model["tied_embeddings"], bool(derived["untie_embeddings_and_output_weights"])),
-        "linear biases": (model["add_linear_bias"], bool(derived["add_bias_linear"])),
-        "recompute": (job["recompute"]["granularity"] if job["recompute"]["granularity"] != "none" else None,
-                      derived["recompute_granularity"]),
-        "fp8": (training["precision"] == "fp8", derived["fp8"] is not None),
-    }
-    if model.get("moe"):
-        fields["etp"] = (plan["etp"], derived["expert_tensor_parallel_size"] or plan["tp"])
-    if not model.get("mla"):
-        # Megatron's args keep --num-query-groups' default of 1 without --group-query-attention;
-        # TransformerConfig then takes one group per head (argument_utils.py).
-        groups = derived["num_query_groups"] if "--group-query-attention" in words else heads
-        fields["query groups"] = (model["num_query_groups"], groups)
-        fields["kv channels"] = (model.get("head_dim", model["hidden_size"] // heads), derived["kv_channels"])
-    if model["position_embedding"] == "rope":
-        fields["rotary base"] = (model["rotary_base"], derived["rotary_base"])
-    return {k: v for k, v in fields.items() if v[0] != v[1]}
+def megatron_judges(check_py, job, words, world, env):
+    """conformance.py's judgement of `job` against what Megatron-LM derives from `words`, in a
+    child process: check.py's stand-ins for torch and friends stay in the process that loads them."""
+    request = json.dumps({"check": check_py, "job": job, "words": words, "world": world, "env": env})
+    r = subprocess.run([sys.executable, os.path.abspath(__file__), "--judge-one"], input=request, capture_output=True,
+                       text=True, cwd=tempfile.gettempdir(), timeout=180)
+    try:
+        return json.loads(r.stdout.strip().splitlines()[-1])
+    except (json.JSONDecodeError, IndexError):
+        return {"valid": False, "crashed": True, "error": r.stderr[-400:]}
+
+
+def judge_one():
+    """Child process: read the request on stdin, print {valid, error, problems}."""
+    request = json.load(sys.stdin)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import conformance
+    check = conformance.load_checker(request["check"])
+    for k, v in request["env"].items():
+        os.environ[k] = v
+    flags = [w for w in request["words"] if w not in NOT_CHECKABLE]
+    quiet = io.StringIO()
+    with contextlib.redirect_stdout(quiet):
+        verdict, args, config = conformance.megatron_view(check, flags, request["world"], 9, request["env"])
+        problems = conformance.compare(request["job"], args, config, verdict) if verdict["valid"] else []
+        if verdict["valid"] and getattr(config, "experimental_attention_variant", None) == "gdn":
+            problems = gated_deltanet_problems(conformance, request["job"], args, config, verdict, problems)
+    print(json.dumps({"valid": verdict["valid"], "error": verdict["error"], "problems": problems}))
+    return 0
+
+
+def gated_deltanet_problems(conformance, job, args, config, verdict, problems):
+    """A GPT launch with --experimental-attention-variant gated_delta_net: strata costs each decoder
+    layer as two of its hybrid layers, the mixer (G gated DeltaNet, * attention) and the MLP (-, or
+    E for MoE). The comparison is made in that form: the pattern Megatron builds, and twice its
+    layers in every stage and chunk."""
+    n = config.num_layers
+    freq = config.linear_attention_freq
+    # experimental_attention_variant_module_specs.py: an integer N puts softmax attention on every
+    # N-th layer, gated DeltaNet on the others; a list gives each layer (1 linear, 0 softmax).
+    linear = [0 if (i + 1) % freq == 0 else 1 for i in range(n)] if isinstance(freq, int) else list(freq)
+    moe_freq = config.moe_layer_freq if config.num_moe_experts else None
+    moe = ([1 if i % moe_freq == 0 else 0 for i in range(n)] if isinstance(moe_freq, int)
+           else list(moe_freq) if moe_freq else [0] * n)
+    expected = "".join(("G" if linear[i] else "*") + ("E" if moe[i] else "-") for i in range(n))
+    model = job["model"]
+    left = [p for p in problems if not p.startswith(("layers:", "hybrid layer pattern:", "attention variant:",
+                                                    "decoder layers per stage and chunk:"))]
+    if model.get("hybrid_pattern") != expected:
+        left.append(f"gated DeltaNet layers: strata planned {model.get('hybrid_pattern')!r}, Megatron builds {expected!r}")
+    chunks = job.get("stage_chunks") or [[s] for s in job["stages"]]
+    megatron_chunks = conformance.megatron_layers(config, job["parallel"]["pp"], verdict["derived"]["vpp"], args)
+    doubled = [[2 * layers for layers in stage] for stage in megatron_chunks]
+    if chunks != doubled:
+        left.append(f"layers per stage and chunk (mixer and MLP apart): strata planned {chunks}, Megatron builds {doubled}")
+    return left
 
 
 def main():
+    if sys.argv[1:] == ["--judge-one"]:
+        return judge_one()
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--strata", required=True)
     ap.add_argument("--check", required=True)
@@ -125,22 +162,25 @@ def main():
         if job is None:
             continue
         read += 1
-        env = dict(os.environ, CUDA_DEVICE_MAX_CONNECTIONS="1")
+        # The case's environment as its CI job sets it; Megatron needs CUDA_DEVICE_MAX_CONNECTIONS=1
+        # with TP or CP, which every CI job exports.
+        env = {"CUDA_DEVICE_MAX_CONNECTIONS": "1"}
         env.update({k: str(v) for k, v in (config.get("ENV_VARS") or {}).items()})
-        checked = [w for w in words if w not in NOT_CHECKABLE]
-        r = subprocess.run([sys.executable, a.check, "--world", str(world), "--arch", "9", "--"] + checked,
-                           capture_output=True, text=True, env=env, cwd=tempfile.gettempdir(), timeout=120)
-        try:
-            verdict = json.loads(r.stdout)
-        except json.JSONDecodeError:
-            failures.append(f"{name}: check.py gave no verdict: {r.stderr[-300:]}")
+        verdict = megatron_judges(a.check, job, words, world, env)
+        if verdict.get("crashed"):
+            failures.append(f"{name}: the Megatron-LM check gave no verdict: {verdict['error']}")
             continue
-        if not verdict.get("valid"):
+        if not verdict["valid"]:
             refused_by_megatron += 1
             continue
         compared += 1
-        for field, (ours, megatrons) in compared_fields(job, verdict["derived"], words).items():
-            failures.append(f"{name} on {world} GPUs: {field}: strata reads {ours}, Megatron-LM derives {megatrons}")
+        notes = " ".join(job.get("megatron_launch", {}).get("notes", []))
+        for problem in verdict["problems"]:
+            if problem.startswith("vocabulary:") and "--vocab-size" not in words:
+                continue
+            if problem.startswith("DSA fused kernels:") and "costed as the fused kernels" in notes:
+                continue
+            failures.append(f"{name} on {world} GPUs: {problem}")
     print(f"{len(cases)} configs; strata predicted {read}; Megatron-LM accepted {compared} of those "
           f"({refused_by_megatron} refused by it or its checker's stand-ins); disagreements: {len(failures)}")
     for line in failures:

@@ -1337,6 +1337,17 @@ MegatronLaunch read_megatron_launch(const std::string& text, const std::string& 
   // (the main_grad buffer takes the parameters' dtype without --accumulate-allreduce-grads-in-fp32).
   rt.grad_reduce_in_bf16 = t.precision == Precision::fp16 ? !f.has("--accumulate-allreduce-grads-in-fp32") : f.has("--grad-reduce-in-bf16");
   read_optimizer(f, where, t.precision, t.optimizer, rt, out.notes);
+  // Muon with the distributed optimizer, or its deprecated spelling dist_muon, runs Megatron's
+  // layer-wise distributed optimizer (validate_args: use_layer_wise_distributed_optimizer): each
+  // data-parallel rank owns whole weight matrices and their state, the gradient and parameter
+  // buffers laid out so each rank's share is contiguous (layer_wise_optimizer.py). Costed as the
+  // distributed optimizer: state sharded over the ranks, gradients reduce-scattered and parameters
+  // all-gathered.
+  if (t.optimizer.kind == OptimizerKind::muon && (p.distributed_optimizer || f.text("--optimizer") == std::optional<std::string>("dist_muon"))) {
+    if (p.zero_stage == 0) p.distributed_optimizer = true;
+    out.notes.push_back("Muon with the distributed optimizer: Megatron runs its layer-wise distributed optimizer (whole matrices "
+                        "per rank), costed as the distributed optimizer's sharded state, reduce-scatter and all-gather");
+  }
   if (auto cp = f.text("--cp-comm-type")) {
     // One type for every layer, or Megatron's per-layer list (nargs='+') when all its entries agree.
     const std::vector<std::string> types = split_words(*cp);
