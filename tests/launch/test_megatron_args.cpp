@@ -538,6 +538,12 @@ TEST_CASE("megatron_launch: environment, torchrun shape and refusals") {
     Job alibi = job;
     alibi.model.position_embedding = PositionEmbedding::alibi;
     CHECK(megatron_launch(alibi).refused.find("ALiBi") != std::string::npos);
+    // CUDA graphs shorten a dense layer's host time too: a plan timed with them, written without,
+    // would run slower than predicted (Megatron-LM's functional test gpt_grpo_..._cudagraphs read
+    // back at 0.377 s against 0.141 s), so it gets no launch.
+    Job graphs = job;
+    graphs.runtime.cuda_graph_modules = kCudaGraphWholeLayer;
+    CHECK(megatron_launch(graphs).refused.find("--cuda-graph-impl") != std::string::npos);
   }
   SUBCASE("ZeRO-2/3 under Megatron-LM is Megatron-FSDP, which wants CUDA_DEVICE_MAX_CONNECTIONS unset") {
     job.plan.zero_stage = 3;

@@ -373,10 +373,10 @@ std::optional<std::string> megatron_launch_refusal(const Job& job) {
   if (job.model.position_embedding == PositionEmbedding::alibi)
     return "the model uses ALiBi positions, which Megatron-LM does not implement (BLOOM and MPT trained with Megatron-DeepSpeed and "
            "llm-foundry): no Megatron-LM launch trains this model";
-  // The graphs change a dropless MoE layer's predicted host time (moe_layer_host_time); elsewhere the
-  // prediction does not depend on them, and the launch runs without.
-  if (job.model.moe && job.runtime.cuda_graph_modules != 0)
-    return "the plan times its MoE layers with CUDA graphs (--cuda-graph-impl), which strata does not write (Transformer "
+  // The graphs change the layers' predicted host time (dense_layer_host_time, moe_layer_host_time):
+  // a launch without them would run slower than the plan says.
+  if (job.runtime.cuda_graph_modules != 0)
+    return "the plan times its layers with CUDA graphs (--cuda-graph-impl), which strata does not write (Transformer "
            "Engine captures them on the GPU, and Megatron checks them against the allocator and NCCL settings of the machine): "
            "predict without CUDA graphs for strata's launch, or add --cuda-graph-impl and --cuda-graph-modules to that launch "
            "yourself";
