@@ -120,6 +120,16 @@ TEST_CASE("megatron_args: the model details of today's Hugging Face configs") {
     Job glm = hf_job("glm-4.5");
     glm.model.moe->normalize_top_k = false;
     CHECK(megatron_launch(glm).refused.find("norm_topk_prob") != std::string::npos);
+    // A top-1 softmax router renormalizing its one pick: Megatron-Core builds it only with sinkhorn.
+    Job top1 = hf_job("glm-4.5");
+    top1.model.moe->router_score_function = "softmax";
+    top1.model.moe->top_k = 1;
+    top1.model.moe->num_groups = 0;
+    top1.model.moe->group_topk = 0;
+    top1.model.moe->normalize_top_k = true;
+    CHECK(megatron_launch(top1).refused.find("Please use --moe-router-pre-softmax when topk is 1") != std::string::npos);
+    top1.model.moe->normalize_top_k = false;  // the softmax before the top-1: Megatron's --moe-router-pre-softmax
+    CHECK(megatron_launch(top1).refused.find("top-1") == std::string::npos);
     // Query/key norms over all heads (OLMo-2, MiniMax-M2 "per_layer") and OLMo-2's norms after its
     // sublayers: Megatron norms each head and the layers' inputs.
     CHECK(megatron_launch(hf_job("minimax-m2")).refused.find("span all heads") != std::string::npos);

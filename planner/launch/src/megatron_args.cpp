@@ -337,6 +337,11 @@ std::optional<std::string> unlaunchable_model_detail(const ModelSpec& m) {
   if (m.moe && !m.moe->normalize_top_k && m.moe->router_score_function == "sigmoid" && m.moe->top_k > 1)
     return "the model's sigmoid router does not renormalize its top-k weights (norm_topk_prob false); Megatron-LM's always does "
            "(moe_utils.py topk_routing_with_score_function): a launch would weight the experts differently";
+  if (m.moe && m.moe->top_k == 1 && m.moe->router_score_function == "softmax" && m.moe->normalize_top_k)
+    return "the model's top-1 softmax router takes the softmax after its one pick (a weight of 1, no gradient); Megatron-Core "
+           "refuses that router (TransformerConfig: \"Please use --moe-router-pre-softmax when topk is 1\") unless it balances "
+           "with sinkhorn, which strata does not write: predict the model with the softmax before the top-1, or add "
+           "--moe-router-load-balancing-type sinkhorn to the launch yourself";
   return std::nullopt;
 }
 
