@@ -54,6 +54,20 @@ std::string plan_text(const ParallelPlan& p) {
   return fmt::format("tp={} pp={} dp={} cp={}", p.tp, p.pp, p.dp, p.cp);
 }
 
+// Why a plan does not fit. The memory model errs by some percent on published runs (as much as
+// kTightMemoryFraction's margin): a plan over by less is not known not to fit, the mirror of the
+// tight-fit note. Out of line: searches make thousands of predictions, few of them this close.
+[[gnu::cold]] [[gnu::noinline]] std::string over_memory_reason(int stage, double need, double capacity, const std::string& gpu,
+                                                               const ParallelPlan& p) {
+  std::string why = fmt::format(FMT_COMPILE("stage {} needs {:.1f} GiB > {:.1f} GiB available on {} ({})"), stage, need, capacity, gpu,
+                                plan_text(p));
+  if (need * kTightMemoryFraction < capacity)
+    why += fmt::format(FMT_COMPILE("; {:.0f}% over, within the memory model's error on published runs, so it may fit: "
+                                   "measure it before ruling it out"),
+                       100 * (need / capacity - 1));
+  return why;
+}
+
 }  // namespace
 
 Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
@@ -539,14 +553,7 @@ Prediction predict(const Job& job, std::vector<PipelineEvent>* trace) {
   const StagePrediction& wm = pred.stages[worst_mem];
   if (wm.memory.total_GiB > pred.memory_capacity_GiB) {
     pred.feasible = false;
-    pred.reason = fmt::format(FMT_COMPILE("stage {} needs {:.1f} GiB > {:.1f} GiB available on {} ({})"), worst_mem, wm.memory.total_GiB,
-                              pred.memory_capacity_GiB, cl.gpu.name, plan_text(p));
-    // The memory model errs by some percent on published runs (as much as kTightMemoryFraction's
-    // margin): a plan over by less is not known not to fit, the mirror of the tight-fit note.
-    if (wm.memory.total_GiB * kTightMemoryFraction < pred.memory_capacity_GiB)
-      pred.reason += fmt::format(FMT_COMPILE("; {:.0f}% over, within the memory model's error on published runs, so it may fit: "
-                                             "measure it before ruling it out"),
-                                 100 * (wm.memory.total_GiB / pred.memory_capacity_GiB - 1));
+    pred.reason = over_memory_reason(worst_mem, wm.memory.total_GiB, pred.memory_capacity_GiB, cl.gpu.name, p);
     pred.bottleneck = {"memory", worst_mem, 0, 0, pred.reason};
     return pred;
   }
