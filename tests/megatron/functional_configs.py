@@ -13,8 +13,8 @@ layers of every stage and chunk, recompute, the model's shape, MoE and MLA setti
 and runtime settings, as for a launch strata writes. Vocabulary sizes are compared where the launch
 gives --vocab-size (Megatron's args hold none for a tokenizer file); a departure strata states in a
 note of its own is not a disagreement: DSA launches without a fused kernel backend, costed as the
-fused kernels. The checkout is not part of the project, so CI does not run
-this; a developer runs it against the Megatron-LM commit check.py pins.
+fused kernels. The checkout is not part of the project, so CI does not run this; a developer runs
+it against the Megatron-LM commit check.py pins (about four minutes).
 
 Usage: functional_configs.py --strata BIN --check CHECK_PY --megatron MEGATRON_LM_CHECKOUT
 Exit 0: every case both read agrees; 1: a case disagrees, or strata crashes (printed).
@@ -22,8 +22,8 @@ Needs PyYAML (python3-yaml).
 """
 import argparse
 import contextlib
-import io
 import glob
+import io
 import json
 import os
 import subprocess
