@@ -129,6 +129,13 @@ bool is_torchrun_flag(const std::string& name) {
          name == "--num_gpus";
 }
 
+// A word that gives one of the Megatron flags strata reads (`--name` or `--name=value`), not the
+// launcher's world size.
+bool is_megatron_flag_word(const std::string& word) {
+  const std::string name = word.substr(0, word.find('='));
+  return name.starts_with("--") && find_flag(name) && !is_torchrun_flag(name);
+}
+
 // A quoted array element that holds a flag and its value ("--vocab-size 128256" in
 // `ARGS=("--vocab-size 128256")`, Megatron-LM's examples/llama) reaches the program as two words:
 // the scripts expand such arrays unquoted (`${ARGS[@]}`), and bash splits the result on blanks.
@@ -165,8 +172,7 @@ void refuse_two_launches(const ScriptWords& script, const std::string& where) {
     auto& [python, flags] = runs_python_and_has_flags[cmd];
     if (!first_line.count(cmd)) first_line[cmd] = script.word_line[i];
     if (w.ends_with(".py")) python = true;
-    const std::string name = w.substr(0, w.find('='));
-    if (name.starts_with("--") && find_flag(name) && !is_torchrun_flag(name)) flags = true;
+    if (is_megatron_flag_word(w)) flags = true;
   }
   std::vector<int> lines;
   for (const auto& [cmd, what] : runs_python_and_has_flags)
@@ -1182,12 +1188,7 @@ void read_cuda_graphs(const Flags& f, const std::string& where, bool moe, Runtim
 // MODEL_ARGS="--num-layers 36 ..." and nothing run): its flags are those variables' words, in the
 // order the variables were first assigned.
 ScriptWords flags_of_sourced_fragment(ScriptWords script, std::vector<std::string>& notes) {
-  const auto has_flag = [](const std::vector<std::string>& words) {
-    return std::any_of(words.begin(), words.end(), [](const std::string& w) {
-      const std::string name = w.substr(0, w.find('='));
-      return name.starts_with("--") && find_flag(name) && !is_torchrun_flag(name);
-    });
-  };
+  const auto has_flag = [](const std::vector<std::string>& words) { return std::any_of(words.begin(), words.end(), is_megatron_flag_word); };
   if (has_flag(script.words)) return script;
   std::string read;
   for (const std::string& var : script.assigned_in_order) {

@@ -186,6 +186,16 @@ class Lexer {
   void note_used(const std::string& name) {
     if (used_.empty() || used_.back() != name) used_.push_back(name);
   }
+  // The word takes text [begin, end) of an expansion's value: it used the expanded variables
+  // (`vars`) and those inside their values that the text overlaps (`inner`); all of them when it
+  // takes the whole value (end npos), empty ones included.
+  void note_used(const std::vector<std::string>& vars, const std::vector<Span>& inner, std::size_t begin = 0,
+                 std::size_t end = std::string::npos) {
+    for (const auto& v : vars) note_used(v);
+    for (const Span& sp : inner)
+      if (end == std::string::npos || (sp.begin < end && sp.end > begin))
+        for (const auto& v : sp.vars) note_used(v);
+  }
 
   // Appends the value of the set variable `name` to `word`; where `spans` is given (the expansion
   // is the word's own, not a default's), also where the variables inside that value sit in it.
@@ -297,13 +307,13 @@ class Lexer {
   // Appends an expansion's value to the word unsplit: the word used its variables, and those inside
   // them (A="--tp $TP" then "$A": the word depends on TP too).
   void append_unsplit(const std::string& value, const std::vector<std::string>& vars, const std::vector<Span>& inner) {
-    const std::size_t start = word_.size();
-    word_spans_.push_back({start, start + value.size(), vars});
-    for (const Span& sp : inner)
-      if (word_spans_.size() < kMaxSpans) word_spans_.push_back({start + sp.begin, start + sp.end, sp.vars});
-    for (const auto& v : vars) note_used(v);
-    for (const Span& sp : inner)
-      for (const auto& v : sp.vars) note_used(v);
+    if (!assign_name_.empty()) {  // only an assignment's spans are kept (for the variable's value)
+      const std::size_t start = word_.size();
+      word_spans_.push_back({start, start + value.size(), vars});
+      for (const Span& sp : inner)
+        if (word_spans_.size() < kMaxSpans) word_spans_.push_back({start + sp.begin, start + sp.end, sp.vars});
+    }
+    note_used(vars, inner);
     word_ += value;
   }
 
@@ -350,10 +360,7 @@ class Lexer {
       word_ += value.substr(b, e - b);
       in_word_ = true;
       literal_name_ = false;  // a field is never an assignment (NAME=... from a value)
-      for (const auto& v : vars) note_used(v);
-      for (const Span& sp : inner)
-        if (sp.begin < e && sp.end > b)
-          for (const auto& v : sp.vars) note_used(v);
+      note_used(vars, inner, b, e);
       k = e;
     }
   }
