@@ -309,19 +309,18 @@ TEST_CASE("megatron_args") {
     const auto at = std::find(a.begin(), a.end(), "--recompute-modules");
     REQUIRE(at != a.end());
     CHECK(std::vector<std::string>(at + 1, at + 3) == std::vector<std::string>{"layernorm", "mla_up_proj"});
-    // Grouped-GEMM experts are written as the plan times them, and with them moe_act recompute
-    // (it acts in TEGroupedMLP); without them the experts run one after another, Megatron's default.
-    job.plan.recompute.modules = kRecomputeCoreAttn;
-    a = megatron_args(job);
-    REQUIRE_FALSE(a.empty());
-    CHECK_FALSE(has(a, "--moe-grouped-gemm"));
-    job.runtime.moe_grouped_gemm = true;
+    // moe_act needs --moe-grouped-gemm, which strata does not write: no launch, and why.
     job.plan.recompute.modules = kRecomputeMoeAct;
-    a = megatron_args(job);
-    CHECK(has(a, "--moe-grouped-gemm"));
-    CHECK(value_of(a, "--recompute-modules") == "moe_act");
-    // A plan timed with CUDA graphs over its MoE layers gets no launch (strata does not write them).
+    CHECK(megatron_args(job).empty());
+    CHECK(megatron_launch(job).refused.find("moe_act") != std::string::npos);
+    // A plan timed with grouped-GEMM experts gets no launch either: the launch would run them one
+    // after another (strata does not write --moe-grouped-gemm).
     job.plan.recompute.modules = kRecomputeCoreAttn;
+    REQUIRE_FALSE(megatron_args(job).empty());
+    job.runtime.moe_grouped_gemm = true;
+    CHECK(megatron_args(job).empty());
+    CHECK(megatron_launch(job).refused.find("--moe-grouped-gemm") != std::string::npos);
+    // Nor one timed with CUDA graphs over its MoE layers (strata does not write them).
     job.runtime.moe_grouped_gemm = false;
     job.runtime.cuda_graph_modules = kCudaGraphMoeRouter | kCudaGraphMoePreprocess;
     CHECK(megatron_args(job).empty());

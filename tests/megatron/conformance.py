@@ -52,12 +52,6 @@ def megatron_view(check, flags, world, arch, env):
     import math
     import numpy as stub_numpy  # the checker's stand-in, not the real package
     stub_numpy.prod = math.prod
-    # Megatron asks the device for its compute capability where a launch's flags need a minimum
-    # (arguments.py: --moe-grouped-gemm wants 8 or more); the stand-in torch has no device, so it
-    # answers with the capability of the GPU the launch is planned for, as the real one would.
-    # (Every stand-in attribute of that name, torch.cuda's whichever way it is imported, resolves
-    # through the checker's table of inert names.)
-    check._classes["get_device_capability"] = lambda *a, **k: (arch, 0)
     from megatron.training import arguments as A
     captured = {}
     build_config = A.core_transformer_config_from_args
@@ -264,7 +258,6 @@ def compare(plan, args, config, verdict):
         if dedup:  # DeepEP and HybridEP both send a token once per destination node
             same("MoE flex dispatcher backend", "deepep or hybridep",
                  "deepep or hybridep" if args.moe_flex_dispatcher_backend in ("deepep", "hybridep") else args.moe_flex_dispatcher_backend)
-        same("MoE grouped GEMM", bool(rt.get("moe_grouped_gemm")), bool(args.moe_grouped_gemm))
         same("MoE all-to-all overlap (combined 1F1B)", bool(rt.get("moe_a2a_overlap")) and par.get("ep", 1) > 1,
              bool(args.overlap_moe_expert_parallel_comm))
 

@@ -98,8 +98,6 @@ def draw(rng, hf_configs):
         args += ["--moe-token-dedup"]
     if ep > 1 and rng.random() < 0.2:
         args += ["--moe-shared-expert-overlap"]
-    if moe and rng.random() < 0.4:
-        args += ["--moe-grouped-gemm"]  # what production MoE recipes run (TEGroupedMLP)
     if cp > 1 and rng.random() < 0.4:
         args += ["--cp-comm-type", rng.choice(["p2p", "a2a", "allgather", "a2a+p2p"])]
     if rng.random() < 0.15:

@@ -156,8 +156,8 @@ void add_workload_options(CLI::App& app, JobOptions& o) {
                "MoE: Megatron's allgather token dispatcher (its default without --moe-token-dispatcher-type): the expert-parallel "
                "group's tokens are all-gathered and the expert outputs reduce-scattered");
   app.add_flag("--moe-grouped-gemm", o.moe_grouped_gemm,
-               "MoE: the local experts run as one grouped GEMM (Megatron --moe-grouped-gemm, written into the launch); without it "
-               "one expert after another, Megatron's default");
+               "MoE: the local experts run as one grouped GEMM (Megatron --moe-grouped-gemm); without it one expert after another, "
+               "Megatron's default and what a launch strata writes runs");
   app.add_flag("--moe-token-dedup", o.moe_token_dedup,
                "MoE: DeepEP/HybridEP dispatch, each token crosses the network once per destination node (Megatron --moe-flex-dispatcher-backend)");
 }

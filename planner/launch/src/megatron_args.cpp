@@ -378,6 +378,14 @@ std::optional<std::string> megatron_launch_refusal(const Job& job) {
   if (job.model.position_embedding == PositionEmbedding::alibi)
     return "the model uses ALiBi positions, which Megatron-LM does not implement (BLOOM and MPT trained with Megatron-DeepSpeed and "
            "llm-foundry): no Megatron-LM launch trains this model";
+  if (job.model.moe && job.runtime.moe_grouped_gemm)
+    return std::string("the plan times grouped-GEMM experts (--moe-grouped-gemm), which strata does not write (Megatron checks it "
+                       "against the GPU's compute capability, which a launch cannot be verified for without the GPU): ") +
+           (p.offload.modules & kOffloadExpertModules
+                ? "its offloading inside the experts needs them, so add --moe-grouped-gemm to that launch yourself, or plan "
+                  "without the expert offload modules"
+                : "plan without --moe-grouped-gemm (the experts one after another, Megatron's default, as strata's launch runs "
+                  "them), or add --moe-grouped-gemm to that launch yourself");
   // The graphs change the layers' predicted host time (dense_layer_host_time, moe_layer_host_time):
   // a launch without them would run slower than the plan says.
   if (job.runtime.cuda_graph_modules != 0)
@@ -395,6 +403,11 @@ std::optional<std::string> megatron_launch_refusal(const Job& job) {
            "write (it needs HybridEP and Transformer Engine's op fuser where the job runs; strata's launch dispatches with "
            "DeepEP's dynamic shapes): predict without the budget for strata's launch, or add --moe-flex-dispatcher-backend "
            "hybridep and the budget to that launch yourself";
+  if (p.recompute.granularity == RecomputeGranularity::selective && (p.recompute.modules & kRecomputeMoeAct))
+    return "recomputing the experts' activation (moe_act) needs Megatron's grouped-GEMM experts (--moe-grouped-gemm), which "
+           "strata does not write (Megatron checks it against the GPU's compute capability, which a launch cannot be "
+           "verified for without the GPU): add --moe-grouped-gemm --recompute-granularity selective --recompute-modules "
+           "yourself, or drop moe_act";
   if (p.recompute.granularity == RecomputeGranularity::full && p.recompute.num_layers >= 0 && !recompute_layers_per_chunk(p, job.model))
     return fmt::format("Megatron-LM recomputes --recompute-num-layers layers in each of a stage's {} model chunks: {} layers per stage "
                        "is not a whole number per chunk; give a multiple of vpp (or full recompute of every layer)",
@@ -426,9 +439,10 @@ std::vector<std::string> megatron_args(const Job& job) {
     // What the cost model times: tokens dispatched by all-to-all over the expert-parallel group
     // (Megatron-Core MoEAlltoAllTokenDispatcher), or, when the plan deduplicates tokens per node,
     // the flex dispatcher with DeepEP (which must be installed where the job runs); the local
-    // experts as one grouped GEMM (TEGroupedMLP, --moe-grouped-gemm: Megatron asks for compute
-    // capability 8 or more, every GPU strata plans for) when the plan times them so, else one
-    // after another, Megatron's default SequentialMLP.
+    // experts run one after another, Megatron's default SequentialMLP, as the plan times them
+    // (RuntimeOptions::moe_grouped_gemm false). --moe-grouped-gemm is not written: its check asks
+    // the GPU for its compute capability (arguments.py), which an argument check without a GPU
+    // cannot answer, so such a launch cannot be verified before it runs.
     if (job.runtime.moe_token_dedup) {
       opt(a, "--moe-token-dispatcher-type", "flex");
       opt(a, "--moe-flex-dispatcher-backend", "deepep");
@@ -437,7 +451,6 @@ std::vector<std::string> megatron_args(const Job& job) {
     } else {
       opt(a, "--moe-token-dispatcher-type", "alltoall");
     }
-    if (job.runtime.moe_grouped_gemm) flag(a, "--moe-grouped-gemm");
     // The combined 1F1B schedule the cost model times for --moe-a2a-overlap; Megatron runs it
     // only with expert parallelism (TransformerConfig asserts ep > 1).
     if (job.runtime.moe_a2a_overlap && p.ep > 1) flag(a, "--overlap-moe-expert-parallel-comm");
@@ -476,12 +489,7 @@ std::vector<std::string> megatron_args(const Job& job) {
     for (const auto& name : offload_module_names(p.offload.modules)) a.push_back(name);
     if (p.offload.min_tensor_elements != ActivationOffloadSpec{}.min_tensor_elements)
       opt(a, "--min-offloaded-tensor-size", p.offload.min_tensor_elements);
-    if (p.offload.modules & kOffloadFusedGroupMlp) {
-      flag(a, "--use-transformer-engine-op-fuser");
-      // TEGroupedMLP fuses squared-ReLU experts only with Megatron's weighted kernel (experts.py
-      // _is_fused_impl_supported); without it the model's build stops.
-      if (job.model.activation == Activation::squared_relu) flag(a, "--use-fused-weighted-squared-relu");
-    }
+    if (p.offload.modules & kOffloadFusedGroupMlp) flag(a, "--use-transformer-engine-op-fuser");
   }
   // Gradients are reduced over dp*cp, and a MoE model's expert gradients over the expert-data-
   // parallel group, which can be larger (tp*dp*cp / (ep*etp)): either makes the overlap flags count.
