@@ -36,6 +36,58 @@ std::string optimizer_problem(const Job& job) {
   return "";
 }
 
+// Megatron-Core TransformerConfig's checks of per-layer and full-iteration CUDA graphs
+// (__post_init__, "cuda_graph_impl != none"), for the Transformer Engine per-layer graphs a launch
+// of strata's asks for. An explicit module list is checked as Megatron checks it; the whole layer
+// (Megatron's empty list) names no module, so only the recompute and dropout rules apply to it.
+std::string cuda_graph_problem(const Job& job) {
+  const unsigned g = job.runtime.cuda_graph_modules;
+  if (g == 0 || job.runtime.framework != Framework::megatron) return "";
+  const ModelSpec& m = job.model;
+  const ParallelPlan& p = job.plan;
+  const bool full_iteration = (g & kCudaGraphFullIteration) != 0;
+  const bool whole = full_iteration || g == kCudaGraphWholeLayer;  // Megatron's "full_cudagraph"
+  if (!whole) {
+    if ((g & kCudaGraphMoe) && (g & kCudaGraphMoeRouter)) return "CUDA graph modules must not contain both moe and moe_router (Megatron-Core)";
+    if ((g & kCudaGraphMoePreprocess) && !(g & kCudaGraphMoeRouter))
+      return "CUDA graph module moe_preprocess is only supported with moe_router (Megatron-Core)";
+    if ((g & (kCudaGraphMoe | kCudaGraphMoeRouter)) && !m.moe) return "CUDA graph modules moe and moe_router need a mixture-of-experts model";
+    if (m.moe && (g & kCudaGraphMlp) &&
+        std::find(m.moe->layer_pattern.begin(), m.moe->layer_pattern.end(), 0) == m.moe->layer_pattern.end())
+      return "CUDA graph module mlp captures dense MLPs, and every layer of the model is an MoE layer (Megatron-Core)";
+    if (m.moe && !(job.runtime.moe_capacity_factor > 0 && job.runtime.moe_pad_to_capacity)) {
+      if (g & kCudaGraphMoe) return "CUDA graph module moe captures whole MoE blocks, only with drop-and-pad experts (a capacity factor and padding to it)";
+      const bool alltoall = !job.runtime.moe_token_dedup && !job.runtime.moe_allgather_dispatch;
+      if ((g & kCudaGraphMoePreprocess) && alltoall && job.runtime.moe_capacity_factor > 0)
+        return "CUDA graph module moe_preprocess cannot capture the alltoall dispatcher's preprocessing with a capacity factor "
+               "(it copies to the host and synchronises; Megatron-Core)";
+    }
+  }
+  if (full_iteration) {
+    // The full-iteration graph's offloading needs fine_grained_offloading_max_inflight_offloads,
+    // a TransformerConfig field Megatron-LM's arguments do not set.
+    if (p.offload.modules != 0)
+      return "fine-grained activation offloading with a full-iteration CUDA graph needs a bound on in-flight offloads that "
+             "Megatron-LM's arguments cannot set";
+    return "";
+  }
+  if (p.recompute.granularity == RecomputeGranularity::full)
+    return "full recompute runs only with a full-iteration CUDA graph, not per-layer graphs (Megatron-Core)";
+  if (p.offload.modules != 0 && !whole && (g & kCudaGraphMoe))
+    return "fine-grained activation offloading does not run with the moe CUDA graph module (token-drop MoE; Megatron-Core)";
+  if (p.recompute.granularity == RecomputeGranularity::selective) {
+    const unsigned r = p.recompute.modules;
+    if (!whole && (g & kCudaGraphMoeRouter) && (r & kRecomputeMoe))
+      return "recomputing whole MoE blocks does not run with the moe_router CUDA graph module (Megatron-Core)";
+    // Graphed recomputation draws no new random numbers, so dropout inside it would repeat.
+    if (m.dropout && (r & kRecomputeCoreAttn) && (whole || (g & kCudaGraphAttn)))
+      return "attention dropout does not run with graphed attention recomputation (Megatron-Core)";
+    if (m.dropout && (((r & kRecomputeMlp) && (whole || (g & kCudaGraphMlp))) || ((r & kRecomputeMoe) && (whole || (g & kCudaGraphMoe)))))
+      return "hidden dropout does not run with graphed MLP or MoE recomputation (Megatron-Core)";
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string check_plan(const Job& job) {
@@ -384,6 +436,7 @@ std::string check_plan(const Job& job) {
     return fmt::format("{} lists no {} throughput", job.cluster.gpu.name, to_string(job.training.precision));
   if (p.recompute.granularity == RecomputeGranularity::full && p.recompute.num_layers == 0)
     return "full recompute with 0 layers: use recompute none";
+  if (std::string why = cuda_graph_problem(job); !why.empty()) return why;
   return "";
 }
 

@@ -130,11 +130,13 @@ void add_prediction_notes(const Job& job, const LayerShape& shape, const MoeHost
   if (m.moe && m.num_moe_layers() > 0 && moe_host_bound && moe_host.graph_replays > 0) {
     const std::vector<std::string> names = cuda_graph_module_names(job.runtime.cuda_graph_modules);
     pred.notes.push_back(fmt::format(
-        FMT_COMPILE("MoE: CUDA graphs capture {} of each layer: the host replays {} graph(s) each way in place of their eager ops, "
-                    "{:.2f} ms per replay (a guess, not measured: calibration host.cuda_graph_replay_s); the experts and the "
-                    "combine after the synchronisation stay eager"),
-        names.empty() ? std::string("the whole layer") : fmt::format("{}", fmt::join(names, ", ")), moe_host.graph_replays,
-        1e3 * job.calibration.host.cuda_graph_replay_s));
+        FMT_COMPILE("MoE: CUDA graphs capture {}: the host replays {} graph(s) each way in place of their eager ops, "
+                    "{:.2f} ms per replay (a guess, not measured: calibration host.cuda_graph_replay_s){}"),
+        names.empty() ? std::string("each whole layer") : fmt::format("{} of each layer", fmt::join(names, ", ")),
+        moe_host.graph_replays, 1e3 * job.calibration.host.cuda_graph_replay_s,
+        moe_host.synchronises ? "; the dispatcher's wait for its token counts cannot be captured, so the experts and the combine "
+                                "after it stay eager"
+                              : ""));
   }
   if (m.moe && m.num_moe_layers() > 0 && m.moe->num_experts > p.ep)
     pred.notes.push_back(job.runtime.moe_grouped_gemm

@@ -224,6 +224,18 @@ TEST_CASE("build_job") {
     o.moe_paged_stash_factor = 1.2;
     CHECK(input_error([&] { build_job(o, test::catalog()); }).find("only applies with --moe-paged-stash") != std::string::npos);
   }
+  SUBCASE("--cuda-graphs: Megatron's module names, the whole layer, or the whole step") {
+    JobOptions o = sc21_options();
+    CHECK(build_job(o, test::catalog()).runtime.cuda_graph_modules == 0);
+    o.cuda_graphs = "attn,mlp";
+    CHECK(build_job(o, test::catalog()).runtime.cuda_graph_modules == (kCudaGraphAttn | kCudaGraphMlp));
+    o.cuda_graphs = "layer";
+    CHECK(build_job(o, test::catalog()).runtime.cuda_graph_modules == kCudaGraphWholeLayer);
+    o.cuda_graphs = "full_iteration";
+    CHECK(build_job(o, test::catalog()).runtime.cuda_graph_modules == (kCudaGraphWholeLayer | kCudaGraphFullIteration));
+    o.cuda_graphs = "attn,router";
+    CHECK(input_error([&] { build_job(o, test::catalog()); }).find("--cuda-graphs: expected attn, mlp, moe") != std::string::npos);
+  }
   SUBCASE("--attention-kernel") {
     JobOptions o = sc21_options();
     o.attention_kernel = "cuDNN";

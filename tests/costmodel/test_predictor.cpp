@@ -1198,6 +1198,7 @@ TEST_CASE("MoE: the measured Megatron-Core host line over the local experts bind
   }
   SUBCASE("CUDA graphs: the captured attention, router and preprocessing cost one replay each way; the rest stays eager") {
     job.calibration.host = line;
+    job.plan.recompute.granularity = RecomputeGranularity::selective;  // per-layer graphs do not run with full recompute
     const double replay = line.cuda_graph_replay_s, presync = line.moe_forward_presync_fraction * line.moe_forward_fixed_s;
     const MoeHostTime eager = moe_layer_host_time(job);
     const Prediction before = predict(job);
@@ -1858,4 +1859,59 @@ TEST_CASE("fp8 attention: faster attention, fp8 K/V on the CP ring, smaller save
   CHECK(refusal_with([](Job& j) { j.runtime.framework = Framework::fsdp; }).find("Transformer Engine") != std::string::npos);
   CHECK(refusal_with([](Job& j) { j.model.sliding_window = 4096; }).find("needs Blackwell") != std::string::npos);
 }
+}
+
+TEST_CASE("check_plan: Megatron-Core's CUDA graph rules") {
+  Job moe = test::qwen3_30b_ep8_job();  // dropless alltoall dispatch, every layer MoE
+  moe.plan.recompute.granularity = RecomputeGranularity::none;
+  moe.runtime.cuda_graph_modules = kCudaGraphAttn | kCudaGraphMoeRouter | kCudaGraphMoePreprocess;
+  CHECK(check_plan(moe).empty());
+  moe.runtime.cuda_graph_modules = kCudaGraphMoe | kCudaGraphMoeRouter;
+  CHECK(contains(check_plan(moe), "both moe and moe_router"));
+  moe.runtime.cuda_graph_modules = kCudaGraphMoePreprocess;
+  CHECK(contains(check_plan(moe), "moe_preprocess is only supported with moe_router"));
+  moe.runtime.cuda_graph_modules = kCudaGraphAttn | kCudaGraphMlp;
+  CHECK(contains(check_plan(moe), "every layer of the model is an MoE layer"));
+  // The whole MoE block is captured only with drop-and-pad experts; a capacity factor without the
+  // padding leaves the alltoall dispatcher's preprocessing on the host.
+  moe.runtime.cuda_graph_modules = kCudaGraphMoe;
+  CHECK(contains(check_plan(moe), "only with drop-and-pad experts"));
+  moe.runtime.moe_capacity_factor = 1.0;
+  moe.runtime.moe_pad_to_capacity = true;
+  CHECK(check_plan(moe).empty());
+  moe.runtime.moe_pad_to_capacity = false;
+  moe.runtime.cuda_graph_modules = kCudaGraphMoeRouter | kCudaGraphMoePreprocess;
+  CHECK(contains(check_plan(moe), "moe_preprocess cannot capture the alltoall dispatcher's preprocessing"));
+  moe.runtime.moe_capacity_factor = 0;
+  moe.plan.recompute.granularity = RecomputeGranularity::selective;
+  moe.plan.recompute.modules = kRecomputeMoe;
+  CHECK(contains(check_plan(moe), "recomputing whole MoE blocks does not run with the moe_router CUDA graph"));
+  // The whole layer (Megatron's empty module list) names no module: the module rules pass it.
+  moe.runtime.cuda_graph_modules = kCudaGraphWholeLayer;
+  CHECK(check_plan(moe).empty());
+
+  Job dense = llama3_70b_job();  // no dropout
+  dense.runtime.cuda_graph_modules = kCudaGraphMoeRouter;
+  CHECK(contains(check_plan(dense), "need a mixture-of-experts model"));
+  dense.runtime.cuda_graph_modules = kCudaGraphWholeLayer;
+  CHECK(check_plan(dense).empty());
+  dense.plan.recompute.granularity = RecomputeGranularity::full;
+  CHECK(contains(check_plan(dense), "full recompute runs only with a full-iteration CUDA graph"));
+  dense.runtime.cuda_graph_modules = kCudaGraphWholeLayer | kCudaGraphFullIteration;
+  CHECK(check_plan(dense).empty());
+  dense.plan.recompute.granularity = RecomputeGranularity::none;
+  dense.plan.offload.modules = kOffloadCoreAttn;
+  CHECK(contains(check_plan(dense), "full-iteration CUDA graph needs a bound on in-flight offloads"));
+
+  // GPT-3 trains with dropout: a graph replays its random numbers, so recomputing dropout inside one
+  // is refused, and outside one is fine.
+  Job gpt = test::gpt3_175b_job();  // selective recompute of the attention core
+  gpt.runtime.cuda_graph_modules = kCudaGraphWholeLayer;
+  CHECK(contains(check_plan(gpt), "attention dropout does not run with graphed attention recomputation"));
+  gpt.runtime.cuda_graph_modules = kCudaGraphMlp;
+  CHECK(check_plan(gpt).empty());
+  gpt.plan.recompute.modules = kRecomputeMlp;
+  CHECK(contains(check_plan(gpt), "hidden dropout does not run with graphed MLP or MoE recomputation"));
+  gpt.runtime.framework = Framework::deepspeed;  // Megatron-Core's rules bind Megatron-Core
+  CHECK(check_plan(gpt).empty());
 }

@@ -320,11 +320,32 @@ TEST_CASE("megatron_args") {
     job.runtime.moe_grouped_gemm = true;
     CHECK(megatron_args(job).empty());
     CHECK(megatron_launch(job).refused.find("--moe-grouped-gemm") != std::string::npos);
-    // Nor one timed with CUDA graphs over its MoE layers (strata does not write them).
+    // CUDA graphs over the router and the dispatcher's preprocessing are written as Transformer
+    // Engine's per-layer graphs of those modules, as the plan times them.
     job.runtime.moe_grouped_gemm = false;
     job.runtime.cuda_graph_modules = kCudaGraphMoeRouter | kCudaGraphMoePreprocess;
-    CHECK(megatron_args(job).empty());
-    CHECK(megatron_launch(job).refused.find("--cuda-graph-impl") != std::string::npos);
+    const std::vector<std::string> graphed = megatron_args(job);
+    const auto impl = std::find(graphed.begin(), graphed.end(), "--cuda-graph-impl");
+    REQUIRE(impl + 1 < graphed.end());
+    CHECK(*(impl + 1) == "transformer_engine");
+    const auto modules = std::find(graphed.begin(), graphed.end(), "--cuda-graph-modules");
+    REQUIRE(graphed.end() - modules >= 3);
+    CHECK(std::vector<std::string>(modules + 1, modules + 3) == std::vector<std::string>{"moe_router", "moe_preprocess"});
+    // Whole-layer graphs stop at the dropless dispatcher's wait for token counts, which Transformer
+    // Engine cannot capture: the launch names the parts before it, which the plan counts as captured,
+    // and DeepSeek-V3's three dense layers' MLPs.
+    job.runtime.cuda_graph_modules = kCudaGraphWholeLayer;
+    const LaunchPlan whole = megatron_launch(job);
+    const auto named = std::find(whole.megatron_args.begin(), whole.megatron_args.end(), "--cuda-graph-modules");
+    REQUIRE(whole.megatron_args.end() - named >= 5);
+    CHECK(std::vector<std::string>(named + 1, named + 5) == std::vector<std::string>{"attn", "mlp", "moe_router", "moe_preprocess"});
+    CHECK(std::any_of(whole.notes.begin(), whole.notes.end(), [](const std::string& n) { return n.find("stop at a dropless MoE") != std::string::npos; }));
+    // Padded to capacity nothing waits: the whole layer is captured, no module named.
+    job.runtime.moe_capacity_factor = 1.0;
+    job.runtime.moe_pad_to_capacity = true;
+    CHECK_FALSE(has(megatron_args(job), "--cuda-graph-modules"));
+    job.runtime.moe_capacity_factor = 0;
+    job.runtime.moe_pad_to_capacity = false;
     // Nor HybridEP's static per-rank budget (strata's launch dispatches with DeepEP).
     job.runtime.cuda_graph_modules = 0;
     job.runtime.moe_token_dedup = true;
@@ -547,12 +568,22 @@ TEST_CASE("megatron_launch: environment, torchrun shape and refusals") {
     Job alibi = job;
     alibi.model.position_embedding = PositionEmbedding::alibi;
     CHECK(megatron_launch(alibi).refused.find("ALiBi") != std::string::npos);
-    // CUDA graphs shorten a dense layer's host time too: a plan timed with them, written without,
-    // would run slower than predicted (Megatron-LM's functional test gpt_grpo_..._cudagraphs read
-    // back at 0.377 s against 0.141 s), so it gets no launch.
+    // CUDA graphs shorten a dense layer's host time too, so a plan timed with them is written with
+    // them (Megatron-LM's functional test gpt_grpo_..._cudagraphs, written without, read back at
+    // 0.377 s against 0.141 s): the whole layer names no module; the whole step has no NaN check.
     Job graphs = job;
     graphs.runtime.cuda_graph_modules = kCudaGraphWholeLayer;
-    CHECK(megatron_launch(graphs).refused.find("--cuda-graph-impl") != std::string::npos);
+    const std::vector<std::string> layer = megatron_args(graphs);
+    CHECK(has(layer, "--cuda-graph-impl"));
+    CHECK_FALSE(has(layer, "--cuda-graph-modules"));
+    CHECK_FALSE(has(layer, "--no-check-for-nan-in-loss-and-grad"));
+    graphs.runtime.cuda_graph_modules = kCudaGraphWholeLayer | kCudaGraphFullIteration;
+    const std::vector<std::string> step = megatron_args(graphs);
+    const auto impl = std::find(step.begin(), step.end(), "--cuda-graph-impl");
+    REQUIRE(impl + 1 < step.end());
+    CHECK(*(impl + 1) == "full_iteration");
+    CHECK(has(step, "--no-check-for-nan-in-loss-and-grad"));
+    CHECK_FALSE(has(step, "--cuda-graph-modules"));
   }
   SUBCASE("ZeRO-2/3 under Megatron-LM is Megatron-FSDP, which wants CUDA_DEVICE_MAX_CONNECTIONS unset") {
     job.plan.zero_stage = 3;

@@ -671,6 +671,12 @@ EXTRA="--vocab-size 151936"
     CHECK(has_note(moe, "one graph replay of host time each way"));
     CHECK(read(base + "--num-experts 8 --moe-router-topk 2 --cuda-graph-impl local --cuda-graph-scope moe_router moe_preprocess")
               .runtime.cuda_graph_modules == (kCudaGraphMoeRouter | kCudaGraphMoePreprocess));
+    // Megatron's own graphs capture the router and the preprocessing together when either is named;
+    // Transformer Engine's capture what is named.
+    CHECK(read(base + "--num-experts 8 --moe-router-topk 2 --cuda-graph-impl local --cuda-graph-modules moe_router")
+              .runtime.cuda_graph_modules == (kCudaGraphMoeRouter | kCudaGraphMoePreprocess));
+    CHECK(read(base + "--num-experts 8 --moe-router-topk 2 --cuda-graph-impl transformer_engine --cuda-graph-modules moe_router")
+              .runtime.cuda_graph_modules == kCudaGraphMoeRouter);
     // HybridEP's static per-rank budget, which a full-iteration graph needs to capture the MoE layers.
     const std::string moe8 = base + "--num-experts 8 --moe-router-topk 2 ";
     const MegatronLaunch budget = read(moe8 + "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep "

@@ -160,6 +160,25 @@ def recompute_per_chunk(args, chunk_layers):
     return min(args.recompute_num_layers, chunk_layers)  # block: the first N layers of each chunk
 
 
+def launched_graphs(plan):
+    """The CUDA graph modules a launch of the plan names: whole-layer graphs (no module named) stop
+    at a dropless MoE layer's wait for its token counts, so over such layers the launch names the
+    parts the cost model counts as captured: attn, moe_router, moe_preprocess, and the dense MLPs
+    and Mamba mixers of the other layers (megatron_args.cpp launched_cuda_graph_modules)."""
+    rt, model = plan["runtime"], plan["model"]
+    graphs, moe = rt.get("cuda_graph_modules"), model.get("moe")
+    if (graphs != [] or not moe or rt.get("framework", "megatron") != "megatron" or rt.get("moe_pad_to_capacity")
+            or rt.get("moe_rank_capacity_factor", 0) > 0 or "E" not in (model.get("hybrid_pattern") or "E")):
+        return graphs
+    hybrid = model.get("hybrid_pattern")
+    named = ["attn", "moe_preprocess", "moe_router"]
+    if ("-" in hybrid) if hybrid else (0 in (moe.get("layer_pattern") or [])):
+        named.append("mlp")
+    if model.get("mamba"):
+        named.append("mamba")
+    return sorted(named)
+
+
 def compare(plan, args, config, verdict):
     problems = []
 
@@ -250,6 +269,13 @@ def compare(plan, args, config, verdict):
             a2a = rt.get("cp_a2a_size")
             same("hierarchical CP sizes", [a2a, par["cp"] // a2a] if a2a else None,
                  list(args.hierarchical_context_parallel_sizes or []) or None)
+    # CUDA graphs (their modules set the layers' host time): the whole step, the whole layer (no
+    # module named) or the named modules, as TransformerConfig holds them after its checks.
+    graphs = launched_graphs(plan)
+    impl = getattr(config, "cuda_graph_impl", "none")
+    derived_graphs = (None if impl == "none" else ["full_iteration"] if impl == "full_iteration"
+                      else sorted(m.name for m in config.cuda_graph_modules))
+    same("CUDA graph modules", None if graphs is None else sorted(graphs), derived_graphs)
     if model.get("moe"):
         # The dispatcher the cost model timed: all-to-all, or DeepEP's per-node deduplication.
         dedup = bool(rt.get("moe_token_dedup"))
@@ -502,6 +528,9 @@ def round_trip(strata, plan, flags, script, tolerance):
     for key in ("parallel", "recompute", "stages", "training"):
         if back.get(key) != plan.get(key):
             problems.append(f"{key}: planned {plan.get(key)}, read back {back.get(key)}")
+    graphs, graphs_back = launched_graphs(plan), back["runtime"].get("cuda_graph_modules")
+    if sorted(graphs or []) != sorted(graphs_back or []) or (graphs is None) != (graphs_back is None):
+        problems.append(f"CUDA graph modules: planned {graphs}, read back {graphs_back}")
     t0, t1 = plan["prediction"]["iteration_time_s"], back["prediction"]["iteration_time_s"]
     if abs(t1 - t0) > tolerance * max(t0, 1e-12):
         problems.append(f"iteration time: predicted {t0} s, read back {t1} s")

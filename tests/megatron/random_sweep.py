@@ -113,6 +113,10 @@ def draw(rng, hf_configs):
         args += ["--offload-modules", ",".join(modules)]
         if rng.random() < 0.3:
             args += ["--min-offloaded-tensor-size", str(rng.choice([0, 1 << 20, 50_000_000]))]
+    if rng.random() < 0.2:
+        # CUDA graphs: the whole layer or step, or modules (MoE ones on any model: check_plan sorts them out).
+        args += ["--cuda-graphs", rng.choice(["layer", "full_iteration", "attn", "attn,mlp", "moe_router,moe_preprocess",
+                                              "attn,moe_router", "moe", "mamba"])]
     return args
 
 

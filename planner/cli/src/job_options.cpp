@@ -160,6 +160,10 @@ void add_workload_options(CLI::App& app, JobOptions& o) {
                "Megatron's default and what a launch strata writes runs");
   app.add_flag("--moe-token-dedup", o.moe_token_dedup,
                "MoE: DeepEP/HybridEP dispatch, each token crosses the network once per destination node (Megatron --moe-flex-dispatcher-backend)");
+  app.add_option("--cuda-graphs", o.cuda_graphs,
+                 "CUDA graphs over each layer's modules, comma-separated: attn, mlp, moe, moe_router, moe_preprocess, mamba; "
+                 "\"layer\" for the whole layer, or \"full_iteration\" for the whole step (Megatron --cuda-graph-impl and "
+                 "--cuda-graph-modules): they shorten the host time of the layers; default none");
 }
 
 void add_megatron_option(CLI::App& app, JobOptions& o) {
@@ -422,6 +426,14 @@ Job build_workload(const JobOptions& o, const Catalog& catalog) {
   job.runtime.moe_token_dedup = o.moe_token_dedup;
   job.runtime.moe_allgather_dispatch = o.moe_allgather_dispatch;
   job.runtime.moe_grouped_gemm = o.moe_grouped_gemm;
+  if (!o.cuda_graphs.empty()) {
+    const std::optional<unsigned> graphs = o.cuda_graphs == "layer" ? std::optional<unsigned>(kCudaGraphWholeLayer)
+                                                                     : cuda_graph_modules_from_string(o.cuda_graphs);
+    if (!graphs)
+      throw InputError(kCmd, "--cuda-graphs", "expected attn, mlp, moe, moe_router, moe_preprocess or mamba (comma-separated), "
+                                              "layer, or full_iteration; found \"" + o.cuda_graphs + "\"");
+    job.runtime.cuda_graph_modules = *graphs;
+  }
   apply_hardware_options(o, catalog, job);
   return job;
 }
@@ -453,7 +465,7 @@ MegatronLaunch read_launch_file(const JobOptions& o, const Catalog& catalog) {
       {o.moe_paged_stash, "--moe-paged-stash"}, {o.moe_paged_stash_factor.has_value(), "--moe-paged-stash-buffer-size-factor-cuda"},
       {o.moe_paged_stash_host_factor.has_value(), "--moe-paged-stash-buffer-size-factor-cpu"},
       {o.moe_a2a_overlap, "--moe-a2a-overlap"}, {o.moe_shared_expert_overlap, "--moe-shared-expert-overlap"}, {o.moe_token_dedup, "--moe-token-dedup"},
-      {o.moe_allgather_dispatch, "--moe-allgather-dispatch"}, {o.moe_grouped_gemm, "--moe-grouped-gemm"}, {o.mtp_layers.has_value(), "--mtp-layers"}, {o.mtp_repeated_layer, "--mtp-repeated-layer"},
+      {o.moe_allgather_dispatch, "--moe-allgather-dispatch"}, {o.moe_grouped_gemm, "--moe-grouped-gemm"}, {!o.cuda_graphs.empty(), "--cuda-graphs"}, {o.mtp_layers.has_value(), "--mtp-layers"}, {o.mtp_repeated_layer, "--mtp-repeated-layer"},
       {!o.framework.empty(), "--framework"}, {o.no_flash_attention, "--no-flash-attention"},
       {!o.attention_kernel.empty(), "--attention-kernel"}, {!o.cross_entropy.empty(), "--cross-entropy"}, {o.tp_comm_overlap, "--tp-comm-overlap"}, {o.no_async_tp_allreduce, "--no-async-tp-allreduce"},
       {o.no_overlap_grad_reduce, "--no-overlap-grad-reduce"}, {o.no_overlap_param_gather, "--no-overlap-param-gather"}, {o.no_grad_accumulation_fusion, "--no-grad-accumulation-fusion"},

@@ -10,6 +10,7 @@
 
 #include "costmodel/errors.h"
 #include "costmodel/file_io.h"
+#include "costmodel/predictor.h"
 
 namespace strata {
 
@@ -286,6 +287,23 @@ void pipeline_split(std::vector<std::string>& a, const Job& job) {
 }
 
 // Model details no Megatron-LM flag expresses: a launch would train another model.
+// The CUDA graph modules a launch names. Transformer Engine captures a whole layer only where
+// nothing in it waits on the host, and a dropless MoE layer's dispatcher waits for its token counts
+// (moe_dispatcher_syncs_host). For whole-layer graphs over such layers the cost model counts the
+// parts before that wait as captured (apply_cuda_graphs: the attention block, the router and the
+// preprocessing), so the launch names those, and the dense MLPs and Mamba mixers of the other layers.
+unsigned launched_cuda_graph_modules(const Job& job) {
+  const unsigned g = job.runtime.cuda_graph_modules;
+  const ModelSpec& m = job.model;
+  if (g != kCudaGraphWholeLayer || !m.moe || m.num_moe_layers() == 0 || !moe_dispatcher_syncs_host(job.runtime)) return g;
+  unsigned named = kCudaGraphAttn | kCudaGraphMoeRouter | kCudaGraphMoePreprocess;
+  const bool dense_mlps = m.hybrid() ? m.hybrid_pattern.find('-') != std::string::npos
+                                     : std::find(m.moe->layer_pattern.begin(), m.moe->layer_pattern.end(), 0) != m.moe->layer_pattern.end();
+  if (dense_mlps) named |= kCudaGraphMlp;
+  if (m.mamba) named |= kCudaGraphMamba;
+  return named;
+}
+
 std::optional<std::string> unlaunchable_model_detail(const ModelSpec& m) {
   const RopeScalingParams& p = m.rope_params;
   if (m.qk_norm_across_heads)
@@ -386,13 +404,14 @@ std::optional<std::string> megatron_launch_refusal(const Job& job) {
                   "without the expert offload modules"
                 : "plan without --moe-grouped-gemm (the experts one after another, Megatron's default, as strata's launch runs "
                   "them), or add --moe-grouped-gemm to that launch yourself");
-  // The graphs change the layers' predicted host time (dense_layer_host_time, moe_layer_host_time):
-  // a launch without them would run slower than the plan says.
-  if (job.runtime.cuda_graph_modules != 0)
-    return "the plan times its layers with CUDA graphs (--cuda-graph-impl), which strata does not write (Transformer "
-           "Engine captures them on the GPU, and Megatron checks them against the allocator and NCCL settings of the machine): "
-           "predict without CUDA graphs for strata's launch, or add --cuda-graph-impl and --cuda-graph-modules to that launch "
-           "yourself";
+  if (const unsigned named = launched_cuda_graph_modules(job); named != job.runtime.cuda_graph_modules) {
+    Job launched = job;
+    launched.runtime.cuda_graph_modules = named;
+    if (std::string why = check_plan(launched); !why.empty())
+      return "whole-layer CUDA graphs cannot capture a dropless MoE layer past its dispatcher's wait for token counts, so the "
+             "launch would name the modules before it (" + fmt::format("{}", fmt::join(cuda_graph_module_names(named), ", ")) +
+             "), and " + why + ": name the modules yourself (--cuda-graphs), or pad the experts to capacity";
+  }
   if (job.runtime.fp8_attention)
     return "the plan times fp8 attention (Transformer Engine's fp8_dpa), which Megatron-LM has no flag for "
            "(TransformerConfig.fp8_dot_product_attention is set in code or by Megatron-Bridge's "
@@ -521,6 +540,24 @@ std::vector<std::string> megatron_args(const Job& job) {
   if (sharded_optimizer && data_parallel && job.runtime.overlap_grad_reduce && job.runtime.overlap_param_gather)
     flag(a, "--overlap-param-gather");
   if (job.runtime.tp_comm_overlap && p.tp > 1 && p.sequence_parallel) flag(a, "--tp-comm-overlap");
+  // The CUDA graphs whose host time the plan counts (dense_layer_host_time, moe_layer_host_time):
+  // Transformer Engine's per-layer graphs (make_graphed_callables) of the listed modules, none
+  // listed for the whole layer, or Megatron's graph of the whole step, which runs without the
+  // loss's NaN check (arguments.py asks for --no-check-for-nan-in-loss-and-grad). A launch read
+  // with Megatron's own per-layer graphs (local) is written with Transformer Engine's: the modules,
+  // and so the host time, are the same. check_plan holds Megatron-Core's rules for the modules.
+  if (const unsigned graphs = launched_cuda_graph_modules(job); graphs != 0) {
+    if (graphs & kCudaGraphFullIteration) {
+      opt(a, "--cuda-graph-impl", "full_iteration");
+      flag(a, "--no-check-for-nan-in-loss-and-grad");
+    } else {
+      opt(a, "--cuda-graph-impl", "transformer_engine");
+      if (graphs != kCudaGraphWholeLayer) {
+        a.push_back("--cuda-graph-modules");
+        for (const auto& name : cuda_graph_module_names(graphs)) a.push_back(name);
+      }
+    }
+  }
   // The loss the prediction timed: Megatron's fused cross entropy (impl native, its default with the
   // flag) unless the job runs the eager one. Megatron-LM refuses Transformer Engine's (single_pass):
   // such a job gets no launch (megatron_launch_refusal), and a launch asking for it is refused when
@@ -599,6 +636,10 @@ LaunchPlan megatron_launch(const Job& job, bool feasible, const std::string& inf
   if (m.moe && m.moe->router_bias && m.moe->router_score_function != "sigmoid")
     l.notes.push_back("the model's router has a linear bias (GPT-OSS); Megatron-Core's router has none (its expert bias is for "
                       "sigmoid routing): the launch trains without it, num_experts parameters per MoE layer fewer");
+  if (const unsigned named = launched_cuda_graph_modules(job); named != job.runtime.cuda_graph_modules)
+    l.notes.push_back(fmt::format("CUDA graphs of the whole layer stop at a dropless MoE layer's wait for its token counts, which "
+                                  "Transformer Engine cannot capture: the launch names the modules strata counts as captured, "
+                                  "--cuda-graph-modules {}", fmt::join(cuda_graph_module_names(named), " ")));
   if (m.language_model_of_multimodal)
     l.notes.push_back("the launch (pretrain_gpt.py) trains the language model of the multimodal config alone; its encoders "
                       "need Megatron's multimodal training scripts");

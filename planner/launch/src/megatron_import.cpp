@@ -1177,6 +1177,10 @@ void read_cuda_graphs(const Flags& f, const std::string& where, bool moe, Runtim
   if (!modules)
     throw InputError(where, flag, "expected attn, mlp, moe, moe_router, moe_preprocess or mamba, found \"" + names + "\"");
   rt.cuda_graph_modules = *modules;
+  // Megatron's own per-layer graphs capture the router and the dispatcher's preprocessing together
+  // when either is named (TransformerConfig, cuda_graph_impl "local").
+  if (impl == "local" && (*modules & (kCudaGraphMoeRouter | kCudaGraphMoePreprocess)))
+    rt.cuda_graph_modules |= kCudaGraphMoeRouter | kCudaGraphMoePreprocess;
   if (moe && impl != "full_iteration")
     notes.push_back("CUDA graphs (--cuda-graph-impl " + impl +
                     "): each captured part of an MoE layer costs one graph replay of host time each way (a guess: calibration "

@@ -67,6 +67,9 @@ struct JobOptions {
   bool moe_token_dedup = false;
   bool moe_grouped_gemm = false;
   bool moe_allgather_dispatch = false;
+  // CUDA graphs (RuntimeOptions::cuda_graph_modules): Megatron's module names, "layer" for the
+  // whole layer or "full_iteration"; empty: none.
+  std::string cuda_graphs;
   // Multi-token prediction modules trained with the model (ModelSpec::mtp_layers); unset: the model's.
   std::optional<int> mtp_layers;
   bool mtp_repeated_layer = false;  // the MTP depths share one module (ModelSpec::mtp_repeated_layer)
