@@ -137,24 +137,43 @@ std::vector<Catalog::Entry> Catalog::list(const std::string& kind) const {
 std::string Catalog::resolve(const std::string& kind, const std::string& query, const std::string& flag) const {
   if (query.empty()) throw InputError("command line", flag, "expected a " + singular(kind) + " name or a path to a JSON file");
   std::error_code ec;
-  if (query.find('/') != std::string::npos || query.ends_with(".json")) {
-    if (!fs::exists(query, ec)) throw InputError(query, "", "no such file (given to " + flag + ")");
-    // A directory, FIFO or device: say what it is (the reader refuses it without blocking on it).
-    if (!fs::is_regular_file(query, ec)) (void)read_input_file(query, kMaxJsonInputBytes, "a JSON document", flag);
-    return query;
-  }
-  auto entries = list(kind);
-  const std::string as_given = normalize_name(query);
-  const std::string q = without_vendor_words(as_given, kind);
   auto names_of = [](const Entry& e) {
     std::vector<std::string> n{e.id, e.name};
     n.insert(n.end(), e.aliases.begin(), e.aliases.end());
     return n;
   };
-  for (const std::string& wanted : {as_given, q})
+  auto exactly_named = [&](const std::vector<Entry>& entries, const std::string& wanted) -> const Entry* {
     for (const auto& e : entries)
       for (const auto& n : names_of(e))
-        if (!n.empty() && normalize_name(n) == wanted) return e.path;
+        if (!n.empty() && normalize_name(n) == wanted) return &e;
+    return nullptr;
+  };
+  if (query.find('/') != std::string::npos || query.ends_with(".json")) {
+    if (fs::exists(query, ec)) {
+      // A directory, FIFO or device: say what it is (the reader refuses it without blocking on it).
+      if (!fs::is_regular_file(query, ec)) (void)read_input_file(query, kMaxJsonInputBytes, "a JSON document", flag);
+      return query;
+    }
+    // A Hugging Face id ("Qwen/Qwen3-30B-A3B", "meta-llama/Meta-Llama-3-8B") that is no file here:
+    // the built-in model of that exact name, as "org-name" or as the name alone.
+    const std::size_t slash = query.find('/');
+    const bool hub_id = kind == "models" && slash > 0 && slash + 1 < query.size() && query.find('/', slash + 1) == std::string::npos &&
+                        !query.ends_with(".json") && query[0] != '.';
+    if (hub_id) {
+      const std::vector<Entry> entries = list(kind);
+      for (const std::string& wanted : {normalize_name(query), normalize_name(query.substr(slash + 1))})
+        if (const Entry* e = exactly_named(entries, wanted)) return e->path;
+    }
+    throw InputError(query, "", "no such file (given to " + flag + ")" +
+                                    (hub_id ? std::string("; as a Hugging Face id it names no built-in model (`strata list models`): "
+                                                          "download its config.json and give that file")
+                                            : std::string()));
+  }
+  auto entries = list(kind);
+  const std::string as_given = normalize_name(query);
+  const std::string q = without_vendor_words(as_given, kind);
+  for (const std::string& wanted : {as_given, q})
+    if (const Entry* e = exactly_named(entries, wanted)) return e->path;
   // The same words in another order ("H100 80GB PCIe" for the alias "h100 pcie 80gb"): only when
   // the query has two words or more, and it names one entry.
   if (const std::vector<std::string> words = sorted_words(query, kind); words.size() >= 2) {

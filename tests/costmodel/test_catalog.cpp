@@ -128,6 +128,19 @@ TEST_CASE("Catalog::model") {
     CHECK(m.num_layers == 32);
     CHECK(m.source.find(cfg.path()) != std::string::npos);
   }
+  SUBCASE("a Hugging Face id that is no file here names the built-in model of that exact name") {
+    CHECK(c.model("meta-llama/Meta-Llama-3-8B") == c.model("llama3-8b"));  // the name part is an alias
+    CHECK(c.model("Qwen/Qwen3-30B-A3B") == c.model("qwen3-30b-a3b"));
+    CHECK(c.model("deepseek-ai/DeepSeek-V3") == c.model("deepseek-v3"));
+    // No loose matching for ids: another size of a family is another model.
+    std::string msg = input_error([&] { c.model("meta-llama/Llama-3.1-13B"); });
+    CHECK(msg.find("no such file (given to --model); as a Hugging Face id it names no built-in model") != std::string::npos);
+    // A path of more than one folder is a path.
+    msg = input_error([&] { c.model("configs/meta-llama/Meta-Llama-3-8B"); });
+    CHECK(msg.find("no such file (given to --model)") != std::string::npos);
+    CHECK(msg.find("Hugging Face") == std::string::npos);
+    CHECK(input_error([&] { c.gpu("nvidia/H100"); }).find("Hugging Face") == std::string::npos);
+  }
   SUBCASE("a broken file names the file") {
     test::TempFile bad("bad_model.json", R"({"name": "x", "num_layers": "many"})");
     std::string msg = input_error([&] { c.model(bad.path()); });

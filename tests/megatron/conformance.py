@@ -179,7 +179,7 @@ def launched_graphs(plan):
     return sorted(named)
 
 
-def compare(plan, args, config, verdict):
+def compare(plan, args, config, verdict, written_by_strata=True):
     problems = []
 
     def same(what, planned, derived):
@@ -271,7 +271,9 @@ def compare(plan, args, config, verdict):
                  list(args.hierarchical_context_parallel_sizes or []) or None)
     # CUDA graphs (their modules set the layers' host time): the whole step, the whole layer (no
     # module named) or the named modules, as TransformerConfig holds them after its checks.
-    graphs = launched_graphs(plan)
+    # A launch strata writes names what it captures; a launch read (written_by_strata False) is
+    # compared as strata read it.
+    graphs = launched_graphs(plan) if written_by_strata else rt.get("cuda_graph_modules")
     impl = getattr(config, "cuda_graph_impl", "none")
     derived_graphs = (None if impl == "none" else ["full_iteration"] if impl == "full_iteration"
                       else sorted(m.name for m in config.cuda_graph_modules))

@@ -99,7 +99,7 @@ def judge_one():
     quiet = io.StringIO()
     with contextlib.redirect_stdout(quiet):
         verdict, args, config = conformance.megatron_view(check, flags, request["world"], 9, request["env"])
-        problems = conformance.compare(request["job"], args, config, verdict) if verdict["valid"] else []
+        problems = conformance.compare(request["job"], args, config, verdict, written_by_strata=False) if verdict["valid"] else []
         if verdict["valid"] and getattr(config, "experimental_attention_variant", None) == "gdn":
             problems = gated_deltanet_problems(conformance, request["job"], args, config, verdict, problems)
     print(json.dumps({"valid": verdict["valid"], "error": verdict["error"], "problems": problems}))

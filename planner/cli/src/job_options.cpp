@@ -1,4 +1,5 @@
 #include "cli/job_options.h"
+#include "cli/tokenizer_vocab.h"
 
 #include <algorithm>
 #include <cctype>
@@ -485,7 +486,8 @@ MegatronLaunch read_launch_file(const JobOptions& o, const Catalog& catalog) {
 
   std::optional<ModelSpec> base;
   if (!o.model.empty()) base = catalog.model(o.model);
-  MegatronLaunch launch = read_megatron_launch(read_text_file(file, "--megatron-args"), file, base ? &*base : nullptr);
+  MegatronLaunch launch = read_megatron_launch(read_text_file(file, "--megatron-args"), file, base ? &*base : nullptr,
+                                               [&catalog](const std::string& t) { return tokenizer_vocabulary(t, catalog); });
   validate_model(launch.model, file);
   return launch;
 }

@@ -38,7 +38,7 @@ constexpr FlagSpec kFlags[] = {
     {"--kv-channels", true}, {"--group-query-attention", false}, {"--num-query-groups", true}, {"--swiglu", false},
     {"--normalization", true}, {"--untie-embeddings-and-output-weights", false}, {"--position-embedding-type", true},
     {"--use-rotary-position-embeddings", false}, {"--no-position-embedding", false}, {"--vocab-size", true},
-    {"--tokenizer-type", true}, {"--merge-file", true}, {"--pad-vocab-size-to", true}, {"--attention-dropout", true}, {"--hidden-dropout", true}, {"--num-experts", true},
+    {"--tokenizer-type", true}, {"--tokenizer-model", true}, {"--merge-file", true}, {"--pad-vocab-size-to", true}, {"--attention-dropout", true}, {"--hidden-dropout", true}, {"--num-experts", true},
     {"--moe-router-topk", true}, {"--moe-ffn-hidden-size", true}, {"--max-position-embeddings", true},
     {"--disable-bias-linear", false}, {"--add-qkv-bias", false}, {"--qk-layernorm", false}, {"--norm-epsilon", true},
     {"--rotary-base", true}, {"--rotary-percent", true}, {"--use-rope-scaling", false}, {"--no-rope-freq", true}, {"--window-size", true},
@@ -592,7 +592,8 @@ void read_gdn_gpt_layers(const Flags& f, const std::string& where, ModelSpec& m)
   split_into_hybrid_layers(m, mixers);
 }
 
-ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* base, std::vector<std::string>& notes) {
+ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* base, const TokenizerVocabLookup& tokenizer_vocab,
+                     std::vector<std::string>& notes) {
   const bool shapes = f.has("--num-layers") || f.has("--hidden-size") || f.has("--num-attention-heads");
   if (!shapes) {
     if (!base)
@@ -767,10 +768,21 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
       m.vocab_size = base->vocab_size;
       m.source += "; vocabulary from " + base->name;
     }
+    // Megatron's HuggingFaceTokenizer has len(tokenizer) tokens (huggingface_tokenizer.py), which
+    // Megatron pads to a multiple of --make-vocab-size-divisible-by x tp as for any tokenizer.
+    else if (const std::optional<TokenizerVocab> hf = tok == "HuggingFaceTokenizer" && f.has("--tokenizer-model") && tokenizer_vocab
+                                                         ? tokenizer_vocab(*f.text("--tokenizer-model"))
+                                                         : std::nullopt) {
+      m.vocab_size = hf->tokens;
+      notes.push_back(fmt::format("vocabulary: {} tokens, the tokenizer's size from {} (give --vocab-size to say otherwise)", hf->tokens, hf->source));
+    }
     else
       throw InputError(where, "--vocab-size", "missing: the vocabulary size is not in the launch" +
                                                   (tok.empty() ? std::string() : " (tokenizer " + tok + ")") +
-                                                  "; add --vocab-size N to the file or name a model with this vocabulary with --model");
+                                                  "; add --vocab-size N to the file or name a model with this vocabulary with --model" +
+                                                  (tok == "HuggingFaceTokenizer"
+                                                       ? " (or give --tokenizer-model a tokenizer.json, or a folder holding one, on this machine)"
+                                                       : ""));
   }
   if (f.has("--num-experts")) {
     MoeSpec moe;
@@ -1212,14 +1224,15 @@ ScriptWords flags_of_sourced_fragment(ScriptWords script, std::vector<std::strin
   return script;
 }
 
-MegatronLaunch read_megatron_launch(const std::string& text, const std::string& where, const ModelSpec* base) {
+MegatronLaunch read_megatron_launch(const std::string& text, const std::string& where, const ModelSpec* base,
+                                    const TokenizerVocabLookup& tokenizer_vocab) {
   MegatronLaunch out;
   const ScriptWords script = flags_of_sourced_fragment(split_flag_words(read_script_words(text, where)), out.notes);
   refuse_two_launches(script, where);
   const Flags f(script, where, out.notes);
   refuse_unmodelled_models(script, f, where);
 
-  out.model = read_model(f, where, base, out.notes);
+  out.model = read_model(f, where, base, tokenizer_vocab, out.notes);
   // The MTP depths sharing one module (TransformerConfig.mtp_use_repeated_layer): without MTP
   // layers Megatron builds no module to share.
   out.model.mtp_repeated_layer = f.has("--mtp-use-repeated-layer") && out.model.mtp_layers > 0;

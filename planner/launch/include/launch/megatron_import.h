@@ -3,6 +3,8 @@
 // script that builds one, or a file of flags) into the model, batch, plan and runtime features it
 // describes, so `strata predict` and `strata plan` can start from the job a team already runs.
 // Flags strata does not model (learning rate, data paths, logging, ...) are ignored.
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,10 +24,21 @@ struct MegatronLaunch {
   std::vector<std::string> notes;     // how the flags were read where they leave room for doubt
 };
 
+// The size of the tokenizer a launch names with --tokenizer-model (Megatron's HuggingFaceTokenizer:
+// len(tokenizer)) and how it was learned, or nullopt when it cannot be known here. The caller
+// supplies it: this library reads no files but the launch.
+struct TokenizerVocab {
+  std::int64_t tokens = 0;
+  std::string source;  // for the note: "tokenizer.json in DIR", "the built-in model llama3-8b"
+};
+using TokenizerVocabLookup = std::function<std::optional<TokenizerVocab>(const std::string& tokenizer_model)>;
+
 // `where` names the file in error messages (InputError with the Megatron flag as the field).
 // `base`: a catalog model whose fields fill what the flags do not give (the vocabulary when only a
-// tokenizer is named); the flags win where both say something.
-MegatronLaunch read_megatron_launch(const std::string& text, const std::string& where, const ModelSpec* base);
+// tokenizer is named); the flags win where both say something. `tokenizer_vocab`: the vocabulary
+// of a Hugging Face tokenizer the launch names, where neither --vocab-size nor `base` gives it.
+MegatronLaunch read_megatron_launch(const std::string& text, const std::string& where, const ModelSpec* base,
+                                    const TokenizerVocabLookup& tokenizer_vocab = {});
 
 // Megatron-Core's pipeline layout string ("Et*4|(tt|)*14|t*3mL": E embedding, t decoder layer, m
 // MTP layer, L loss, one '|'-separated entry per virtual stage) applied to a plan whose pp is set:
