@@ -108,7 +108,7 @@ void add_prediction_notes(const Job& job, const LayerShape& shape, const MoeHost
                     "than the GPU runs it, so the GPU waits {:.3f} s of the iteration. Megatron-Core's attention block and MLP "
                     "measured on H200 and H100 machines' CPUs without Transformer Engine (HostCoefficients): a property of the stack and "
                     "the CPU; a larger micro-batch or less tensor parallelism gives the GPU more work per op, CUDA graphs "
-                    "(Megatron's --cuda-graph-impl, read from --megatron-args) fewer ops to issue"),
+                    "(--cuda-graphs, Megatron's --cuda-graph-impl) fewer ops to issue"),
         1e3 * dense_host.forward_s, 1e3 * dense_host.backward_s,
         (dense_host.graph_replays > 0 ? fmt::format(" ({} part(s) replayed as CUDA graphs)", dense_host.graph_replays) : std::string()) +
             (m.hybrid() ? " (a hybrid model's layer issues one part of that: its attention block, MLP or Mamba mixer)" : ""),
@@ -138,6 +138,12 @@ void add_prediction_notes(const Job& job, const LayerShape& shape, const MoeHost
                                 "after it stay eager"
                               : ""));
   }
+  // Graph capture keeps each graph's inputs, outputs and private memory pool allocated between
+  // replays (torch.cuda.graphs, Transformer Engine make_graphed_callables), which the memory model
+  // does not count.
+  if (job.runtime.cuda_graph_modules != 0)
+    pred.notes.push_back("CUDA graphs: the memory their capture keeps (static inputs and outputs, the graphs' memory pools) is "
+                         "not in the memory figure; leave headroom (--memory-reserve)");
   if (m.moe && m.num_moe_layers() > 0 && m.moe->num_experts > p.ep)
     pred.notes.push_back(job.runtime.moe_grouped_gemm
                              ? "MoE: the local experts are timed as Transformer Engine's grouped GEMM (--moe-grouped-gemm), four "

@@ -1217,6 +1217,8 @@ TEST_CASE("MoE: the measured Megatron-Core host line over the local experts bind
     CHECK(graphed.iteration_time_s < before.iteration_time_s);
     CHECK(note_has(graphed, "CUDA graphs capture attn, moe_router, moe_preprocess"));
     CHECK(note_has(graphed, "a guess, not measured"));
+    CHECK(note_has(graphed, "the memory their capture keeps"));  // not modelled, and said
+    CHECK_FALSE(note_has(before, "the memory their capture keeps"));
     CHECK_FALSE(note_has(before, "CUDA graphs"));
     // The router alone: half of the part before the synchronisation, a guess.
     job.runtime.cuda_graph_modules = kCudaGraphMoeRouter;

@@ -286,7 +286,6 @@ void pipeline_split(std::vector<std::string>& a, const Job& job) {
   }
 }
 
-// Model details no Megatron-LM flag expresses: a launch would train another model.
 // The CUDA graph modules a launch names. Transformer Engine captures a whole layer only where
 // nothing in it waits on the host, and a dropless MoE layer's dispatcher waits for its token counts
 // (moe_dispatcher_syncs_host). For whole-layer graphs over such layers the cost model counts the
@@ -304,6 +303,7 @@ unsigned launched_cuda_graph_modules(const Job& job) {
   return named;
 }
 
+// Model details no Megatron-LM flag expresses: a launch would train another model.
 std::optional<std::string> unlaunchable_model_detail(const ModelSpec& m) {
   const RopeScalingParams& p = m.rope_params;
   if (m.qk_norm_across_heads)

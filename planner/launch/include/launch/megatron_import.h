@@ -29,7 +29,7 @@ struct MegatronLaunch {
 // supplies it: this library reads no files but the launch.
 struct TokenizerVocab {
   std::int64_t tokens = 0;
-  std::string source;  // for the note: "tokenizer.json in DIR", "the built-in model llama3-8b"
+  std::string source;  // for the note: the tokenizer.json read, or the built-in model named
 };
 using TokenizerVocabLookup = std::function<std::optional<TokenizerVocab>(const std::string& tokenizer_model)>;
 
