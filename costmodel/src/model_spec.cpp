@@ -1477,7 +1477,7 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
     JsonReader mr = r.child("moe");
     mr.reject_unknown_keys({"num_experts", "top_k", "expert_ffn_hidden_size", "shared_expert_ffn_hidden_size", "shared_expert_gate", "layer_pattern",
                             "router_score_function", "router_bias", "num_groups", "group_topk", "group_by_max_score",
-                            "topk_scaling_factor", "normalize_top_k", "latent_size"});
+                            "topk_scaling_factor", "normalize_top_k", "latent_size", "sinkhorn"});
     MoeSpec moe;
     moe.num_experts = static_cast<int>(mr.get_int("num_experts", 1, 1 << 16));
     moe.top_k = static_cast<int>(mr.get_int("top_k", 1, 1 << 16));
@@ -1494,6 +1494,7 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
     moe.group_by_max_score = mr.opt_bool("group_by_max_score", false);
     moe.topk_scaling_factor = mr.opt_positive("topk_scaling_factor", 1e6).value_or(0.0);
     moe.normalize_top_k = mr.opt_bool("normalize_top_k", true);
+    moe.sinkhorn = mr.opt_bool("sinkhorn", false);
     moe.latent_size = mr.opt_int("latent_size", 0, m.hidden_size).value_or(0);
     m.moe = moe;
   }
@@ -1587,6 +1588,7 @@ json model_to_json(const ModelSpec& m) {
     }
     if (m.moe->topk_scaling_factor > 0) j["moe"]["topk_scaling_factor"] = m.moe->topk_scaling_factor;
     if (!m.moe->normalize_top_k) j["moe"]["normalize_top_k"] = false;
+    if (m.moe->sinkhorn) j["moe"]["sinkhorn"] = true;
     if (m.moe->latent_size > 0) j["moe"]["latent_size"] = m.moe->latent_size;
   }
   return j;

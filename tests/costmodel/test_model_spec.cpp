@@ -263,6 +263,9 @@ TEST_CASE("model_to_json") {
     m.dropout = true;
     m.position_embedding = PositionEmbedding::alibi;
     CHECK(model_from_json(model_to_json(m), "rt.json") == m);
+    m.moe->sinkhorn = true;  // Sinkhorn routing
+    CHECK(model_to_json(m)["moe"]["sinkhorn"] == true);
+    CHECK(model_from_json(model_to_json(m), "rt.json") == m);
   }
   SUBCASE("a model read from a config.json round-trips through the strata format") {
     ModelSpec m = model_from_json(gpt2_xl_hf(), "config.json");

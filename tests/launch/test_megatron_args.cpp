@@ -130,6 +130,13 @@ TEST_CASE("megatron_args: the model details of today's Hugging Face configs") {
     CHECK(megatron_launch(top1).refused.find("Please use --moe-router-pre-softmax when topk is 1") != std::string::npos);
     top1.model.moe->normalize_top_k = false;  // the softmax before the top-1: Megatron's --moe-router-pre-softmax
     CHECK(megatron_launch(top1).refused.find("top-1") == std::string::npos);
+    // Sinkhorn routing: written as itself, and the router flags it bypasses are not.
+    top1.model.moe->normalize_top_k = true;
+    top1.model.moe->sinkhorn = true;
+    const LaunchPlan sinkhorn = megatron_launch(top1);
+    CHECK(sinkhorn.refused.find("top-1") == std::string::npos);
+    CHECK(has(sinkhorn.megatron_args, "sinkhorn"));
+    CHECK_FALSE(has(sinkhorn.megatron_args, "--moe-router-score-function"));
     // Query/key norms over all heads (OLMo-2, MiniMax-M2 "per_layer") and OLMo-2's norms after its
     // sublayers: Megatron norms each head and the layers' inputs.
     CHECK(megatron_launch(hf_job("minimax-m2")).refused.find("span all heads") != std::string::npos);

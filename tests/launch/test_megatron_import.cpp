@@ -247,6 +247,10 @@ TEST_CASE("megatron_import") {
     CHECK(m.moe->group_topk == 2);
     CHECK(m.moe->topk_scaling_factor == 2.5);
     CHECK_FALSE(m.moe->normalize_top_k);
+    CHECK_FALSE(m.moe->sinkhorn);
+    CHECK(read(moe + "--moe-router-load-balancing-type sinkhorn").model.moe->sinkhorn);
+    CHECK_FALSE(read(moe + "--moe-router-load-balancing-type seq_aux_loss").model.moe->sinkhorn);
+    CHECK(has(error_of(moe + "--moe-router-load-balancing-type balanced"), "--moe-router-load-balancing-type: expected aux_loss"));
   }
   SUBCASE("--no-rope-freq: every Nth layer without RoPE, or Megatron's per-layer list (1 = no RoPE)") {
     const std::string base = "torchrun pretrain_gpt.py --num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 128 "

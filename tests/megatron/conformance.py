@@ -366,15 +366,17 @@ def compare(plan, args, config, verdict, written_by_strata=True):
             derived_pattern = ([1 if i % freq == 0 else 0 for i in range(model["num_layers"])]
                                if isinstance(freq, int) else list(freq))
             same("MoE layer pattern", pattern, derived_pattern)
-        same("router score function", moe.get("router_score_function", "softmax"), config.moe_router_score_function)
-        sigmoid = moe.get("router_score_function") == "sigmoid"
-        same("router expert bias", bool(moe.get("router_bias")) and sigmoid, bool(config.moe_router_enable_expert_bias))
-        # One group holding every expert restricts nothing: the same routing as no groups.
-        same("router groups", (moe["num_groups"], moe["group_topk"]) if moe.get("num_groups") else None,
-             (config.moe_router_num_groups, config.moe_router_group_topk) if (config.moe_router_num_groups or 0) > 1 else None)
-        same("router top-k scaling factor", moe.get("topk_scaling_factor"), config.moe_router_topk_scaling_factor)
-        if not sigmoid:  # pre-softmax orders the softmax; a sigmoid router ignores it (moe_utils.py)
-            same("router softmax before top-k", not moe.get("normalize_top_k", True), bool(config.moe_router_pre_softmax))
+        same("Sinkhorn routing", bool(moe.get("sinkhorn")), config.moe_router_load_balancing_type == "sinkhorn")
+        if not moe.get("sinkhorn"):  # Sinkhorn routing bypasses the score function, groups, bias, pre-softmax (router.py)
+            same("router score function", moe.get("router_score_function", "softmax"), config.moe_router_score_function)
+            sigmoid = moe.get("router_score_function") == "sigmoid"
+            same("router expert bias", bool(moe.get("router_bias")) and sigmoid, bool(config.moe_router_enable_expert_bias))
+            # One group holding every expert restricts nothing: the same routing as no groups.
+            same("router groups", (moe["num_groups"], moe["group_topk"]) if moe.get("num_groups") else None,
+                 (config.moe_router_num_groups, config.moe_router_group_topk) if (config.moe_router_num_groups or 0) > 1 else None)
+            same("router top-k scaling factor", moe.get("topk_scaling_factor"), config.moe_router_topk_scaling_factor)
+            if not sigmoid:  # pre-softmax orders the softmax; a sigmoid router ignores it (moe_utils.py)
+                same("router softmax before top-k", not moe.get("normalize_top_k", True), bool(config.moe_router_pre_softmax))
         if "etp" in par:
             same("expert-data-parallel size", par["tp"] * par["dp"] * par["cp"] // (par["ep"] * par["etp"]),
                  world_size(plan) // (par["pp"] * par["ep"] * par["etp"]))

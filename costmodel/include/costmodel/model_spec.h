@@ -59,6 +59,11 @@ struct MoeSpec {
   // norm_topk_prob: the top-k weights renormalized to sum to 1 (Megatron's softmax after top-k and
   // its sigmoid router); false: softmax over all experts, then top-k (--moe-router-pre-softmax).
   bool normalize_top_k = true;
+  // The experts are chosen on Sinkhorn-balanced scores (S-BASE; Megatron-Core
+  // --moe-router-load-balancing-type sinkhorn, router.py sinkhorn_load_balancing), weighted by the
+  // sigmoid of the logit for top-1 and the softmax for top-k; the score function, pre-softmax,
+  // groups and expert bias do not apply. The same router cost: a few passes over [tokens, experts].
+  bool sinkhorn = false;
   bool operator==(const MoeSpec&) const = default;
 };
 

@@ -109,6 +109,12 @@ void rope_scaling_flags(std::vector<std::string>& a, const ModelSpec& m) {
 // The MoE router (moe_utils.py topk_routing_with_score_function): score function, expert bias,
 // group-limited top-k, the scaling of the weights, softmax before top-k when they are not renormalized.
 void router_flags(std::vector<std::string>& a, const MoeSpec& e) {
+  // Sinkhorn routing bypasses the score function (router.py sinkhorn_load_balancing); Megatron's
+  // default --moe-aux-loss-coeff 0 is what it asserts.
+  if (e.sinkhorn) {
+    opt(a, "--moe-router-load-balancing-type", "sinkhorn");
+    return;
+  }
   if (e.router_score_function != "softmax") opt(a, "--moe-router-score-function", e.router_score_function);
   if (e.router_bias && e.router_score_function == "sigmoid") flag(a, "--moe-router-enable-expert-bias");
   if (e.num_groups > 1) {
@@ -352,14 +358,14 @@ std::optional<std::string> unlaunchable_model_detail(const ModelSpec& m) {
   if (m.moe && m.moe->num_groups > 1 && m.moe->group_by_max_score)
     return "the model's group-limited greedy routing (DeepSeek-V2) scores a group by its best expert; Megatron-LM's group-limited "
            "routing scores it by the sum of its top experts (moe_utils.py group_limited_topk): a launch would route differently";
-  if (m.moe && !m.moe->normalize_top_k && m.moe->router_score_function == "sigmoid" && m.moe->top_k > 1)
+  if (m.moe && !m.moe->normalize_top_k && m.moe->router_score_function == "sigmoid" && m.moe->top_k > 1 && !m.moe->sinkhorn)
     return "the model's sigmoid router does not renormalize its top-k weights (norm_topk_prob false); Megatron-LM's always does "
            "(moe_utils.py topk_routing_with_score_function): a launch would weight the experts differently";
-  if (m.moe && m.moe->top_k == 1 && m.moe->router_score_function == "softmax" && m.moe->normalize_top_k)
+  if (m.moe && m.moe->top_k == 1 && m.moe->router_score_function == "softmax" && m.moe->normalize_top_k && !m.moe->sinkhorn)
     return "the model's top-1 softmax router takes the softmax after its one pick (a weight of 1, no gradient); Megatron-Core "
            "refuses that router (TransformerConfig: \"Please use --moe-router-pre-softmax when topk is 1\") unless it balances "
-           "with sinkhorn, which strata does not write: predict the model with the softmax before the top-1, or add "
-           "--moe-router-load-balancing-type sinkhorn to the launch yourself";
+           "with sinkhorn: predict the model with the softmax before the top-1, or with Sinkhorn routing (\"sinkhorn\": true "
+           "in the model's moe, or --moe-router-load-balancing-type sinkhorn in a launch)";
   return std::nullopt;
 }
 

@@ -38,7 +38,7 @@ constexpr FlagSpec kFlags[] = {
     {"--kv-channels", true}, {"--group-query-attention", false}, {"--num-query-groups", true}, {"--swiglu", false},
     {"--normalization", true}, {"--untie-embeddings-and-output-weights", false}, {"--position-embedding-type", true},
     {"--use-rotary-position-embeddings", false}, {"--no-position-embedding", false}, {"--vocab-size", true},
-    {"--tokenizer-type", true}, {"--tokenizer-model", true}, {"--merge-file", true}, {"--pad-vocab-size-to", true}, {"--attention-dropout", true}, {"--hidden-dropout", true}, {"--num-experts", true},
+    {"--tokenizer-type", true}, {"--tokenizer-model", true}, {"--moe-router-load-balancing-type", true}, {"--merge-file", true}, {"--pad-vocab-size-to", true}, {"--attention-dropout", true}, {"--hidden-dropout", true}, {"--num-experts", true},
     {"--moe-router-topk", true}, {"--moe-ffn-hidden-size", true}, {"--max-position-embeddings", true},
     {"--disable-bias-linear", false}, {"--add-qkv-bias", false}, {"--qk-layernorm", false}, {"--norm-epsilon", true},
     {"--rotary-base", true}, {"--rotary-percent", true}, {"--use-rope-scaling", false}, {"--no-rope-freq", true}, {"--window-size", true},
@@ -533,8 +533,15 @@ void read_rope_scaling(const Flags& f, const std::string& where, ModelSpec& m) {
 }
 
 // Group-limited routing and the router's weights (--moe-router-num-groups, --moe-router-group-topk,
-// --moe-router-topk-scaling-factor, --moe-router-pre-softmax).
-void read_router_groups(const Flags& f, MoeSpec& moe) {
+// --moe-router-topk-scaling-factor, --moe-router-pre-softmax), and Sinkhorn routing (the other
+// balancing types, auxiliary losses or none, route as the score function says).
+void read_router_groups(const Flags& f, const std::string& where, MoeSpec& moe) {
+  const std::string balancing = f.text("--moe-router-load-balancing-type").value_or("aux_loss");
+  if (balancing != "aux_loss" && balancing != "seq_aux_loss" && balancing != "global_aux_loss" && balancing != "sinkhorn" &&
+      balancing != "quantile_balancing" && balancing != "none")
+    throw InputError(where, "--moe-router-load-balancing-type",
+                     "expected aux_loss, seq_aux_loss, global_aux_loss, sinkhorn, quantile_balancing or none, found \"" + balancing + "\"");
+  moe.sinkhorn = balancing == "sinkhorn";
   const auto groups = f.integer("--moe-router-num-groups", 1, moe.num_experts);
   if (groups && *groups > 1) {
     moe.num_groups = static_cast<int>(*groups);
@@ -800,7 +807,7 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
     if (moe.router_score_function != "softmax" && moe.router_score_function != "sigmoid")
       throw InputError(where, "--moe-router-score-function", "expected softmax or sigmoid, found \"" + moe.router_score_function + "\"");
     moe.router_bias = f.has("--moe-router-enable-expert-bias");
-    read_router_groups(f, moe);
+    read_router_groups(f, where, moe);
     m.moe = moe;
   }
   // Multi-token prediction: trained only when the launch asks for it (Megatron --mtp-num-layers).
