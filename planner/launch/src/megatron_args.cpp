@@ -300,11 +300,11 @@ void pipeline_split(std::vector<std::string>& a, const Job& job) {
 unsigned launched_cuda_graph_modules(const Job& job) {
   const unsigned g = job.runtime.cuda_graph_modules;
   const ModelSpec& m = job.model;
-  if (g != kCudaGraphWholeLayer || !m.moe || m.num_moe_layers() == 0 || !moe_dispatcher_syncs_host(job.runtime)) return g;
+  if (g != kCudaGraphWholeLayer || !m.moe || !moe_dispatcher_syncs_host(job.runtime)) return g;
+  const int moe_layers = m.num_moe_layers();
+  if (moe_layers == 0) return g;
   unsigned named = kCudaGraphAttn | kCudaGraphMoeRouter | kCudaGraphMoePreprocess;
-  const bool dense_mlps = m.hybrid() ? m.hybrid_pattern.find('-') != std::string::npos
-                                     : std::find(m.moe->layer_pattern.begin(), m.moe->layer_pattern.end(), 0) != m.moe->layer_pattern.end();
-  if (dense_mlps) named |= kCudaGraphMlp;
+  if (m.hybrid() ? m.count_hybrid('-') > 0 : moe_layers < m.num_layers) named |= kCudaGraphMlp;  // dense MLP layers
   if (m.mamba) named |= kCudaGraphMamba;
   return named;
 }

@@ -532,10 +532,10 @@ void read_rope_scaling(const Flags& f, const std::string& where, ModelSpec& m) {
   else m.rope_scaling = "yarn";
 }
 
-// Group-limited routing and the router's weights (--moe-router-num-groups, --moe-router-group-topk,
-// --moe-router-topk-scaling-factor, --moe-router-pre-softmax), and Sinkhorn routing (the other
-// balancing types, auxiliary losses or none, route as the score function says).
-void read_router_groups(const Flags& f, const std::string& where, MoeSpec& moe) {
+// The router's balancing (Sinkhorn routing; the other types, auxiliary losses or none, route as the
+// score function says), group-limited routing and weights (--moe-router-num-groups,
+// --moe-router-group-topk, --moe-router-topk-scaling-factor, --moe-router-pre-softmax).
+void read_router_options(const Flags& f, const std::string& where, MoeSpec& moe) {
   const std::string balancing = f.text("--moe-router-load-balancing-type").value_or("aux_loss");
   if (balancing != "aux_loss" && balancing != "seq_aux_loss" && balancing != "global_aux_loss" && balancing != "sinkhorn" &&
       balancing != "quantile_balancing" && balancing != "none")
@@ -807,7 +807,7 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
     if (moe.router_score_function != "softmax" && moe.router_score_function != "sigmoid")
       throw InputError(where, "--moe-router-score-function", "expected softmax or sigmoid, found \"" + moe.router_score_function + "\"");
     moe.router_bias = f.has("--moe-router-enable-expert-bias");
-    read_router_groups(f, where, moe);
+    read_router_options(f, where, moe);
     m.moe = moe;
   }
   // Multi-token prediction: trained only when the launch asks for it (Megatron --mtp-num-layers).
