@@ -9,7 +9,7 @@ build=${1:?usage: fuzz/run_fuzzers.sh BUILD_DIR [SECONDS_PER_TARGET] [TARGET...]
 seconds=${2:-60}
 shift $(( $# >= 2 ? 2 : 1 ))
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(model gpu cluster calibration plan validation_runs cli megatron_launch launch_script calibration_steps)
+[ ${#targets[@]} -gt 0 ] || targets=(model gpu cluster calibration plan validation_runs cli megatron_launch launch_script calibration_steps tokenizer)
 
 corpus_root="$build/fuzz-corpus"
 artifacts="$build/fuzz-artifacts"
@@ -30,6 +30,7 @@ seed validation_runs fuzz/seeds/validation_runs/*
 seed cli fuzz/seeds/cli/*
 seed megatron_launch fuzz/seeds/megatron_launch/* tests/data/megatron_gpt3_175b.sh
 seed launch_script fuzz/seeds/megatron_launch/* tests/data/megatron_gpt3_175b.sh tests/data/hostile/*.sh
+seed tokenizer tests/data/sentencepiece/tiny.model fuzz/seeds/tokenizer/*
 seed calibration_steps tests/data/validation_runs_small.json tests/data/hostile/steps_1e300.json fuzz/seeds/validation_runs/0[0-5]*
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:allocator_may_return_null=1}

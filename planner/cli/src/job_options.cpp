@@ -487,7 +487,7 @@ MegatronLaunch read_launch_file(const JobOptions& o, const Catalog& catalog) {
   std::optional<ModelSpec> base;
   if (!o.model.empty()) base = catalog.model(o.model);
   MegatronLaunch launch = read_megatron_launch(read_text_file(file, "--megatron-args"), file, base ? &*base : nullptr,
-                                               [&catalog](const std::string& t) { return tokenizer_vocabulary(t, catalog); });
+                                               [&catalog](const TokenizerRequest& t) { return tokenizer_vocabulary(t, catalog); });
   validate_model(launch.model, file);
   return launch;
 }

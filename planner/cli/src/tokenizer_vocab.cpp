@@ -3,7 +3,10 @@
 #include <filesystem>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "costmodel/errors.h"
+#include "costmodel/file_io.h"
 #include "costmodel/json_reader.h"
 
 namespace strata {
@@ -21,18 +24,108 @@ std::int64_t token_id(const nlohmann::json& id, const std::string& path, const s
   return id.get<std::int64_t>();
 }
 
+// The special tokens a tokenizer adds: those of `special` (each once) for which `is_new` holds.
+template <class IsNew>
+std::int64_t added_special_tokens(const std::vector<std::string>& special, IsNew is_new) {
+  std::set<std::string> added;
+  for (const std::string& t : special)
+    if (is_new(t)) added.insert(t);
+  return static_cast<std::int64_t>(added.size());
+}
+
+// Protocol Buffers' wire format (protobuf.dev/programming-guides/encoding): each field is a varint
+// key (field number << 3 | wire type) and a value: a varint (type 0), 8 bytes (1), a varint length
+// and that many bytes (2), or 4 bytes (5); 3 and 4 (groups) are not in sentencepiece_model.proto.
+class WireReader {
+ public:
+  WireReader(std::string_view bytes, std::size_t base, const std::string& path) : b_(bytes), base_(base), path_(path) {}
+  bool done() const { return at_ >= b_.size(); }
+  std::size_t offset() const { return base_ + at_; }
+
+  std::uint64_t varint() {
+    std::uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (at_ >= b_.size()) fail("a varint runs past the end");
+      const auto byte = static_cast<unsigned char>(b_[at_++]);
+      v |= std::uint64_t{byte & 0x7fu} << shift;
+      if (!(byte & 0x80u)) return v;
+    }
+    fail("a varint longer than 10 bytes");
+  }
+
+  // One field: its number and wire type, a varint's value, a length-delimited value's bytes (other
+  // values are skipped); `offset` is where its key starts in the file.
+  struct Field {
+    std::uint64_t number = 0;
+    unsigned type = 0;
+    std::uint64_t varint = 0;
+    std::string_view bytes;
+    std::size_t offset = 0, bytes_offset = 0;
+  };
+  Field field() {
+    Field f;
+    f.offset = offset();
+    const std::uint64_t key = varint();
+    f.number = key >> 3;
+    f.type = static_cast<unsigned>(key & 7u);
+    if (f.number == 0) fail_at(f.offset, "field number 0");
+    switch (f.type) {
+      case 0: f.varint = varint(); break;
+      case 1: skip(8); break;
+      case 5: skip(4); break;
+      case 2: {
+        const std::uint64_t n = varint();
+        if (n > b_.size() - at_) fail_at(f.offset, fmt::format("field {} claims {} bytes, past the end", f.number, n));
+        f.bytes_offset = offset();
+        f.bytes = b_.substr(at_, static_cast<std::size_t>(n));
+        at_ += static_cast<std::size_t>(n);
+        break;
+      }
+      default: fail_at(f.offset, fmt::format("field {} has wire type {}, which no SentencePiece model uses", f.number, f.type));
+    }
+    return f;
+  }
+  [[noreturn]] void fail_at(std::size_t where, const std::string& what) const {
+    throw InputError(path_, fmt::format("byte {}", where),
+                     what + "; expected a SentencePiece model (the ModelProto of sentencepiece_model.proto)");
+  }
+
+ private:
+  void skip(std::size_t n) {
+    if (n > b_.size() - at_) fail("a fixed-size value runs past the end");
+    at_ += n;
+  }
+  [[noreturn]] void fail(const std::string& what) const { fail_at(offset(), what); }
+
+  std::string_view b_;
+  std::size_t base_, at_ = 0;
+  const std::string& path_;
+};
+
+// sentencepiece_model.proto: ModelProto.pieces = 1 (repeated SentencePiece); SentencePiece.piece
+// = 1 (string), .type = 3 (enum; UNKNOWN = 2, the default NORMAL = 1).
+constexpr std::uint64_t kModelPieces = 1, kPieceText = 1, kPieceType = 3, kTypeUnknown = 2;
+
 }  // namespace
 
-std::int64_t tokenizer_json_tokens(const nlohmann::json& j, const std::string& path) {
+std::int64_t tokenizer_json_tokens(const nlohmann::json& j, const std::string& path, const std::vector<std::string>& special_tokens) {
   const nlohmann::json* vocab = j.is_object() && j.contains("model") && j["model"].is_object() && j["model"].contains("vocab")
                                     ? &j["model"]["vocab"]
                                     : nullptr;
   if (!vocab) throw InputError(path, "/model/vocab", "expected the vocabulary of a Hugging Face tokenizer.json");
   std::set<std::int64_t> ids;
+  std::set<std::string> tokens;  // get_vocab()'s keys
   if (vocab->is_object()) {
-    for (const auto& [token, id] : vocab->items()) ids.insert(token_id(id, path, "/model/vocab/" + token));
+    for (const auto& [token, id] : vocab->items()) {
+      ids.insert(token_id(id, path, "/model/vocab/" + token));
+      tokens.insert(token);
+    }
   } else if (vocab->is_array()) {  // Unigram: [token, score] pairs, the position is the id
-    for (std::size_t i = 0; i < vocab->size(); ++i) ids.insert(static_cast<std::int64_t>(i));
+    for (std::size_t i = 0; i < vocab->size(); ++i) {
+      ids.insert(static_cast<std::int64_t>(i));
+      const nlohmann::json& pair = (*vocab)[i];
+      if (pair.is_array() && !pair.empty() && pair[0].is_string()) tokens.insert(pair[0].get<std::string>());
+    }
   } else {
     throw InputError(path, "/model/vocab", "expected a token -> id object or a list of [token, score] pairs");
   }
@@ -43,30 +136,71 @@ std::int64_t tokenizer_json_tokens(const nlohmann::json& j, const std::string& p
       const std::string field = "/added_tokens/" + std::to_string(i) + "/id";
       if (!added[i].is_object() || !added[i].contains("id")) throw InputError(path, field, "expected the added token's id");
       ids.insert(token_id(added[i]["id"], path, field));
+      if (added[i].contains("content") && added[i]["content"].is_string()) tokens.insert(added[i]["content"].get<std::string>());
     }
   }
   if (ids.empty()) throw InputError(path, "/model/vocab", "expected at least one token");
-  return static_cast<std::int64_t>(ids.size());
+  return static_cast<std::int64_t>(ids.size()) +
+         added_special_tokens(special_tokens, [&](const std::string& t) { return !tokens.count(t); });
 }
 
-std::optional<TokenizerVocab> tokenizer_vocabulary(const std::string& tokenizer_model, const Catalog& catalog) {
+std::int64_t sentencepiece_model_tokens(std::string_view bytes, const std::string& path, const std::vector<std::string>& special_tokens) {
+  std::set<std::string> pieces;
+  std::optional<std::string> unknown;
+  std::int64_t count = 0;
+  WireReader model(bytes, 0, path);
+  while (!model.done()) {
+    const WireReader::Field f = model.field();
+    if (f.number != kModelPieces) continue;  // trainer and normalizer specs, self-test data
+    if (f.type != 2) model.fail_at(f.offset, "a piece that is not a message");
+    WireReader piece(f.bytes, f.bytes_offset, path);
+    std::optional<std::string> text;
+    std::uint64_t type = 1;
+    while (!piece.done()) {
+      const WireReader::Field pf = piece.field();
+      if (pf.number == kPieceText && pf.type == 2) text = std::string(pf.bytes);
+      if (pf.number == kPieceType && pf.type != 0) piece.fail_at(pf.offset, "a piece type that is not an enum");
+      if (pf.number == kPieceType) type = pf.varint;
+    }
+    if (!text) model.fail_at(f.offset, "a piece without its text");
+    if (type == kTypeUnknown) unknown = *text;
+    pieces.insert(*text);
+    ++count;
+  }
+  if (count == 0) throw InputError(path, "pieces", "no pieces; expected a SentencePiece model (the ModelProto of sentencepiece_model.proto)");
+  // piece_to_id() answers the unknown token's id for a string that is no piece, and for the
+  // unknown piece itself: Megatron adds both as new tokens.
+  return count + added_special_tokens(special_tokens, [&](const std::string& t) { return !pieces.count(t) || t == unknown; });
+}
+
+std::optional<TokenizerVocab> tokenizer_vocabulary(const TokenizerRequest& request, const Catalog& catalog) {
   std::error_code ec;
-  const fs::path p(tokenizer_model);
+  const fs::path p(request.model);
+  const bool sentencepiece = request.type != "HuggingFaceTokenizer";
+  const std::string with_special =
+      request.special_tokens.empty() ? "" : fmt::format(", with --tokenizer-special-tokens ({} listed)", request.special_tokens.size());
+  if (sentencepiece) {
+    if (!fs::is_regular_file(p, ec)) return std::nullopt;
+    const std::string path = p.string();
+    const std::string bytes = read_input_file(path, kMaxJsonInputBytes, "a SentencePiece model", "--tokenizer-model");
+    return TokenizerVocab{sentencepiece_model_tokens(bytes, path, request.special_tokens), path + with_special};
+  }
   fs::path file;
   if (fs::is_directory(p, ec) && fs::is_regular_file(p / "tokenizer.json", ec)) file = p / "tokenizer.json";
   else if (fs::is_regular_file(p, ec) && p.extension() == ".json") file = p;
   if (!file.empty()) {
     const std::string path = file.string();
-    return TokenizerVocab{tokenizer_json_tokens(load_json_file(path), path), path};
+    return TokenizerVocab{tokenizer_json_tokens(load_json_file(path), path, request.special_tokens), path + with_special};
   }
-  if (fs::exists(p, ec)) return std::nullopt;  // a SentencePiece model, a directory without tokenizer.json
+  if (fs::exists(p, ec)) return std::nullopt;  // a directory without tokenizer.json, another file
   // A Hugging Face id ("org/name"), not a file here: the built-in model of that name.
-  const std::size_t slash = tokenizer_model.find('/');
-  if (slash == 0 || slash == std::string::npos || tokenizer_model.find('/', slash + 1) != std::string::npos) return std::nullopt;
+  const std::size_t slash = request.model.find('/');
+  if (slash == 0 || slash == std::string::npos || request.model.find('/', slash + 1) != std::string::npos) return std::nullopt;
   try {
-    const ModelSpec m = catalog.model(tokenizer_model);
-    return TokenizerVocab{m.vocab_size, "the built-in model " + m.name + " (Hugging Face id " + tokenizer_model +
-                                            "): its embedding's rows, which can exceed the tokenizer's own count by its padding"};
+    const ModelSpec m = catalog.model(request.model);
+    return TokenizerVocab{m.vocab_size, "the built-in model " + m.name + " (Hugging Face id " + request.model +
+                                            "): its embedding's rows, which can exceed the tokenizer's own count by its padding" +
+                                            (request.special_tokens.empty() ? "" : "; the special tokens of --tokenizer-special-tokens are not counted")};
   } catch (const InputError&) {
     return std::nullopt;
   }

@@ -38,7 +38,8 @@ constexpr FlagSpec kFlags[] = {
     {"--kv-channels", true}, {"--group-query-attention", false}, {"--num-query-groups", true}, {"--swiglu", false},
     {"--normalization", true}, {"--untie-embeddings-and-output-weights", false}, {"--position-embedding-type", true},
     {"--use-rotary-position-embeddings", false}, {"--no-position-embedding", false}, {"--vocab-size", true},
-    {"--tokenizer-type", true}, {"--tokenizer-model", true}, {"--moe-router-load-balancing-type", true}, {"--merge-file", true}, {"--pad-vocab-size-to", true}, {"--attention-dropout", true}, {"--hidden-dropout", true}, {"--num-experts", true},
+    {"--tokenizer-type", true}, {"--tokenizer-model", true}, {"--tokenizer-special-tokens", true}, {"--tokenizer-sentencepiece-legacy", false},
+    {"--moe-router-load-balancing-type", true}, {"--merge-file", true}, {"--pad-vocab-size-to", true}, {"--attention-dropout", true}, {"--hidden-dropout", true}, {"--num-experts", true},
     {"--moe-router-topk", true}, {"--moe-ffn-hidden-size", true}, {"--max-position-embeddings", true},
     {"--disable-bias-linear", false}, {"--add-qkv-bias", false}, {"--qk-layernorm", false}, {"--norm-epsilon", true},
     {"--rotary-base", true}, {"--rotary-percent", true}, {"--use-rope-scaling", false}, {"--no-rope-freq", true}, {"--window-size", true},
@@ -205,7 +206,7 @@ class Flags {
         value = words[++i];
         // Megatron's list-valued flags (nargs='*') take every word up to the next flag.
         if (name == "--recompute-modules" || name == "--offload-modules" || name == "--cp-comm-type" || name == "--hierarchical-context-parallel-sizes" ||
-            name == "--cuda-graph-modules" || name == "--cuda-graph-scope")
+            name == "--cuda-graph-modules" || name == "--cuda-graph-scope" || name == "--tokenizer-special-tokens")
           while (i + 1 < words.size() && !words[i + 1].starts_with("--") && !words[i + 1].ends_with(".py")) value += " " + words[++i];
       } else {
         throw InputError(where, name, "expects a value after it");
@@ -599,6 +600,65 @@ void read_gdn_gpt_layers(const Flags& f, const std::string& where, ModelSpec& m)
   split_into_hybrid_layers(m, mixers);
 }
 
+// The vocabulary a launch without --vocab-size trains (Megatron's build_tokenizer,
+// megatron/core/tokenizers/utils/build_tokenizer.py, before the padding to a multiple of
+// --make-vocab-size-divisible-by x tp): fixed by the tokenizer class, read from the tokenizer file
+// the launch names (through `tokenizer_vocab`), or the --model's. Throws InputError naming
+// --vocab-size when nothing tells.
+std::int64_t launch_tokenizer_vocab(const Flags& f, const std::string& where, const ModelSpec* base,
+                                    const TokenizerVocabLookup& tokenizer_vocab, std::string& source, std::vector<std::string>& notes) {
+  const std::string tok = f.text("--tokenizer-type").value_or("");
+  const std::vector<std::string> special = f.has("--tokenizer-special-tokens") ? split_words(*f.text("--tokenizer-special-tokens"))
+                                                                               : std::vector<std::string>{};
+  const bool sentencepiece = tok == "SentencePieceTokenizer" || tok == "GPTSentencePieceTokenizer" || tok == "Llama2Tokenizer";
+  // sentencepiece_tokenizer.py: "Special tokens must be None when legacy is set to False".
+  if (sentencepiece && !special.empty() && !f.has("--tokenizer-sentencepiece-legacy"))
+    throw InputError(where, "--tokenizer-special-tokens",
+                     "Megatron's " + tok + " refuses special tokens without --tokenizer-sentencepiece-legacy (its "
+                     "SentencePieceTokenizer raises when the tokenizer is built); add that flag or drop the special tokens");
+  if (tok == "GPT2BPETokenizer") {
+    if (!special.empty())
+      notes.push_back("--tokenizer-special-tokens: GPT-2 BPE's 50257 tokens assumed, without the special tokens Megatron adds "
+                      "where they are not in its vocabulary file (give --vocab-size to say otherwise)");
+    return 50257;
+  }
+  // Megatron builds a TikTokenizer of exactly DEFAULT_TIKTOKEN_MAX_VOCAB = 2**17 tokens when no
+  // --vocab-size is given, special tokens included (megatron/core/tokenizers/text/libraries/tiktoken_tokenizer.py).
+  if (tok == "TikTokenizer") return 131072;
+  if (tok.empty() && f.has("--merge-file")) {
+    // A vocabulary file with BPE merges and no tokenizer type: GPT-2's BPE, as Megatron-LM's
+    // examples/gpt3 launch trains it (gpt2-vocab.json, gpt2-merges.txt).
+    notes.push_back("no --tokenizer-type, a --vocab-file with a --merge-file: GPT-2 BPE's 50257 tokens assumed (give --vocab-size "
+                    "to say otherwise)");
+    return 50257;
+  }
+  // The tokenizer file the launch names, as Megatron builds it: HuggingFaceTokenizer has
+  // len(tokenizer) tokens (huggingface_tokenizer.py), a SentencePiece tokenizer get_piece_size()
+  // plus the special tokens it adds (sentencepiece_tokenizer.py).
+  // A path built from a variable set outside the file ("${DATA_PATH}/tokenizer.model") is no file here.
+  const std::optional<std::string> file = f.raw("--tokenizer-model");
+  if ((sentencepiece || tok == "HuggingFaceTokenizer") && file && !has_unresolved_expansion(*file) && tokenizer_vocab)
+    if (const std::optional<TokenizerVocab> v = tokenizer_vocab(TokenizerRequest{tok, *file, special})) {
+      notes.push_back(fmt::format("vocabulary: {} tokens, the tokenizer's size from {} (give --vocab-size to say otherwise)", v->tokens, v->source));
+      return v->tokens;
+    }
+  if (base) {
+    source += "; vocabulary from " + base->name;
+    return base->vocab_size;
+  }
+  if (tok == "Llama2Tokenizer") {
+    notes.push_back("vocabulary: Llama 2's 32000 SentencePiece pieces assumed for Llama2Tokenizer (its --tokenizer-model is not "
+                    "on this machine; give --vocab-size to say otherwise)");
+    return 32000;
+  }
+  throw InputError(where, "--vocab-size", "missing: the vocabulary size is not in the launch" +
+                                              (tok.empty() ? std::string() : " (tokenizer " + tok + ")") +
+                                              "; add --vocab-size N to the file or name a model with this vocabulary with --model" +
+                                              (tok == "HuggingFaceTokenizer"
+                                                   ? " (or give --tokenizer-model a tokenizer.json, or a folder holding one, on this machine)"
+                                                   : sentencepiece ? " (or give --tokenizer-model a SentencePiece .model file on this machine)" : ""));
+}
+
 ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* base, const TokenizerVocabLookup& tokenizer_vocab,
                      std::vector<std::string>& notes) {
   const bool shapes = f.has("--num-layers") || f.has("--hidden-size") || f.has("--num-attention-heads");
@@ -757,39 +817,7 @@ ModelSpec read_model(const Flags& f, const std::string& where, const ModelSpec* 
   } else if (auto padded = f.integer("--pad-vocab-size-to", 1, std::int64_t{1} << 32)) {
     m.vocab_size = *padded;  // Megatron-DeepSpeed: the embedding's rows, padding included
   } else {
-    // Tokenizers whose size is fixed by Megatron's own tokenizer classes.
-    const std::string tok = f.text("--tokenizer-type").value_or("");
-    if (tok == "GPT2BPETokenizer") m.vocab_size = 50257;
-    else if (tok == "Llama2Tokenizer") m.vocab_size = 32000;
-    // Megatron builds a TikTokenizer of exactly DEFAULT_TIKTOKEN_MAX_VOCAB = 2**17 tokens when no
-    // --vocab-size is given (megatron/core/tokenizers/text/libraries/tiktoken_tokenizer.py).
-    else if (tok == "TikTokenizer") m.vocab_size = 131072;
-    else if (tok.empty() && f.has("--merge-file")) {
-      // A vocabulary file with BPE merges and no tokenizer type: GPT-2's BPE, as Megatron-LM's
-      // examples/gpt3 launch trains it (gpt2-vocab.json, gpt2-merges.txt).
-      m.vocab_size = 50257;
-      notes.push_back("no --tokenizer-type, a --vocab-file with a --merge-file: GPT-2 BPE's 50257 tokens assumed (give --vocab-size "
-                      "to say otherwise)");
-    }
-    else if (base) {
-      m.vocab_size = base->vocab_size;
-      m.source += "; vocabulary from " + base->name;
-    }
-    // Megatron's HuggingFaceTokenizer has len(tokenizer) tokens (huggingface_tokenizer.py), which
-    // Megatron pads to a multiple of --make-vocab-size-divisible-by x tp as for any tokenizer.
-    else if (const std::optional<TokenizerVocab> hf = tok == "HuggingFaceTokenizer" && f.has("--tokenizer-model") && tokenizer_vocab
-                                                         ? tokenizer_vocab(*f.text("--tokenizer-model"))
-                                                         : std::nullopt) {
-      m.vocab_size = hf->tokens;
-      notes.push_back(fmt::format("vocabulary: {} tokens, the tokenizer's size from {} (give --vocab-size to say otherwise)", hf->tokens, hf->source));
-    }
-    else
-      throw InputError(where, "--vocab-size", "missing: the vocabulary size is not in the launch" +
-                                                  (tok.empty() ? std::string() : " (tokenizer " + tok + ")") +
-                                                  "; add --vocab-size N to the file or name a model with this vocabulary with --model" +
-                                                  (tok == "HuggingFaceTokenizer"
-                                                       ? " (or give --tokenizer-model a tokenizer.json, or a folder holding one, on this machine)"
-                                                       : ""));
+    m.vocab_size = launch_tokenizer_vocab(f, where, base, tokenizer_vocab, m.source, notes);
   }
   if (f.has("--num-experts")) {
     MoeSpec moe;

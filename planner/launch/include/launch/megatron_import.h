@@ -24,19 +24,29 @@ struct MegatronLaunch {
   std::vector<std::string> notes;     // how the flags were read where they leave room for doubt
 };
 
-// The size of the tokenizer a launch names with --tokenizer-model (Megatron's HuggingFaceTokenizer:
-// len(tokenizer)) and how it was learned, or nullopt when it cannot be known here. The caller
-// supplies it: this library reads no files but the launch.
+// The tokenizer a launch names: --tokenizer-type, --tokenizer-model, and the special tokens
+// Megatron adds to it (--tokenizer-special-tokens; a SentencePiece tokenizer takes them only with
+// --tokenizer-sentencepiece-legacy, which the reader checks).
+struct TokenizerRequest {
+  std::string type;   // HuggingFaceTokenizer, SentencePieceTokenizer, GPTSentencePieceTokenizer, Llama2Tokenizer
+  std::string model;  // the --tokenizer-model path or Hugging Face id
+  std::vector<std::string> special_tokens;
+};
+// The size of that tokenizer as Megatron builds it (HuggingFaceTokenizer: len(tokenizer);
+// SentencePiece: get_piece_size() plus the special tokens it adds) and how it was learned, or
+// nullopt when it cannot be known here. The caller supplies it: this library reads no files but
+// the launch.
 struct TokenizerVocab {
   std::int64_t tokens = 0;
-  std::string source;  // for the note: the tokenizer.json read, or the built-in model named
+  std::string source;  // for the note: the file read, or the built-in model named
 };
-using TokenizerVocabLookup = std::function<std::optional<TokenizerVocab>(const std::string& tokenizer_model)>;
+using TokenizerVocabLookup = std::function<std::optional<TokenizerVocab>(const TokenizerRequest&)>;
 
 // `where` names the file in error messages (InputError with the Megatron flag as the field).
 // `base`: a catalog model whose fields fill what the flags do not give (the vocabulary when only a
 // tokenizer is named); the flags win where both say something. `tokenizer_vocab`: the vocabulary
-// of a Hugging Face tokenizer the launch names, where neither --vocab-size nor `base` gives it.
+// of a Hugging Face or SentencePiece tokenizer the launch names, where neither --vocab-size nor
+// `base` gives it.
 MegatronLaunch read_megatron_launch(const std::string& text, const std::string& where, const ModelSpec* base,
                                     const TokenizerVocabLookup& tokenizer_vocab = {});
 
