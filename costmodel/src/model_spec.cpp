@@ -328,6 +328,14 @@ void resolve_family(HfConfig& c, const json& top, bool wrapped, ModelSpec& m) {
   // Llama-Nemotron (NAS-derived, HF "nemotron-nas"): per-layer block_configs that drop or replace
   // attention and size each FFN differently.
   if (r.has("block_configs")) c.refuse("block_configs", "per-layer shapes (attention removed or replaced, FFN sizes per layer)");
+  // Step-3.5 (Megatron-Bridge step35_bridge.py sliding_attention_setting): its sliding-window layers
+  // take their own head count, query groups or head dim from attention_other_setting.
+  if (r.has("attention_other_setting") && r.raw("attention_other_setting").is_object()) {
+    const json& other = r.raw("attention_other_setting");
+    for (const char* k : {"num_attention_heads", "num_attention_groups", "num_key_value_heads", "head_dim"})
+      if (other.contains(k) && !(r.has(k) && r.raw(k) == other[k]))
+        c.refuse("attention_other_setting", "sliding-window layers with their own attention shape (" + std::string(k) + ")");
+  }
   // MiMo-V2: sliding-window layers with their own number of KV heads, in a per-layer pattern.
   for (const char* k : {"hybrid_layer_pattern", "swa_num_key_value_heads"})
     if (r.has(k)) c.refuse(k, "sliding-window layers with their own attention shape");
@@ -399,7 +407,7 @@ void resolve_family(HfConfig& c, const json& top, bool wrapped, ModelSpec& m) {
                         "deepseek_v2", "deepseek_v3", "kimi_k2", "gpt_oss", "gemma", "gemma2", "gemma3",
                         "glm", "glm4", "glm4_moe", "phi3", "olmo2", "olmo3", "granite", "granitemoe",
                         "deepseek", "ernie4_5", "ernie4_5_moe", "smollm3", "exaone4", "minimax", "minimax_m2", "hunyuan",
-                        "hunyuan_v1_dense", "hunyuan_v1_moe", "bailing_moe", "bailing_moe_v2", "dots1", "seed_oss",
+                        "hunyuan_v1_dense", "hunyuan_v1_moe", "bailing_moe", "bailing_moe_v2", "dots1", "seed_oss", "exaone_moe",
                         "arcee", "qwen3_next", "qwen3_5", "qwen3_5_moe"});
   c.gemma = one_of(type, {"gemma", "gemma2", "gemma3"});
 }
@@ -541,10 +549,12 @@ void read_layer_recipe(const HfConfig& c, ModelSpec& m) {
   m.qk_norm_across_heads = one_of(type, {"olmo2", "olmo3"}) || (qk_norm_key && r.opt_string("qk_norm_type").value_or("") == "per_layer");
   // EXAONE 4.0 places its norms as OLMo-2 does, with per-head q/k norms (HF modeling_exaone4.py
   // Exaone4DecoderLayer: post_attention_layernorm, post_feedforward_layernorm; q_norm over head_dim).
+  // K-EXAONE (exaone_moe) keeps the per-head q/k norms in pre-norm layers (Megatron-Bridge
+  // exaone_moe_provider.py: the standard GPT layer spec with qk_layernorm=True).
   m.norm_after_sublayers = one_of(type, {"olmo2", "olmo3", "exaone4"});
   m.norm_around_sublayers = one_of(family, {"gemma2", "gemma3", "glm4"});
   m.embedding_norm = type == "bloom";  // BloomModel.word_embeddings_layernorm, in every BLOOM config
-  m.qk_layernorm = one_of(family, {"qwen3", "qwen3_moe", "olmo2", "olmo3", "gemma3", "exaone4", "dots1"}) || (qk_norm_key && type != "llama4") ||
+  m.qk_layernorm = one_of(family, {"qwen3", "qwen3_moe", "olmo2", "olmo3", "gemma3", "exaone4", "exaone_moe", "dots1"}) || (qk_norm_key && type != "llama4") ||
                    r.opt_bool("qk_layernorm", false);
   // Parallel residual: always in GPT-J, CodeGen, Phi-1/2 and Cohere (1 and 2) layers; GPT-NeoX and
   // StableLM say so in use_parallel_residual (GPTNeoXConfig default true, StableLmConfig false);
@@ -564,6 +574,17 @@ void read_layer_recipe(const HfConfig& c, ModelSpec& m) {
     if (std::abs(r.get_number("attention_multiplier") * std::sqrt(head) - 1.0) > 1e-6) m.scalar_multipliers = true;
   }
   m.kv_shared_across_layers = r.opt_bool("use_cla", false) && r.opt_int("cla_share_factor", 1, kMaxLayers).value_or(1) > 1;
+  // K-EXAONE: a SwiGLU clamp limit per layer (0: none), applied layer by layer.
+  if (r.has("swiglu_limits") && !r.raw("swiglu_limits").is_null()) {
+    const json& limits = r.raw("swiglu_limits");
+    if (!limits.is_array() || static_cast<int>(limits.size()) != m.num_layers)
+      r.fail("swiglu_limits", "expected " + std::to_string(m.num_layers) + " clamp limits, one per layer (0: none)");
+    for (const auto& v : limits) {
+      if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0)
+        r.fail("swiglu_limits", "expected a clamp limit per layer, a finite number >= 0 (0: none)");
+      if (v.get<double>() > 0) m.per_layer_activation_clamp = true;
+    }
+  }
   // GPT-OSS: a learned sink logit per head joins every softmax (HF modeling_gpt_oss.py self.sinks;
   // Megatron-Bridge softmax_type "learnable").
   m.attention_sinks = type == "gpt_oss";
@@ -692,6 +713,21 @@ void read_attention_layers(const HfConfig& c, ModelSpec& m) {
       for (int i = 0; i < m.num_layers; ++i) m.sliding_window_pattern.push_back(i >= n ? 1 : 0);
     }
     if (m.sliding_window == 0) m.sliding_window_pattern.clear();
+  } else if (r.has("sliding_windows") && r.raw("sliding_windows").is_array() && !window_off) {
+    // K-EXAONE (Megatron-Bridge exaone_moe_bridge.py): each layer's window, 0 for a full-attention
+    // layer. strata's sliding-window layers share one window size.
+    const json& ws = r.raw("sliding_windows");
+    if (static_cast<int>(ws.size()) != m.num_layers) r.fail("sliding_windows", "expected " + std::to_string(m.num_layers) + " entries, one per layer");
+    for (const auto& e : ws) {
+      if (!e.is_number_integer() || e.get<std::int64_t>() < 0 || e.get<std::int64_t>() > kMaxDim * 64)
+        r.fail("sliding_windows", "expected a window size per layer, a whole number (0: full attention)");
+      const std::int64_t w = e.get<std::int64_t>();
+      if (w > 0 && m.sliding_window > 0 && w != m.sliding_window)
+        c.refuse("sliding_windows", "sliding windows of different sizes (" + std::to_string(m.sliding_window) + " and " + std::to_string(w) + ")");
+      if (w > 0) m.sliding_window = w;
+      m.sliding_window_pattern.push_back(w > 0 ? 1 : 0);
+    }
+    if (m.sliding_window == 0) m.sliding_window_pattern.clear();
   }
 
   // ---- NoPE layers and chunked attention (Llama 4, SmolLM3) ----
@@ -706,10 +742,11 @@ void read_attention_layers(const HfConfig& c, ModelSpec& m) {
       m.no_rope_layers = every_nth_layer(m.num_layers, r.opt_int("no_rope_layer_interval", 1, kMaxLayers).value_or(4));
     if (std::none_of(m.no_rope_layers.begin(), m.no_rope_layers.end(), [](int x) { return x == 1; })) m.no_rope_layers.clear();
   }
-  // Cohere 2 and EXAONE 4.0 rotate queries and keys in their sliding-window layers only; their
-  // global layers take no positions (HF Cohere2Attention, Exaone4Attention: rotary applied when the
-  // layer has a window, or when the model has none).
-  if (m.position_embedding == PositionEmbedding::rope && one_of(type, {"cohere2", "exaone4"}) && !m.sliding_window_pattern.empty() &&
+  // Cohere 2, EXAONE 4.0 and K-EXAONE rotate queries and keys in their sliding-window layers only;
+  // their global layers take no positions (HF Cohere2Attention, Exaone4Attention: rotary applied
+  // when the layer has a window, or when the model has none; Megatron-Bridge exaone_moe_bridge.py:
+  // no_rope_freq 1 for every full-attention layer).
+  if (m.position_embedding == PositionEmbedding::rope && one_of(type, {"cohere2", "exaone4", "exaone_moe"}) && !m.sliding_window_pattern.empty() &&
       m.no_rope_layers.empty()) {
     for (int slides : m.sliding_window_pattern) m.no_rope_layers.push_back(1 - slides);
     if (std::none_of(m.no_rope_layers.begin(), m.no_rope_layers.end(), [](int x) { return x == 1; })) m.no_rope_layers.clear();
@@ -1381,7 +1418,7 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
                          "normalization", "tied_embeddings", "position_embedding", "dropout", "moe", "notes", "head_dim",
                          "add_linear_bias", "add_qkv_bias", "qk_layernorm", "qk_l2_norm", "qk_norm_across_heads", "norm_after_sublayers",
                          "norm_around_sublayers", "embedding_norm", "parallel_attention_mlp", "scalar_multipliers", "kv_shared_across_layers",
-                         "partial_linear_biases", "gelu_tanh_approximation", "language_model_of_multimodal",
+                         "per_layer_activation_clamp", "partial_linear_biases", "gelu_tanh_approximation", "language_model_of_multimodal",
                          "attention_sinks", "glu_linear_offset",
                          "activation_clamp", "zero_centered_gamma", "rotary_base", "rotary_percent", "norm_epsilon",
                          "rope_scaling", "rope_scaling_parameters", "sliding_window", "sliding_window_pattern", "no_rope_layers", "attention_chunk_size", "mla",
@@ -1419,6 +1456,7 @@ ModelSpec model_from_json(const json& j, const std::string& where, const std::st
   m.parallel_attention_mlp = r.opt_bool("parallel_attention_mlp", false);
   m.scalar_multipliers = r.opt_bool("scalar_multipliers", false);
   m.kv_shared_across_layers = r.opt_bool("kv_shared_across_layers", false);
+  m.per_layer_activation_clamp = r.opt_bool("per_layer_activation_clamp", false);
   m.partial_linear_biases = r.opt_bool("partial_linear_biases", false);
   m.gelu_tanh_approximation = r.opt_bool("gelu_tanh_approximation", false);
   m.language_model_of_multimodal = r.opt_bool("language_model_of_multimodal", false);
@@ -1530,6 +1568,7 @@ json model_to_json(const ModelSpec& m) {
   if (m.parallel_attention_mlp) j["parallel_attention_mlp"] = true;
   if (m.scalar_multipliers) j["scalar_multipliers"] = true;
   if (m.kv_shared_across_layers) j["kv_shared_across_layers"] = true;
+  if (m.per_layer_activation_clamp) j["per_layer_activation_clamp"] = true;
   if (m.partial_linear_biases) j["partial_linear_biases"] = true;
   if (m.gelu_tanh_approximation) j["gelu_tanh_approximation"] = true;
   if (m.language_model_of_multimodal) j["language_model_of_multimodal"] = true;

@@ -653,6 +653,61 @@ TEST_CASE("Hugging Face config.json: the architecture details are read") {
     j["block_configs"] = json::array({json::object({{"attention", {{"no_op", true}}}})});
     CHECK(input_error([&] { model_from_json(j, "config.json"); }).find("/block_configs") != std::string::npos);
   }
+  SUBCASE("K-EXAONE (exaone_moe): pre-norm with per-head q/k norms, NoPE global layers, per-layer windows and clamps") {
+    // The keys Megatron-Bridge's exaone_moe_bridge.py reads: per-layer windows (0: full attention),
+    // MoE layers flagged per layer, grouped sigmoid routing, shared experts, SwiGLU clamp limits.
+    json j = load_json_file(test::data_file("hf/llama-3.1-8b.json"));
+    j["model_type"] = "exaone_moe";
+    j.erase("rope_scaling");
+    j["num_experts"] = 16;
+    j["num_experts_per_tok"] = 4;
+    j["moe_intermediate_size"] = 1024;
+    j["num_shared_experts"] = 1;
+    j["scoring_func"] = "sigmoid";
+    j["mlp_layer_types"] = json::array();
+    j["sliding_windows"] = json::array();
+    for (int i = 0; i < 32; ++i) {
+      j["mlp_layer_types"].push_back(i == 0 ? "dense" : "sparse");
+      j["sliding_windows"].push_back(i % 4 == 3 ? 0 : 128);
+    }
+    ModelSpec m = model_from_json(j, "config.json");
+    CHECK(m.qk_layernorm);
+    CHECK_FALSE(m.norm_after_sublayers);
+    CHECK(m.activation == Activation::swiglu);
+    CHECK(m.num_moe_layers() == 31);
+    CHECK(m.moe->shared_expert_ffn_hidden_size == 1024);
+    CHECK(m.sliding_window == 128);
+    CHECK(m.full_attention_every() == 4);
+    REQUIRE(static_cast<int>(m.no_rope_layers.size()) == 32);
+    for (int i = 0; i < 32; ++i) CHECK(m.no_rope_layers[i] == (i % 4 == 3 ? 1 : 0));
+    CHECK_FALSE(m.per_layer_activation_clamp);
+    // Windows of two sizes, or a list of the wrong length, are refused naming the key.
+    j["sliding_windows"][1] = 256;
+    CHECK(input_error([&] { model_from_json(j, "config.json"); }).find("/sliding_windows: model_type \"exaone_moe\": sliding windows of different sizes") !=
+          std::string::npos);
+    j["sliding_windows"].erase(1);
+    CHECK(input_error([&] { model_from_json(j, "config.json"); }).find("/sliding_windows: expected 32 entries") != std::string::npos);
+    j["sliding_windows"].insert(j["sliding_windows"].begin() + 1, 128);
+    // A clamp limit per layer: costed, and written into the model JSON (a launch is refused for it).
+    j["swiglu_limits"] = json::array();
+    for (int i = 0; i < 32; ++i) j["swiglu_limits"].push_back(i == 0 ? 0.0 : 7.0);
+    m = model_from_json(j, "config.json");
+    CHECK(m.per_layer_activation_clamp);
+    CHECK(model_from_json(model_to_json(m), "roundtrip.json") == m);
+    j["swiglu_limits"][2] = -1.0;
+    CHECK(input_error([&] { model_from_json(j, "config.json"); }).find("/swiglu_limits: expected a clamp limit per layer") != std::string::npos);
+  }
+  SUBCASE("Step-3.5: sliding-window layers with their own head count are refused") {
+    json j = load_json_file(test::data_file("hf/llama-3.1-8b.json"));
+    j["model_type"] = "step3p5";
+    j["attention_other_setting"] = {{"attention_type", "sliding_attention"}, {"num_attention_heads", 96}, {"head_dim", 128}};
+    CHECK(input_error([&] { model_from_json(j, "config.json"); })
+              .find("/attention_other_setting: model_type \"step3p5\": sliding-window layers with their own attention shape (num_attention_heads)") !=
+          std::string::npos);
+    j["attention_other_setting"]["num_attention_heads"] = j["num_attention_heads"];  // the same shape: nothing of its own
+    j["attention_other_setting"].erase("head_dim");
+    CHECK_NOTHROW(model_from_json(j, "config.json"));
+  }
   SUBCASE("Nemotron / Minitron: squared ReLU in a plain up/down MLP") {
     const ModelSpec m = hf_model("minitron-8b");
     CHECK(m.activation == Activation::squared_relu);

@@ -256,6 +256,10 @@ struct ModelSpec {
   // use_cla, cla_share_factor). Costed as if every layer projected its own (the K/V share of the
   // QKV projection, a few % of a layer); Megatron-LM has no such layer: not launchable.
   bool kv_shared_across_layers = false;
+  // SwiGLU clamp limits set layer by layer (K-EXAONE's swiglu_limits: Megatron-Bridge's
+  // ExaoneMoeDecoderLayer sets activation_func_clamp_value per layer). Free in time and memory;
+  // Megatron-LM's one --activation-func-clamp-value applies to every MoE layer alike: not launchable.
+  bool per_layer_activation_clamp = false;
   // A learned per-head attention sink in the softmax's denominator (GPT-OSS's sinks; Megatron
   // --softmax-type learnable).
   bool attention_sinks = false;

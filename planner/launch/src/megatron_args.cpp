@@ -337,6 +337,9 @@ std::optional<std::string> unlaunchable_model_detail(const ModelSpec& m) {
   if (m.kv_shared_across_layers)
     return "adjacent layers of the model share one layer's keys and values (cross-layer attention, Hunyuan use_cla); "
            "Megatron-LM's layers each project their own: a launch would train another model";
+  if (m.per_layer_activation_clamp)
+    return "the model clamps its SwiGLU inputs with a limit set layer by layer (K-EXAONE's swiglu_limits); Megatron-LM's one "
+           "--activation-func-clamp-value applies to every MoE layer alike: a launch would train another model";
   if (m.position_embedding == PositionEmbedding::rope && m.rope_scaling == "llama3" && !same_llama3_fixed_settings(p))
     return fmt::format("the model's llama3 rope scaling has low_freq_factor {}, high_freq_factor {} and original_max_position_embeddings {}; "
                        "Megatron-LM's fixes them at 1, 4 and 8192 (rotary_pos_embedding.py _apply_scaling; only the factor has a flag): "
