@@ -848,10 +848,13 @@ void read_moe(const HfConfig& c, ModelSpec& m) {
       for (int i = 0; i < m.num_layers; ++i) pattern[i] = ((i + 1) % interval == 0 && i >= start && i <= end) ? 1 : 0;
     } else if (r.has("moe_layer_freq") && r.raw("moe_layer_freq").is_array()) {
       pattern = read_pattern(r, "moe_layer_freq", m.num_layers);  // one 0/1 per layer, as Megatron's flag takes it
-    } else if (r.has("first_k_dense_replace") || r.has("moe_layer_freq")) {
+    } else if (r.has("first_k_dense_replace") || r.has("moe_layer_freq") || r.has("first_last_k_dense_replace")) {
       // DeepSeek-V2/V3 (modeling_deepseek.py): layer i is MoE iff i >= first_k_dense_replace and
-      // i % moe_layer_freq == 0.
-      const auto first_dense = r.opt_int("first_k_dense_replace", 0, kMaxLayers).value_or(0);
+      // i % moe_layer_freq == 0. K-EXAONE's first published config named the leading dense layers
+      // first_last_k_dense_replace (renamed first_k_dense_replace since; llama.cpp's converter reads
+      // either as the leading dense block count).
+      const char* dense_key = r.has("first_k_dense_replace") ? "first_k_dense_replace" : "first_last_k_dense_replace";
+      const auto first_dense = r.opt_int(dense_key, 0, kMaxLayers).value_or(0);
       const auto freq = r.opt_int("moe_layer_freq", 1, kMaxLayers).value_or(1);
       for (int i = 0; i < m.num_layers; ++i) pattern[i] = (i >= first_dense && i % freq == 0) ? 1 : 0;
     } else if (r.has("interleave_moe_layer_step")) {

@@ -681,6 +681,11 @@ TEST_CASE("Hugging Face config.json: the architecture details are read") {
     REQUIRE(static_cast<int>(m.no_rope_layers.size()) == 32);
     for (int i = 0; i < 32; ++i) CHECK(m.no_rope_layers[i] == (i % 4 == 3 ? 1 : 0));
     CHECK_FALSE(m.per_layer_activation_clamp);
+    // K-EXAONE's first published config names the leading dense layers first_last_k_dense_replace.
+    json first = j;
+    first.erase("mlp_layer_types");
+    first["first_last_k_dense_replace"] = 2;
+    CHECK(model_from_json(first, "config.json").num_moe_layers() == 30);
     // Windows of two sizes, or a list of the wrong length, are refused naming the key.
     j["sliding_windows"][1] = 256;
     CHECK(input_error([&] { model_from_json(j, "config.json"); }).find("/sliding_windows: model_type \"exaone_moe\": sliding windows of different sizes") !=
