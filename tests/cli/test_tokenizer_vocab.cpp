@@ -118,6 +118,9 @@ TEST_CASE("a launch without --vocab-size takes its tokenizer's size, and says wh
   CHECK(has_note(read, "vocabulary: 3 tokens"));
   CHECK(read_megatron_launch(hf + " --tokenizer-special-tokens '<x>' '<y>' a", "launch.sh", nullptr, lookup()).model.vocab_size == 5);
   CHECK(input_error([&] { read_megatron_launch(hf, "launch.sh", nullptr); }).find("--vocab-size: missing") != std::string::npos);
+  // SFTTokenizer wraps the same Hugging Face tokenizer, without Megatron's special tokens (sft_tokenizer.py).
+  const std::string sft = kShape + "--tokenizer-type SFTTokenizer --tokenizer-model " + file.path() + " --tokenizer-special-tokens '<x>'";
+  CHECK(read_megatron_launch(sft, "launch.sh", nullptr, lookup()).model.vocab_size == 3);
 
   // SentencePiece (Megatron's GPTSentencePieceTokenizer): the model's pieces; special tokens only in
   // the wrapper's legacy mode, where the new ones add tokens.

@@ -176,7 +176,7 @@ std::int64_t sentencepiece_model_tokens(std::string_view bytes, const std::strin
 std::optional<TokenizerVocab> tokenizer_vocabulary(const TokenizerRequest& request, const Catalog& catalog) {
   std::error_code ec;
   const fs::path p(request.model);
-  const bool sentencepiece = request.type != "HuggingFaceTokenizer";
+  const bool sentencepiece = request.type != "HuggingFaceTokenizer" && request.type != "SFTTokenizer";
   const std::string with_special =
       request.special_tokens.empty() ? "" : fmt::format(", with --tokenizer-special-tokens ({} listed)", request.special_tokens.size());
   if (sentencepiece) {

@@ -633,12 +633,15 @@ std::int64_t launch_tokenizer_vocab(const Flags& f, const std::string& where, co
     return 50257;
   }
   // The tokenizer file the launch names, as Megatron builds it: HuggingFaceTokenizer has
-  // len(tokenizer) tokens (huggingface_tokenizer.py), a SentencePiece tokenizer get_piece_size()
-  // plus the special tokens it adds (sentencepiece_tokenizer.py).
+  // len(tokenizer) tokens (huggingface_tokenizer.py), SFTTokenizer the same without special tokens
+  // (sft_tokenizer.py), a SentencePiece tokenizer get_piece_size() plus the special tokens it adds
+  // (sentencepiece_tokenizer.py).
   // A path built from a variable set outside the file ("${DATA_PATH}/tokenizer.model") is no file here.
+  const bool hugging_face = tok == "HuggingFaceTokenizer" || tok == "SFTTokenizer";
   const std::optional<std::string> file = f.raw("--tokenizer-model");
-  if ((sentencepiece || tok == "HuggingFaceTokenizer") && file && !has_unresolved_expansion(*file) && tokenizer_vocab)
-    if (const std::optional<TokenizerVocab> v = tokenizer_vocab(TokenizerRequest{tok, *file, special})) {
+  if ((sentencepiece || hugging_face) && file && !has_unresolved_expansion(*file) && tokenizer_vocab)
+    if (const std::optional<TokenizerVocab> v =
+            tokenizer_vocab(TokenizerRequest{tok, *file, tok == "SFTTokenizer" ? std::vector<std::string>{} : special})) {
       notes.push_back(fmt::format("vocabulary: {} tokens, the tokenizer's size from {} (give --vocab-size to say otherwise)", v->tokens, v->source));
       return v->tokens;
     }
@@ -654,7 +657,7 @@ std::int64_t launch_tokenizer_vocab(const Flags& f, const std::string& where, co
   throw InputError(where, "--vocab-size", "missing: the vocabulary size is not in the launch" +
                                               (tok.empty() ? std::string() : " (tokenizer " + tok + ")") +
                                               "; add --vocab-size N to the file or name a model with this vocabulary with --model" +
-                                              (tok == "HuggingFaceTokenizer"
+                                              (hugging_face
                                                    ? " (or give --tokenizer-model a tokenizer.json, or a folder holding one, on this machine)"
                                                    : sentencepiece ? " (or give --tokenizer-model a SentencePiece .model file on this machine)" : ""));
 }

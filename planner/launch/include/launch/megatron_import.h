@@ -28,7 +28,7 @@ struct MegatronLaunch {
 // Megatron adds to it (--tokenizer-special-tokens; a SentencePiece tokenizer takes them only with
 // --tokenizer-sentencepiece-legacy, which the reader checks).
 struct TokenizerRequest {
-  std::string type;   // HuggingFaceTokenizer, SentencePieceTokenizer, GPTSentencePieceTokenizer, Llama2Tokenizer
+  std::string type;   // HuggingFaceTokenizer, SFTTokenizer, SentencePieceTokenizer, GPTSentencePieceTokenizer, Llama2Tokenizer
   std::string model;  // the --tokenizer-model path or Hugging Face id
   std::vector<std::string> special_tokens;
 };
