@@ -1,7 +1,10 @@
 #include <doctest/doctest.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <unistd.h>
 
 #include "cli/tokenizer_vocab.h"
 #include "costmodel/json_reader.h"
@@ -23,6 +26,26 @@ std::string file_bytes(const std::string& path) {
   s << in.rdbuf();
   return s.str();
 }
+
+// An environment variable set for one test, restored after it: the hub cache a test looks in is
+// the test's own, never the machine's.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* v = std::getenv(name)) saved_ = v;
+    setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (saved_) setenv(name_, saved_->c_str(), 1);
+    else unsetenv(name_);
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> saved_;
+};
 
 bool has_note(const MegatronLaunch& l, const std::string& text) {
   return std::any_of(l.notes.begin(), l.notes.end(), [&](const std::string& n) { return n.find(text) != std::string::npos; });
@@ -85,6 +108,7 @@ TEST_CASE("sentencepiece_model_tokens: a SentencePiece model as the sentencepiec
 }
 
 TEST_CASE("tokenizer_vocabulary: a tokenizer file here, or the built-in model a Hugging Face id names") {
+  const ScopedEnv no_hub_cache("HF_HUB_CACHE", "/nonexistent/strata-test-hub-cache");
   const test::TempFile file("tokenizer.json", R"({"model": {"vocab": {"a": 0, "b": 1}}, "added_tokens": [{"id": 2}]})");
   const auto here = tokenizer_vocabulary({"HuggingFaceTokenizer", file.path(), {}}, test::catalog());
   REQUIRE(here.has_value());
@@ -108,6 +132,30 @@ TEST_CASE("tokenizer_vocabulary: a tokenizer file here, or the built-in model a 
   CHECK_FALSE(tokenizer_vocabulary({"Llama2Tokenizer", "meta-llama/Llama-2-7b-hf", {}}, test::catalog()).has_value());
   CHECK(input_error([&] { tokenizer_vocabulary({"SentencePieceTokenizer", not_json.path(), {}}, test::catalog()); })
             .find(not_json.path() + ": byte 0") != std::string::npos);
+}
+
+TEST_CASE("tokenizer_vocabulary: a Hugging Face id's tokenizer.json in the hub cache, as AutoTokenizer finds it") {
+  namespace fs = std::filesystem;
+  const fs::path cache = fs::temp_directory_path() / ("strata_test_hub_" + std::to_string(getpid()));
+  const fs::path repo = cache / "models--meta-llama--Meta-Llama-3-8B";
+  fs::create_directories(repo / "refs");
+  fs::create_directories(repo / "snapshots" / "abc123");
+  std::ofstream(repo / "refs" / "main") << "abc123";
+  std::ofstream(repo / "snapshots" / "abc123" / "tokenizer.json") << R"({"model": {"vocab": {"a": 0, "b": 1}}, "added_tokens": [{"id": 2, "content": "<s>"}]})";
+  const ScopedEnv hub("HF_HUB_CACHE", cache.string());
+  // The cached file wins over the built-in model of that name: it is what Megatron will load.
+  const auto cached = tokenizer_vocabulary({"HuggingFaceTokenizer", "meta-llama/Meta-Llama-3-8B", {"<s>", "<new>"}}, test::catalog());
+  REQUIRE(cached.has_value());
+  CHECK(cached->tokens == 4);
+  CHECK(cached->source.find("hub cache's copy of meta-llama/Meta-Llama-3-8B") != std::string::npos);
+  // Without refs/main, the only snapshot; with two, the revision is in doubt: the built-in model.
+  fs::remove(repo / "refs" / "main");
+  CHECK(tokenizer_vocabulary({"HuggingFaceTokenizer", "meta-llama/Meta-Llama-3-8B", {}}, test::catalog())->tokens == 3);
+  fs::create_directories(repo / "snapshots" / "def456");
+  CHECK(tokenizer_vocabulary({"HuggingFaceTokenizer", "meta-llama/Meta-Llama-3-8B", {}}, test::catalog())->tokens ==
+        test::catalog().model("llama3-8b").vocab_size);
+  std::error_code ec;
+  fs::remove_all(cache, ec);
 }
 
 TEST_CASE("a launch without --vocab-size takes its tokenizer's size, and says where from") {

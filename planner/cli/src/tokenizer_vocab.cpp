@@ -1,6 +1,8 @@
 #include "cli/tokenizer_vocab.h"
 
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 #include <fmt/format.h>
@@ -102,6 +104,47 @@ class WireReader {
   const std::string& path_;
 };
 
+// The Hugging Face hub cache, where transformers' AutoTokenizer.from_pretrained(id) finds a
+// tokenizer it has downloaded (huggingface_hub constants.py): $HF_HUB_CACHE, else
+// $HUGGINGFACE_HUB_CACHE, else $HF_HOME/hub, else $XDG_CACHE_HOME/huggingface/hub, else
+// ~/.cache/huggingface/hub.
+fs::path hub_cache_dir() {
+  auto env = [](const char* name) -> std::string {
+    const char* v = std::getenv(name);
+    return v ? std::string(v) : std::string();
+  };
+  if (const std::string v = env("HF_HUB_CACHE"); !v.empty()) return v;
+  if (const std::string v = env("HUGGINGFACE_HUB_CACHE"); !v.empty()) return v;
+  if (const std::string v = env("HF_HOME"); !v.empty()) return fs::path(v) / "hub";
+  if (const std::string v = env("XDG_CACHE_HOME"); !v.empty()) return fs::path(v) / "huggingface" / "hub";
+  if (const std::string v = env("HOME"); !v.empty()) return fs::path(v) / ".cache" / "huggingface" / "hub";
+  return {};
+}
+
+// The tokenizer.json of hub id `id` ("org/name") in that cache: models--org--name/snapshots/<the
+// commit refs/main names>/tokenizer.json, or the only snapshot's when refs/main is missing. Empty
+// when it is not there or several snapshots leave the revision in doubt.
+fs::path cached_hub_tokenizer(const std::string& id) {
+  const fs::path cache = hub_cache_dir();
+  if (cache.empty()) return {};
+  std::string folder = "models--" + id;
+  for (std::size_t at = folder.find('/'); at != std::string::npos; at = folder.find('/', at + 2)) folder.replace(at, 1, "--");
+  const fs::path repo = cache / folder;
+  std::error_code ec;
+  if (!fs::is_directory(repo / "snapshots", ec)) return {};
+  std::string revision;
+  if (std::ifstream ref(repo / "refs" / "main"); ref) std::getline(ref, revision);
+  if (revision.empty() || revision.find_first_of("/\\") != std::string::npos || revision == "." || revision == "..") {
+    revision.clear();
+    int snapshots = 0;
+    for (const auto& e : fs::directory_iterator(repo / "snapshots", ec))
+      if (e.is_directory(ec) && ++snapshots == 1) revision = e.path().filename().string();
+    if (snapshots != 1) return {};
+  }
+  const fs::path file = repo / "snapshots" / revision / "tokenizer.json";
+  return fs::is_regular_file(file, ec) ? file : fs::path();
+}
+
 // sentencepiece_model.proto: ModelProto.pieces = 1 (repeated SentencePiece); SentencePiece.piece
 // = 1 (string), .type = 3 (enum; UNKNOWN = 2, the default NORMAL = 1).
 constexpr std::uint64_t kModelPieces = 1, kPieceText = 1, kPieceType = 3, kTypeUnknown = 2;
@@ -193,9 +236,15 @@ std::optional<TokenizerVocab> tokenizer_vocabulary(const TokenizerRequest& reque
     return TokenizerVocab{tokenizer_json_tokens(load_json_file(path), path, request.special_tokens), path + with_special};
   }
   if (fs::exists(p, ec)) return std::nullopt;  // a directory without tokenizer.json, another file
-  // A Hugging Face id ("org/name"), not a file here: the built-in model of that name.
+  // A Hugging Face id ("org/name"), not a file here: its tokenizer.json in this machine's hub cache,
+  // where AutoTokenizer would find it, else the built-in model of that name.
   const std::size_t slash = request.model.find('/');
   if (slash == 0 || slash == std::string::npos || request.model.find('/', slash + 1) != std::string::npos) return std::nullopt;
+  if (const fs::path cached = cached_hub_tokenizer(request.model); !cached.empty()) {
+    const std::string path = cached.string();
+    return TokenizerVocab{tokenizer_json_tokens(load_json_file(path), path, request.special_tokens),
+                          path + " (the Hugging Face hub cache's copy of " + request.model + ")" + with_special};
+  }
   try {
     const ModelSpec m = catalog.model(request.model);
     return TokenizerVocab{m.vocab_size, "the built-in model " + m.name + " (Hugging Face id " + request.model +

@@ -17,9 +17,11 @@
 namespace strata {
 
 // A Hugging Face tokenizer (HuggingFaceTokenizer, or SFTTokenizer, which wraps one): its
-// tokenizer.json where the path is on this machine (a directory holding one, or the file), else the
-// built-in model a Hugging Face id ("meta-llama/Meta-Llama-3-8B") names. A SentencePiece tokenizer:
-// the .model file. nullopt when none of these tells (no such file here, an unknown id).
+// tokenizer.json where the path is on this machine (a directory holding one, or the file); for a
+// Hugging Face id ("meta-llama/Meta-Llama-3-8B"), its tokenizer.json in this machine's hub cache
+// (where AutoTokenizer finds it: $HF_HUB_CACHE, $HF_HOME/hub or ~/.cache/huggingface/hub), else the
+// built-in model it names. A SentencePiece tokenizer: the .model file. nullopt when none of these
+// tells (no such file here, an unknown id).
 std::optional<TokenizerVocab> tokenizer_vocabulary(const TokenizerRequest& request, const Catalog& catalog);
 
 // len(tokenizer) of a tokenizer.json (the Hugging Face tokenizers format) once Megatron has added
