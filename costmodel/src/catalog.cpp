@@ -134,6 +134,12 @@ std::vector<Catalog::Entry> Catalog::list(const std::string& kind) const {
   return out;
 }
 
+bool is_hugging_face_id(const std::string& s) {
+  const std::size_t slash = s.find('/');
+  return slash != std::string::npos && slash > 0 && slash + 1 < s.size() && s.find('/', slash + 1) == std::string::npos &&
+         !s.ends_with(".json") && s[0] != '.';
+}
+
 std::string Catalog::resolve(const std::string& kind, const std::string& query, const std::string& flag) const {
   if (query.empty()) throw InputError("command line", flag, "expected a " + singular(kind) + " name or a path to a JSON file");
   std::error_code ec;
@@ -156,12 +162,10 @@ std::string Catalog::resolve(const std::string& kind, const std::string& query, 
     }
     // A Hugging Face id ("Qwen/Qwen3-30B-A3B", "meta-llama/Meta-Llama-3-8B") that is no file here:
     // the built-in model of that exact name, as "org-name" or as the name alone.
-    const std::size_t slash = query.find('/');
-    const bool hub_id = kind == "models" && slash > 0 && slash + 1 < query.size() && query.find('/', slash + 1) == std::string::npos &&
-                        !query.ends_with(".json") && query[0] != '.';
+    const bool hub_id = kind == "models" && is_hugging_face_id(query);
     if (hub_id) {
       const std::vector<Entry> entries = list(kind);
-      for (const std::string& wanted : {normalize_name(query), normalize_name(query.substr(slash + 1))})
+      for (const std::string& wanted : {normalize_name(query), normalize_name(query.substr(query.find('/') + 1))})
         if (const Entry* e = exactly_named(entries, wanted)) return e->path;
     }
     throw InputError(query, "", "no such file (given to " + flag + ")" +

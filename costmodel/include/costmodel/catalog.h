@@ -44,6 +44,9 @@ class Catalog {
   std::string dir_;
 };
 
+// A Hugging Face hub id, "org/name": one '/' with text on both sides, not a .json or relative path.
+bool is_hugging_face_id(const std::string& s);
+
 // Lowercase with separators removed: "H100-SXM5-80GB" -> "h100sxm580gb".
 std::string normalize_name(const std::string& s);
 

@@ -228,23 +228,18 @@ std::optional<TokenizerVocab> tokenizer_vocabulary(const TokenizerRequest& reque
     const std::string bytes = read_input_file(path, kMaxJsonInputBytes, "a SentencePiece model", "--tokenizer-model");
     return TokenizerVocab{sentencepiece_model_tokens(bytes, path, request.special_tokens), path + with_special};
   }
-  fs::path file;
-  if (fs::is_directory(p, ec) && fs::is_regular_file(p / "tokenizer.json", ec)) file = p / "tokenizer.json";
-  else if (fs::is_regular_file(p, ec) && p.extension() == ".json") file = p;
-  if (!file.empty()) {
+  auto from_tokenizer_json = [&](const fs::path& file, const std::string& what) {
     const std::string path = file.string();
-    return TokenizerVocab{tokenizer_json_tokens(load_json_file(path), path, request.special_tokens), path + with_special};
-  }
+    return TokenizerVocab{tokenizer_json_tokens(load_json_file(path), path, request.special_tokens), path + what + with_special};
+  };
+  if (fs::is_directory(p, ec) && fs::is_regular_file(p / "tokenizer.json", ec)) return from_tokenizer_json(p / "tokenizer.json", "");
+  if (fs::is_regular_file(p, ec) && p.extension() == ".json") return from_tokenizer_json(p, "");
   if (fs::exists(p, ec)) return std::nullopt;  // a directory without tokenizer.json, another file
   // A Hugging Face id ("org/name"), not a file here: its tokenizer.json in this machine's hub cache,
   // where AutoTokenizer would find it, else the built-in model of that name.
-  const std::size_t slash = request.model.find('/');
-  if (slash == 0 || slash == std::string::npos || request.model.find('/', slash + 1) != std::string::npos) return std::nullopt;
-  if (const fs::path cached = cached_hub_tokenizer(request.model); !cached.empty()) {
-    const std::string path = cached.string();
-    return TokenizerVocab{tokenizer_json_tokens(load_json_file(path), path, request.special_tokens),
-                          path + " (the Hugging Face hub cache's copy of " + request.model + ")" + with_special};
-  }
+  if (!is_hugging_face_id(request.model)) return std::nullopt;
+  if (const fs::path cached = cached_hub_tokenizer(request.model); !cached.empty())
+    return from_tokenizer_json(cached, " (the Hugging Face hub cache's copy of " + request.model + ")");
   try {
     const ModelSpec m = catalog.model(request.model);
     return TokenizerVocab{m.vocab_size, "the built-in model " + m.name + " (Hugging Face id " + request.model +

@@ -1,6 +1,6 @@
 #pragma once
 // The vocabulary of the tokenizer a Megatron-LM launch names (--tokenizer-type HuggingFaceTokenizer,
-// SentencePieceTokenizer, GPTSentencePieceTokenizer or Llama2Tokenizer with --tokenizer-model
+// SFTTokenizer, SentencePieceTokenizer, GPTSentencePieceTokenizer or Llama2Tokenizer with --tokenizer-model
 // PATH_OR_ID), for launches that give no --vocab-size: the size Megatron's tokenizer classes build.
 
 #include <cstdint>
